@@ -1,0 +1,145 @@
+// Package store defines the palace index: drawers (chunks of memory files
+// with their metadata and vectors), the files they came from, and an
+// embedding cache. Backends (SQLite, PostgreSQL) implement Store and are held
+// to the same behaviour by the conformance suite in storetest.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned when a requested row does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Drawer is one chunk of one source file. Its ID is derived from the source
+// and the chunk's content hash, so the same text in the same file keeps the
+// same drawer across re-mines.
+type Drawer struct {
+	ID        string // stable key: derived from Source + Hash (+ ordinal for repeats)
+	Wing      string
+	Room      string
+	Agent     string
+	Source    string // path of the markdown file, relative to the home
+	Heading   string // the section heading the chunk belongs to ("" for the header)
+	LineStart int    // 1-based, inclusive
+	LineEnd   int    // 1-based, inclusive
+	Date      string // YYYY-MM-DD when the heading carries a date, else ""
+	Hash      string // hex sha256 of Text
+	Text      string // the chunk as it stands in the file (without the heading)
+	Vector    []float32
+}
+
+// File is what the miner remembers about a source file so that an unchanged
+// file costs one hash on the next mine.
+type File struct {
+	Source  string
+	Hash    string // hex sha256 of the file's bytes
+	Size    int64
+	MinedAt time.Time
+	Wing    string
+	Agent   string
+}
+
+// Filter scopes a search or listing. Empty fields match everything.
+type Filter struct {
+	Wing  string
+	Room  string
+	Agent string
+	Since string // YYYY-MM-DD; drawers with an earlier date (or no date) are excluded
+	Until string // YYYY-MM-DD inclusive upper bound; "" means none
+}
+
+// Scored is one ranked candidate: a drawer id and the backend's score
+// (BM25 as a positive number for lexical, cosine for vector). Rank is 1-based.
+type Scored struct {
+	ID    string
+	Score float64
+	Rank  int
+}
+
+// FileUpdate is one file's worth of mining, applied atomically: the file
+// record is written, Delete ids are removed, Insert drawers are added and
+// Update drawers have their metadata (not text or vector) rewritten.
+type FileUpdate struct {
+	File   File
+	Insert []Drawer
+	Update []Drawer
+	Delete []string
+}
+
+// Stats summarises the index for `status`.
+type Stats struct {
+	Files     int
+	Drawers   int
+	Vectors   int
+	Wings     []WingStats
+	SizeBytes int64
+	Backend   string
+	Model     string // model id the vectors were made with, "" if none
+	Dim       int
+	LastMine  time.Time
+}
+
+// WingStats counts drawers per wing.
+type WingStats struct {
+	Wing    string
+	Drawers int
+}
+
+// Store is the palace backend.
+type Store interface {
+	// Backend names the implementation ("sqlite", "postgres").
+	Backend() string
+
+	// Model returns the embedding model id and dimension the stored vectors
+	// were made with ("" and 0 when none). SetModel records them; a backend
+	// refuses vectors of another dimension.
+	Model(ctx context.Context) (model string, dim int, err error)
+	SetModel(ctx context.Context, model string, dim int) error
+	// ClearVectors drops every vector (used when the model changes), keeping drawers.
+	ClearVectors(ctx context.Context) error
+
+	// GetFile returns the record of a mined file, or ErrNotFound.
+	GetFile(ctx context.Context, source string) (File, error)
+	// Files lists the mined files whose source starts with prefix.
+	Files(ctx context.Context, prefix string) ([]File, error)
+	// Drawers lists the drawers of one source, without vectors, ordered by LineStart.
+	Drawers(ctx context.Context, source string) ([]Drawer, error)
+	// Apply writes one FileUpdate in a single transaction.
+	Apply(ctx context.Context, u FileUpdate) error
+	// DeleteFile removes a file record and all its drawers.
+	DeleteFile(ctx context.Context, source string) error
+	// MissingVectors lists drawers (with text) that have no vector yet.
+	MissingVectors(ctx context.Context, limit int) ([]Drawer, error)
+	// SetVectors attaches vectors to existing drawers by id.
+	SetVectors(ctx context.Context, ids []string, vecs [][]float32) error
+
+	// Get returns drawers by id (with text, without vectors), in the order asked;
+	// ids that do not exist are skipped.
+	Get(ctx context.Context, ids []string) ([]Drawer, error)
+	// List returns drawers in scope ordered by source then LineStart, without vectors.
+	List(ctx context.Context, f Filter, limit int) ([]Drawer, error)
+
+	// Lexical ranks drawers in scope by full-text relevance (BM25) for a
+	// plain-text query; the backend escapes it, so no user text is ever
+	// interpreted as query syntax. At most k results, best first.
+	Lexical(ctx context.Context, query string, f Filter, k int) ([]Scored, error)
+	// Vector ranks every drawer in scope that has a vector by cosine
+	// similarity with q (vectors are L2-normalised). At most k, best first.
+	Vector(ctx context.Context, q []float32, f Filter, k int) ([]Scored, error)
+
+	// CachedEmbeddings returns the cached vectors for text hashes under a model.
+	CachedEmbeddings(ctx context.Context, model string, hashes []string) (map[string][]float32, error)
+	// PutEmbeddings stores vectors in the cache.
+	PutEmbeddings(ctx context.Context, model string, hashes []string, vecs [][]float32) error
+
+	// Stats summarises the index.
+	Stats(ctx context.Context) (Stats, error)
+	// Reset drops every file, drawer and vector (the embedding cache is kept).
+	Reset(ctx context.Context) error
+	// Check verifies the backend's integrity (PRAGMA integrity_check for SQLite).
+	Check(ctx context.Context) error
+	Close() error
+}
