@@ -1,13 +1,19 @@
+// Command hivemem is persistent, searchable long-term memory for teams of
+// AI agents. See the README for the commands.
 package main
+
 import (
- _ "modernc.org/sqlite"
- _ "github.com/spf13/cobra"
- _ "github.com/rogpeppe/go-internal/testscript"
- _ "github.com/BurntSushi/toml"
- _ "github.com/schollz/progressbar/v3"
- _ "github.com/gofrs/flock"
- _ "golang.org/x/sys/cpu"
- _ "golang.org/x/text/unicode/norm"
- _ "golang.org/x/term"
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/hivemem/hivemem/internal/cli"
 )
-func main(){}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := cli.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

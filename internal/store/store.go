@@ -7,7 +7,10 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
+	"unicode"
 )
 
 // ErrNotFound is returned when a requested row does not exist.
@@ -42,13 +45,108 @@ type File struct {
 	Agent   string
 }
 
-// Filter scopes a search or listing. Empty fields match everything.
+// Filter scopes a search or listing. Empty fields match everything. A drawer
+// without a date never matches a filter that sets Since or Until, because
+// nothing is known about when it was written.
 type Filter struct {
 	Wing  string
 	Room  string
 	Agent string
 	Since string // YYYY-MM-DD; drawers with an earlier date (or no date) are excluded
 	Until string // YYYY-MM-DD inclusive upper bound; "" means none
+}
+
+// Validate reports a malformed date bound, so that a typo such as
+// "2026-13-01" is a clear error instead of a silently empty result.
+func (f Filter) Validate() error {
+	if err := ValidDate(f.Since); err != nil {
+		return fmt.Errorf("filter since: %w", err)
+	}
+	if err := ValidDate(f.Until); err != nil {
+		return fmt.Errorf("filter until: %w", err)
+	}
+	return nil
+}
+
+// Matches reports whether a drawer is in the filter's scope. Backends filter
+// in their own query language; this is the reference they are tested against.
+func (f Filter) Matches(d Drawer) bool {
+	switch {
+	case f.Wing != "" && d.Wing != f.Wing,
+		f.Room != "" && d.Room != f.Room,
+		f.Agent != "" && d.Agent != f.Agent:
+		return false
+	case (f.Since != "" || f.Until != "") && d.Date == "":
+		return false
+	case f.Since != "" && d.Date < f.Since,
+		f.Until != "" && d.Date > f.Until:
+		return false
+	}
+	return true
+}
+
+// ValidDate accepts "" or a real calendar date written YYYY-MM-DD. Dates are
+// compared as strings by every backend, so any other spelling would sort
+// wrongly.
+func ValidDate(s string) error {
+	if s == "" {
+		return nil
+	}
+	if _, err := time.Parse(time.DateOnly, s); err != nil || len(s) != len(time.DateOnly) {
+		return fmt.Errorf("date %q is not YYYY-MM-DD", s)
+	}
+	return nil
+}
+
+// MaxQueryTerms caps how many terms a lexical query keeps: beyond a few dozen
+// terms an OR query only gets slower, not better.
+const MaxQueryTerms = 32
+
+// stopwords are dropped from lexical queries because they match most
+// drawers and only dilute BM25; the list is deliberately short.
+var stopwords = map[string]bool{
+	"a": true, "an": true, "and": true, "are": true, "as": true, "at": true,
+	"be": true, "but": true, "by": true, "did": true, "do": true, "does": true,
+	"for": true, "from": true, "had": true, "has": true, "have": true,
+	"how": true, "i": true, "if": true, "in": true, "into": true, "is": true,
+	"it": true, "its": true, "me": true, "my": true, "no": true, "not": true,
+	"of": true, "on": true, "or": true, "our": true, "so": true, "such": true,
+	"that": true, "the": true, "their": true, "then": true, "there": true,
+	"these": true, "they": true, "this": true, "to": true, "was": true,
+	"we": true, "were": true, "what": true, "when": true, "where": true,
+	"which": true, "who": true, "why": true, "will": true, "with": true,
+	"you": true, "your": true,
+}
+
+// QueryTerms turns a plain-text query into the words a lexical backend
+// should look for: lowercased, split on anything that is not a letter, a
+// digit or a combining mark (so every script survives and no punctuation can
+// reach a query language), English stopwords dropped unless nothing else is
+// left, duplicates removed, at most MaxQueryTerms kept in order of first
+// appearance. A query with no words gives nil.
+func QueryTerms(q string) []string {
+	words := strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r)
+	})
+	pick := func(dropStop bool) []string {
+		var out []string
+		seen := make(map[string]bool)
+		for _, w := range words {
+			if seen[w] || (dropStop && stopwords[w]) {
+				continue
+			}
+			seen[w] = true
+			out = append(out, w)
+			if len(out) == MaxQueryTerms {
+				break
+			}
+		}
+		return out
+	}
+	if terms := pick(true); len(terms) > 0 {
+		return terms
+	}
+	return pick(false)
 }
 
 // Scored is one ranked candidate: a drawer id and the backend's score
@@ -61,7 +159,11 @@ type Scored struct {
 
 // FileUpdate is one file's worth of mining, applied atomically: the file
 // record is written, Delete ids are removed, Insert drawers are added and
-// Update drawers have their metadata (not text or vector) rewritten.
+// Update drawers have their metadata (not text or vector) rewritten, in that
+// order (so deleting and inserting one id replaces it). Every drawer belongs
+// to File.Source (an empty Source is taken to mean it). Inserting an id that
+// already exists, updating one that does not, or a vector whose dimension is
+// not the recorded model's fails the whole update and changes nothing.
 type FileUpdate struct {
 	File   File
 	Insert []Drawer
@@ -95,7 +197,9 @@ type Store interface {
 
 	// Model returns the embedding model id and dimension the stored vectors
 	// were made with ("" and 0 when none). SetModel records them; a backend
-	// refuses vectors of another dimension.
+	// refuses vectors of another dimension, and refuses to change the model
+	// while vectors of the old one exist (call ClearVectors first), so that
+	// two models' vectors are never mixed.
 	Model(ctx context.Context) (model string, dim int, err error)
 	SetModel(ctx context.Context, model string, dim int) error
 	// ClearVectors drops every vector (used when the model changes), keeping drawers.
@@ -109,25 +213,32 @@ type Store interface {
 	Drawers(ctx context.Context, source string) ([]Drawer, error)
 	// Apply writes one FileUpdate in a single transaction.
 	Apply(ctx context.Context, u FileUpdate) error
-	// DeleteFile removes a file record and all its drawers.
+	// DeleteFile removes a file record and all its drawers; an unknown
+	// source is not an error.
 	DeleteFile(ctx context.Context, source string) error
-	// MissingVectors lists drawers (with text) that have no vector yet.
+	// MissingVectors lists drawers (with text) that have no vector yet, at
+	// most limit of them (all when limit <= 0).
 	MissingVectors(ctx context.Context, limit int) ([]Drawer, error)
-	// SetVectors attaches vectors to existing drawers by id.
+	// SetVectors attaches vectors to existing drawers by id; a model must be
+	// recorded and an unknown id is an error (wrapping ErrNotFound).
 	SetVectors(ctx context.Context, ids []string, vecs [][]float32) error
 
 	// Get returns drawers by id (with text, without vectors), in the order asked;
 	// ids that do not exist are skipped.
 	Get(ctx context.Context, ids []string) ([]Drawer, error)
-	// List returns drawers in scope ordered by source then LineStart, without vectors.
+	// List returns drawers in scope ordered by source then LineStart, without
+	// vectors; at most limit of them (all when limit <= 0).
 	List(ctx context.Context, f Filter, limit int) ([]Drawer, error)
 
 	// Lexical ranks drawers in scope by full-text relevance (BM25) for a
 	// plain-text query; the backend escapes it, so no user text is ever
-	// interpreted as query syntax. At most k results, best first.
+	// interpreted as query syntax. At most k results, best first; a query
+	// with no words (see QueryTerms) or k <= 0 gives none.
 	Lexical(ctx context.Context, query string, f Filter, k int) ([]Scored, error)
 	// Vector ranks every drawer in scope that has a vector by cosine
 	// similarity with q (vectors are L2-normalised). At most k, best first.
+	// q must have the recorded model's dimension; with no vectors stored the
+	// result is empty.
 	Vector(ctx context.Context, q []float32, f Filter, k int) ([]Scored, error)
 
 	// CachedEmbeddings returns the cached vectors for text hashes under a model.

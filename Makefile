@@ -1,0 +1,33 @@
+# hivemem — the two commands of the README are `make demo` and `make test`.
+GO ?= go
+
+.PHONY: build demo test test-go fuzz model lint bench clean
+
+build:
+	$(GO) build -o bin/hivemem ./cmd/hivemem
+
+demo:
+	scripts/demo.sh
+
+# The whole test suite: fetch the model (once) so the embedder tests run on
+# the real weights, then every Go test, then a short run of each fuzz target.
+test: model test-go fuzz
+
+model:
+	$(GO) run ./cmd/hivemem model fetch
+
+test-go:
+	$(GO) test -count=1 -timeout 30m ./...
+
+fuzz:
+	scripts/fuzz.sh 10s
+
+lint:
+	gofmt -l . | (! grep .)
+	$(GO) vet ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 20x ./internal/...
+
+clean:
+	rm -rf bin demo-home

@@ -1,0 +1,205 @@
+// Package app wires a hivemem process together: home, config, index
+// backend, embedder and palace, as every command and server needs them.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/hivemem/hivemem/internal/config"
+	"github.com/hivemem/hivemem/internal/eventlog"
+	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/kernel"
+	"github.com/hivemem/hivemem/internal/minilm"
+	"github.com/hivemem/hivemem/internal/modelfetch"
+	"github.com/hivemem/hivemem/internal/openaiembed"
+	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/sqlite"
+)
+
+// Options says how to open the app.
+type Options struct {
+	Home   string // --home; "" uses HIVEMEM_HOME or the default
+	Logger *slog.Logger
+	// Create initialises the home when it does not exist yet; otherwise a
+	// missing home is an error that says to run `hivemem init`.
+	Create bool
+}
+
+// App is an open hivemem home.
+type App struct {
+	Home     home.Home
+	Config   config.Config
+	Store    store.Store
+	Palace   *palace.Palace
+	Events   *eventlog.Log
+	Log      *slog.Logger
+	Embedder EmbedderInfo
+}
+
+// EmbedderInfo describes the embedder in use, for status output.
+type EmbedderInfo struct {
+	Provider string `json:"provider"` // minilm, openai, none
+	Model    string `json:"model,omitempty"`
+	Dim      int    `json:"dim,omitempty"`
+	Kernel   string `json:"kernel,omitempty"`
+	ModelDir string `json:"model_dir,omitempty"`
+	Note     string `json:"note,omitempty"` // why there is none, and how to get one
+}
+
+// Open resolves the home, loads config.toml and opens the palace.
+func Open(ctx context.Context, opts Options) (*App, error) {
+	h, err := home.Resolve(opts.Home)
+	if err != nil {
+		return nil, err
+	}
+	if !h.Exists() {
+		if !opts.Create {
+			return nil, fmt.Errorf("no hivemem home at %s: run `hivemem init` (or set HIVEMEM_HOME / --home)", h.Root)
+		}
+		if err := h.Init(); err != nil {
+			return nil, err
+		}
+	}
+	cfg, err := config.Load(h.ConfigPath())
+	if err != nil {
+		return nil, err
+	}
+	lg := opts.Logger
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	st, err := OpenStore(ctx, h, cfg)
+	if err != nil {
+		return nil, err
+	}
+	emb, info, err := NewEmbedder(ctx, cfg)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	if emb == nil && info.Note != "" {
+		lg.Info("search is lexical-only", "why", info.Note)
+	}
+	p, err := palace.New(ctx, h, st, emb, palace.Options{
+		MaxFileBytes: cfg.Palace.MaxFileBytes, RRFK: cfg.Search.RRFK,
+		CandidatePool: cfg.Search.CandidatePool, Logger: lg,
+	})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &App{Home: h, Config: cfg, Store: st, Palace: p, Events: eventlog.Open(h.LogPath()), Log: lg, Embedder: info}, nil
+}
+
+// Close releases the index.
+func (a *App) Close() error { return a.Store.Close() }
+
+// OpenStore opens the configured index backend.
+func OpenStore(ctx context.Context, h home.Home, cfg config.Config) (store.Store, error) {
+	switch cfg.Palace.Backend {
+	case "sqlite":
+		if err := os.MkdirAll(h.PalaceDir(), 0o755); err != nil {
+			return nil, fmt.Errorf("open palace: %w", err)
+		}
+		return sqlite.Open(ctx, filepath.Join(h.PalaceDir(), "palace.db"))
+	default:
+		return nil, fmt.Errorf("open palace: backend %q is not available in this build", cfg.Palace.Backend)
+	}
+}
+
+// ModelDir is where the MiniLM model is looked for.
+func ModelDir(cfg config.Config) string {
+	if cfg.Embedder.ModelDir != "" {
+		return cfg.Embedder.ModelDir
+	}
+	return modelfetch.DefaultDir()
+}
+
+// ModelInstalled reports whether the MiniLM files are present in dir.
+func ModelInstalled(dir string) bool {
+	if dir == "" {
+		return false
+	}
+	for _, f := range []string{"model.fp16.safetensors", "tokenizer.json", "config.json"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || !st.Mode().IsRegular() {
+			return false
+		}
+	}
+	return true
+}
+
+// NewEmbedder builds the configured embedder. MiniLM is loaded lazily, on
+// the first text to embed, so commands that never embed pay nothing for it.
+// With provider "auto" and no model installed it returns nil (lexical-only)
+// and a note saying how to fetch the model.
+func NewEmbedder(ctx context.Context, cfg config.Config) (palace.Embedder, EmbedderInfo, error) {
+	ec := cfg.Embedder
+	switch ec.Provider {
+	case "none":
+		return nil, EmbedderInfo{Provider: "none", Note: "disabled by embedder.provider = none"}, nil
+	case "openai":
+		c, err := openaiembed.New(openaiembed.Config{BaseURL: ec.BaseURL, Model: ec.Model, APIKey: ec.APIKey, Timeout: ec.Timeout.Duration})
+		if err != nil {
+			return nil, EmbedderInfo{}, fmt.Errorf("embedder: %w", err)
+		}
+		if c.Dim() == 0 {
+			// Learn the dimension now: the index records it with the model id.
+			if _, err := c.Embed(ctx, []string{"dimension probe"}); err != nil {
+				return nil, EmbedderInfo{}, fmt.Errorf("embedder: %w", err)
+			}
+		}
+		return c, EmbedderInfo{Provider: "openai", Model: c.ModelID(), Dim: c.Dim()}, nil
+	case "auto", "minilm":
+		dir := ModelDir(cfg)
+		if !ModelInstalled(dir) {
+			note := fmt.Sprintf("MiniLM model not installed in %s: run `hivemem model fetch`", dir)
+			if ec.Provider == "minilm" {
+				return nil, EmbedderInfo{}, errors.New("embedder: " + note)
+			}
+			return nil, EmbedderInfo{Provider: "none", ModelDir: dir, Note: note}, nil
+		}
+		l := &lazyMiniLM{dir: dir}
+		return l, EmbedderInfo{Provider: "minilm", Model: l.ModelID(), Dim: l.Dim(), Kernel: kernel.Impl(), ModelDir: dir}, nil
+	}
+	return nil, EmbedderInfo{}, fmt.Errorf("embedder: unknown provider %q", ec.Provider)
+}
+
+// miniLMDim is all-MiniLM-L6-v2's vector size, known before loading.
+const miniLMDim = 384
+
+// lazyMiniLM loads the model on first use.
+type lazyMiniLM struct {
+	dir  string
+	once sync.Once
+	m    *minilm.Model
+	err  error
+}
+
+func (l *lazyMiniLM) load() (*minilm.Model, error) {
+	l.once.Do(func() {
+		l.m, l.err = minilm.Load(l.dir)
+		if l.err == nil && l.m.Dim() != miniLMDim {
+			l.m, l.err = nil, fmt.Errorf("model in %s has dimension %d, want %d", l.dir, l.m.Dim(), miniLMDim)
+		}
+	})
+	return l.m, l.err
+}
+
+func (l *lazyMiniLM) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	m, err := l.load()
+	if err != nil {
+		return nil, err
+	}
+	return m.Embed(ctx, texts)
+}
+
+// Dim and ModelID are fixed for the one model hivemem ships.
+func (l *lazyMiniLM) Dim() int        { return miniLMDim }
+func (l *lazyMiniLM) ModelID() string { return minilm.ID }

@@ -1,0 +1,245 @@
+// Package atomicio writes files so that a crash never leaves them half
+// written, and serialises writers across processes with an advisory lock.
+//
+// hivemem's memory files are the only copy of what an agent wrote, so every
+// write hivemem makes (remember, pin, condensation) goes through here: the new
+// bytes land in a hidden temp file in the same directory, are fsynced, and are
+// renamed over the target, so a reader sees either the old file or the new
+// one, never a mix. Writers that read-modify-write take Lock first (or use
+// Update), so two writers can never interleave a read and a write.
+package atomicio
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gofrs/flock"
+)
+
+// tempSuffix ends every temp file name. Temp names also start with ".", so
+// nothing that looks for "*.md" (a miner, a watcher glob) ever picks one up.
+const tempSuffix = ".tmp"
+
+// LockSuffix is appended to a path to name its lock file. The lock lives in a
+// sidecar because the file itself is replaced by rename on every write, and a
+// lock on a replaced inode protects nothing.
+const LockSuffix = ".lock"
+
+// StaleTempAge is how old a temp file must be before CleanTemp removes it: a
+// writer finishes in well under a second, so anything this old was left by a
+// crash.
+const StaleTempAge = time.Minute
+
+// ErrLocked is wrapped by Lock's error when ctx ends before the lock is free.
+var ErrLocked = errors.New("locked by another writer")
+
+// WriteFile replaces path with data atomically: after a crash at any point the
+// file holds either its old contents or data, never a mix. It writes a temp
+// file in the same directory (".<name>.<random>.tmp"), fsyncs it, renames it
+// over path and fsyncs the directory so the rename itself is durable. An
+// existing file keeps its permission bits; a new one gets perm. If path is a
+// symlink, the file it points to is replaced and the link is kept. On any
+// error the temp file is removed and path is left as it was.
+func WriteFile(path string, data []byte, perm os.FileMode) (err error) {
+	target, mode, err := resolveTarget(path, perm)
+	if err != nil {
+		return err
+	}
+	dir, base := filepath.Split(target)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".*"+tempSuffix)
+	if err != nil {
+		return fmt.Errorf("atomicio: create temp file for %s: %w", path, err)
+	}
+	tmpName := tmp.Name()
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(tmpName)
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return fmt.Errorf("atomicio: write %s: %w", tmpName, err)
+	}
+	// CreateTemp makes 0600 files; set the wanted mode explicitly (this is not
+	// subject to the umask, which is what keeps an existing file's mode).
+	if err = tmp.Chmod(mode); err != nil {
+		return fmt.Errorf("atomicio: chmod %s: %w", tmpName, err)
+	}
+	if err = tmp.Sync(); err != nil {
+		return fmt.Errorf("atomicio: fsync %s: %w", tmpName, err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("atomicio: close %s: %w", tmpName, err)
+	}
+	if err = os.Rename(tmpName, target); err != nil {
+		return fmt.Errorf("atomicio: rename %s over %s: %w", tmpName, target, err)
+	}
+	// From here the new contents are in place; a failed directory fsync only
+	// weakens durability across a power cut, so report it but do not remove
+	// anything.
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("atomicio: %s written but directory not synced: %w", path, err)
+	}
+	return nil
+}
+
+// resolveTarget follows a symlink at path (so the link survives the rename)
+// and picks the mode for the new file: the existing file's, else perm.
+func resolveTarget(path string, perm os.FileMode) (string, os.FileMode, error) {
+	target := path
+	if li, err := os.Lstat(path); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+		resolved, err := filepath.EvalSymlinks(path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", 0, fmt.Errorf("atomicio: resolve symlink %s: %w", path, err)
+		}
+		if err == nil {
+			target = resolved
+		} else if dest, rerr := os.Readlink(path); rerr == nil {
+			// Dangling link: create the file it points to.
+			if !filepath.IsAbs(dest) {
+				dest = filepath.Join(filepath.Dir(path), dest)
+			}
+			target = dest
+		}
+	}
+	fi, err := os.Stat(target)
+	switch {
+	case err == nil:
+		if !fi.Mode().IsRegular() {
+			return "", 0, fmt.Errorf("atomicio: %s is not a regular file (%s)", path, fi.Mode().Type())
+		}
+		return target, fi.Mode().Perm(), nil
+	case errors.Is(err, fs.ErrNotExist):
+		return target, perm.Perm(), nil
+	default:
+		return "", 0, fmt.Errorf("atomicio: stat %s: %w", path, err)
+	}
+}
+
+// syncDir fsyncs a directory so that a rename into it survives a power cut.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("open directory %s: %w", dir, err)
+	}
+	serr := d.Sync()
+	cerr := d.Close()
+	if serr != nil {
+		return fmt.Errorf("fsync directory %s: %w", dir, serr)
+	}
+	if cerr != nil {
+		return fmt.Errorf("close directory %s: %w", dir, cerr)
+	}
+	return nil
+}
+
+// Lock takes an exclusive advisory lock (flock) on path's sidecar lock file
+// "<path>.lock", creating it if needed, and returns the function that
+// releases it. The lock is held per open file, so it excludes other
+// processes and other Lock calls in this process alike. While the lock is
+// busy Lock polls with a short backoff until ctx is done, then fails with an
+// error wrapping ErrLocked. The lock file is left in place after unlock:
+// removing it would let two writers lock two different inodes.
+func Lock(ctx context.Context, path string) (unlock func() error, err error) {
+	lockPath := path + LockSuffix
+	fl := flock.New(lockPath, flock.SetPermissions(0o644))
+	delay := 2 * time.Millisecond
+	const maxDelay = 100 * time.Millisecond
+	for {
+		ok, err := fl.TryLock()
+		if err != nil {
+			return nil, fmt.Errorf("atomicio: lock %s: %w", lockPath, err)
+		}
+		if ok {
+			return fl.Unlock, nil
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("atomicio: %s is %w (lock file %s): %w", path, ErrLocked, lockPath, context.Cause(ctx))
+		case <-t.C:
+		}
+		delay = min(delay*2, maxDelay)
+	}
+}
+
+// Update is a locked read-modify-write of path: it takes Lock, reads the file
+// (a missing file reads as nil), calls fn with the old bytes and writes what
+// fn returns with WriteFile. If fn returns the old bytes unchanged nothing is
+// written, so a no-op update does not wake file watchers. An error from fn
+// aborts the update and leaves the file untouched.
+func Update(ctx context.Context, path string, perm os.FileMode, fn func(old []byte) ([]byte, error)) (err error) {
+	unlock, err := Lock(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if uerr := unlock(); uerr != nil && err == nil {
+			err = fmt.Errorf("atomicio: unlock %s: %w", path, uerr)
+		}
+	}()
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("atomicio: read %s: %w", path, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("atomicio: update %s: %w", path, err)
+	}
+	data, err := fn(old)
+	if err != nil {
+		return fmt.Errorf("atomicio: update %s: %w", path, err)
+	}
+	if bytes.Equal(old, data) {
+		return nil
+	}
+	return WriteFile(path, data, perm)
+}
+
+// IsTempName reports whether name (a base name) looks like a temp file left
+// by WriteFile, so watchers and miners can ignore it.
+func IsTempName(name string) bool {
+	return len(name) > len("."+tempSuffix) && strings.HasPrefix(name, ".") && strings.HasSuffix(name, tempSuffix)
+}
+
+// CleanTemp removes WriteFile temp files (".*.tmp") in dir that are older than
+// StaleTempAge, the leftovers of a process killed mid-write. Younger ones may
+// belong to a write in progress and are kept. It is safe to run at any time.
+func CleanTemp(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("atomicio: clean temp files in %s: %w", dir, err)
+	}
+	cutoff := time.Now().Add(-StaleTempAge)
+	var errs []error
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !IsTempName(e.Name()) {
+			continue
+		}
+		info, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // renamed or removed meanwhile
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("atomicio: stat %s: %w", e.Name(), err))
+			continue
+		}
+		if info.ModTime().After(cutoff) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("atomicio: remove stale temp file: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}

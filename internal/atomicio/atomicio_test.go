@@ -1,0 +1,519 @@
+package atomicio
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// childEnv switches the test binary into a helper child process (see
+// TestMain); its value names the role.
+const childEnv = "HIVEMEM_ATOMICIO_CHILD"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(childEnv) {
+	case "":
+		os.Exit(m.Run())
+	case "writer":
+		os.Exit(childWriter(os.Getenv("HIVEMEM_ATOMICIO_PATH")))
+	case "locker":
+		os.Exit(childLocker(os.Getenv("HIVEMEM_ATOMICIO_PATH")))
+	default:
+		fmt.Fprintln(os.Stderr, "unknown child role")
+		os.Exit(2)
+	}
+}
+
+// crashContents returns the two large, distinct contents the crash test
+// alternates between; large so that a torn write would be visible.
+func crashContents() (a, b []byte) {
+	a = bytes.Repeat([]byte("A line of memory that must never tear.\n"), 4096)
+	b = bytes.Repeat([]byte("B other memory, also whole or nothing!\n"), 3000)
+	return a, b
+}
+
+// childWriter rewrites path with A and B forever, until it is killed.
+func childWriter(path string) int {
+	a, b := crashContents()
+	fmt.Println("ready")
+	for i := 0; ; i++ {
+		data := a
+		if i%2 == 1 {
+			data = b
+		}
+		if err := WriteFile(path, data, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+}
+
+// childLocker takes the lock on path, says so on stdout, and holds it until
+// its stdin is closed.
+func childLocker(path string) int {
+	unlock, err := Lock(context.Background(), path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("locked")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	if err := unlock(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+func startChild(t *testing.T, role, path string) (*exec.Cmd, io.WriteCloser, *bufio.Reader) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+role, "HIVEMEM_ATOMICIO_PATH="+path)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, stdin, bufio.NewReader(stdout)
+}
+
+func TestWriteFile(t *testing.T) {
+	tests := []struct {
+		name     string
+		existing *os.FileMode // nil: no file before the write
+		perm     os.FileMode
+		wantMode os.FileMode
+	}{
+		{name: "new file gets perm", perm: 0o640, wantMode: 0o640},
+		{name: "existing file keeps its mode", existing: ptr(os.FileMode(0o600)), perm: 0o644, wantMode: 0o600},
+		{name: "existing world-readable file", existing: ptr(os.FileMode(0o644)), perm: 0o600, wantMode: 0o644},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "memory.md")
+			if tt.existing != nil {
+				if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chmod(path, *tt.existing); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := WriteFile(path, []byte("new contents\n"), tt.perm); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != "new contents\n" {
+				t.Errorf("contents = %q", got)
+			}
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Mode().Perm() != tt.wantMode {
+				t.Errorf("mode = %v, want %v", fi.Mode().Perm(), tt.wantMode)
+			}
+			assertNoTemp(t, dir)
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func assertNoTemp(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if IsTempName(e.Name()) {
+			t.Errorf("temp file left behind: %s", e.Name())
+		}
+	}
+}
+
+func TestWriteFileKeepsSymlink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.md")
+	link := filepath.Join(dir, "memory.md")
+	if err := os.WriteFile(real, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real.md", link); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(link, []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if li, err := os.Lstat(link); err != nil || li.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("link replaced by a regular file (err %v)", err)
+	}
+	if got, _ := os.ReadFile(real); string(got) != "new" {
+		t.Errorf("link target = %q, want %q", got, "new")
+	}
+}
+
+func TestWriteFileErrorLeavesOldFile(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, dir string) string // returns the path to write
+	}{
+		{
+			name: "target is a directory",
+			setup: func(t *testing.T, dir string) string {
+				p := filepath.Join(dir, "memory.md")
+				if err := os.Mkdir(p, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				return p
+			},
+		},
+		{
+			name: "directory missing",
+			setup: func(t *testing.T, dir string) string {
+				return filepath.Join(dir, "nope", "memory.md")
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := tt.setup(t, dir)
+			if err := WriteFile(path, []byte("x"), 0o644); err == nil {
+				t.Fatal("WriteFile succeeded, want error")
+			}
+			assertNoTemp(t, dir)
+		})
+	}
+}
+
+func TestWriteFileReadOnlyDir(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root ignores directory permissions")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "memory.md")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Chmod(dir, 0o755) })
+	err := WriteFile(path, []byte("new"), 0o644)
+	if err == nil || !strings.Contains(err.Error(), "memory.md") {
+		t.Fatalf("err = %v, want an error naming the file", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "old" {
+		t.Errorf("old file changed to %q", got)
+	}
+}
+
+// TestCrashNeverTears kills a child process at random moments while it
+// rewrites a file with A and B in a loop; the file must always be exactly A or
+// exactly B afterwards.
+func TestCrashNeverTears(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "memory.md")
+	a, b := crashContents()
+	if err := WriteFile(path, a, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rounds := 12
+	if testing.Short() {
+		rounds = 4
+	}
+	for i := range rounds {
+		cmd, stdin, out := startChild(t, "writer", path)
+		if line, err := out.ReadString('\n'); err != nil || line != "ready\n" {
+			t.Fatalf("child did not start: %q, %v", line, err)
+		}
+		time.Sleep(time.Duration(rand.IntN(40_000)) * time.Microsecond)
+		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		err := cmd.Wait()
+		_ = stdin.Close()
+		var exitErr *exec.ExitError
+		if !errors.As(err, &exitErr) || exitErr.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Fatalf("round %d: child did not die by SIGKILL: %v", i, err)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("round %d: %v", i, err)
+		}
+		if !bytes.Equal(got, a) && !bytes.Equal(got, b) {
+			t.Fatalf("round %d: file is neither A nor B (len %d)", i, len(got))
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() != "memory.md" && !IsTempName(e.Name()) {
+			t.Errorf("unexpected file %q after crashes", e.Name())
+		}
+	}
+}
+
+func TestCleanTemp(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-2 * StaleTempAge)
+	files := []struct {
+		name     string
+		stale    bool
+		wantKept bool
+	}{
+		{name: ".memory.md.123.tmp", stale: true, wantKept: false},
+		{name: ".memory.md.456.tmp", stale: false, wantKept: true}, // a write may be in progress
+		{name: "memory.md", stale: true, wantKept: true},
+		{name: "notes.tmp", stale: true, wantKept: true}, // not ours: no leading dot
+		{name: ".tmp", stale: true, wantKept: true},
+	}
+	for _, f := range files {
+		p := filepath.Join(dir, f.name)
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if f.stale {
+			if err := os.Chtimes(p, old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := CleanTemp(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		_, err := os.Stat(filepath.Join(dir, f.name))
+		if kept := err == nil; kept != f.wantKept {
+			t.Errorf("%s: kept = %v, want %v", f.name, kept, f.wantKept)
+		}
+	}
+	if err := CleanTemp(filepath.Join(dir, "missing")); err == nil {
+		t.Error("CleanTemp of a missing directory succeeded")
+	}
+}
+
+func TestLockAcrossProcesses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.md")
+	cmd, stdin, out := startChild(t, "locker", path)
+	if line, err := out.ReadString('\n'); err != nil || line != "locked\n" {
+		t.Fatalf("child did not lock: %q, %v", line, err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	if unlock, err := Lock(ctx, path); err == nil {
+		_ = unlock()
+		t.Fatal("Lock succeeded while another process holds the lock")
+	} else if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "locked by another writer") {
+		t.Fatalf("err = %v, want ErrLocked", err)
+	}
+
+	// Release in the child; a waiting Lock must then get it.
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		_ = stdin.Close()
+	}()
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel2()
+	unlock, err := Lock(ctx2, path)
+	if err != nil {
+		t.Fatalf("Lock after child released: %v", err)
+	}
+	if err := unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("child: %v", err)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Error("Lock created the file itself; it must only touch the .lock sidecar")
+	}
+}
+
+func TestUpdate(t *testing.T) {
+	errBoom := errors.New("boom")
+	tests := []struct {
+		name      string
+		existing  *string
+		fn        func(old []byte) ([]byte, error)
+		wantErr   error
+		want      *string // nil: file must not exist
+		wantWrite bool
+	}{
+		{
+			name: "missing file reads as nil",
+			fn: func(old []byte) ([]byte, error) {
+				if old != nil {
+					return nil, fmt.Errorf("old = %q, want nil", old)
+				}
+				return []byte("first\n"), nil
+			},
+			want: ptr("first\n"), wantWrite: true,
+		},
+		{
+			name:     "append",
+			existing: ptr("a\n"),
+			fn:       func(old []byte) ([]byte, error) { return append(old, "b\n"...), nil },
+			want:     ptr("a\nb\n"), wantWrite: true,
+		},
+		{
+			name:     "same bytes are not written",
+			existing: ptr("a\n"),
+			fn:       func(old []byte) ([]byte, error) { return old, nil },
+			want:     ptr("a\n"),
+		},
+		{
+			name:     "fn error leaves file untouched",
+			existing: ptr("a\n"),
+			fn:       func([]byte) ([]byte, error) { return []byte("x"), errBoom },
+			wantErr:  errBoom,
+			want:     ptr("a\n"),
+		},
+		{
+			name: "empty result for missing file writes nothing",
+			fn:   func([]byte) ([]byte, error) { return nil, nil },
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "memory.md")
+			past := time.Now().Add(-time.Hour).Truncate(time.Second)
+			if tt.existing != nil {
+				if err := os.WriteFile(path, []byte(*tt.existing), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chtimes(path, past, past); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := Update(context.Background(), path, 0o644, tt.fn)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			got, rerr := os.ReadFile(path)
+			switch {
+			case tt.want == nil && rerr == nil:
+				t.Fatalf("file exists with %q, want none", got)
+			case tt.want != nil && string(got) != *tt.want:
+				t.Fatalf("contents = %q (err %v), want %q", got, rerr, *tt.want)
+			}
+			if tt.existing != nil {
+				fi, err := os.Stat(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if wrote := !fi.ModTime().Equal(past); wrote != tt.wantWrite {
+					t.Errorf("wrote = %v, want %v", wrote, tt.wantWrite)
+				}
+			}
+		})
+	}
+}
+
+// TestUpdateSerialises runs many concurrent read-modify-write updates; with
+// the lock none of them may be lost.
+func TestUpdateSerialises(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "counter")
+	const workers, each = 4, 10
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*each)
+	for range workers {
+		wg.Go(func() {
+			for range each {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				errs <- Update(ctx, path, 0o644, func(old []byte) ([]byte, error) {
+					n := 0
+					if len(old) > 0 {
+						var err error
+						if n, err = strconv.Atoi(string(old)); err != nil {
+							return nil, err
+						}
+					}
+					return []byte(strconv.Itoa(n + 1)), nil
+				})
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != strconv.Itoa(workers*each) {
+		t.Fatalf("counter = %s, want %d (updates lost)", got, workers*each)
+	}
+}
+
+func TestUpdateLockTimeout(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.md")
+	unlock, err := Lock(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = unlock() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	called := false
+	err = Update(ctx, path, 0o644, func([]byte) ([]byte, error) { called = true; return []byte("x"), nil })
+	if !errors.Is(err, ErrLocked) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want ErrLocked wrapping the deadline", err)
+	}
+	if called {
+		t.Error("fn ran without the lock")
+	}
+}
+
+func TestIsTempName(t *testing.T) {
+	tests := []struct {
+		name string
+		want bool
+	}{
+		{".memory.md.123.tmp", true},
+		{".x.tmp", true},
+		{".tmp", false},
+		{"memory.md", false},
+		{"memory.tmp", false},
+		{".memory.md", false},
+	}
+	for _, tt := range tests {
+		if got := IsTempName(tt.name); got != tt.want {
+			t.Errorf("IsTempName(%q) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,323 @@
+// Package chunk cuts a parsed memory file into drawers: one per section,
+// with long sections split at paragraph, then line, then word boundaries so
+// that every piece plus its heading fits the embedder's window. Boundaries
+// depend only on the section itself, so appending a section never changes
+// the chunks of the sections before it.
+package chunk
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/hivemem/hivemem/internal/memfile"
+)
+
+// DefaultMaxTokens leaves room under MiniLM's 256-piece window for [CLS],
+// [SEP] and the error of the estimate.
+const DefaultMaxTokens = 200
+
+// Rooms assigned to chunks by where they stand in the file.
+const (
+	RoomHeader    = "header"
+	RoomPinned    = "pinned"
+	RoomCondensed = "condensed"
+	RoomRecent    = "recent"
+	RoomArchive   = "archive"
+)
+
+// Chunk is one drawer's worth of a file.
+type Chunk struct {
+	Heading   string
+	Text      string // exact bytes from the file (heading line excluded)
+	LineStart int    // 1-based, inclusive
+	LineEnd   int
+	Room      string
+	Date      string
+}
+
+// EmbedText is what the embedder and the content hash see: the heading
+// gives every piece of a split section its context.
+func (c Chunk) EmbedText() string {
+	if c.Heading == "" {
+		return c.Text
+	}
+	if c.Text == "" {
+		return c.Heading
+	}
+	return c.Heading + "\n" + c.Text
+}
+
+// File chunks a whole parsed file. maxTokens <= 0 means DefaultMaxTokens.
+func File(f *memfile.File, maxTokens int) []Chunk {
+	if maxTokens <= 0 {
+		maxTokens = DefaultMaxTokens
+	}
+	var out []Chunk
+	if headerHasContent(f.Header) {
+		out = append(out, split("", f.Header, 1, maxTokens, RoomHeader, "")...)
+	}
+	for _, s := range f.Sections {
+		room := RoomRecent
+		switch s.Kind {
+		case memfile.KindPinned:
+			room = RoomPinned
+		case memfile.KindCondensed:
+			room = RoomCondensed
+		case memfile.KindRecent:
+			// The "## Recent" marker: only its body (rarely any) is content.
+			if memfile.IsPlaceholderBody(s.Body()) {
+				continue
+			}
+		}
+		body := s.Body()
+		if s.Kind != memfile.KindSection && memfile.IsPlaceholderBody(body) {
+			continue
+		}
+		pieces := split(s.Heading, body, s.StartLine+1, maxTokens, room, s.Date)
+		if len(pieces) > 0 {
+			// The first piece's range starts at the heading, so a hit opens the section.
+			pieces[0].LineStart = s.StartLine
+		}
+		out = append(out, pieces...)
+	}
+	return out
+}
+
+// headerHasContent skips the usual title-only header, which would only add
+// noise to search.
+func headerHasContent(h string) bool {
+	for _, l := range strings.Split(h, "\n") {
+		l = strings.TrimSpace(l)
+		if l != "" && !strings.HasPrefix(l, "# ") {
+			return true
+		}
+	}
+	return false
+}
+
+type line struct {
+	text string // without line ending
+	raw  string // with line ending
+	num  int
+}
+
+func lines(body string, first int) []line {
+	var out []line
+	for i := 0; body != ""; i++ {
+		j := strings.IndexByte(body, '\n')
+		raw := body
+		if j >= 0 {
+			raw = body[:j+1]
+		}
+		body = body[len(raw):]
+		out = append(out, line{text: strings.TrimRight(raw, "\r\n"), raw: raw, num: first + i})
+	}
+	return out
+}
+
+func split(heading, body string, firstLine, maxTokens int, room, date string) []Chunk {
+	ls := lines(body, firstLine)
+	// Trim blank lines at both ends: they carry nothing.
+	for len(ls) > 0 && strings.TrimSpace(ls[0].text) == "" {
+		ls = ls[1:]
+	}
+	for len(ls) > 0 && strings.TrimSpace(ls[len(ls)-1].text) == "" {
+		ls = ls[:len(ls)-1]
+	}
+	mk := func(part []line) Chunk {
+		var b strings.Builder
+		for i, l := range part {
+			if i == len(part)-1 {
+				b.WriteString(l.text)
+			} else {
+				b.WriteString(l.raw)
+			}
+		}
+		return Chunk{Heading: heading, Text: b.String(), LineStart: part[0].num, LineEnd: part[len(part)-1].num, Room: room, Date: date}
+	}
+	if len(ls) == 0 {
+		if heading == "" {
+			return nil
+		}
+		return []Chunk{{Heading: heading, LineStart: firstLine - 1, LineEnd: firstLine - 1, Room: room, Date: date}}
+	}
+	budget := maxTokens - EstimateTokens(heading)
+	if budget < maxTokens/4 {
+		budget = maxTokens / 4
+	}
+	total := 0
+	for _, l := range ls {
+		total += EstimateTokens(l.text)
+	}
+	if total <= budget {
+		return []Chunk{mk(ls)}
+	}
+
+	var out []Chunk
+	var cur []line
+	curTok := 0
+	flush := func() {
+		for len(cur) > 0 && strings.TrimSpace(cur[len(cur)-1].text) == "" {
+			cur = cur[:len(cur)-1]
+		}
+		if len(cur) > 0 {
+			out = append(out, mk(cur))
+		}
+		cur, curTok = nil, 0
+	}
+	add := func(group []line, tok int) {
+		if curTok+tok > budget {
+			flush()
+		}
+		if len(cur) == 0 {
+			for len(group) > 0 && strings.TrimSpace(group[0].text) == "" {
+				group = group[1:]
+			}
+		}
+		cur = append(cur, group...)
+		curTok += tok
+	}
+	for _, para := range paragraphs(ls) {
+		ptok := 0
+		for _, l := range para {
+			ptok += EstimateTokens(l.text)
+		}
+		if ptok <= budget {
+			add(para, ptok)
+			continue
+		}
+		// The paragraph alone is too big: pack its lines.
+		for _, l := range para {
+			ltok := EstimateTokens(l.text)
+			if ltok <= budget {
+				add([]line{l}, ltok)
+				continue
+			}
+			flush()
+			for _, piece := range splitWords(l.text, budget) {
+				out = append(out, Chunk{Heading: heading, Text: piece, LineStart: l.num, LineEnd: l.num, Room: room, Date: date})
+			}
+		}
+	}
+	flush()
+	return out
+}
+
+// paragraphs groups lines into runs separated by blank lines; each blank
+// line is attached to the front of the following paragraph so the packed
+// text stays an exact slice of the file.
+func paragraphs(ls []line) [][]line {
+	var out [][]line
+	start := 0
+	for i := 1; i < len(ls); i++ {
+		if strings.TrimSpace(ls[i-1].text) == "" && strings.TrimSpace(ls[i].text) != "" {
+			out = append(out, ls[start:i])
+			start = i
+		}
+	}
+	return append(out, ls[start:])
+}
+
+// splitWords cuts one over-long line at word boundaries; pieces are exact
+// substrings of the line. A single word longer than the budget is cut at
+// rune boundaries.
+func splitWords(s string, budget int) []string {
+	var out []string
+	start, tok := -1, 0
+	i := 0
+	for i < len(s) {
+		// Skip spaces.
+		for i < len(s) && s[i] == ' ' || i < len(s) && s[i] == '\t' {
+			i++
+		}
+		if i >= len(s) {
+			break
+		}
+		j := i
+		for j < len(s) && s[j] != ' ' && s[j] != '\t' {
+			j++
+		}
+		w := s[i:j]
+		wt := EstimateTokens(w)
+		if wt > budget {
+			if start >= 0 {
+				out = append(out, strings.TrimRight(s[start:i], " \t"))
+				start, tok = -1, 0
+			}
+			out = append(out, splitRunes(w, budget)...)
+			i = j
+			continue
+		}
+		if start >= 0 && tok+wt > budget {
+			out = append(out, strings.TrimRight(s[start:i], " \t"))
+			start, tok = -1, 0
+		}
+		if start < 0 {
+			start = i
+		}
+		tok += wt
+		i = j
+	}
+	if start >= 0 {
+		out = append(out, strings.TrimRight(s[start:], " \t"))
+	}
+	return out
+}
+
+func splitRunes(w string, budget int) []string {
+	var out []string
+	start := 0
+	for i := range w {
+		if i > start && EstimateTokens(w[start:i]) >= budget {
+			out = append(out, w[start:i])
+			start = i
+		}
+	}
+	return append(out, w[start:])
+}
+
+// EstimateTokens approximates the BERT word-piece count of s without a
+// vocabulary, erring high: punctuation and CJK characters count one each,
+// and a word counts one piece per six letters (per three characters when it
+// holds digits, as numbers and hashes split finely). It depends on nothing
+// but s, so chunk boundaries do not move when a model is installed.
+func EstimateTokens(s string) int {
+	n := 0
+	wordLen, digits := 0, false
+	endWord := func() {
+		if wordLen == 0 {
+			return
+		}
+		per := 6
+		if digits {
+			per = 3
+		}
+		n += (wordLen + per - 1) / per
+		wordLen, digits = 0, false
+	}
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			endWord()
+			n++
+		case unicode.IsSpace(r):
+			endWord()
+		case unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r):
+			endWord()
+			n++
+		case unicode.IsLetter(r) || unicode.IsMark(r):
+			wordLen++
+		case unicode.IsDigit(r):
+			wordLen++
+			digits = true
+		default:
+			endWord()
+			n++
+		}
+	}
+	endWord()
+	return n
+}

@@ -1,0 +1,133 @@
+package chunk
+
+import (
+	"fmt"
+	"math/rand"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/hivemem/hivemem/internal/memfile"
+)
+
+func parse(t *testing.T, s string) *memfile.File {
+	t.Helper()
+	f, err := memfile.Parse([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestEstimateTokens(t *testing.T) {
+	cases := []struct {
+		in   string
+		want int
+	}{
+		{"", 0},
+		{"hello world", 2},
+		{"hello, world!", 4},
+		{"authentication", 3},
+		{"sha 657e85d82d3c", 5},
+		{"日本語", 3},
+		{"café", 1},
+		{"a\xffb", 3},
+	}
+	for _, c := range cases {
+		if got := EstimateTokens(c.in); got != c.want {
+			t.Errorf("EstimateTokens(%q) = %d, want %d", c.in, got, c.want)
+		}
+	}
+}
+
+func TestFileRoomsAndPlaceholders(t *testing.T) {
+	f := parse(t, "# Memory — A (a)\n\n## 📌 Durable facts (pinned — never condensed)\n- fact one\n## 🗜 Condensed history\n_(none yet)_\n## Recent\n## 2026-11-29 — note\nbody line\n\n## empty\n")
+	got := File(f, 0)
+	want := []Chunk{
+		{Heading: "📌 Durable facts (pinned — never condensed)", Text: "- fact one", LineStart: 3, LineEnd: 4, Room: RoomPinned},
+		{Heading: "2026-11-29 — note", Text: "body line", LineStart: 8, LineEnd: 9, Room: RoomRecent, Date: "2026-11-29"},
+		{Heading: "empty", LineStart: 11, LineEnd: 11, Room: RoomRecent},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("File =\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+func TestHeaderWithContent(t *testing.T) {
+	f := parse(t, "# Memory — A (a)\nRole: release manager.\n\n## s\nx\n")
+	got := File(f, 0)
+	if len(got) != 2 || got[0].Room != RoomHeader || !strings.Contains(got[0].Text, "release manager") || got[0].LineStart != 1 {
+		t.Fatalf("header chunk: %+v", got)
+	}
+}
+
+func longSection(r *rand.Rand, paras int) string {
+	words := []string{"deploy", "the", "service", "migration", "failed", "because", "of", "a", "timeout", "in", "handler", "retry", "queue", "config", "postgres", "index"}
+	var b strings.Builder
+	for p := 0; p < paras; p++ {
+		lines := 1 + r.Intn(6)
+		for l := 0; l < lines; l++ {
+			n := 3 + r.Intn(25)
+			for w := 0; w < n; w++ {
+				if w > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(words[r.Intn(len(words))])
+			}
+			b.WriteByte('\n')
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// TestSplitInvariants checks, over random long sections, that every piece
+// fits the budget with its heading, is an exact run of the file's lines,
+// and that together the pieces cover every word of the section in order.
+func TestSplitInvariants(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	for i := 0; i < 50; i++ {
+		body := longSection(r, 1+r.Intn(20))
+		if i%7 == 0 {
+			body += strings.Repeat("verylongline ", 400) + "\n"
+		}
+		if i%11 == 0 {
+			body += strings.Repeat("x", 3000) + "\n"
+		}
+		file := "# Memory\n\n## 2026-01-02 — heading words here\n" + body
+		lines := strings.Split(file, "\n")
+		chunks := File(parse(t, file), 100)
+		var words []string
+		for _, c := range chunks {
+			if tok := EstimateTokens(c.EmbedText()); tok > 100 {
+				t.Fatalf("case %d: chunk of %d tokens > 100: %q", i, tok, c.EmbedText())
+			}
+			if c.Heading != "2026-01-02 — heading words here" {
+				t.Fatalf("piece lost its heading: %+v", c)
+			}
+			span := strings.Join(lines[c.LineStart-1:c.LineEnd], "\n")
+			if !strings.Contains(span, c.Text) {
+				t.Fatalf("case %d: chunk text is not from lines %d-%d: %q", i, c.LineStart, c.LineEnd, c.Text)
+			}
+			words = append(words, strings.Fields(c.Text)...)
+		}
+		if strings.Join(words, "") != strings.Join(strings.Fields(body), "") {
+			t.Fatalf("case %d: pieces do not cover the section's words in order", i)
+		}
+	}
+}
+
+// TestAppendStability: appending sections never changes earlier chunks.
+func TestAppendStability(t *testing.T) {
+	r := rand.New(rand.NewSource(2))
+	file := "# Memory — A (a)\n"
+	var prev []Chunk
+	for i := 0; i < 30; i++ {
+		file += fmt.Sprintf("\n## 2026-11-%02d — s%d\n", i%28+1, i) + longSection(r, 1+r.Intn(8))
+		cur := File(parse(t, file), 0)
+		if len(cur) < len(prev) || len(prev) > 0 && !reflect.DeepEqual(cur[:len(prev)], prev) {
+			t.Fatalf("append %d moved earlier chunk boundaries", i)
+		}
+		prev = cur
+	}
+}

@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/config"
+	"github.com/hivemem/hivemem/internal/locomo"
+	"github.com/hivemem/hivemem/internal/reflector"
+	"github.com/hivemem/hivemem/internal/summarize"
+)
+
+type benchOptions struct {
+	limit    int
+	modes    []string
+	keep     string
+	condense bool
+	asJSON   bool
+}
+
+func newBenchCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Benchmarks of retrieval quality and speed",
+	}
+	var o benchOptions
+	lc := &cobra.Command{
+		Use:   "locomo <locomo.json>",
+		Short: "LoCoMo retrieval benchmark: session/turn recall@5/@10, MRR, latency; lexical, vector and hybrid in one run",
+		Long: "Renders each conversation as one agent's memory.md (a section per session), mines it with the normal miner into a\n" +
+			"fresh temporary home, and runs every question through the normal search path scoped to its wing.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBenchLocomo(cmd.Context(), g, o, args[0])
+		},
+	}
+	f := lc.Flags()
+	f.IntVar(&o.limit, "limit", 0, "questions per conversation (0 = all)")
+	f.StringSliceVar(&o.modes, "modes", nil, "modes to run (default lexical,vector,hybrid; vector modes need the model)")
+	f.StringVar(&o.keep, "keep-home", "", "build the benchmark home in this directory and keep it (default: a temporary one)")
+	f.BoolVar(&o.condense, "condense", false, "force-condense every conversation (extractive summariser) before mining, to measure what condensation costs recall")
+	f.BoolVar(&o.asJSON, "json", false, "print one JSON object")
+	cmd.AddCommand(lc)
+	return cmd
+}
+
+func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string) error {
+	samples, err := locomo.Load(path)
+	if err != nil {
+		return err
+	}
+	dir := o.keep
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "hivemem-locomo-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	a, err := app.Open(ctx, app.Options{Home: dir, Logger: g.logger, Create: true})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if a.Embedder.Note != "" && !o.asJSON {
+		fmt.Fprintf(g.stderr, "note: %s — running lexical only\n", a.Embedder.Note)
+	}
+	lo := locomo.Options{Modes: o.modes, Limit: o.limit, Dataset: path}
+	condensed := 0
+	if o.condense {
+		// The whole of each file is mined after Prepare (memory file and
+		// archive), so the reflector does not mine itself.
+		r := reflector.New(reflector.Deps{
+			Home: a.Home, Events: a.Events, Logger: g.logger, Summarizer: summarize.Extractive{},
+			Settings: func() config.Config { c := a.Config; c.Reflector.Enabled = true; return c },
+		})
+		lo.Prepare = func(ctx context.Context, agent string) error {
+			res, err := r.Condense(ctx, agent, reflector.Options{Force: true})
+			if err != nil {
+				return err
+			}
+			if res.Status == reflector.StatusCondensed {
+				condensed++
+			}
+			return nil
+		}
+	}
+	res, err := locomo.Run(ctx, a.Palace, samples, lo)
+	if err != nil {
+		return err
+	}
+	if o.condense && !o.asJSON {
+		fmt.Fprintf(g.stderr, "condensed %d of %d conversations before mining\n", condensed, len(samples))
+	}
+	if o.asJSON {
+		return writeJSON(g.stdout, res)
+	}
+	w := g.stdout
+	fmt.Fprintf(w, "LoCoMo %s: %d conversations, %d questions, %d drawers, mined in %.1fs\n\n", path, res.Conversations, res.Questions, res.Drawers, res.MineSeconds)
+	fmt.Fprintf(w, "%-8s %8s %8s %10s %8s %8s %6s %7s %8s %8s\n", "mode", "sess@5", "sess@10", "sess@10c14", "turn@5", "turn@10", "MRR", "w/drw", "p50 ms", "p95 ms")
+	modes := make([]string, 0, len(res.Modes))
+	for m := range res.Modes {
+		modes = append(modes, m)
+	}
+	sort.Strings(modes)
+	for _, m := range modes {
+		x := res.Modes[m]
+		fmt.Fprintf(w, "%-8s %7.1f%% %7.1f%% %9.1f%% %7.1f%% %7.1f%% %6.3f %7.1f %8.2f %8.2f\n", m,
+			100*x.SessionRecall5, 100*x.SessionRecall10, 100*x.SessionRecall10Cat, 100*x.TurnRecall5, 100*x.TurnRecall10,
+			x.MRR, x.WordsPerDrawer, x.LatencyP50, x.LatencyP95)
+	}
+	return nil
+}

@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hivemem/hivemem/internal/config"
+	"github.com/hivemem/hivemem/internal/home"
+)
+
+func newEnvCommand(g *globals) *cobra.Command {
+	var agent string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "env",
+		Short: "Print the environment an agent needs (HIVEMEM_HOME, HIVEMEM_AGENT, MemPalace compatibility)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runEnv(cmd.Context(), g, agent, asJSON)
+		},
+	}
+	cmd.Flags().StringVar(&agent, "agent", "", "agent id to set HIVEMEM_AGENT to")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// agentEnv is the environment of an agent process.
+func agentEnv(h home.Home, cfg config.Config, agent string) map[string]string {
+	env := map[string]string{
+		"HIVEMEM_HOME":              h.Root,
+		"MEMPALACE_PALACE_PATH":     h.PalaceDir(),
+		"MEMPALACE_EMBEDDING_MODEL": "all-MiniLM-L6-v2",
+	}
+	if cfg.Embedder.Provider == "openai" && cfg.Embedder.Model != "" {
+		env["MEMPALACE_EMBEDDING_MODEL"] = cfg.Embedder.Model
+	}
+	if agent != "" {
+		env["HIVEMEM_AGENT"] = agent
+	}
+	return env
+}
+
+func runEnv(_ context.Context, g *globals, agent string, asJSON bool) error {
+	if agent != "" {
+		if err := home.ValidateAgentID(agent); err != nil {
+			return err
+		}
+	}
+	h, err := home.Resolve(g.home)
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Load(h.ConfigPath())
+	if err != nil {
+		return err
+	}
+	env := agentEnv(h, cfg, agent)
+	if asJSON {
+		return writeJSON(g.stdout, env)
+	}
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(g.stdout, "export %s=%s\n", k, shellQuote(env[k]))
+	}
+	return nil
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

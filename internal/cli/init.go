@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hivemem/hivemem/internal/home"
+)
+
+func newInitCommand(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Create the home layout (hive/agents, hive/archive, hive/backups, palace)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runInit(cmd.Context(), g, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func runInit(ctx context.Context, g *globals, asJSON bool) error {
+	h, err := home.Resolve(g.home)
+	if err != nil {
+		return err
+	}
+	existed := h.Exists()
+	a, err := g.open(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if asJSON {
+		return writeJSON(g.stdout, map[string]any{"home": h.Root, "created": !existed, "embedder": a.Embedder})
+	}
+	if existed {
+		fmt.Fprintf(g.stdout, "hivemem home already initialised at %s\n", h.Root)
+	} else {
+		fmt.Fprintf(g.stdout, "initialised hivemem home at %s\n", h.Root)
+	}
+	if a.Embedder.Note != "" {
+		fmt.Fprintf(g.stdout, "note: %s\n", a.Embedder.Note)
+	}
+	return nil
+}

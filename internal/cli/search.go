@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/store"
+)
+
+type searchOptions struct {
+	wing, room, agent, since, until, mode string
+	results                               int
+	asJSON                                bool
+}
+
+func newSearchCommand(g *globals) *cobra.Command {
+	var o searchOptions
+	cmd := &cobra.Command{
+		Use:   `search "query"`,
+		Short: "Search the palace (hybrid BM25 + vector; lexical-only without a model)",
+		Long: "Search every drawer in scope. Any text is safe as a query: quotes, *, NEAR, -, parentheses and SQL are searched as words, never interpreted.\n" +
+			"Several arguments are joined with spaces.",
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSearch(cmd.Context(), g, o, strings.Join(args, " "))
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.wing, "wing", "", "only this wing")
+	f.StringVar(&o.room, "room", "", "only this room (pinned, condensed, recent, archive, header)")
+	f.StringVar(&o.agent, "agent", "", "only this agent")
+	f.StringVar(&o.since, "since", "", "only sections dated on or after YYYY-MM-DD")
+	f.StringVar(&o.until, "until", "", "only sections dated on or before YYYY-MM-DD")
+	f.StringVar(&o.mode, "mode", "", "hybrid, lexical or vector (default: hybrid when a model is installed)")
+	f.IntVarP(&o.results, "results", "n", 5, "number of results")
+	f.BoolVar(&o.asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func runSearch(ctx context.Context, g *globals, o searchOptions, q string) error {
+	a, err := g.open(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	hits, err := a.Palace.Search(ctx, palace.Query{
+		Text: q, Results: o.results, Mode: o.mode,
+		Filter: store.Filter{Wing: o.wing, Room: o.room, Agent: o.agent, Since: o.since, Until: o.until},
+	})
+	if err != nil {
+		return err
+	}
+	if o.asJSON {
+		if hits == nil {
+			hits = []palace.Hit{}
+		}
+		return writeJSON(g.stdout, map[string]any{"query": q, "mode": modeOf(a.Palace, o.mode), "results": hits})
+	}
+	if len(hits) == 0 {
+		fmt.Fprintf(g.stdout, "no results for %q\n", q)
+		return nil
+	}
+	for i, h := range hits {
+		date := ""
+		if h.Date != "" {
+			date = "  " + h.Date
+		}
+		fmt.Fprintf(g.stdout, "%d. [%s/%s] %s%s\n   %s:%d-%d  id %s  score %.4f\n", i+1, h.Wing, h.Room, h.Heading, date,
+			h.Source, h.LineStart, h.LineEnd, h.ID, h.Score)
+		for _, l := range strings.Split(excerpt(h.Text, 6), "\n") {
+			fmt.Fprintf(g.stdout, "   │ %s\n", l)
+		}
+		fmt.Fprintln(g.stdout)
+	}
+	return nil
+}
+
+func modeOf(p *palace.Palace, asked string) string {
+	if asked != "" {
+		return asked
+	}
+	return p.Mode()
+}
+
+// excerpt keeps the first n lines of a hit for the terminal.
+func excerpt(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = append(lines[:n], fmt.Sprintf("… (%d more lines)", len(lines)-n))
+	}
+	for i, l := range lines {
+		if r := []rune(l); len(r) > 200 {
+			lines[i] = string(r[:200]) + "…"
+		}
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+type wakeUpOptions struct {
+	wing   string
+	budget int
+	asJSON bool
+}
+
+func newWakeUpCommand(g *globals) *cobra.Command {
+	var o wakeUpOptions
+	cmd := &cobra.Command{
+		Use:   "wake-up",
+		Short: "Print a short digest for a new session: pinned facts, condensed history, newest sections",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runWakeUp(cmd.Context(), g, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.wing, "wing", "", "the agent (wing) to wake up; without it, one line per agent")
+	f.IntVar(&o.budget, "budget", 0, "token budget (default 800, or search.wake_up_budget)")
+	f.BoolVar(&o.asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func runWakeUp(ctx context.Context, g *globals, o wakeUpOptions) error {
+	a, err := g.open(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if o.budget == 0 {
+		o.budget = a.Config.Search.WakeUpBudget
+	}
+	d, err := a.Palace.WakeUp(ctx, o.wing, o.budget)
+	if err != nil {
+		return err
+	}
+	if o.asJSON {
+		return writeJSON(g.stdout, d)
+	}
+	fmt.Fprint(g.stdout, d.Text)
+	return nil
+}

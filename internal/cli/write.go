@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+type rememberOptions struct {
+	heading string
+	asJSON  bool
+}
+
+func newRememberCommand(g *globals) *cobra.Command {
+	var o rememberOptions
+	cmd := &cobra.Command{
+		Use:   `remember <agent> "text"`,
+		Short: "Append a dated section to an agent's memory.md (locked, atomic) and mine it",
+		Long:  `Append a dated section. Text "-" reads the note from standard input.`,
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRemember(cmd.Context(), g, o, args[0], args[1])
+		},
+	}
+	cmd.Flags().StringVar(&o.heading, "heading", "", "section heading after the date (default: the text's first line)")
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func runRemember(ctx context.Context, g *globals, o rememberOptions, agent, text string) error {
+	if text == "-" {
+		b, err := io.ReadAll(io.LimitReader(g.stdin, 1<<20))
+		if err != nil {
+			return fmt.Errorf("remember: read stdin: %w", err)
+		}
+		text = string(b)
+	}
+	a, err := g.open(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	rep, err := a.Palace.Remember(ctx, agent, o.heading, text, time.Now())
+	if err != nil {
+		return err
+	}
+	path, _ := a.Home.MemoryPath(agent)
+	if o.asJSON {
+		return writeJSON(g.stdout, map[string]any{"agent": agent, "path": path, "mine": rep})
+	}
+	fmt.Fprintf(g.stdout, "remembered in %s (%d drawers added)\n", path, rep.Added)
+	return nil
+}
+
+func newPinCommand(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   `pin <agent> "fact"`,
+		Short: "Add a durable fact to an agent's pinned region (never condensed)",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runPin(cmd.Context(), g, args[0], args[1], asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func runPin(ctx context.Context, g *globals, agent, fact string, asJSON bool) error {
+	a, err := g.open(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	added, err := a.Palace.Pin(ctx, agent, fact)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(g.stdout, map[string]any{"agent": agent, "added": added})
+	}
+	if added {
+		fmt.Fprintf(g.stdout, "pinned for %s\n", agent)
+	} else {
+		fmt.Fprintf(g.stdout, "already pinned for %s\n", agent)
+	}
+	return nil
+}
+
+func newReindexCommand(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "reindex",
+		Short: "Drop the index and rebuild it from the markdown (embeddings come from the cache)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := g.open(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			rep, err := a.Palace.Reindex(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(g.stdout, rep)
+			}
+			fmt.Fprintf(g.stdout, "reindexed %d files: %d drawers, embedded %d (cache %d), %.2fs\n",
+				rep.Files, rep.Added, rep.Embedded, rep.CacheHits, rep.Seconds)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}

@@ -1,0 +1,240 @@
+// Package config loads hivemem's settings: built-in defaults, then the
+// optional config.toml in the home, then HIVEMEM_* environment variables.
+// Every key has a default, so a missing file is normal.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Duration is a time.Duration written as "30m" in TOML and env.
+type Duration struct{ time.Duration }
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText writes a Go duration string.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// Config is every setting. The toml tags are the keys of config.toml; the
+// env override of a key is HIVEMEM_<SECTION>_<KEY> in upper case, e.g.
+// HIVEMEM_REFLECTOR_MIN_BYTES.
+type Config struct {
+	Palace     Palace     `toml:"palace"`
+	Embedder   Embedder   `toml:"embedder"`
+	Search     Search     `toml:"search"`
+	Reflector  Reflector  `toml:"reflector"`
+	Summarizer Summarizer `toml:"summarizer"`
+	Manager    Manager    `toml:"manager"`
+}
+
+// Palace configures the index.
+type Palace struct {
+	Backend      string `toml:"backend"`        // sqlite (default) or postgres
+	DSN          string `toml:"dsn"`            // PostgreSQL connection string
+	MaxFileBytes int64  `toml:"max_file_bytes"` // files above this are skipped by the miner
+}
+
+// Embedder configures the vector side of the palace.
+type Embedder struct {
+	Provider string   `toml:"provider"` // auto (MiniLM when installed), minilm, openai, none
+	ModelDir string   `toml:"model_dir"`
+	BaseURL  string   `toml:"base_url"`
+	Model    string   `toml:"model"`
+	APIKey   string   `toml:"api_key"`
+	Timeout  Duration `toml:"timeout"`
+}
+
+// Search configures ranking defaults.
+type Search struct {
+	Results       int `toml:"results"`
+	WakeUpBudget  int `toml:"wake_up_budget"`
+	RRFK          int `toml:"rrf_k"`
+	CandidatePool int `toml:"candidate_pool"`
+}
+
+// Reflector configures condensation; read live on every pass.
+type Reflector struct {
+	Enabled        bool     `toml:"enabled"`
+	MinBytes       int64    `toml:"min_bytes"`
+	BudgetBytes    int64    `toml:"budget_bytes"`
+	ByteTriggerPct int      `toml:"byte_trigger_pct"`
+	SectionTrigger int      `toml:"section_trigger"`
+	RecentKeep     int      `toml:"recent_keep"`
+	Interval       Duration `toml:"interval"`
+	Retention      int      `toml:"retention"`
+	WordBudget     int      `toml:"word_budget"`
+}
+
+// Summarizer chooses and configures the condensation model.
+type Summarizer struct {
+	Provider string   `toml:"provider"` // extractive (default), claude-cli, anthropic, openai
+	Model    string   `toml:"model"`
+	BaseURL  string   `toml:"base_url"`
+	APIKey   string   `toml:"api_key"`
+	Command  string   `toml:"command"`
+	Timeout  Duration `toml:"timeout"`
+}
+
+// Manager configures `hivemem run`.
+type Manager struct {
+	HTTP         string   `toml:"http"`
+	ScanInterval Duration `toml:"scan_interval"`
+	Debounce     Duration `toml:"debounce"`
+	Token        string   `toml:"token"`
+}
+
+// Default returns the built-in settings.
+func Default() Config {
+	return Config{
+		Palace:   Palace{Backend: "sqlite", MaxFileBytes: 8 << 20},
+		Embedder: Embedder{Provider: "auto", Timeout: Duration{30 * time.Second}},
+		Search:   Search{Results: 5, WakeUpBudget: 800, RRFK: 60, CandidatePool: 100},
+		Reflector: Reflector{
+			Enabled: true, MinBytes: 16 << 10, BudgetBytes: 128 << 10, ByteTriggerPct: 50,
+			SectionTrigger: 50, RecentKeep: 12, Interval: Duration{30 * time.Minute},
+			Retention: 10, WordBudget: 600,
+		},
+		Summarizer: Summarizer{Provider: "extractive", Command: "claude", Timeout: Duration{5 * time.Minute}},
+		Manager: Manager{HTTP: "127.0.0.1:7777", ScanInterval: Duration{3 * time.Minute},
+			Debounce: Duration{300 * time.Millisecond}},
+	}
+}
+
+// Load reads path (a missing file is fine) over the defaults, then applies
+// the environment. Unknown keys in the file are an error, so typos surface.
+func Load(path string) (Config, error) {
+	cfg := Default()
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return cfg, fmt.Errorf("read config %s: %w", path, err)
+	default:
+		md, err := toml.Decode(string(data), &cfg)
+		if err != nil {
+			return cfg, fmt.Errorf("parse config %s: %w", path, err)
+		}
+		if und := md.Undecoded(); len(und) > 0 {
+			return cfg, fmt.Errorf("parse config %s: unknown key %q", path, und[0].String())
+		}
+	}
+	if err := applyEnv(&cfg, os.LookupEnv); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.Validate()
+}
+
+// Validate rejects settings that cannot work.
+func (c Config) Validate() error {
+	r := c.Reflector
+	switch {
+	case r.BudgetBytes <= 0:
+		return errors.New("config: reflector.budget_bytes must be positive")
+	case r.ByteTriggerPct <= 0 || r.ByteTriggerPct > 100:
+		return errors.New("config: reflector.byte_trigger_pct must be in 1..100")
+	case r.RecentKeep < 1:
+		return errors.New("config: reflector.recent_keep must be at least 1")
+	case r.Retention < 1:
+		return errors.New("config: reflector.retention must be at least 1")
+	case c.Search.Results < 1:
+		return errors.New("config: search.results must be at least 1")
+	case c.Palace.MaxFileBytes <= 0:
+		return errors.New("config: palace.max_file_bytes must be positive")
+	}
+	switch c.Palace.Backend {
+	case "sqlite", "postgres":
+	default:
+		return fmt.Errorf("config: palace.backend %q unknown (want sqlite or postgres)", c.Palace.Backend)
+	}
+	switch c.Embedder.Provider {
+	case "auto", "minilm", "openai", "none":
+	default:
+		return fmt.Errorf("config: embedder.provider %q unknown (want auto, minilm, openai or none)", c.Embedder.Provider)
+	}
+	return nil
+}
+
+// EnvKeys lists every environment variable Load honours, for documentation.
+func EnvKeys() []string {
+	var keys []string
+	walk(reflect.ValueOf(&Config{}).Elem(), func(name string, _ reflect.Value) error {
+		keys = append(keys, name)
+		return nil
+	})
+	return keys
+}
+
+func applyEnv(cfg *Config, lookup func(string) (string, bool)) error {
+	return walk(reflect.ValueOf(cfg).Elem(), func(name string, f reflect.Value) error {
+		s, ok := lookup(name)
+		if !ok {
+			return nil
+		}
+		if err := setField(f, s); err != nil {
+			return fmt.Errorf("environment %s=%q: %w", name, s, err)
+		}
+		return nil
+	})
+}
+
+func walk(v reflect.Value, fn func(name string, f reflect.Value) error) error {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		sec := v.Field(i)
+		secName := strings.ToUpper(t.Field(i).Tag.Get("toml"))
+		st := sec.Type()
+		for j := 0; j < st.NumField(); j++ {
+			name := "HIVEMEM_" + secName + "_" + strings.ToUpper(st.Field(j).Tag.Get("toml"))
+			if err := fn(name, sec.Field(j)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func setField(f reflect.Value, s string) error {
+	if f.Type() == reflect.TypeOf(Duration{}) {
+		var d Duration
+		if err := d.UnmarshalText([]byte(s)); err != nil {
+			return err
+		}
+		f.Set(reflect.ValueOf(d))
+		return nil
+	}
+	switch f.Kind() {
+	case reflect.String:
+		f.SetString(s)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return err
+		}
+		f.SetBool(b)
+	case reflect.Int, reflect.Int64:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return err
+		}
+		f.SetInt(n)
+	default:
+		return fmt.Errorf("unsupported setting type %s", f.Type())
+	}
+	return nil
+}

@@ -1,0 +1,212 @@
+// Package home resolves the hivemem home directory, validates agent ids and
+// builds every path under the home from a validated id, so no raw input ever
+// becomes a path.
+package home
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// MaxAgentIDLen is the longest agent id accepted.
+const MaxAgentIDLen = 64
+
+// ErrInvalidAgentID is wrapped by every agent id validation failure.
+var ErrInvalidAgentID = errors.New("invalid agent id")
+
+// ValidateAgentID accepts ids of the form [a-z0-9][a-z0-9._-]{0,63}, except
+// ones made only of dots, and explains what is wrong with anything else.
+func ValidateAgentID(id string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("%w %q: %s (want [a-z0-9][a-z0-9._-]{0,63})", ErrInvalidAgentID, id, why)
+	}
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: empty (want [a-z0-9][a-z0-9._-]{0,63})", ErrInvalidAgentID)
+	case len(id) > MaxAgentIDLen:
+		return fmt.Errorf("%w: %d bytes long, at most %d allowed", ErrInvalidAgentID, len(id), MaxAgentIDLen)
+	case strings.ContainsRune(id, 0):
+		return fmt.Errorf("%w: contains a NUL byte", ErrInvalidAgentID)
+	case strings.Contains(id, ".."):
+		return bad(`contains ".."`)
+	case strings.ContainsAny(id, `/\`):
+		return bad("contains a path separator")
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		lowerOrDigit := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+		if i == 0 && !lowerOrDigit {
+			return bad("must start with a lowercase letter or digit")
+		}
+		if !lowerOrDigit && c != '.' && c != '_' && c != '-' {
+			return bad(fmt.Sprintf("character %q is not allowed", rune(c)))
+		}
+	}
+	return nil
+}
+
+// Home is a resolved hivemem home directory.
+type Home struct {
+	Root string
+}
+
+// Resolve picks the home: an explicit directory, else $HIVEMEM_HOME, else
+// $XDG_DATA_HOME/hivemem, else ~/.local/share/hivemem.
+func Resolve(dir string) (Home, error) {
+	if dir == "" {
+		dir = os.Getenv("HIVEMEM_HOME")
+	}
+	if dir == "" {
+		dir = DataDir()
+		if dir == "" {
+			return Home{}, errors.New("cannot find a home directory: set HIVEMEM_HOME or pass --home")
+		}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Home{}, fmt.Errorf("resolve home %s: %w", dir, err)
+	}
+	return Home{Root: abs}, nil
+}
+
+// DataDir is hivemem's per-user data directory ($XDG_DATA_HOME/hivemem),
+// which holds the default home and the model cache; "" if it cannot be found.
+func DataDir() string {
+	if x := os.Getenv("XDG_DATA_HOME"); x != "" {
+		return filepath.Join(x, "hivemem")
+	}
+	h, err := os.UserHomeDir()
+	if err != nil || h == "" {
+		return ""
+	}
+	return filepath.Join(h, ".local", "share", "hivemem")
+}
+
+// Init creates the home layout; existing files are left alone.
+func (h Home) Init() error {
+	for _, d := range []string{h.AgentsDir(), h.ArchiveRoot(), h.BackupsDir(), h.PalaceDir()} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("init home %s: %w", h.Root, err)
+		}
+	}
+	return nil
+}
+
+// Exists reports whether the home has been initialised.
+func (h Home) Exists() bool {
+	st, err := os.Stat(h.AgentsDir())
+	return err == nil && st.IsDir()
+}
+
+// HiveDir is the directory holding agents, archives, backups and the log.
+func (h Home) HiveDir() string { return filepath.Join(h.Root, "hive") }
+
+// AgentsDir holds one directory per agent.
+func (h Home) AgentsDir() string { return filepath.Join(h.Root, "hive", "agents") }
+
+// ArchiveRoot holds the per-agent archives of evicted sections.
+func (h Home) ArchiveRoot() string { return filepath.Join(h.Root, "hive", "archive") }
+
+// BackupsDir holds pre-condense copies.
+func (h Home) BackupsDir() string { return filepath.Join(h.Root, "hive", "backups") }
+
+// LogPath is the JSONL event log.
+func (h Home) LogPath() string { return filepath.Join(h.Root, "hive", "log.jsonl") }
+
+// PalaceDir holds the index.
+func (h Home) PalaceDir() string { return filepath.Join(h.Root, "palace") }
+
+// ConfigPath is the optional config file.
+func (h Home) ConfigPath() string { return filepath.Join(h.Root, "config.toml") }
+
+// AgentDir is the directory of a validated agent.
+func (h Home) AgentDir(id string) (string, error) {
+	if err := ValidateAgentID(id); err != nil {
+		return "", err
+	}
+	return filepath.Join(h.AgentsDir(), id), nil
+}
+
+// MemoryPath is the memory file of a validated agent.
+func (h Home) MemoryPath(id string) (string, error) {
+	d, err := h.AgentDir(id)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "memory.md"), nil
+}
+
+// ArchiveDir is the archive directory of a validated agent.
+func (h Home) ArchiveDir(id string) (string, error) {
+	if err := ValidateAgentID(id); err != nil {
+		return "", err
+	}
+	return filepath.Join(h.ArchiveRoot(), id), nil
+}
+
+// Rel returns path relative to the home when it lies inside it (with forward
+// slashes, the form stored in the index), else the cleaned absolute path.
+func (h Home) Rel(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.ToSlash(filepath.Clean(path))
+	}
+	rel, err := filepath.Rel(h.Root, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return filepath.ToSlash(abs)
+	}
+	return filepath.ToSlash(rel)
+}
+
+// Abs turns a stored source back into a filesystem path.
+func (h Home) Abs(source string) string {
+	p := filepath.FromSlash(source)
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(h.Root, p)
+}
+
+// Agents lists the ids of agent directories that hold a memory.md, sorted.
+// Directories whose names are not valid ids are skipped.
+func (h Home) Agents() ([]string, error) {
+	ents, err := os.ReadDir(h.AgentsDir())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list agents: %w", err)
+	}
+	var ids []string
+	for _, e := range ents {
+		if !e.IsDir() || ValidateAgentID(e.Name()) != nil {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(h.AgentsDir(), e.Name(), "memory.md")); err == nil {
+			ids = append(ids, e.Name())
+		}
+	}
+	sort.Strings(ids)
+	return ids, nil
+}
+
+// AgentFromPath recognises hive/agents/<id>/memory.md and
+// hive/archive/<id>/*.md under the home and returns the agent id and whether
+// the file is an archive.
+func (h Home) AgentFromPath(path string) (id string, archive bool, ok bool) {
+	rel := h.Rel(path)
+	parts := strings.Split(rel, "/")
+	if len(parts) == 4 && parts[0] == "hive" && ValidateAgentID(parts[2]) == nil {
+		switch {
+		case parts[1] == "agents" && parts[3] == "memory.md":
+			return parts[2], false, true
+		case parts[1] == "archive" && strings.HasSuffix(parts[3], ".md"):
+			return parts[2], true, true
+		}
+	}
+	return "", false, false
+}

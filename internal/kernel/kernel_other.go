@@ -1,0 +1,16 @@
+//go:build !amd64
+
+package kernel
+
+// There is no assembly for this architecture: the portable loops serve.
+const hasAsm = false
+
+const asmName = "go"
+
+func dotAsm(a, b []float32) float32 { return dotGo(a, b) }
+
+func dotBatchAsm(out, q, vecs []float32, d int) { dotBatchGo(out, q, vecs, d) }
+
+func matMulTAsm(c []float32, ldc int, a, b []float32, m, n, k int) {
+	matMulTGo(c, ldc, a, b, m, n, k)
+}

@@ -1,0 +1,552 @@
+// Package minilm computes all-MiniLM-L6-v2 sentence embeddings in pure Go:
+// a safetensors reader, the BERT WordPiece tokenizer and the BERT encoder
+// forward pass with mean pooling, so that hivemem embeds text locally with no
+// cgo, no Python and no network. Matrix multiplies go through
+// internal/kernel, which picks a vectorised routine at run time.
+package minilm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hivemem/hivemem/internal/kernel"
+	"github.com/hivemem/hivemem/internal/modelfetch"
+)
+
+// ID names the model; it is stored with an index so that vectors from
+// different models are never mixed.
+const ID = "all-MiniLM-L6-v2"
+
+// Batching limits for one forward pass. Texts are packed back to back (no
+// padding), so these bound the activation memory: about 9 KB per token.
+const (
+	maxBatchTokens = 1024
+	maxBatchTexts  = 64
+	rowGrain       = 64 // rows per chunk of element-wise work
+)
+
+// config is the part of a BERT config.json the forward pass depends on.
+type config struct {
+	HiddenSize            int     `json:"hidden_size"`
+	NumHeads              int     `json:"num_attention_heads"`
+	NumLayers             int     `json:"num_hidden_layers"`
+	IntermediateSize      int     `json:"intermediate_size"`
+	LayerNormEps          float64 `json:"layer_norm_eps"`
+	MaxPositions          int     `json:"max_position_embeddings"`
+	VocabSize             int     `json:"vocab_size"`
+	TypeVocabSize         int     `json:"type_vocab_size"`
+	HiddenAct             string  `json:"hidden_act"`
+	ModelType             string  `json:"model_type"`
+	PositionEmbeddingType string  `json:"position_embedding_type"`
+}
+
+func readConfig(path string) (config, error) {
+	var c config
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return c, fmt.Errorf("read config: %w", err)
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return c, fmt.Errorf("parse %s: %w", path, err)
+	}
+	if err := c.validate(); err != nil {
+		return c, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+func (c config) validate() error {
+	switch {
+	case c.ModelType != "" && c.ModelType != "bert":
+		return fmt.Errorf("model_type %q is not bert", c.ModelType)
+	case c.HiddenAct != "gelu":
+		return fmt.Errorf("hidden_act %q is not supported (want gelu)", c.HiddenAct)
+	case c.PositionEmbeddingType != "" && c.PositionEmbeddingType != "absolute":
+		return fmt.Errorf("position_embedding_type %q is not supported", c.PositionEmbeddingType)
+	case c.HiddenSize <= 0 || c.HiddenSize > 1<<14:
+		return fmt.Errorf("hidden_size %d out of range", c.HiddenSize)
+	case c.NumHeads <= 0 || c.HiddenSize%c.NumHeads != 0:
+		return fmt.Errorf("num_attention_heads %d does not divide hidden_size %d", c.NumHeads, c.HiddenSize)
+	case c.NumLayers <= 0 || c.NumLayers > 256:
+		return fmt.Errorf("num_hidden_layers %d out of range", c.NumLayers)
+	case c.IntermediateSize <= 0 || c.IntermediateSize > 1<<16:
+		return fmt.Errorf("intermediate_size %d out of range", c.IntermediateSize)
+	case c.MaxPositions < Window:
+		return fmt.Errorf("max_position_embeddings %d is below the %d-token window", c.MaxPositions, Window)
+	case c.VocabSize <= 0 || c.TypeVocabSize <= 0:
+		return fmt.Errorf("vocab_size %d / type_vocab_size %d must be positive", c.VocabSize, c.TypeVocabSize)
+	case !(c.LayerNormEps > 0 && c.LayerNormEps < 1):
+		return fmt.Errorf("layer_norm_eps %g out of range", c.LayerNormEps)
+	}
+	return nil
+}
+
+// layer holds one encoder layer's weights, Linear weights in [out, in]
+// layout. Q, K and V are stacked into one [3H, H] matrix so that one matmul
+// produces all three.
+type layer struct {
+	qkvW, qkvB []float32
+	outW, outB []float32
+	ln1G, ln1B []float32
+	fc1W, fc1B []float32
+	fc2W, fc2B []float32
+	ln2G, ln2B []float32
+}
+
+// Model is a loaded MiniLM encoder. It is safe for concurrent use.
+type Model struct {
+	cfg     config
+	tok     *Tokenizer
+	eps     float32
+	wordEmb []float32 // [vocab, H]
+	posEmb  []float32 // [maxPos, H]
+	typeEmb []float32 // [types, H]; only row 0 is used
+	embLNG  []float32
+	embLNB  []float32
+	layers  []layer
+
+	mu   sync.Mutex
+	free []*workspace // reusable activation buffers, so steady embedding allocates little
+}
+
+// Load reads the model (weights, tokenizer and config) from dir, as
+// installed by `hivemem model fetch`.
+func Load(dir string) (*Model, error) {
+	for _, name := range modelfetch.RequiredFiles {
+		_, err := os.Stat(filepath.Join(dir, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("load model: %s not found in %s: run `hivemem model fetch`, or set HIVEMEM_MODEL_DIR to a directory holding %s, %s and %s",
+				name, dir, modelfetch.WeightsFile, modelfetch.TokenizerFile, modelfetch.ConfigFile)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("load model: %w", err)
+		}
+	}
+	cfg, err := readConfig(filepath.Join(dir, modelfetch.ConfigFile))
+	if err != nil {
+		return nil, fmt.Errorf("load model: %w", err)
+	}
+	tok, err := LoadTokenizer(filepath.Join(dir, modelfetch.TokenizerFile))
+	if err != nil {
+		return nil, fmt.Errorf("load model: %w", err)
+	}
+	if maxID := tok.maxID(); int(maxID) >= cfg.VocabSize {
+		return nil, fmt.Errorf("load model: tokenizer id %d is outside the model's vocab_size %d (tokenizer.json and config.json do not belong together)", maxID, cfg.VocabSize)
+	}
+	st, err := openSafetensors(filepath.Join(dir, modelfetch.WeightsFile))
+	if err != nil {
+		return nil, fmt.Errorf("load model: %w", err)
+	}
+	defer st.Close()
+	m, err := loadWeights(st, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("load model: %w", err)
+	}
+	m.tok = tok
+	return m, nil
+}
+
+func loadWeights(st *safetensors, cfg config) (*Model, error) {
+	H, I, L := cfg.HiddenSize, cfg.IntermediateSize, cfg.NumLayers
+	h, i := int64(H), int64(I)
+	perLayer := 3*H*H + 3*H + H*H + H + 2*H + I*H + I + H*I + H + 2*H
+	total := cfg.VocabSize*H + cfg.MaxPositions*H + cfg.TypeVocabSize*H + 2*H + L*perLayer
+	arena := make([]float32, total)
+	take := func(n int) []float32 {
+		s := arena[:n:n]
+		arena = arena[n:]
+		return s
+	}
+	m := &Model{cfg: cfg, eps: float32(cfg.LayerNormEps), layers: make([]layer, L)}
+	type job struct {
+		dst   []float32
+		name  string
+		shape []int64
+	}
+	var jobs []job
+	add := func(dst []float32, name string, shape ...int64) []float32 {
+		jobs = append(jobs, job{dst, name, shape})
+		return dst
+	}
+	m.wordEmb = add(take(cfg.VocabSize*H), "embeddings.word_embeddings.weight", int64(cfg.VocabSize), h)
+	m.posEmb = add(take(cfg.MaxPositions*H), "embeddings.position_embeddings.weight", int64(cfg.MaxPositions), h)
+	m.typeEmb = add(take(cfg.TypeVocabSize*H), "embeddings.token_type_embeddings.weight", int64(cfg.TypeVocabSize), h)
+	m.embLNG = add(take(H), "embeddings.LayerNorm.weight", h)
+	m.embLNB = add(take(H), "embeddings.LayerNorm.bias", h)
+	for l := range m.layers {
+		p := fmt.Sprintf("encoder.layer.%d.", l)
+		ly := &m.layers[l]
+		ly.qkvW, ly.qkvB = take(3*H*H), take(3*H)
+		for k, n := range []string{"query", "key", "value"} {
+			add(ly.qkvW[k*H*H:(k+1)*H*H], p+"attention.self."+n+".weight", h, h)
+			add(ly.qkvB[k*H:(k+1)*H], p+"attention.self."+n+".bias", h)
+		}
+		ly.outW = add(take(H*H), p+"attention.output.dense.weight", h, h)
+		ly.outB = add(take(H), p+"attention.output.dense.bias", h)
+		ly.ln1G = add(take(H), p+"attention.output.LayerNorm.weight", h)
+		ly.ln1B = add(take(H), p+"attention.output.LayerNorm.bias", h)
+		ly.fc1W = add(take(I*H), p+"intermediate.dense.weight", i, h)
+		ly.fc1B = add(take(I), p+"intermediate.dense.bias", i)
+		ly.fc2W = add(take(H*I), p+"output.dense.weight", h, i)
+		ly.fc2B = add(take(H), p+"output.dense.bias", h)
+		ly.ln2G = add(take(H), p+"output.LayerNorm.weight", h)
+		ly.ln2B = add(take(H), p+"output.LayerNorm.bias", h)
+	}
+	if len(arena) != 0 {
+		return nil, fmt.Errorf("internal error: %d weights unassigned", len(arena))
+	}
+	for _, j := range jobs {
+		if err := st.readInto(j.dst, j.name, j.shape...); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// Dim is the embedding dimension (384).
+func (m *Model) Dim() int { return m.cfg.HiddenSize }
+
+// ModelID names the model for the index.
+func (m *Model) ModelID() string { return ID }
+
+// Tokenizer returns the model's tokenizer, e.g. to size chunks to the window.
+func (m *Model) Tokenizer() *Tokenizer { return m.tok }
+
+// Embed returns one L2-normalised vector per text. Texts longer than the
+// window are truncated to it. A text's vector does not depend on the other
+// texts in the call (beyond float rounding in the matrix kernel). Cancelling
+// ctx stops the work between layers.
+func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	ids := make([][]int32, len(texts))
+	for i, t := range texts {
+		ids[i] = m.tok.encode32(t)
+	}
+	for start := 0; start < len(texts); {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("embed: %w", err)
+		}
+		end, tokens := start, 0
+		for end < len(texts) && end-start < maxBatchTexts && (end == start || tokens+len(ids[end]) <= maxBatchTokens) {
+			tokens += len(ids[end])
+			end++
+		}
+		if err := m.forward(ctx, ids[start:end], out[start:end]); err != nil {
+			return nil, fmt.Errorf("embed: %w", err)
+		}
+		start = end
+	}
+	return out, nil
+}
+
+// workspace holds the activations of one forward pass: x is the hidden
+// state; wide holds Q|K|V during attention and the FFN's inner activations
+// after it; narrow holds the attention output, then the FFN output.
+type workspace struct {
+	x, wide, narrow []float32
+	scratch         [][]float32 // per worker, for attention
+	tokSeq          []int32     // sequence index of each packed token
+	tokPos          []int32     // position of each packed token in its sequence
+}
+
+func (m *Model) getWorkspace(tokens, workers int) *workspace {
+	m.mu.Lock()
+	var ws *workspace
+	if n := len(m.free); n > 0 {
+		ws, m.free = m.free[n-1], m.free[:n-1]
+	}
+	m.mu.Unlock()
+	if ws == nil {
+		ws = &workspace{}
+	}
+	H, I := m.cfg.HiddenSize, m.cfg.IntermediateSize
+	grow := func(s []float32, n int) []float32 {
+		if cap(s) < n {
+			return make([]float32, n)
+		}
+		return s[:n]
+	}
+	ws.x = grow(ws.x, tokens*H)
+	ws.wide = grow(ws.wide, tokens*max(3*H, I))
+	ws.narrow = grow(ws.narrow, tokens*H)
+	if cap(ws.tokSeq) < tokens {
+		ws.tokSeq, ws.tokPos = make([]int32, tokens), make([]int32, tokens)
+	}
+	ws.tokSeq, ws.tokPos = ws.tokSeq[:tokens], ws.tokPos[:tokens]
+	// One head of attention: q, k, vᵀ, out (4·L·d) and the scores (L·L).
+	d := H / m.cfg.NumHeads
+	need := 4*Window*d + Window*Window
+	for len(ws.scratch) < workers {
+		ws.scratch = append(ws.scratch, nil)
+	}
+	for w := range ws.scratch {
+		ws.scratch[w] = grow(ws.scratch[w], need)
+	}
+	return ws
+}
+
+func (m *Model) putWorkspace(ws *workspace) {
+	m.mu.Lock()
+	if len(m.free) < 2 {
+		m.free = append(m.free, ws)
+	}
+	m.mu.Unlock()
+}
+
+// forward runs the encoder over a batch of token sequences packed back to
+// back (so there is no padding to mask, and a sequence's result cannot
+// depend on its neighbours) and writes each sequence's pooled, normalised
+// vector to out. Large matrix multiplies run on the whole batch, which
+// kernel.MatMulT spreads across cores; the element-wise steps and attention
+// are shared out here.
+func (m *Model) forward(ctx context.Context, seqs [][]int32, out [][]float32) error {
+	H, I := m.cfg.HiddenSize, m.cfg.IntermediateSize
+	nh := m.cfg.NumHeads
+	offs := make([]int, len(seqs)+1)
+	for s, ids := range seqs {
+		offs[s+1] = offs[s] + len(ids)
+	}
+	T := offs[len(seqs)]
+	workers := max(1, runtime.GOMAXPROCS(0))
+	ws := m.getWorkspace(T, workers)
+	defer m.putWorkspace(ws)
+	for s, ids := range seqs {
+		for p := range ids {
+			ws.tokSeq[offs[s]+p], ws.tokPos[offs[s]+p] = int32(s), int32(p)
+		}
+	}
+	grain := max(8, min(rowGrain, (T+workers-1)/workers))
+	x, wide, narrow := ws.x, ws.wide, ws.narrow
+
+	// Embeddings: word + position + token type 0, then LayerNorm.
+	parallel(workers, T, grain, func(_, lo, hi int) {
+		for t := lo; t < hi; t++ {
+			id := int(seqs[ws.tokSeq[t]][ws.tokPos[t]])
+			row := x[t*H : (t+1)*H]
+			we := m.wordEmb[id*H : (id+1)*H]
+			pe := m.posEmb[int(ws.tokPos[t])*H:][:H]
+			te := m.typeEmb[:H]
+			for j := range row {
+				row[j] = we[j] + pe[j] + te[j]
+			}
+			layerNorm(row, m.embLNG, m.embLNB, m.eps)
+		}
+	})
+
+	d := H / nh
+	scale := float32(1 / math.Sqrt(float64(d)))
+	for li := range m.layers {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ly := &m.layers[li]
+		// Q, K, V for every token (biases are added as attention reads them).
+		qkv := wide[:T*3*H]
+		kernel.MatMulT(qkv, x, ly.qkvW, T, 3*H, H)
+		// Self-attention, one job per (sequence, head), into narrow.
+		parallel(workers, len(seqs)*nh, 1, func(w, lo, hi int) {
+			for job := lo; job < hi; job++ {
+				s, h := job/nh, job%nh
+				attend(ws.scratch[w], qkv, narrow, ly.qkvB, offs[s], offs[s+1]-offs[s], h, H, d, scale)
+			}
+		})
+		// Output projection, + bias + residual, LayerNorm.
+		proj := wide[:T*H]
+		kernel.MatMulT(proj, narrow, ly.outW, T, H, H)
+		parallel(workers, T, grain, func(_, lo, hi int) {
+			for t := lo; t < hi; t++ {
+				row, res := x[t*H:(t+1)*H], proj[t*H:(t+1)*H]
+				addBiasResidual(row, res, ly.outB)
+				layerNorm(row, ly.ln1G, ly.ln1B, m.eps)
+			}
+		})
+		// Feed-forward: H → I, GELU, I → H, + bias + residual, LayerNorm.
+		hid := wide[:T*I]
+		kernel.MatMulT(hid, x, ly.fc1W, T, I, H)
+		parallel(workers, T, grain, func(_, lo, hi int) {
+			for t := lo; t < hi; t++ {
+				geluBias(hid[t*I:(t+1)*I], ly.fc1B)
+			}
+		})
+		kernel.MatMulT(narrow, hid, ly.fc2W, T, H, I)
+		parallel(workers, T, grain, func(_, lo, hi int) {
+			for t := lo; t < hi; t++ {
+				row := x[t*H : (t+1)*H]
+				addBiasResidual(row, narrow[t*H:(t+1)*H], ly.fc2B)
+				layerNorm(row, ly.ln2G, ly.ln2B, m.eps)
+			}
+		})
+	}
+
+	// Mean pooling over every token, [CLS] and [SEP] included; L2 norm.
+	for s := range seqs {
+		v := make([]float32, H)
+		for t := offs[s]; t < offs[s+1]; t++ {
+			addTo(v, x[t*H:(t+1)*H])
+		}
+		inv := 1 / float32(offs[s+1]-offs[s])
+		for j := range v {
+			v[j] *= inv
+		}
+		normalize(v)
+		out[s] = v
+	}
+	return nil
+}
+
+// attend computes head h of self-attention for the sequence in rows
+// [off, off+L) of qkv (adding the Q/K/V biases on the way in) and writes the
+// head's slice of cx. It uses the serial DotBatch kernel: it already runs in
+// parallel with the other heads.
+func attend(sc, qkv, cx, bias []float32, off, L, h, H, d int, scale float32) {
+	q := sc[: L*d : L*d]
+	k := sc[L*d : 2*L*d : 2*L*d]
+	vt := sc[2*L*d : 3*L*d : 3*L*d]
+	o := sc[3*L*d : 4*L*d : 4*L*d]
+	s := sc[4*L*d : 4*L*d+L*L]
+	bq, bk, bv := bias[h*d:(h+1)*d], bias[H+h*d:H+(h+1)*d], bias[2*H+h*d:2*H+(h+1)*d]
+	for i := range L {
+		row := qkv[(off+i)*3*H : (off+i+1)*3*H]
+		qi, ki := q[i*d:(i+1)*d], k[i*d:(i+1)*d]
+		for j, v := range row[h*d : (h+1)*d] {
+			qi[j] = v + bq[j]
+		}
+		for j, v := range row[H+h*d : H+(h+1)*d] {
+			ki[j] = v + bk[j]
+		}
+		for j, v := range row[2*H+h*d : 2*H+(h+1)*d] {
+			vt[j*L+i] = v + bv[j]
+		}
+	}
+	for i := range L {
+		si := s[i*L : (i+1)*L]
+		kernel.DotBatch(si, q[i*d:(i+1)*d], k, d)
+		softmax(si, scale)
+		kernel.DotBatch(o[i*d:(i+1)*d], si, vt, L)
+	}
+	for i := range L {
+		copy(cx[(off+i)*H+h*d:(off+i)*H+(h+1)*d], o[i*d:(i+1)*d])
+	}
+}
+
+// parallel runs fn over [0, n) in chunks of grain, handing chunks out
+// dynamically to up to `workers` goroutines so that a busy core does not
+// hold the others up; w identifies the worker for its scratch space.
+func parallel(workers, n, grain int, fn func(w, lo, hi int)) {
+	if n <= 0 {
+		return
+	}
+	grain = max(1, grain)
+	nw := min(workers, (n+grain-1)/grain)
+	if nw <= 1 {
+		fn(0, 0, n)
+		return
+	}
+	var next atomic.Int64
+	run := func(w int) {
+		for {
+			lo := int(next.Add(int64(grain))) - grain
+			if lo >= n {
+				return
+			}
+			fn(w, lo, min(lo+grain, n))
+		}
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < nw; w++ {
+		wg.Go(func() { run(w) })
+	}
+	run(0)
+	wg.Wait()
+}
+
+// addBiasResidual sets x = x + y + b.
+func addBiasResidual(x, y, b []float32) {
+	y, b = y[:len(x)], b[:len(x)]
+	for i := range x {
+		x[i] += y[i] + b[i]
+	}
+}
+
+func addTo(dst, src []float32) {
+	src = src[:len(dst)]
+	for i := range dst {
+		dst[i] += src[i]
+	}
+}
+
+func layerNorm(x, g, b []float32, eps float32) {
+	g, b = g[:len(x)], b[:len(x)]
+	var sum float32
+	for _, v := range x {
+		sum += v
+	}
+	mean := sum / float32(len(x))
+	var vs float32
+	for _, v := range x {
+		dv := v - mean
+		vs += dv * dv
+	}
+	inv := float32(1 / math.Sqrt(float64(vs/float32(len(x))+eps)))
+	for i, v := range x {
+		x[i] = (v-mean)*inv*g[i] + b[i]
+	}
+}
+
+// softmax applies softmax(scale·x) in place. It uses expNonPos, which the
+// compiler inlines: math.Exp was a tenth of the forward pass.
+func softmax(x []float32, scale float32) {
+	mx := x[0]
+	for _, v := range x[1:] {
+		if v > mx {
+			mx = v
+		}
+	}
+	var sum float64
+	for i, v := range x {
+		e := expNonPos(float64((v - mx) * scale)) // inlined by the compiler
+		x[i] = float32(e)
+		sum += e
+	}
+	inv := float32(1 / sum)
+	for i := range x {
+		x[i] *= inv
+	}
+}
+
+// expNonPos is e^z for z <= 0 to about 1e-8 relative error: z = n·ln2 + r
+// with |r| <= ln2/2, e^r by its Taylor series to degree 7 (remainder
+// < r⁸/8! < 6e-9), and 2^n built from the exponent bits. Below -87 the
+// result is under float32's normal range and returned as 0.
+func expNonPos(z float64) float64 {
+	if !(z > -87) {
+		return 0
+	}
+	n := int(z*math.Log2E - 0.5)
+	r := z - float64(n)*math.Ln2
+	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040)))))))
+	return p * math.Float64frombits(uint64(n+1023)<<52)
+}
+
+func normalize(v []float32) {
+	var ss float64
+	for _, x := range v {
+		ss += float64(x) * float64(x)
+	}
+	if ss == 0 {
+		return
+	}
+	inv := float32(1 / math.Sqrt(ss))
+	for i := range v {
+		v[i] *= inv
+	}
+}

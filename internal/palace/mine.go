@@ -1,0 +1,422 @@
+package palace
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hivemem/hivemem/internal/chunk"
+	"github.com/hivemem/hivemem/internal/memfile"
+	"github.com/hivemem/hivemem/internal/store"
+)
+
+// MineOptions overrides the metadata the miner derives from paths.
+type MineOptions struct {
+	Wing     string // default: the agent id, else "default"
+	Agent    string // default: derived from hive/agents/<id>/ or hive/archive/<id>/
+	Room     string // default: derived from the section (pinned, condensed, recent, archive)
+	Progress func(done, total int, path string)
+}
+
+// Skip is a file the miner passed over, and why.
+type Skip struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// MineReport summarises one mine.
+type MineReport struct {
+	Files        int     `json:"files"`
+	Unchanged    int     `json:"unchanged"`
+	Changed      int     `json:"changed"`
+	FilesRemoved int     `json:"files_removed"`
+	Added        int     `json:"drawers_added"`
+	Kept         int     `json:"drawers_kept"`
+	Removed      int     `json:"drawers_removed"`
+	Embedded     int     `json:"embedded"`
+	CacheHits    int     `json:"embed_cache_hits"`
+	Skipped      []Skip  `json:"skipped"`
+	Seconds      float64 `json:"seconds"`
+}
+
+func (r *MineReport) add(o MineReport) {
+	r.Files += o.Files
+	r.Unchanged += o.Unchanged
+	r.Changed += o.Changed
+	r.FilesRemoved += o.FilesRemoved
+	r.Added += o.Added
+	r.Kept += o.Kept
+	r.Removed += o.Removed
+	r.Embedded += o.Embedded
+	r.CacheHits += o.CacheHits
+	r.Skipped = append(r.Skipped, o.Skipped...)
+}
+
+// Mine brings the index in step with the memory files under path (a
+// directory or one file). Unchanged files cost one hash; changed files embed
+// only their new drawers; files that vanished lose their drawers. Files that
+// cannot be mined (binary, invalid UTF-8, too large, unreadable) are skipped
+// with a reason and never stop the run.
+func (p *Palace) Mine(ctx context.Context, path string, opts MineOptions) (MineReport, error) {
+	start := time.Now()
+	var rep MineReport
+	if err := p.validateMineOptions(opts); err != nil {
+		return rep, err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return rep, fmt.Errorf("mine %s: %w", path, err)
+	}
+	st, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// A vanished file (or directory) loses its drawers.
+		n, derr := p.removeMissing(ctx, p.home.Rel(abs), nil)
+		if derr != nil {
+			return rep, derr
+		}
+		if n == 0 {
+			return rep, fmt.Errorf("mine %s: no such file or directory", path)
+		}
+		rep.FilesRemoved = n
+		rep.Seconds = time.Since(start).Seconds()
+		return rep, nil
+	case err != nil:
+		return rep, fmt.Errorf("mine %s: %w", path, err)
+	}
+
+	var files []string
+	if st.IsDir() {
+		files, rep.Skipped, err = p.collect(ctx, abs)
+		if err != nil {
+			return rep, err
+		}
+	} else {
+		files = []string{abs}
+	}
+	seen := make(map[string]bool, len(files))
+	for i, f := range files {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		seen[p.home.Rel(f)] = true
+		r, err := p.mineFile(ctx, f, opts)
+		if err != nil {
+			if ctx.Err() != nil {
+				return rep, err
+			}
+			return rep, err
+		}
+		rep.add(r)
+		if opts.Progress != nil {
+			opts.Progress(i+1, len(files), f)
+		}
+	}
+	if st.IsDir() {
+		n, err := p.removeMissing(ctx, p.home.Rel(abs)+"/", seen)
+		if err != nil {
+			return rep, err
+		}
+		rep.FilesRemoved += n
+	}
+	if p.emb != nil {
+		n, err := p.fillMissingVectors(ctx)
+		rep.Embedded += n
+		if err != nil {
+			return rep, err
+		}
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	return rep, nil
+}
+
+func (p *Palace) validateMineOptions(o MineOptions) error {
+	for _, v := range []struct{ name, val string }{{"wing", o.Wing}, {"agent", o.Agent}, {"room", o.Room}} {
+		if v.val == "" {
+			continue
+		}
+		if len(v.val) > 128 || !utf8.ValidString(v.val) || strings.ContainsAny(v.val, "\x00\n\r") {
+			return fmt.Errorf("mine: invalid --%s %q", v.name, v.val)
+		}
+	}
+	return nil
+}
+
+// collect walks a directory for markdown files. Backups, the palace and
+// hidden files (including the atomic writer's temp files) are never mined.
+func (p *Palace) collect(ctx context.Context, dir string) ([]string, []Skip, error) {
+	var files []string
+	var skipped []Skip
+	backups, palaceDir := p.home.BackupsDir(), p.home.PalaceDir()
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if err != nil {
+			skipped = append(skipped, Skip{Path: path, Reason: "unreadable: " + err.Error()})
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != dir && (strings.HasPrefix(name, ".") || name == "node_modules") || path == backups || path == palaceDir {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if strings.HasPrefix(name, ".") || !strings.HasSuffix(strings.ToLower(name), ".md") || !d.Type().IsRegular() {
+			return nil
+		}
+		files = append(files, path)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("mine %s: %w", dir, err)
+	}
+	return files, skipped, nil
+}
+
+// removeMissing deletes index entries for files under prefix that were not
+// seen (seen == nil: the prefix names one vanished file or directory).
+func (p *Palace) removeMissing(ctx context.Context, prefix string, seen map[string]bool) (int, error) {
+	files, err := p.store.Files(ctx, strings.TrimSuffix(prefix, "/"))
+	if err != nil {
+		return 0, fmt.Errorf("mine: %w", err)
+	}
+	n := 0
+	for _, f := range files {
+		inside := f.Source == strings.TrimSuffix(prefix, "/") || strings.HasPrefix(f.Source, strings.TrimSuffix(prefix, "/")+"/")
+		if !inside || seen[f.Source] {
+			continue
+		}
+		if _, err := os.Stat(p.home.Abs(f.Source)); err == nil {
+			continue // exists but was not collected (e.g. hidden): leave it alone
+		}
+		if err := p.store.DeleteFile(ctx, f.Source); err != nil {
+			return n, fmt.Errorf("mine: remove %s: %w", f.Source, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+func (p *Palace) skip(path, reason string) MineReport {
+	p.log.Warn("mine: skipping file", "path", path, "reason", reason)
+	return MineReport{Skipped: []Skip{{Path: path, Reason: reason}}}
+}
+
+// mineFile brings one file's drawers in step.
+func (p *Palace) mineFile(ctx context.Context, path string, opts MineOptions) (MineReport, error) {
+	source := p.home.Rel(path)
+	st, err := os.Stat(path)
+	if err != nil {
+		return p.skip(path, "unreadable: "+err.Error()), nil
+	}
+	if st.Size() > p.opts.MaxFileBytes {
+		return p.skip(path, fmt.Sprintf("too large: %d bytes, the limit is %d (palace.max_file_bytes)", st.Size(), p.opts.MaxFileBytes)), nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return p.skip(path, "unreadable: "+err.Error()), nil
+	}
+	if int64(len(data)) > p.opts.MaxFileBytes {
+		return p.skip(path, fmt.Sprintf("too large: %d bytes, the limit is %d (palace.max_file_bytes)", len(data), p.opts.MaxFileBytes)), nil
+	}
+	sum := sha256.Sum256(data)
+	fileHash := hex.EncodeToString(sum[:])
+
+	wing, agent, roomOverride := p.metadata(path, opts)
+	old, err := p.store.GetFile(ctx, source)
+	if err == nil && old.Hash == fileHash && old.Wing == wing && old.Agent == agent && opts.Room == "" {
+		return MineReport{Files: 1, Unchanged: 1}, nil
+	}
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return MineReport{}, fmt.Errorf("mine %s: %w", path, err)
+	}
+	if bytes.IndexByte(data, 0) >= 0 {
+		return p.skip(path, "binary file (contains NUL bytes)"), nil
+	}
+	if !utf8.Valid(data) {
+		return p.skip(path, "not valid UTF-8"), nil
+	}
+	mf, err := memfile.Parse(data)
+	if err != nil {
+		return p.skip(path, "unparseable: "+err.Error()), nil
+	}
+	chunks := chunk.File(mf, p.opts.MaxTokens)
+	want := p.drawers(source, wing, agent, roomOverride, chunks)
+
+	existing, err := p.store.Drawers(ctx, source)
+	if err != nil {
+		return MineReport{}, fmt.Errorf("mine %s: %w", path, err)
+	}
+	have := make(map[string]store.Drawer, len(existing))
+	for _, d := range existing {
+		have[d.ID] = d
+	}
+	rep := MineReport{Files: 1, Changed: 1}
+	u := store.FileUpdate{File: store.File{Source: source, Hash: fileHash, Size: int64(len(data)), MinedAt: time.Now().UTC(), Wing: wing, Agent: agent}}
+	for _, d := range want {
+		h, ok := have[d.ID]
+		if !ok {
+			u.Insert = append(u.Insert, d)
+			continue
+		}
+		delete(have, d.ID)
+		rep.Kept++
+		if h.Wing != d.Wing || h.Room != d.Room || h.Agent != d.Agent || h.LineStart != d.LineStart ||
+			h.LineEnd != d.LineEnd || h.Date != d.Date || h.Heading != d.Heading {
+			u.Update = append(u.Update, d)
+		}
+	}
+	for id := range have {
+		u.Delete = append(u.Delete, id)
+	}
+	rep.Added, rep.Removed = len(u.Insert), len(u.Delete)
+	if p.emb != nil && len(u.Insert) > 0 {
+		embedded, hits, err := p.embedDrawers(ctx, u.Insert)
+		if err != nil {
+			return MineReport{}, fmt.Errorf("mine %s: %w", path, err)
+		}
+		rep.Embedded, rep.CacheHits = embedded, hits
+	}
+	if err := p.store.Apply(ctx, u); err != nil {
+		return MineReport{}, fmt.Errorf("mine %s: %w", path, err)
+	}
+	return rep, nil
+}
+
+// metadata derives wing, agent and a room override for a file.
+func (p *Palace) metadata(path string, opts MineOptions) (wing, agent, room string) {
+	id, archive, ok := p.home.AgentFromPath(path)
+	agent = opts.Agent
+	if agent == "" && ok {
+		agent = id
+	}
+	wing = opts.Wing
+	if wing == "" {
+		wing = agent
+	}
+	if wing == "" {
+		wing = "default"
+	}
+	room = opts.Room
+	if room == "" && archive {
+		room = chunk.RoomArchive
+	}
+	return wing, agent, room
+}
+
+// drawers turns chunks into drawers keyed by content: the same text in the
+// same file keeps its id however the lines around it move.
+func (p *Palace) drawers(source, wing, agent, room string, chunks []chunk.Chunk) []store.Drawer {
+	seen := map[string]int{}
+	out := make([]store.Drawer, 0, len(chunks))
+	for _, c := range chunks {
+		text := c.EmbedText()
+		th := sha256.Sum256([]byte(text))
+		hash := hex.EncodeToString(th[:])
+		ih := sha256.Sum256([]byte(source + "\x00" + hash))
+		id := hex.EncodeToString(ih[:10])
+		seen[id]++
+		if n := seen[id]; n > 1 {
+			id = fmt.Sprintf("%s-%d", id, n)
+		}
+		r := c.Room
+		if room != "" {
+			r = room
+		}
+		out = append(out, store.Drawer{
+			ID: id, Wing: wing, Room: r, Agent: agent, Source: source, Heading: c.Heading,
+			LineStart: c.LineStart, LineEnd: c.LineEnd, Date: c.Date, Hash: hash, Text: c.Text,
+		})
+	}
+	return out
+}
+
+// embedDrawers fills the Vector of each drawer, from the cache when the
+// same text was embedded before by the same model.
+func (p *Palace) embedDrawers(ctx context.Context, ds []store.Drawer) (embedded, hits int, err error) {
+	model := p.emb.ModelID()
+	hashes := make([]string, len(ds))
+	for i, d := range ds {
+		hashes[i] = d.Hash
+	}
+	cached, err := p.store.CachedEmbeddings(ctx, model, hashes)
+	if err != nil {
+		return 0, 0, err
+	}
+	var todo []int
+	for i := range ds {
+		if v, ok := cached[ds[i].Hash]; ok {
+			ds[i].Vector = v
+			hits++
+		} else {
+			todo = append(todo, i)
+		}
+	}
+	for start := 0; start < len(todo); start += p.opts.EmbedBatch {
+		end := min(start+p.opts.EmbedBatch, len(todo))
+		texts := make([]string, 0, end-start)
+		for _, i := range todo[start:end] {
+			texts = append(texts, embedText(ds[i]))
+		}
+		vecs, err := p.emb.Embed(ctx, texts)
+		if err != nil {
+			return embedded, hits, fmt.Errorf("embed: %w", err)
+		}
+		if len(vecs) != len(texts) {
+			return embedded, hits, fmt.Errorf("embed: %d vectors for %d texts", len(vecs), len(texts))
+		}
+		hs := make([]string, 0, len(vecs))
+		for k, i := range todo[start:end] {
+			ds[i].Vector = vecs[k]
+			hs = append(hs, ds[i].Hash)
+		}
+		if err := p.store.PutEmbeddings(ctx, model, hs, vecs); err != nil {
+			return embedded, hits, err
+		}
+		embedded += len(vecs)
+	}
+	return embedded, hits, nil
+}
+
+func embedText(d store.Drawer) string {
+	return chunk.Chunk{Heading: d.Heading, Text: d.Text}.EmbedText()
+}
+
+// fillMissingVectors embeds drawers that were stored without a vector, as
+// after a model change or a mine without a model.
+func (p *Palace) fillMissingVectors(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		ds, err := p.store.MissingVectors(ctx, 256)
+		if err != nil || len(ds) == 0 {
+			return total, err
+		}
+		n, _, err := p.embedDrawers(ctx, ds)
+		total += n
+		if err != nil {
+			return total, err
+		}
+		ids := make([]string, len(ds))
+		vecs := make([][]float32, len(ds))
+		for i, d := range ds {
+			ids[i], vecs[i] = d.ID, d.Vector
+		}
+		if err := p.store.SetVectors(ctx, ids, vecs); err != nil {
+			return total, err
+		}
+	}
+}

@@ -1,0 +1,95 @@
+// Package palace is the memory index at work: it mines memory files into
+// drawers, searches them (BM25 and exact vector similarity, fused), and
+// builds wake-up digests. The markdown stays the source of truth; everything
+// here can be rebuilt from it.
+package palace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/store"
+)
+
+// Embedder turns texts into L2-normalised vectors. Implementations: the
+// local MiniLM model and any OpenAI-compatible endpoint.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	Dim() int
+	ModelID() string
+}
+
+// Options tunes mining and ranking; zero values take the defaults.
+type Options struct {
+	MaxFileBytes  int64 // files above are skipped (default 8 MiB)
+	MaxTokens     int   // chunk budget (default chunk.DefaultMaxTokens)
+	RRFK          int   // reciprocal-rank-fusion constant (default 60)
+	CandidatePool int   // candidates taken from each ranker (default 100)
+	EmbedBatch    int   // texts per Embed call (default 32)
+	Logger        *slog.Logger
+}
+
+// Palace ties the home, the index and the embedder together.
+type Palace struct {
+	home  home.Home
+	store store.Store
+	emb   Embedder // nil: lexical-only
+	opts  Options
+	log   *slog.Logger
+}
+
+// New opens the palace over an index. When the index holds vectors of
+// another model than emb, they are dropped so that the next mine re-embeds
+// every drawer: vectors of two models are never mixed.
+func New(ctx context.Context, h home.Home, st store.Store, emb Embedder, opts Options) (*Palace, error) {
+	if opts.MaxFileBytes <= 0 {
+		opts.MaxFileBytes = 8 << 20
+	}
+	if opts.RRFK <= 0 {
+		opts.RRFK = 60
+	}
+	if opts.CandidatePool <= 0 {
+		opts.CandidatePool = 100
+	}
+	if opts.EmbedBatch <= 0 {
+		opts.EmbedBatch = 32
+	}
+	lg := opts.Logger
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	p := &Palace{home: h, store: st, emb: emb, opts: opts, log: lg}
+	if emb != nil {
+		model, dim, err := st.Model(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("open palace: %w", err)
+		}
+		if model != emb.ModelID() || dim != emb.Dim() {
+			if model != "" {
+				lg.Warn("embedding model changed: dropping old vectors, the next mine re-embeds", "old", model, "new", emb.ModelID())
+				if err := st.ClearVectors(ctx); err != nil {
+					return nil, fmt.Errorf("open palace: %w", err)
+				}
+			}
+			if err := st.SetModel(ctx, emb.ModelID(), emb.Dim()); err != nil {
+				return nil, fmt.Errorf("open palace: %w", err)
+			}
+		}
+	}
+	return p, nil
+}
+
+// Home is the home the palace indexes.
+func (p *Palace) Home() home.Home { return p.home }
+
+// Store is the index backend.
+func (p *Palace) Store() store.Store { return p.store }
+
+// Embedder returns the embedder, nil when the palace is lexical-only.
+func (p *Palace) Embedder() Embedder { return p.emb }
+
+// ErrEmptyQuery is returned for a query with no searchable text.
+var ErrEmptyQuery = errors.New("empty query")

@@ -1,0 +1,427 @@
+package palace_test
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/sqlite"
+)
+
+// countingEmbedder is a deterministic bag-of-words embedder that counts
+// every text it embeds, so tests can see exactly what mining re-embeds.
+type countingEmbedder struct {
+	mu    sync.Mutex
+	texts []string
+	model string
+}
+
+func (e *countingEmbedder) Dim() int { return 64 }
+func (e *countingEmbedder) ModelID() string {
+	if e.model != "" {
+		return e.model
+	}
+	return "test-bow-64"
+}
+func (e *countingEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	e.mu.Lock()
+	e.texts = append(e.texts, texts...)
+	e.mu.Unlock()
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		v := make([]float32, 64)
+		for _, w := range strings.Fields(strings.ToLower(t)) {
+			h := fnv.New32a()
+			h.Write([]byte(strings.Trim(w, ".,:;!?()`'\"")))
+			v[h.Sum32()%64]++
+		}
+		var n float64
+		for _, x := range v {
+			n += float64(x * x)
+		}
+		if n == 0 {
+			v[0], n = 1, 1
+		}
+		for j := range v {
+			v[j] /= float32(math.Sqrt(n))
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func (e *countingEmbedder) count() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.texts)
+}
+
+func (e *countingEmbedder) reset() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t := e.texts
+	e.texts = nil
+	return t
+}
+
+type fixture struct {
+	t   testing.TB
+	h   home.Home
+	st  store.Store
+	emb *countingEmbedder
+	p   *palace.Palace
+}
+
+func newFixture(t testing.TB, emb *countingEmbedder) *fixture {
+	t.Helper()
+	h := home.Home{Root: t.TempDir()}
+	if err := h.Init(); err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, h: h, emb: emb}
+	f.reopen()
+	return f
+}
+
+func (f *fixture) reopen() {
+	f.t.Helper()
+	if f.st != nil {
+		f.st.Close()
+	}
+	st, err := sqlite.Open(context.Background(), filepath.Join(f.h.PalaceDir(), "palace.db"))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { st.Close() })
+	var emb palace.Embedder
+	if f.emb != nil {
+		emb = f.emb
+	}
+	p, err := palace.New(context.Background(), f.h, st, emb, palace.Options{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.st, f.p = st, p
+}
+
+func (f *fixture) write(agent, content string) string {
+	f.t.Helper()
+	dir := filepath.Join(f.h.AgentsDir(), agent)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	path := filepath.Join(dir, "memory.md")
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+	return path
+}
+
+func (f *fixture) mine() palace.MineReport {
+	f.t.Helper()
+	rep, err := f.p.Mine(context.Background(), f.h.AgentsDir(), palace.MineOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return rep
+}
+
+func (f *fixture) search(q string, filter store.Filter) []palace.Hit {
+	f.t.Helper()
+	hits, err := f.p.Search(context.Background(), palace.Query{Text: q, Results: 20, Filter: filter})
+	if err != nil {
+		f.t.Fatalf("search %q: %v", q, err)
+	}
+	return hits
+}
+
+func section(i int) string {
+	return fmt.Sprintf("## 2026-11-%02d — note %d\nWorked on component%d and wrote the handler for endpoint%d.\nThe deploy of service%d succeeded after retry.\n\n", i%28+1, i, i, i, i)
+}
+
+// bigFile builds a memory file of at least size bytes out of many sections.
+func bigFile(size int) (string, int) {
+	var b strings.Builder
+	b.WriteString("# Memory — Big (big)\n\n")
+	n := 0
+	for b.Len() < size {
+		b.WriteString(section(n))
+		n++
+	}
+	return b.String(), n
+}
+
+func TestMineIdempotent(t *testing.T) {
+	f := newFixture(t, &countingEmbedder{})
+	content, n := bigFile(32 << 10)
+	f.write("big", content)
+	first := f.mine()
+	if first.Added != n || first.Embedded != n {
+		t.Fatalf("first mine: %+v, want %d drawers added and embedded", first, n)
+	}
+	f.emb.reset()
+	second := f.mine()
+	if second.Added != 0 || second.Removed != 0 || second.Embedded != 0 || second.Unchanged != 1 {
+		t.Fatalf("second mine changed something: %+v", second)
+	}
+	if f.emb.count() != 0 {
+		t.Fatalf("second mine embedded %d texts", f.emb.count())
+	}
+}
+
+func TestMineIncrementalAppend(t *testing.T) {
+	f := newFixture(t, &countingEmbedder{})
+	content, n := bigFile(128 << 10)
+	path := f.write("big", content)
+	f.mine()
+	f.emb.reset()
+	extra := "## 2026-11-29 — appended later\nThe quokka migration finished without downtime.\n"
+	af, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	af.WriteString(extra)
+	af.Close()
+	rep := f.mine()
+	got := f.emb.reset()
+	if rep.Added != 1 || rep.Removed != 0 || rep.Kept != n || len(got) != 1 || !strings.Contains(got[0], "quokka") {
+		t.Fatalf("append: report %+v, embedded %q; want exactly the new section", rep, got)
+	}
+	hits := f.search("quokka migration", store.Filter{})
+	if len(hits) == 0 || hits[0].Heading != "2026-11-29 — appended later" || hits[0].Date != "2026-11-29" {
+		t.Fatalf("new section not found first: %+v", hits)
+	}
+}
+
+func TestStaleRemoval(t *testing.T) {
+	f := newFixture(t, &countingEmbedder{})
+	f.write("alice", "# Memory — Alice (alice)\n\n## 2026-11-01 — zebra\nThe zebra crossing project.\n\n## 2026-11-02 — yak\nYak shaving notes.\n")
+	bob := f.write("bob", "# Memory — Bob (bob)\n\n## 2026-11-03 — walrus\nWalrus tusk inventory.\n")
+	f.mine()
+	if len(f.search("zebra", store.Filter{})) == 0 || len(f.search("walrus", store.Filter{})) == 0 {
+		t.Fatal("mined text not found")
+	}
+	// Edit: the zebra section goes, a new one comes.
+	f.write("alice", "# Memory — Alice (alice)\n\n## 2026-11-02 — yak\nYak shaving notes.\n\n## 2026-11-04 — okapi\nOkapi sightings.\n")
+	if err := os.Remove(bob); err != nil {
+		t.Fatal(err)
+	}
+	rep := f.mine()
+	if rep.Removed != 1 || rep.Added != 1 || rep.FilesRemoved != 1 {
+		t.Fatalf("report %+v", rep)
+	}
+	for _, q := range []string{"zebra crossing", "walrus tusk"} {
+		for _, mode := range []string{palace.ModeLexical, palace.ModeVector, palace.ModeHybrid} {
+			hits, err := f.p.Search(context.Background(), palace.Query{Text: q, Mode: mode, Results: 50})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range hits {
+				if strings.Contains(strings.ToLower(h.Text), strings.Fields(q)[0]) {
+					t.Fatalf("%s search %q returned vanished text: %+v", mode, q, h)
+				}
+			}
+		}
+	}
+	// Moving lines keeps drawers and updates their line ranges.
+	hits := f.search("yak shaving", store.Filter{})
+	if len(hits) == 0 || hits[0].LineStart != 3 {
+		t.Fatalf("yak drawer line range not updated: %+v", hits)
+	}
+}
+
+func TestMineSkipsBadFiles(t *testing.T) {
+	f := newFixture(t, nil)
+	f.write("good", "# Memory — good\n\n## 2026-11-01 — fine\nOrdinary text about gardening.\n")
+	bad := map[string][]byte{
+		"binary":   {0x7f, 'E', 'L', 'F', 0, 0, 1, 2},
+		"latin1":   []byte("## caf\xe9\nbroken encoding\n"),
+		"toolarge": []byte(strings.Repeat("word ", 2<<20)),
+	}
+	for agent, data := range bad {
+		dir := filepath.Join(f.h.AgentsDir(), agent)
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "memory.md"), data, 0o644)
+	}
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "p.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	p, err := palace.New(context.Background(), f.h, st, nil, palace.Options{MaxFileBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := p.Mine(context.Background(), f.h.AgentsDir(), palace.MineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasons := map[string]string{}
+	for _, s := range rep.Skipped {
+		reasons[filepath.Base(filepath.Dir(s.Path))] = s.Reason
+	}
+	for agent, want := range map[string]string{"binary": "binary", "latin1": "UTF-8", "toolarge": "too large"} {
+		if !strings.Contains(reasons[agent], want) {
+			t.Errorf("%s: skip reason %q, want %q", agent, reasons[agent], want)
+		}
+	}
+	if rep.Files != 1 || rep.Added != 1 {
+		t.Fatalf("good file not mined: %+v", rep)
+	}
+}
+
+func TestHostileQueries(t *testing.T) {
+	f := newFixture(t, &countingEmbedder{})
+	f.write("alice", "# Memory — Alice\n\n## 2026-11-01 — sql notes\nWe DROP TABLE only in migrations; NEAR the end of a query use quotes \"like this\".\n")
+	f.mine()
+	nasty := []string{`"`, `""`, `*`, `NEAR(a b)`, `a -b`, `(`, `)`, `AND OR NOT`, `'; DROP TABLE drawers; --`,
+		`heading:foo`, `^x`, `café ☕ 日本語`, strings.Repeat("x", 4000), "a\x00b", `\`, `{}`, `%`, `_`}
+	for _, q := range nasty {
+		if _, err := f.p.Search(context.Background(), palace.Query{Text: q}); err != nil {
+			t.Errorf("query %q: %v", q, err)
+		}
+	}
+	if hits := f.search(`'; DROP TABLE drawers; --`, store.Filter{}); len(hits) == 0 {
+		t.Error("a query with SQL in it should still find the drawer mentioning DROP TABLE")
+	}
+	for _, q := range []string{"", "   ", strings.Repeat("y", palace.MaxQueryBytes+1), "bad\xffutf8"} {
+		if _, err := f.p.Search(context.Background(), palace.Query{Text: q}); err == nil {
+			t.Errorf("query %q: want a clear error", q)
+		}
+	}
+	if _, err := f.p.Search(context.Background(), palace.Query{Text: "x", Filter: store.Filter{Since: "2026-13-40"}}); err == nil {
+		t.Error("bad --since accepted")
+	}
+}
+
+func TestSearchFilters(t *testing.T) {
+	f := newFixture(t, &countingEmbedder{})
+	f.write("alice", "# Memory — Alice\n\n## 📌 Durable facts (pinned — never condensed)\n- Deploys happen on Tuesdays.\n## 🗜 Condensed history\n_(none yet)_\n## Recent\n## 2026-10-01 — deploy\nDeploy went fine.\n\n## 2026-11-15 — deploy again\nDeploy went fine again.\n")
+	f.write("bob", "# Memory — Bob\n\n## 2026-11-20 — deploy\nBob's deploy.\n")
+	f.mine()
+	check := func(name string, filter store.Filter, want func(palace.Hit) bool, min int) {
+		hits := f.search("deploy", filter)
+		if len(hits) < min {
+			t.Errorf("%s: %d hits, want at least %d", name, len(hits), min)
+		}
+		for _, h := range hits {
+			if !want(h) {
+				t.Errorf("%s: hit out of scope: %+v", name, h)
+			}
+		}
+	}
+	check("wing", store.Filter{Wing: "bob"}, func(h palace.Hit) bool { return h.Wing == "bob" }, 1)
+	check("agent", store.Filter{Agent: "alice"}, func(h palace.Hit) bool { return h.Agent == "alice" }, 3)
+	check("room", store.Filter{Room: "pinned"}, func(h palace.Hit) bool { return h.Room == "pinned" }, 1)
+	check("since", store.Filter{Since: "2026-11-01"}, func(h palace.Hit) bool { return h.Date >= "2026-11-01" }, 2)
+}
+
+func TestModelChangeReembeds(t *testing.T) {
+	emb := &countingEmbedder{}
+	f := newFixture(t, emb)
+	f.write("alice", "# Memory — Alice\n\n## 2026-11-01 — one\nFirst.\n\n## 2026-11-02 — two\nSecond.\n")
+	f.mine()
+	emb.reset()
+	emb.model = "test-bow-64-v2"
+	f.reopen()
+	rep := f.mine()
+	if rep.Embedded != 2 {
+		t.Fatalf("after a model change the next mine should re-embed every drawer: %+v", rep)
+	}
+	model, _, _ := f.st.Model(context.Background())
+	if model != "test-bow-64-v2" {
+		t.Fatalf("store model = %q", model)
+	}
+}
+
+func TestRememberPinWakeUp(t *testing.T) {
+	f := newFixture(t, &countingEmbedder{})
+	ctx := context.Background()
+	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	if _, err := f.p.Remember(ctx, "../etc", "", "x", now); err == nil {
+		t.Fatal("remember accepted a path trick")
+	}
+	if _, err := f.p.Remember(ctx, "carol", "", "", now); err == nil {
+		t.Fatal("remember accepted empty text")
+	}
+	rep, err := f.p.Remember(ctx, "carol", "login flake", "Cookie expiry skew caused the flake.\n## 📌 Durable facts (pinned — never condensed)\n- injected", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Added == 0 {
+		t.Fatalf("remember did not mine: %+v", rep)
+	}
+	if added, err := f.p.Pin(ctx, "carol", "Releases ship on Tuesdays"); err != nil || !added {
+		t.Fatalf("pin: %v %v", added, err)
+	}
+	if added, err := f.p.Pin(ctx, "carol", "- Releases ship on Tuesdays"); err != nil || added {
+		t.Fatalf("duplicate pin: %v %v", added, err)
+	}
+	hits := f.search("cookie expiry", store.Filter{Wing: "carol"})
+	if len(hits) == 0 || hits[0].Heading != "2026-11-29 — login flake" {
+		t.Fatalf("remembered text not searchable: %+v", hits)
+	}
+	d, err := f.p.WakeUp(ctx, "carol", 800)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Pinned) != 1 || d.Pinned[0] != "Releases ship on Tuesdays" {
+		t.Fatalf("wake-up pinned = %q (the injected heading must not become a region)", d.Pinned)
+	}
+	if len(d.Recent) != 1 || !strings.Contains(d.Text, "login flake") {
+		t.Fatalf("wake-up = %+v", d)
+	}
+	all, err := f.p.WakeUp(ctx, "", 800)
+	if err != nil || len(all.Agents) != 1 || all.Agents[0].Agent != "carol" {
+		t.Fatalf("hive wake-up = %+v, %v", all, err)
+	}
+	if _, err := f.p.WakeUp(ctx, "nobody", 800); err == nil {
+		t.Fatal("wake-up of an unknown wing should fail")
+	}
+}
+
+func TestWakeUpBudget(t *testing.T) {
+	f := newFixture(t, nil)
+	content, _ := bigFile(64 << 10)
+	f.write("big", content)
+	for _, budget := range []int{50, 200, 800} {
+		d, err := f.p.WakeUp(context.Background(), "big", budget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Tokens > budget || !d.Truncated || len(d.Recent) == 0 {
+			t.Fatalf("budget %d: tokens %d truncated %v recent %d", budget, d.Tokens, d.Truncated, len(d.Recent))
+		}
+		if !strings.Contains(d.Recent[0].Heading, fmt.Sprint("note ")) {
+			t.Fatalf("newest first expected: %+v", d.Recent[0])
+		}
+	}
+}
+
+func TestReindexMatchesMine(t *testing.T) {
+	f := newFixture(t, &countingEmbedder{})
+	content, n := bigFile(16 << 10)
+	f.write("big", content)
+	f.mine()
+	f.emb.reset()
+	rep, err := f.p.Reindex(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Added != n || rep.Embedded != 0 || rep.CacheHits != n {
+		t.Fatalf("reindex should rebuild from the cache: %+v", rep)
+	}
+	if err := f.st.Check(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

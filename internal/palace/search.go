@@ -1,0 +1,235 @@
+package palace
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hivemem/hivemem/internal/store"
+)
+
+// Search modes.
+const (
+	ModeHybrid  = "hybrid"
+	ModeLexical = "lexical"
+	ModeVector  = "vector"
+)
+
+// MaxQueryBytes caps a query; longer text is refused rather than silently cut.
+const MaxQueryBytes = 4096
+
+// MaxResults caps how many hits one search returns.
+const MaxResults = 1000
+
+// Query is one search.
+type Query struct {
+	Text    string
+	Filter  store.Filter
+	Results int    // default 5
+	Mode    string // hybrid (default), lexical, vector
+}
+
+// Hit is one search result with every score that produced it.
+type Hit struct {
+	ID           string  `json:"id"`
+	Wing         string  `json:"wing"`
+	Room         string  `json:"room"`
+	Agent        string  `json:"agent"`
+	Source       string  `json:"source"`
+	Heading      string  `json:"heading"`
+	LineStart    int     `json:"line_start"`
+	LineEnd      int     `json:"line_end"`
+	Date         string  `json:"date,omitempty"`
+	Text         string  `json:"text"`
+	Score        float64 `json:"score"`
+	LexicalScore float64 `json:"lexical_score"`
+	LexicalRank  int     `json:"lexical_rank,omitempty"`
+	VectorScore  float64 `json:"vector_score"`
+	VectorRank   int     `json:"vector_rank,omitempty"`
+}
+
+var dateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+
+// ValidateDate accepts YYYY-MM-DD (a real calendar date) or "".
+func ValidateDate(s string) error {
+	if s == "" {
+		return nil
+	}
+	if !dateRE.MatchString(s) {
+		return fmt.Errorf("invalid date %q: want YYYY-MM-DD", s)
+	}
+	if _, err := time.Parse("2006-01-02", s); err != nil {
+		return fmt.Errorf("invalid date %q: %w", s, err)
+	}
+	return nil
+}
+
+// Mode reports what Search can do: hybrid with an embedder, else lexical.
+func (p *Palace) Mode() string {
+	if p.emb == nil {
+		return ModeLexical
+	}
+	return ModeHybrid
+}
+
+// Search ranks drawers for a plain-text query. Hybrid search takes the BM25
+// candidates and the exact cosine ranking over every drawer in scope and
+// fuses them by reciprocal rank; without an embedder it is lexical-only.
+// Query text is data: it is never interpreted as FTS or SQL syntax.
+func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
+	if !utf8.ValidString(q.Text) {
+		return nil, fmt.Errorf("search: query is not valid UTF-8")
+	}
+	if len(q.Text) > MaxQueryBytes {
+		return nil, fmt.Errorf("search: query is %d bytes, at most %d allowed", len(q.Text), MaxQueryBytes)
+	}
+	if strings.TrimSpace(strings.ReplaceAll(q.Text, "\x00", "")) == "" {
+		return nil, fmt.Errorf("search: %w", ErrEmptyQuery)
+	}
+	if q.Results == 0 {
+		q.Results = 5
+	}
+	if q.Results < 0 || q.Results > MaxResults {
+		return nil, fmt.Errorf("search: results must be between 1 and %d, got %d", MaxResults, q.Results)
+	}
+	if err := ValidateDate(q.Filter.Since); err != nil {
+		return nil, fmt.Errorf("search: --since: %w", err)
+	}
+	if err := ValidateDate(q.Filter.Until); err != nil {
+		return nil, fmt.Errorf("search: --until: %w", err)
+	}
+	mode := q.Mode
+	if mode == "" {
+		mode = p.Mode()
+	}
+	switch mode {
+	case ModeHybrid, ModeLexical, ModeVector:
+	default:
+		return nil, fmt.Errorf("search: unknown mode %q (want hybrid, lexical or vector)", mode)
+	}
+	if mode != ModeLexical && p.emb == nil {
+		if mode == ModeVector {
+			return nil, fmt.Errorf("search: vector mode needs an embedding model (run `hivemem model fetch`)")
+		}
+		mode = ModeLexical
+	}
+	pool := max(p.opts.CandidatePool, q.Results*3)
+
+	var lex, vec []store.Scored
+	var err error
+	if mode != ModeVector {
+		lex, err = p.store.Lexical(ctx, q.Text, q.Filter, pool)
+		if err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+	}
+	if mode != ModeLexical {
+		vs, err := p.emb.Embed(ctx, []string{q.Text})
+		if err != nil {
+			return nil, fmt.Errorf("search: embed query: %w", err)
+		}
+		if len(vs) != 1 {
+			return nil, fmt.Errorf("search: embedder returned %d vectors for one query", len(vs))
+		}
+		vec, err = p.store.Vector(ctx, vs[0], q.Filter, pool)
+		if err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+	}
+	fused := Fuse(lex, vec, p.opts.RRFK)
+	if len(fused) > q.Results {
+		fused = fused[:q.Results]
+	}
+	ids := make([]string, len(fused))
+	for i, f := range fused {
+		ids[i] = f.ID
+	}
+	ds, err := p.store.Get(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	byID := make(map[string]store.Drawer, len(ds))
+	for _, d := range ds {
+		byID[d.ID] = d
+	}
+	hits := make([]Hit, 0, len(fused))
+	for _, f := range fused {
+		d, ok := byID[f.ID]
+		if !ok {
+			continue // removed between ranking and fetching
+		}
+		hits = append(hits, Hit{
+			ID: d.ID, Wing: d.Wing, Room: d.Room, Agent: d.Agent, Source: d.Source, Heading: d.Heading,
+			LineStart: d.LineStart, LineEnd: d.LineEnd, Date: d.Date, Text: d.Text,
+			Score: f.Score, LexicalScore: f.Lexical, LexicalRank: f.LexicalRank,
+			VectorScore: f.Vector, VectorRank: f.VectorRank,
+		})
+	}
+	return hits, nil
+}
+
+// Fused is one candidate after fusion.
+type Fused struct {
+	ID          string
+	Score       float64
+	Lexical     float64
+	LexicalRank int
+	Vector      float64
+	VectorRank  int
+}
+
+// Fuse combines two rankings by reciprocal rank fusion: score = Σ 1/(k+rank).
+// Rank fusion needs no calibration between BM25 and cosine scales, which
+// differ per query. With one ranking it keeps that ranking's order.
+func Fuse(lex, vec []store.Scored, k int) []Fused {
+	m := make(map[string]*Fused, len(lex)+len(vec))
+	get := func(id string) *Fused {
+		f, ok := m[id]
+		if !ok {
+			f = &Fused{ID: id}
+			m[id] = f
+		}
+		return f
+	}
+	for i, s := range lex {
+		f := get(s.ID)
+		f.Lexical, f.LexicalRank = s.Score, i+1
+		f.Score += 1 / float64(k+i+1)
+	}
+	for i, s := range vec {
+		f := get(s.ID)
+		f.Vector, f.VectorRank = s.Score, i+1
+		f.Score += 1 / float64(k+i+1)
+	}
+	out := make([]Fused, 0, len(m))
+	for _, f := range m {
+		out = append(out, *f)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		// Ties: the better single rank first, then id for determinism.
+		bi, bj := bestRank(out[i]), bestRank(out[j])
+		if bi != bj {
+			return bi < bj
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+func bestRank(f Fused) int {
+	r := 1 << 30
+	if f.LexicalRank > 0 {
+		r = f.LexicalRank
+	}
+	if f.VectorRank > 0 && f.VectorRank < r {
+		r = f.VectorRank
+	}
+	return r
+}

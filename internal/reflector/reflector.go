@@ -1,0 +1,688 @@
+// Package reflector keeps agents' memory files bounded without losing a
+// line: when a file grows past its triggers, the oldest sections are
+// appended verbatim to the agent's archive, summarised into the condensed
+// history by a Summarizer, and the file is rebuilt into its three regions
+// (pinned facts, condensed history, Recent + the newest sections verbatim).
+//
+// The pipeline is built so that no failure and no concurrent writer can
+// lose data:
+//
+//   - the file is read under its lock, but the lock is not held while the
+//     summariser runs (an LLM can take minutes and agents must be able to
+//     append meanwhile);
+//   - before the swap the file is read again under the lock and compared
+//     byte for byte with the first read (compare-and-swap): bytes appended
+//     at the end are carried into the result, any other change aborts;
+//   - the result is verified (regions, sizes, pinned facts, kept sections,
+//     archive) before a backup is written and the file is replaced
+//     atomically; appends that reach the old file after the swap are
+//     salvaged into the new one;
+//   - every abort leaves the file as it was, is logged as a condense-abort
+//     event with a reason (see the Reason constants), and backs the agent
+//     off exponentially; a success resets the backoff.
+package reflector
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/hivemem/hivemem/internal/atomicio"
+	"github.com/hivemem/hivemem/internal/config"
+	"github.com/hivemem/hivemem/internal/eventlog"
+	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/memfile"
+	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/summarize"
+)
+
+// Miner is what the reflector needs from the palace: re-mining the archive
+// and the memory file right after a swap, so search follows the move.
+type Miner interface {
+	Mine(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error)
+}
+
+// Defaults for Deps fields left zero.
+const (
+	DefaultLockTimeout  = 30 * time.Second
+	DefaultSalvageGrace = 25 * time.Millisecond
+)
+
+// Deps is what a Reflector works with.
+type Deps struct {
+	Home home.Home
+	// Settings is called at the start of every condensation and pass, so a
+	// changed config applies on the next one without a restart. nil uses
+	// config.Default().
+	Settings func() config.Config
+	// Events receives condense, condense-abort and restore events; nil logs
+	// none.
+	Events *eventlog.Log
+	// Miner re-mines the archive and the memory file after a swap; nil
+	// skips mining.
+	Miner  Miner
+	Logger *slog.Logger
+	// Summarizer overrides the configured one (tests, benchmarks); nil
+	// builds it from Settings().Summarizer on every condensation.
+	Summarizer summarize.Summarizer
+	// LockTimeout bounds each wait for a file lock (default 30 s).
+	LockTimeout time.Duration
+	// SalvageGrace is how long after the swap the old file is watched for
+	// appends by agents that opened it just before the rename (default
+	// 25 ms; negative checks only once, at once).
+	SalvageGrace time.Duration
+	// Now is the clock (default time.Now), for tests of backoff and names.
+	Now func() time.Time
+}
+
+// Reflector condenses agents' memory files. It is safe for concurrent use;
+// condensations of one agent are serialised in process, and across
+// processes by the file locks and compare-and-swap.
+type Reflector struct {
+	home         home.Home
+	settingsFn   func() config.Config
+	events       *eventlog.Log
+	miner        Miner
+	log          *slog.Logger
+	sum          summarize.Summarizer
+	lockTimeout  time.Duration
+	salvageGrace time.Duration
+	now          func() time.Time
+	// writeFile is atomicio.WriteFile; tests replace it to fail the swap.
+	writeFile func(path string, data []byte, perm os.FileMode) error
+
+	mu   sync.Mutex
+	sems map[string]chan struct{}
+}
+
+// New returns a Reflector over d.Home.
+func New(d Deps) *Reflector {
+	r := &Reflector{
+		home: d.Home, settingsFn: d.Settings, events: d.Events, miner: d.Miner, log: d.Logger,
+		sum: d.Summarizer, lockTimeout: d.LockTimeout, salvageGrace: d.SalvageGrace, now: d.Now,
+		writeFile: atomicio.WriteFile, sems: map[string]chan struct{}{},
+	}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	if r.lockTimeout <= 0 {
+		r.lockTimeout = DefaultLockTimeout
+	}
+	if r.salvageGrace == 0 {
+		r.salvageGrace = DefaultSalvageGrace
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	return r
+}
+
+// settings returns the live config with unusable values clamped, so a bad
+// getter cannot make a condensation evict everything or keep no backup.
+func (r *Reflector) settings() config.Config {
+	cfg := config.Default()
+	if r.settingsFn != nil {
+		cfg = r.settingsFn()
+	}
+	cfg.Reflector.RecentKeep = max(cfg.Reflector.RecentKeep, 1)
+	cfg.Reflector.Retention = max(cfg.Reflector.Retention, 1)
+	return cfg
+}
+
+// Interval is the configured time between automatic passes, read live.
+func (r *Reflector) Interval() time.Duration {
+	return r.settings().Reflector.Interval.Duration
+}
+
+// SummarizerConfig maps the config file's summarizer section to the
+// summarize package's settings.
+func SummarizerConfig(c config.Summarizer) summarize.Config {
+	return summarize.Config{
+		Provider: c.Provider, Model: c.Model, BaseURL: c.BaseURL, APIKey: c.APIKey,
+		Command: c.Command, Timeout: c.Timeout.Duration,
+	}
+}
+
+func (r *Reflector) summarizer(cfg config.Config) (summarize.Summarizer, error) {
+	if r.sum != nil {
+		return r.sum, nil
+	}
+	return summarize.New(SummarizerConfig(cfg.Summarizer))
+}
+
+// Options controls one condensation.
+type Options struct {
+	// DryRun computes and verifies the would-be file without writing
+	// anything: no archive, no backup, no event, no backoff change. It
+	// ignores backoff and reflector.enabled (it changes nothing), but
+	// honours the triggers unless Force is set.
+	DryRun bool
+	// Force skips the triggers and the backoff (`reflect --now`), but not
+	// reflector.enabled = false: a disabled reflector never rewrites files.
+	Force bool
+}
+
+// Result statuses.
+const (
+	StatusCondensed = "condensed"
+	StatusAborted   = "aborted"
+	StatusSkipped   = "skipped"
+	StatusDryRun    = "dry-run"
+)
+
+// Skip reasons: why a file was left alone without that being a failure.
+const (
+	SkipDisabled       = "disabled"
+	SkipNoFile         = "no-memory-file"
+	SkipBelowMin       = "below-min-bytes"
+	SkipUnderTrigger   = "under-trigger"
+	SkipNothingToEvict = "nothing-to-evict"
+	SkipBackoff        = "backoff"
+)
+
+// Result says what one condensation did.
+type Result struct {
+	Agent      string `json:"agent"`
+	Status     string `json:"status"`
+	Reason     string `json:"reason,omitempty"`
+	Message    string `json:"message,omitempty"`
+	Summarizer string `json:"summarizer,omitempty"`
+	OldBytes   int64  `json:"old_bytes"`
+	NewBytes   int64  `json:"new_bytes,omitempty"`
+	Sections   int    `json:"sections"` // ordinary sections in the file read
+	Evicted    int    `json:"evicted"`
+	Kept       int    `json:"kept"`
+	Hoisted    int    `json:"hoisted"`
+	// AppendedBytes were appended by agents during the summary and carried
+	// into the result; SalvagedBytes reached the old file after the swap
+	// and were appended to the new one.
+	AppendedBytes int64      `json:"appended_bytes,omitempty"`
+	SalvagedBytes int64      `json:"salvaged_bytes,omitempty"`
+	Archive       string     `json:"archive,omitempty"`
+	Backup        string     `json:"backup,omitempty"` // backup name, for Restore
+	BackupPath    string     `json:"backup_path,omitempty"`
+	Failures      int        `json:"failures,omitempty"`
+	NextAttempt   *time.Time `json:"next_attempt,omitempty"`
+	MineError     string     `json:"mine_error,omitempty"`
+	DurationMS    int64      `json:"duration_ms"`
+	// Before and Output are the file read and the would-be file of a dry
+	// run.
+	Before []byte `json:"-"`
+	Output []byte `json:"-"`
+}
+
+// AbortError is returned by Condense when a condensation aborted; Reason is
+// one of the Reason constants.
+type AbortError struct {
+	Agent   string
+	Reason  string
+	Message string
+	Err     error
+}
+
+func (e *AbortError) Error() string {
+	return fmt.Sprintf("condense %s aborted (%s): %s", e.Agent, e.Reason, e.Message)
+}
+
+func (e *AbortError) Unwrap() error { return e.Err }
+
+// Pass runs one automatic pass: every agent with a memory file, each
+// condensed if reflector.enabled, its triggers fire and it is not backing
+// off. Aborts are reported in the results, not as the error; the error is
+// only for a pass that could not run (agents not listable, ctx done).
+func (r *Reflector) Pass(ctx context.Context) ([]Result, error) {
+	agents, err := r.home.Agents()
+	if err != nil {
+		return nil, fmt.Errorf("reflector pass: %w", err)
+	}
+	out := make([]Result, 0, len(agents))
+	for _, a := range agents {
+		if err := ctx.Err(); err != nil {
+			return out, fmt.Errorf("reflector pass: %w", err)
+		}
+		res, err := r.Condense(ctx, a, Options{})
+		var ae *AbortError
+		if err != nil && !errors.As(err, &ae) {
+			return out, fmt.Errorf("reflector pass: %s: %w", a, err)
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// Triggered applies the triggers to a file of size bytes with the given
+// number of ordinary sections: skip below MinBytes; condense above
+// ByteTriggerPct % of BudgetBytes or above SectionTrigger sections. When it
+// returns false, reason and msg say why not.
+func Triggered(rc config.Reflector, size int64, sections int) (ok bool, reason, msg string) {
+	if size < rc.MinBytes {
+		return false, SkipBelowMin, fmt.Sprintf("%d bytes, below min_bytes %d", size, rc.MinBytes)
+	}
+	if rc.BudgetBytes > 0 && rc.ByteTriggerPct > 0 && size*100 > rc.BudgetBytes*int64(rc.ByteTriggerPct) {
+		return true, "", ""
+	}
+	if rc.SectionTrigger > 0 && sections > rc.SectionTrigger {
+		return true, "", ""
+	}
+	return false, SkipUnderTrigger, fmt.Sprintf("%d bytes (trigger above %d%% of %d) and %d sections (trigger above %d)",
+		size, rc.ByteTriggerPct, rc.BudgetBytes, sections, rc.SectionTrigger)
+}
+
+// acquire serialises condensations (and restores) of one agent within this
+// process.
+func (r *Reflector) acquire(ctx context.Context, agent string) (func(), error) {
+	r.mu.Lock()
+	ch := r.sems[agent]
+	if ch == nil {
+		ch = make(chan struct{}, 1)
+		r.sems[agent] = ch
+	}
+	r.mu.Unlock()
+	select {
+	case ch <- struct{}{}:
+		return func() { <-ch }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// run is one condensation in progress.
+type run struct {
+	r     *Reflector
+	ctx   context.Context
+	agent string
+	opts  Options
+	start time.Time
+	res   Result
+}
+
+// Condense condenses one agent's memory file (see the package comment for
+// the pipeline). A skip is a Result with Status "skipped" and a nil error;
+// an abort is a Result with Status "aborted" and an *AbortError. Any other
+// error means the request itself was bad (an invalid agent id).
+func (r *Reflector) Condense(ctx context.Context, agent string, opts Options) (Result, error) {
+	if err := home.ValidateAgentID(agent); err != nil {
+		return Result{Agent: agent}, fmt.Errorf("condense: %w", err)
+	}
+	release, err := r.acquire(ctx, agent)
+	if err != nil {
+		return Result{Agent: agent, Status: StatusAborted, Reason: ReasonCanceled, Message: err.Error()},
+			&AbortError{Agent: agent, Reason: ReasonCanceled, Message: err.Error(), Err: err}
+	}
+	defer release()
+	ru := &run{r: r, ctx: ctx, agent: agent, opts: opts, start: time.Now(), res: Result{Agent: agent}}
+	return ru.condense()
+}
+
+func (ru *run) condense() (Result, error) {
+	r, ctx := ru.r, ru.ctx
+	cfg := r.settings()
+	rc := cfg.Reflector
+	if !rc.Enabled && !ru.opts.DryRun {
+		return ru.skip(SkipDisabled, "reflector.enabled is false")
+	}
+	if !ru.opts.Force && !ru.opts.DryRun {
+		if ok, st := r.Due(ru.agent); !ok {
+			next := st.NextAttempt
+			ru.res.NextAttempt, ru.res.Failures = &next, st.Failures
+			return ru.skip(SkipBackoff, fmt.Sprintf("%d consecutive failures (last: %s); next attempt at %s",
+				st.Failures, st.LastReason, next.UTC().Format(time.RFC3339)))
+		}
+	}
+	path, err := r.home.MemoryPath(ru.agent)
+	if err != nil {
+		return ru.res, err
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return ru.skip(SkipNoFile, "no memory file at "+path)
+	}
+
+	// 1. Lock, read, unlock: remember the exact bytes.
+	data, err := r.readLocked(ctx, path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return ru.skip(SkipNoFile, "no memory file at "+path)
+		}
+		return ru.abortErr(err)
+	}
+	ru.res.OldBytes = int64(len(data))
+	f, err := memfile.Parse(data)
+	if err != nil {
+		return ru.abort(ReasonParseFailed, err.Error(), err)
+	}
+	ordinary := f.Recent()
+	ru.res.Sections = len(ordinary)
+	if !ru.opts.Force {
+		if ok, reason, msg := Triggered(rc, int64(len(data)), len(ordinary)); !ok {
+			return ru.skip(reason, msg)
+		}
+	}
+
+	// 2. Split: the newest RecentKeep sections stay, the older ones go.
+	p := newPlan(f, rc.RecentKeep)
+	ru.res.Evicted, ru.res.Kept = len(p.evicted), len(p.kept)
+	if len(p.evicted) == 0 {
+		return ru.skip(SkipNothingToEvict, fmt.Sprintf("%d sections, all within recent_keep %d", len(ordinary), rc.RecentKeep))
+	}
+	sum, err := r.summarizer(cfg)
+	if err != nil {
+		return ru.abort(ReasonSummarizerConfig, err.Error(), err)
+	}
+	ru.res.Summarizer = sum.Name()
+
+	// 3. Archive first, so search finds the evicted sections whatever
+	// happens next.
+	if !ru.opts.DryRun {
+		apath, _, err := r.appendArchive(ctx, ru.agent, p.evicted)
+		ru.res.Archive = apath
+		if err != nil {
+			if reason := lockReason(ctx, err); reason != "" {
+				return ru.abort(reason, err.Error(), err)
+			}
+			return ru.abort(ReasonArchiveFailed, err.Error(), err)
+		}
+	}
+
+	// 4. Summarise, without holding the lock.
+	out, err := sum.Summarize(ctx, summarize.Request{
+		Agent: ru.agent, OldCondensed: f.Condensed(), Evicted: p.raws(),
+		Pinned: f.Pinned(), WordBudget: rc.WordBudget,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ru.abort(ReasonCanceled, err.Error(), err)
+		}
+		return ru.abort(ReasonSummarizeFailed, err.Error(), err)
+	}
+
+	if ru.opts.DryRun {
+		newData := p.build(out.Condensed, out.Hoist)
+		nf, chk := verify(verifyInput{plan: p, out: newData, oldSize: len(data)})
+		if chk != nil {
+			return ru.abort(chk.reason, chk.msg, nil)
+		}
+		ru.res.Status = StatusDryRun
+		ru.res.NewBytes, ru.res.Hoisted = int64(len(newData)), p.hoisted(nf)
+		ru.res.Before, ru.res.Output = data, newData
+		ru.res.DurationMS = time.Since(ru.start).Milliseconds()
+		return ru.res, nil
+	}
+	return ru.swap(cfg, path, data, p, out)
+}
+
+// swap is steps 5-7: lock again, compare-and-swap, verify, back up, write,
+// salvage late appends, unlock; then prune, log and mine.
+func (ru *run) swap(cfg config.Config, path string, data []byte, p plan, out summarize.Result) (Result, error) {
+	r, ctx := ru.r, ru.ctx
+	lctx, cancel := context.WithTimeout(ctx, r.lockTimeout)
+	unlock, err := atomicio.Lock(lctx, path)
+	cancel()
+	if err != nil {
+		return ru.abortErr(err)
+	}
+	locked := true
+	defer func() {
+		if locked {
+			if err := unlock(); err != nil {
+				r.log.Warn("reflector: unlock", "path", path, "err", err)
+			}
+		}
+	}()
+
+	fh, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return ru.abort(ReasonChanged, "the memory file was removed during the summary", err)
+	}
+	if err != nil {
+		return ru.abort(ReasonReadFailed, err.Error(), err)
+	}
+	defer fh.Close()
+	cur, err := io.ReadAll(fh)
+	if err != nil {
+		return ru.abort(ReasonReadFailed, fmt.Sprintf("read %s: %v", path, err), err)
+	}
+
+	// Compare-and-swap: only appends at the end can be carried.
+	if !bytes.HasPrefix(cur, data) {
+		return ru.abort(ReasonChanged, "the file changed during the summary other than by appends at its end", nil)
+	}
+	carried := len(cur) - len(data)
+	if carried > 0 {
+		cf, err := memfile.Parse(cur)
+		if err != nil {
+			return ru.abort(ReasonChanged, "text appended during the summary does not parse: "+err.Error(), err)
+		}
+		if p, err = replan(cf, p); err != nil {
+			return ru.abort(ReasonChanged, "text appended during the summary cannot be carried: "+err.Error(), err)
+		}
+	}
+	ru.res.AppendedBytes = int64(carried)
+
+	newData := p.build(out.Condensed, out.Hoist)
+	arch, err := r.readArchive(ru.agent)
+	if err != nil {
+		return ru.abort(ReasonArchiveFailed, err.Error(), err)
+	}
+	nf, chk := verify(verifyInput{plan: p, out: newData, oldSize: len(data), carried: carried, archive: arch})
+	if chk != nil {
+		return ru.abort(chk.reason, chk.msg, nil)
+	}
+	ru.res.Hoisted = p.hoisted(nf)
+	ru.res.Kept = len(p.kept)
+	if err := ctx.Err(); err != nil {
+		return ru.abort(ReasonCanceled, err.Error(), err)
+	}
+
+	// Back up only now, right before the swap, so an aborted attempt
+	// leaves no backup behind.
+	b, err := writeBackup(r.home, ru.agent, cur, r.now())
+	if err != nil {
+		return ru.abort(ReasonBackupFailed, err.Error(), err)
+	}
+	if err := r.writeFile(path, newData, 0o644); err != nil {
+		// A failure after the rename (directory fsync) still swapped the
+		// file: only a file that kept its old bytes is an abort.
+		if now, rerr := os.ReadFile(path); rerr != nil || !bytes.Equal(now, newData) {
+			_ = removeBackupDir(r.home, b.Name, ru.agent)
+			return ru.abort(ReasonWriteFailed, err.Error(), err)
+		}
+		r.log.Warn("reflector: memory file swapped but not synced", "agent", ru.agent, "err", err)
+	}
+	salvaged, err := r.salvage(fh, int64(len(cur)), path)
+	if err != nil {
+		r.log.Error("reflector: appending late writes to the new file failed; they are in the backup", "agent", ru.agent, "backup", b.Path, "err", err)
+	}
+	locked = false
+	if err := unlock(); err != nil {
+		r.log.Warn("reflector: unlock", "path", path, "err", err)
+	}
+
+	ru.res.Status = StatusCondensed
+	ru.res.NewBytes = int64(len(newData)) + salvaged
+	ru.res.SalvagedBytes = salvaged
+	ru.res.Backup, ru.res.BackupPath = b.Name, b.Path
+	if _, err := pruneBackups(r.home, ru.agent, cfg.Reflector.Retention); err != nil {
+		r.log.Warn("reflector: prune backups", "agent", ru.agent, "err", err)
+	}
+	r.recordSuccess(ctx, ru.agent)
+	ru.res.DurationMS = time.Since(ru.start).Milliseconds()
+	r.event("condense", ru.agent, "", ru.eventData())
+	var mineErrs []error
+	if ru.res.Archive != "" {
+		mineErrs = append(mineErrs, r.mine(ctx, ru.res.Archive))
+	}
+	mineErrs = append(mineErrs, r.mine(ctx, path))
+	if err := errors.Join(mineErrs...); err != nil {
+		ru.res.MineError = err.Error()
+	}
+	return ru.res, nil
+}
+
+// salvage copies bytes that reached the old file (open as old, read up to
+// off) after it was renamed away: an agent that opened the file for append
+// just before the rename writes into the old inode. It checks at once and
+// again during the grace period, appending anything new to path.
+func (r *Reflector) salvage(old *os.File, off int64, path string) (int64, error) {
+	var total int64
+	check := func() error {
+		st, err := old.Stat()
+		if err != nil {
+			return fmt.Errorf("stat old file: %w", err)
+		}
+		if st.Size() <= off {
+			return nil
+		}
+		buf := make([]byte, st.Size()-off)
+		n, err := old.ReadAt(buf, off)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("read old file: %w", err)
+		}
+		if n == 0 {
+			return nil
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return fmt.Errorf("open new file: %w", err)
+		}
+		_, werr := f.Write(buf[:n])
+		serr := f.Sync()
+		cerr := f.Close()
+		if err := errors.Join(werr, serr, cerr); err != nil {
+			return fmt.Errorf("append late writes: %w", err)
+		}
+		off += int64(n)
+		total += int64(n)
+		r.log.Info("reflector: salvaged a late append", "path", path, "bytes", n)
+		return nil
+	}
+	if err := check(); err != nil {
+		return total, err
+	}
+	if r.salvageGrace > 0 {
+		for _, d := range []time.Duration{r.salvageGrace / 5, r.salvageGrace - r.salvageGrace/5} {
+			time.Sleep(d)
+			if err := check(); err != nil {
+				return total, err
+			}
+		}
+	}
+	return total, nil
+}
+
+// readLocked reads path under its lock, so it never sees a half-finished
+// write by another hivemem writer.
+func (r *Reflector) readLocked(ctx context.Context, path string) ([]byte, error) {
+	lctx, cancel := context.WithTimeout(ctx, r.lockTimeout)
+	defer cancel()
+	unlock, err := atomicio.Lock(lctx, path)
+	if err != nil {
+		return nil, err
+	}
+	data, rerr := os.ReadFile(path)
+	uerr := unlock()
+	if rerr != nil {
+		return nil, rerr
+	}
+	if uerr != nil {
+		return nil, fmt.Errorf("unlock %s: %w", path, uerr)
+	}
+	return data, nil
+}
+
+// lockReason classifies a lock failure: "canceled" when ctx ended,
+// "locked" when the lock stayed busy, "" for other errors.
+func lockReason(ctx context.Context, err error) string {
+	switch {
+	case ctx.Err() != nil:
+		return ReasonCanceled
+	case errors.Is(err, atomicio.ErrLocked):
+		return ReasonLocked
+	}
+	return ""
+}
+
+func (ru *run) abortErr(err error) (Result, error) {
+	if reason := lockReason(ru.ctx, err); reason != "" {
+		return ru.abort(reason, err.Error(), err)
+	}
+	return ru.abort(ReasonReadFailed, err.Error(), err)
+}
+
+func (ru *run) skip(reason, msg string) (Result, error) {
+	ru.res.Status, ru.res.Reason, ru.res.Message = StatusSkipped, reason, msg
+	ru.res.DurationMS = time.Since(ru.start).Milliseconds()
+	return ru.res, nil
+}
+
+// abort ends a condensation without touching the memory file: it logs a
+// condense-abort event and backs the agent off (not for dry runs, and a
+// cancellation is not held against the file).
+func (ru *run) abort(reason, msg string, cause error) (Result, error) {
+	ru.res.Status, ru.res.Reason, ru.res.Message = StatusAborted, reason, msg
+	ru.res.DurationMS = time.Since(ru.start).Milliseconds()
+	if !ru.opts.DryRun {
+		if reason != ReasonCanceled {
+			st := ru.r.recordFailure(ru.ctx, ru.agent, reason, msg)
+			if st.Failures > 0 {
+				next := st.NextAttempt
+				ru.res.Failures, ru.res.NextAttempt = st.Failures, &next
+			}
+		}
+		ru.r.event("condense-abort", ru.agent, reason, ru.eventData())
+	}
+	ru.r.log.Warn("reflector: condensation aborted", "agent", ru.agent, "reason", reason, "msg", msg)
+	return ru.res, &AbortError{Agent: ru.agent, Reason: reason, Message: msg, Err: cause}
+}
+
+// eventData is the condense / condense-abort event payload.
+func (ru *run) eventData() map[string]any {
+	res := ru.res
+	d := map[string]any{
+		"old_bytes": res.OldBytes, "sections": res.Sections, "evicted": res.Evicted, "kept": res.Kept,
+		"duration_ms": res.DurationMS, "force": ru.opts.Force,
+	}
+	add := func(k string, v any, ok bool) {
+		if ok {
+			d[k] = v
+		}
+	}
+	add("new_bytes", res.NewBytes, res.Status == StatusCondensed)
+	add("hoisted", res.Hoisted, res.Status == StatusCondensed)
+	add("message", res.Message, res.Message != "")
+	add("summarizer", res.Summarizer, res.Summarizer != "")
+	add("archive", res.Archive, res.Archive != "")
+	add("backup", res.BackupPath, res.BackupPath != "")
+	add("appended_bytes", res.AppendedBytes, res.AppendedBytes > 0)
+	add("salvaged_bytes", res.SalvagedBytes, res.SalvagedBytes > 0)
+	add("failures", res.Failures, res.Failures > 0)
+	return d
+}
+
+func (r *Reflector) event(typ, agent, reason string, data map[string]any) {
+	if r.events == nil {
+		return
+	}
+	if err := r.events.Append(eventlog.Event{Type: typ, Agent: agent, Reason: reason, Data: data}); err != nil {
+		r.log.Warn("reflector: cannot log event", "type", typ, "agent", agent, "err", err)
+	}
+}
+
+// mine re-mines path so search follows a swap; a failure is reported, not
+// fatal: the file is already in place and the next mine catches up.
+func (r *Reflector) mine(ctx context.Context, path string) error {
+	if r.miner == nil {
+		return nil
+	}
+	if _, err := r.miner.Mine(ctx, path, palace.MineOptions{}); err != nil {
+		r.log.Warn("reflector: mine after swap", "path", path, "err", err)
+		return fmt.Errorf("mine %s: %w", path, err)
+	}
+	return nil
+}

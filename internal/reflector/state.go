@@ -1,0 +1,160 @@
+package reflector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hivemem/hivemem/internal/atomicio"
+)
+
+// StateFile is the name of the backoff state file in the palace directory.
+// It lives on disk, not in memory, so that repeated `hivemem reflect` runs
+// and the long-running manager all honour the same backoff.
+const StateFile = "reflector-state.json"
+
+// Backoff bounds: the first retry after a failure waits BackoffMin, each
+// further failure doubles the wait, up to BackoffMax. A file that cannot be
+// condensed is retried a few times an hour at first and then four times a
+// day, instead of forever on every scan.
+const (
+	BackoffMin = time.Minute
+	BackoffMax = 6 * time.Hour
+)
+
+// AgentState is the failure record of one agent. The zero value means "no
+// recent failure": the agent is due whenever its triggers fire.
+type AgentState struct {
+	Failures    int       `json:"failures"`
+	NextAttempt time.Time `json:"next_attempt"`
+	LastReason  string    `json:"last_reason,omitempty"`
+	LastError   string    `json:"last_error,omitempty"`
+	LastFailure time.Time `json:"last_failure"`
+}
+
+// Due reports whether an automatic attempt may run at now.
+func (s AgentState) Due(now time.Time) bool {
+	return s.Failures == 0 || !now.Before(s.NextAttempt)
+}
+
+// Backoff returns the wait after the given number of consecutive failures:
+// 1 min, 2 min, 4 min, ... capped at 6 h. Zero failures wait nothing.
+func Backoff(failures int) time.Duration {
+	if failures <= 0 {
+		return 0
+	}
+	d := BackoffMin
+	for i := 1; i < failures && d < BackoffMax; i++ {
+		d *= 2
+	}
+	return min(d, BackoffMax)
+}
+
+// stateDoc is the on-disk form of the state file.
+type stateDoc struct {
+	Version int                   `json:"version"`
+	Agents  map[string]AgentState `json:"agents"`
+}
+
+func (r *Reflector) statePath() string {
+	return filepath.Join(r.home.PalaceDir(), StateFile)
+}
+
+// loadState reads the state file. A missing file is an empty state; a
+// corrupt one is logged and treated as empty, because it only holds
+// backoff timers and must never stop condensation for good.
+func (r *Reflector) loadState() map[string]AgentState {
+	data, err := os.ReadFile(r.statePath())
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			r.log.Warn("reflector: cannot read backoff state; ignoring it", "path", r.statePath(), "err", err)
+		}
+		return map[string]AgentState{}
+	}
+	return r.decodeState(data)
+}
+
+func (r *Reflector) decodeState(data []byte) map[string]AgentState {
+	var doc stateDoc
+	if len(data) > 0 {
+		if err := json.Unmarshal(data, &doc); err != nil {
+			r.log.Warn("reflector: backoff state is corrupt; starting afresh", "path", r.statePath(), "err", err)
+		}
+	}
+	if doc.Agents == nil {
+		doc.Agents = map[string]AgentState{}
+	}
+	return doc.Agents
+}
+
+// State returns the backoff record of agent (the zero value if it has
+// none).
+func (r *Reflector) State(agent string) AgentState {
+	return r.loadState()[agent]
+}
+
+// Due reports whether an automatic condensation of agent may run now, with
+// the record that decided it (NextAttempt says when, if not).
+func (r *Reflector) Due(agent string) (bool, AgentState) {
+	st := r.State(agent)
+	return st.Due(r.now()), st
+}
+
+// updateState applies fn to agent's record under the state file's lock and
+// writes it back atomically, dropping records that are back to zero.
+func (r *Reflector) updateState(ctx context.Context, agent string, fn func(*AgentState)) (AgentState, error) {
+	if err := os.MkdirAll(r.home.PalaceDir(), 0o755); err != nil {
+		return AgentState{}, fmt.Errorf("reflector: state: %w", err)
+	}
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.lockTimeout)
+	defer cancel()
+	var out AgentState
+	err := atomicio.Update(lctx, r.statePath(), 0o644, func(old []byte) ([]byte, error) {
+		agents := r.decodeState(old)
+		st := agents[agent]
+		fn(&st)
+		out = st
+		if st.Failures == 0 {
+			delete(agents, agent)
+		} else {
+			agents[agent] = st
+		}
+		data, err := json.MarshalIndent(stateDoc{Version: 1, Agents: agents}, "", "  ")
+		if err != nil {
+			return nil, fmt.Errorf("encode state: %w", err)
+		}
+		return append(data, '\n'), nil
+	})
+	if err != nil {
+		return out, fmt.Errorf("reflector: update backoff state: %w", err)
+	}
+	return out, nil
+}
+
+// recordFailure counts one more failure and schedules the next attempt.
+func (r *Reflector) recordFailure(ctx context.Context, agent, reason, msg string) AgentState {
+	now := r.now()
+	st, err := r.updateState(ctx, agent, func(s *AgentState) {
+		s.Failures++
+		s.LastReason, s.LastError, s.LastFailure = reason, msg, now
+		s.NextAttempt = now.Add(Backoff(s.Failures))
+	})
+	if err != nil {
+		r.log.Warn("reflector: cannot record failure", "agent", agent, "err", err)
+	}
+	return st
+}
+
+// recordSuccess clears the agent's backoff.
+func (r *Reflector) recordSuccess(ctx context.Context, agent string) {
+	if r.State(agent).Failures == 0 {
+		return // nothing to clear; skip the locked write
+	}
+	if _, err := r.updateState(ctx, agent, func(s *AgentState) { *s = AgentState{} }); err != nil {
+		r.log.Warn("reflector: cannot clear backoff", "agent", agent, "err", err)
+	}
+}

@@ -1,0 +1,310 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hivemem/hivemem/internal/store"
+)
+
+// The benchmark palace: 100 000 drawers of 60-100 words drawn from a
+// Zipf-distributed vocabulary (so that BM25 sees realistic document
+// frequencies), with random unit 384-d vectors, spread over 50 wings. It is
+// built once per test binary and shared by every benchmark.
+const (
+	benchDrawers = 100_000
+	benchDim     = 384
+	benchWings   = 50
+	benchBatch   = 1000 // drawers per Apply: the bulk path
+	benchVocab   = 30_000
+)
+
+var (
+	benchOnce  sync.Once
+	benchDir   string
+	benchStore *Store
+	benchErr   error
+	benchWords []string
+	benchZipf  func() string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchStore != nil {
+		benchStore.Close()
+	}
+	if benchDir != "" {
+		os.RemoveAll(benchDir)
+	}
+	os.Exit(code)
+}
+
+// vocabulary makes benchVocab distinct pronounceable pseudo-words, most
+// frequent first.
+func vocabulary(rng *rand.Rand) []string {
+	const cons, vows = "bcdfghjklmnprstvwz", "aeiou"
+	seen := map[string]bool{}
+	words := make([]string, 0, benchVocab)
+	for len(words) < benchVocab {
+		var sb strings.Builder
+		for range 1 + rng.IntN(4) {
+			sb.WriteByte(cons[rng.IntN(len(cons))])
+			sb.WriteByte(vows[rng.IntN(len(vows))])
+		}
+		if rng.IntN(2) == 0 {
+			sb.WriteByte(cons[rng.IntN(len(cons))])
+		}
+		w := sb.String()
+		if !seen[w] && len(w) > 1 {
+			seen[w] = true
+			words = append(words, w)
+		}
+	}
+	return words
+}
+
+// zipf samples words with a Zipf law (rank r has weight ~ 1/(r+2)^1.07),
+// close to the word frequencies of English prose.
+func zipf(rng *rand.Rand, words []string) func() string {
+	z := rand.NewZipf(rng, 1.07, 2, uint64(len(words)-1))
+	return func() string { return words[z.Uint64()] }
+}
+
+func benchUnit(rng *rand.Rand, dim int) []float32 {
+	v := make([]float32, dim)
+	var n float32
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+		n += v[i] * v[i]
+	}
+	inv := 1 / float32(math.Sqrt(float64(n)))
+	for i := range v {
+		v[i] *= inv
+	}
+	return v
+}
+
+func benchPalace(b *testing.B) *Store {
+	b.Helper()
+	benchOnce.Do(func() {
+		start := time.Now()
+		ctx := context.Background()
+		rng := rand.New(rand.NewPCG(2026, 11))
+		benchWords = vocabulary(rng)
+		benchZipf = zipf(rng, benchWords)
+		// HIVEMEM_BENCH_PALACE keeps the palace at a fixed path across runs
+		// (built on the first, reused after), for iterating on query plans.
+		path := os.Getenv("HIVEMEM_BENCH_PALACE")
+		if path == "" {
+			if benchDir, benchErr = os.MkdirTemp("", "hivemem-bench-"); benchErr != nil {
+				return
+			}
+			path = filepath.Join(benchDir, "palace.db")
+		}
+		if benchStore, benchErr = Open(ctx, path); benchErr != nil {
+			return
+		}
+		if st, err := benchStore.Stats(ctx); err == nil && st.Drawers >= benchDrawers {
+			return
+		}
+		if benchErr = benchStore.SetModel(ctx, "bench", benchDim); benchErr != nil {
+			return
+		}
+		for batch := 0; batch < benchDrawers/benchBatch; batch++ {
+			wing := fmt.Sprintf("agent%02d", batch%benchWings)
+			src := fmt.Sprintf("hive/agents/%s/memory-%d.md", wing, batch)
+			u := store.FileUpdate{File: store.File{Source: src, Hash: "x", MinedAt: time.Now(), Wing: wing, Agent: wing}}
+			for i := range benchBatch {
+				n := 60 + rng.IntN(41)
+				words := make([]string, n)
+				for j := range words {
+					words[j] = benchZipf()
+				}
+				u.Insert = append(u.Insert, store.Drawer{
+					ID: fmt.Sprintf("%s#%d", src, i), Wing: wing, Room: []string{"recent", "archive", "condensed"}[i%3],
+					Agent: wing, Source: src, Heading: strings.Join(words[:4], " "),
+					LineStart: 1 + 10*i, LineEnd: 9 + 10*i, Date: fmt.Sprintf("2026-%02d-%02d", 1+i%12, 1+i%28),
+					Hash: fmt.Sprintf("%x", rng.Uint64()), Text: strings.Join(words[4:], " "),
+					Vector: benchUnit(rng, benchDim),
+				})
+			}
+			if benchErr = benchStore.Apply(ctx, u); benchErr != nil {
+				return
+			}
+		}
+		fmt.Fprintf(os.Stderr, "built %d-drawer benchmark palace in %v\n", benchDrawers, time.Since(start).Round(time.Millisecond))
+	})
+	if benchErr != nil {
+		b.Fatalf("build benchmark palace: %v", benchErr)
+	}
+	return benchStore
+}
+
+// benchQueries are 3-6 word queries: mostly mid-frequency words with some
+// very common ones mixed in, the hard case for an OR query.
+func benchQueries() []string {
+	rng := rand.New(rand.NewPCG(7, 7))
+	word := zipf(rng, benchWords)
+	qs := make([]string, 16)
+	for i := range qs {
+		n := 3 + rng.IntN(4)
+		ws := make([]string, n)
+		for j := range ws {
+			if j == 0 {
+				ws[j] = benchWords[rng.IntN(20)] // a very common word
+			} else {
+				ws[j] = word()
+			}
+		}
+		qs[i] = strings.Join(ws, " ")
+	}
+	return qs
+}
+
+// timed runs op b.N times and reports the median and 90th percentile
+// latency next to the mean. prep, if not nil, runs before each op outside
+// the timing.
+func timed(b *testing.B, prep, op func(i int)) {
+	b.Helper()
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if prep != nil {
+			b.StopTimer()
+			prep(i)
+			b.StartTimer()
+		}
+		t0 := time.Now()
+		op(i)
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2])/1e6, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*9/10])/1e6, "p90-ms")
+	b.ReportMetric(float64(b.Elapsed())/1e6/float64(b.N), "ms/op")
+}
+
+func BenchmarkLexical100k(b *testing.B) {
+	s := benchPalace(b)
+	ctx := context.Background()
+	qs := benchQueries()
+	timed(b, nil, func(i int) {
+		res, err := s.Lexical(ctx, qs[i%len(qs)], store.Filter{}, 10)
+		if err != nil || len(res) == 0 {
+			b.Fatalf("Lexical(%q) = %d hits, %v", qs[i%len(qs)], len(res), err)
+		}
+	})
+}
+
+func BenchmarkLexical100kWing(b *testing.B) {
+	s := benchPalace(b)
+	ctx := context.Background()
+	qs := benchQueries()
+	timed(b, nil, func(i int) {
+		f := store.Filter{Wing: fmt.Sprintf("agent%02d", i%benchWings)}
+		if _, err := s.Lexical(ctx, qs[i%len(qs)], f, 10); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+func BenchmarkVector100k(b *testing.B) {
+	s := benchPalace(b)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(3, 3))
+	qs := make([][]float32, 8)
+	for i := range qs {
+		qs[i] = benchUnit(rng, benchDim)
+	}
+	if _, err := s.Vector(ctx, qs[0], store.Filter{}, 10); err != nil { // load outside the timing
+		b.Fatal(err)
+	}
+	timed(b, nil, func(i int) {
+		res, err := s.Vector(ctx, qs[i%len(qs)], store.Filter{}, 10)
+		if err != nil || len(res) != 10 {
+			b.Fatalf("Vector = %d hits, %v", len(res), err)
+		}
+	})
+}
+
+func BenchmarkVector100kWing(b *testing.B) {
+	s := benchPalace(b)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(4, 4))
+	qs := make([][]float32, 8)
+	for i := range qs {
+		qs[i] = benchUnit(rng, benchDim)
+	}
+	if _, err := s.Vector(ctx, qs[0], store.Filter{}, 10); err != nil {
+		b.Fatal(err)
+	}
+	timed(b, nil, func(i int) {
+		f := store.Filter{Wing: fmt.Sprintf("agent%02d", i%benchWings)}
+		res, err := s.Vector(ctx, qs[i%len(qs)], f, 10)
+		if err != nil || len(res) != 10 {
+			b.Fatalf("Vector(%+v) = %d hits, %v", f, len(res), err)
+		}
+	})
+}
+
+// BenchmarkVectorLoad100k is the one-off cost of the first vector search
+// in a process (or the first after another process wrote).
+func BenchmarkVectorLoad100k(b *testing.B) {
+	s := benchPalace(b)
+	ctx := context.Background()
+	timed(b, nil, func(int) {
+		s.vec.mu.Lock()
+		err := s.vec.load(ctx, s.rdb)
+		s.vec.mu.Unlock()
+		if err != nil {
+			b.Fatal(err)
+		}
+	})
+	if n := len(s.vec.ids); n < benchDrawers {
+		b.Fatalf("loaded %d vectors", n)
+	}
+}
+
+// BenchmarkApply100 re-mines one 100-drawer file in the 100k palace: the
+// previous 100 drawers are deleted and 100 new ones (with vectors) inserted.
+func BenchmarkApply100(b *testing.B) {
+	s := benchPalace(b)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(5, 5))
+	const src = "hive/agents/bench/apply.md"
+	var prev []string
+	mk := func(round int) store.FileUpdate {
+		u := store.FileUpdate{File: store.File{Source: src, Wing: "bench", Agent: "bench"}, Delete: prev}
+		prev = nil
+		for i := range 100 {
+			words := make([]string, 80)
+			for j := range words {
+				words[j] = benchZipf()
+			}
+			d := store.Drawer{ID: fmt.Sprintf("apply-%d-%d", round, i), Wing: "bench", Agent: "bench", Source: src,
+				Heading: words[0], Text: strings.Join(words[1:], " "), Vector: benchUnit(rng, benchDim)}
+			u.Insert = append(u.Insert, d)
+			prev = append(prev, d.ID)
+		}
+		return u
+	}
+	var u store.FileUpdate
+	timed(b, func(i int) { u = mk(i) }, func(int) {
+		if err := s.Apply(ctx, u); err != nil {
+			b.Fatal(err)
+		}
+	})
+	if err := s.DeleteFile(ctx, src); err != nil {
+		b.Fatal(err)
+	}
+}

@@ -1,0 +1,443 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/hivemem/hivemem/internal/store"
+)
+
+// ftsTokenize is the tokenizer of drawers_fts (see the schema); the query
+// tokenizer below must use the same one so its tokens are the index's.
+const ftsTokenize = `porter unicode61 remove_diacritics 2`
+
+// bm25Weights ranks a heading match twice a text match; the scope column is
+// only there for filtering and weighs nothing.
+const bm25Weights = `2.0, 1.0, 0.0`
+
+// quote makes s one FTS5 string: inside double quotes nothing is syntax,
+// and a double quote is written twice.
+func quote(s string) string {
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+// ftsQuery builds the FTS5 MATCH expression for a plain-text query: every
+// term quoted, joined by OR, searched in heading and text only. "" means
+// there is nothing to search for.
+func ftsQuery(q string) string {
+	return matchExpr(store.QueryTerms(q), store.Filter{})
+}
+
+// matchExpr ORs the terms over heading and text, and ANDs the wing, room
+// and agent of f as scope tokens, so that FTS5 intersects posting lists
+// instead of ranking every match and leaving SQL to drop most of them.
+func matchExpr(terms []string, f store.Filter) string {
+	if len(terms) == 0 {
+		return ""
+	}
+	quoted := make([]string, len(terms))
+	for i, t := range terms {
+		quoted[i] = quote(t)
+	}
+	expr := "{heading text} : (" + strings.Join(quoted, " OR ") + ")"
+	for _, p := range []struct{ prefix, val string }{{"w", f.Wing}, {"r", f.Room}, {"a", f.Agent}} {
+		if p.val != "" {
+			expr += " AND scope : " + quote(scopeToken(p.prefix, p.val))
+		}
+	}
+	return expr
+}
+
+// scopeToken is the token the schema's generated scope column holds for a
+// filter value: prefix + hex of its UTF-8 bytes (SQLite's hex(), which the
+// tokenizer lowercases).
+func scopeToken(prefix, val string) string {
+	return prefix + hex.EncodeToString([]byte(val))
+}
+
+// Lexical implements store.Store with FTS5's bm25, whose cost is about a
+// microsecond for every drawer that matches any term (a per-row lookup of
+// the document length), so the work goes into scoring as few rows as
+// possible while returning exactly what a plain "t1 OR t2 ..." query would:
+//
+//   - Terms that occur in at least half of all drawers are dropped when
+//     rarer terms remain: bm25 clamps their IDF to 1e-6, so they change no
+//     ranking, yet they would make FTS5 score most of the palace.
+//   - Wing, room and agent filters are part of the FTS5 query (scope
+//     tokens), so only drawers in scope are scored; date bounds and an exact
+//     re-check of the filter are applied in SQL.
+//   - When the query mixes rare and common terms, the drawers matching a
+//     rare term are scored first (see lexicalTier); if the k-th of them
+//     provably beats any drawer matching only common terms, that is the
+//     answer, and the common terms' long posting lists are never scored.
+func (s *Store) Lexical(ctx context.Context, query string, f store.Filter, k int) ([]store.Scored, error) {
+	if err := f.Validate(); err != nil {
+		return nil, fmt.Errorf("lexical search: %w", err)
+	}
+	terms := store.QueryTerms(query)
+	if len(terms) == 0 || k <= 0 {
+		return nil, nil
+	}
+	if len(terms) > 1 {
+		infos, n, err := s.termStats(ctx, terms)
+		if err != nil {
+			return nil, fmt.Errorf("lexical search: %w", err)
+		}
+		infos = prune(infos, n)
+		if len(infos) == 0 {
+			return nil, nil
+		}
+		res, ok, err := s.lexicalTier(ctx, infos, n, f, k)
+		if err != nil {
+			return nil, fmt.Errorf("lexical search: %w", err)
+		}
+		if ok {
+			return res, nil
+		}
+		terms = terms[:0]
+		for _, ti := range infos {
+			terms = append(terms, ti.term)
+		}
+	}
+	res, err := s.lexicalFull(ctx, terms, f, k)
+	if err != nil {
+		return nil, fmt.Errorf("lexical search: %w", err)
+	}
+	return res, nil
+}
+
+// lexicalFull ranks every drawer that matches any term.
+func (s *Store) lexicalFull(ctx context.Context, terms []string, f store.Filter, k int) ([]store.Scored, error) {
+	match := matchExpr(terms, f)
+	where, args := filterSQL(f)
+	var q string
+	if where == "" {
+		// FTS5 ranks and cuts to k on its own; only k rows are joined.
+		q = `SELECT d.id, -r.b FROM (SELECT rowid, bm25(drawers_fts, ` + bm25Weights + `) AS b FROM drawers_fts
+				WHERE drawers_fts MATCH ? ORDER BY b, rowid LIMIT ?) r
+			JOIN drawers d ON d.rowid = r.rowid ORDER BY r.b, r.rowid`
+		args = []any{match, k}
+	} else {
+		q = `SELECT d.id, -bm25(drawers_fts, ` + bm25Weights + `) AS b FROM drawers_fts JOIN drawers d ON d.rowid = drawers_fts.rowid
+			WHERE drawers_fts MATCH ?` + where + ` ORDER BY b DESC, d.rowid LIMIT ?`
+		args = append(append([]any{match}, args...), k)
+	}
+	return s.scored(ctx, q, args...)
+}
+
+// tierBudget bounds how many drawers the rare terms of a tiered query may
+// match (the sum of their document frequencies): scoring them costs about
+// twice that many microseconds.
+const tierBudget = 3000
+
+// lexicalTier tries to answer from the drawers matching the rarest terms
+// E alone. Every drawer's bm25 is a sum over terms, and one term's part is
+// below (k1+1)·idf = 2.2·idf, so a drawer matching only the common terms C
+// scores less than U = 2.2·Σ idf(C). The query
+//
+//	(E OR C) AND E
+//
+// matches exactly the drawers with an E term and scores each at its full
+// score plus its E part again (E appears twice), which a second query over
+// E alone subtracts. If k drawers come back and the k-th scores above U,
+// they are the exact top k; otherwise ok is false and the caller runs the
+// full query.
+func (s *Store) lexicalTier(ctx context.Context, infos []termInfo, n int, f store.Filter, k int) (_ []store.Scored, ok bool, err error) {
+	if len(infos) < 2 {
+		return nil, false, nil
+	}
+	// Rarest first; a phrase of unknown frequency counts as rare.
+	sorted := slices.Clone(infos)
+	slices.SortStableFunc(sorted, func(a, b termInfo) int { return cmp.Compare(a.df, b.df) })
+	total := 0
+	for _, ti := range sorted {
+		total += ti.df
+	}
+	// Worth trying when the rare terms match far fewer drawers than all do.
+	budget := max(tierBudget, total/6)
+	j, sum := 0, 0
+	for j < len(sorted) && sum+sorted[j].df <= budget {
+		sum += sorted[j].df
+		j++
+	}
+	if j == 0 || j == len(sorted) {
+		return nil, false, nil // nothing rare enough, or nothing common: the full query is as cheap
+	}
+	var rare, all []string
+	bound := 0.0
+	for i, ti := range sorted {
+		all = append(all, ti.term)
+		if i < j {
+			rare = append(rare, ti.term)
+		} else {
+			bound += 2.2 * idf(ti.df, n)
+		}
+	}
+	// Slack for float rounding and for a drawer count a write ahead of FTS5's.
+	bound = bound*1.001 + 1e-9
+
+	eExpr := matchExpr(rare, f)
+	q2 := matchExpr(all, f) + " AND " + matchExpr(rare, store.Filter{})
+	where, args := filterSQL(f)
+	// Both queries match the same rows; summing per rowid (a sort of a few
+	// thousand rows) pairs them up. bm25 is negative: score = b(E) - b(Q').
+	q := `SELECT d.id, g.score FROM (
+			SELECT rowid, sum(b) AS score FROM (
+				SELECT rowid, bm25(drawers_fts, ` + bm25Weights + `) AS b FROM drawers_fts WHERE drawers_fts MATCH ?
+				UNION ALL
+				SELECT rowid, -bm25(drawers_fts, ` + bm25Weights + `) AS b FROM drawers_fts WHERE drawers_fts MATCH ?
+			) GROUP BY rowid
+		) g JOIN drawers d ON d.rowid = g.rowid
+		WHERE 1` + where + ` ORDER BY g.score DESC, d.rowid LIMIT ?`
+	res, err := s.scored(ctx, q, append(append([]any{eExpr, q2}, args...), k)...)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(res) < k || res[k-1].Score <= bound {
+		return nil, false, nil
+	}
+	return res, true, nil
+}
+
+// idf is FTS5's bm25 IDF for a term in df of n rows, clamp included.
+func idf(df, n int) float64 {
+	v := math.Log((float64(n) - float64(df) + 0.5) / (float64(df) + 0.5))
+	if v <= 0 {
+		return 1e-6
+	}
+	return v
+}
+
+// scored runs a ranking query returning (id, score) rows, best first.
+func (s *Store) scored(ctx context.Context, q string, args ...any) ([]store.Scored, error) {
+	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Scored
+	for rows.Next() {
+		var sc store.Scored
+		if err := rows.Scan(&sc.ID, &sc.Score); err != nil {
+			return nil, err
+		}
+		sc.Rank = len(out) + 1
+		out = append(out, sc)
+	}
+	return out, rows.Err()
+}
+
+// termInfo is a query term with its document frequency; known is false for
+// a term the tokenizer splits into several tokens (a phrase), whose
+// frequency is not in the vocabulary and is taken as 0 (rare).
+type termInfo struct {
+	term   string
+	df     int
+	known  bool
+	tokens int
+}
+
+// prune drops terms no drawer contains and, when rarer ones remain, terms
+// in at least half of the n drawers (see Lexical).
+func prune(infos []termInfo, n int) []termInfo {
+	var rare, common []termInfo
+	for _, ti := range infos {
+		switch {
+		case ti.tokens == 0 || ti.known && ti.df == 0:
+			// Nothing the index could hold: no match possible.
+		case ti.known && 2*ti.df >= n:
+			common = append(common, ti)
+		default:
+			rare = append(rare, ti)
+		}
+	}
+	if len(rare) > 0 {
+		return rare
+	}
+	return common
+}
+
+// termStats looks up each term's document frequency, through the palace's
+// own tokenizer, and the number of drawers.
+func (s *Store) termStats(ctx context.Context, terms []string) ([]termInfo, int, error) {
+	tokens, err := s.tok.tokenize(ctx, terms)
+	if err != nil {
+		return nil, 0, err
+	}
+	var uniq []any
+	seen := map[string]bool{}
+	for _, ts := range tokens {
+		if len(ts) == 1 && !seen[ts[0]] {
+			seen[ts[0]] = true
+			uniq = append(uniq, ts[0])
+		}
+	}
+	df := make(map[string]int, len(uniq))
+	if len(uniq) > 0 {
+		rows, err := s.rdb.QueryContext(ctx, `SELECT term, doc FROM drawers_vocab WHERE term IN (?`+strings.Repeat(", ?", len(uniq)-1)+`)`, uniq...)
+		if err != nil {
+			return nil, 0, fmt.Errorf("term frequencies: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var t string
+			var n int
+			if err := rows.Scan(&t, &n); err != nil {
+				return nil, 0, fmt.Errorf("term frequencies: %w", err)
+			}
+			df[t] = n
+		}
+		if err := rows.Err(); err != nil {
+			return nil, 0, fmt.Errorf("term frequencies: %w", err)
+		}
+	}
+	n, err := s.drawerCount(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	infos := make([]termInfo, len(terms))
+	for i, t := range terms {
+		infos[i] = termInfo{term: t, tokens: len(tokens[i]), known: len(tokens[i]) == 1}
+		if infos[i].known {
+			infos[i].df = df[tokens[i][0]]
+		}
+	}
+	return infos, n, nil
+}
+
+// drawerCount is the number of drawers (FTS5's N), cached per generation:
+// counting 100k rows costs over a millisecond, reading the generation a few
+// microseconds.
+func (s *Store) drawerCount(ctx context.Context) (int, error) {
+	gen, err := readGeneration(ctx, s.rdb)
+	if err != nil {
+		return 0, err
+	}
+	s.countMu.Lock()
+	defer s.countMu.Unlock()
+	if s.countOK && s.countGen == gen {
+		return s.count, nil
+	}
+	tx, err := s.rdb.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("count drawers: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // read-only
+	if gen, err = readGeneration(ctx, tx); err != nil {
+		return 0, err
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM drawers`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count drawers: %w", err)
+	}
+	s.count, s.countGen, s.countOK = n, gen, true
+	return n, nil
+}
+
+// tokenizer runs query terms through the palace's FTS5 tokenizer (porter
+// stemming included) in a private in-memory database, so that their
+// document frequencies can be looked up in drawers_vocab exactly as
+// indexed, without reimplementing the tokenizer in Go.
+type tokenizer struct {
+	mu   sync.Mutex
+	db   *sql.DB
+	conn *sql.Conn
+}
+
+func (tk *tokenizer) close() error {
+	tk.mu.Lock()
+	defer tk.mu.Unlock()
+	var err error
+	if tk.conn != nil {
+		err = tk.conn.Close()
+		tk.conn = nil
+	}
+	if tk.db != nil {
+		if cerr := tk.db.Close(); err == nil {
+			err = cerr
+		}
+		tk.db = nil
+	}
+	return err
+}
+
+// tokenize returns the tokens of each term, in order.
+func (tk *tokenizer) tokenize(ctx context.Context, terms []string) ([][]string, error) {
+	tk.mu.Lock()
+	defer tk.mu.Unlock()
+	if tk.conn == nil {
+		if err := tk.openLocked(ctx); err != nil {
+			return nil, fmt.Errorf("query tokenizer: %w", err)
+		}
+	}
+	out, err := tk.runLocked(ctx, terms)
+	if err != nil {
+		// Start afresh next time rather than reuse a connection in an
+		// unknown state.
+		tk.conn.Close()
+		tk.conn = nil
+		return nil, fmt.Errorf("query tokenizer: %w", err)
+	}
+	return out, nil
+}
+
+func (tk *tokenizer) openLocked(ctx context.Context) error {
+	if tk.db == nil {
+		db, err := sql.Open("sqlite", ":memory:")
+		if err != nil {
+			return err
+		}
+		db.SetMaxOpenConns(1)
+		tk.db = db
+	}
+	conn, err := tk.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	for _, q := range []string{
+		`CREATE VIRTUAL TABLE IF NOT EXISTS tok USING fts5(t, tokenize='` + ftsTokenize + `')`,
+		`CREATE VIRTUAL TABLE IF NOT EXISTS tok_i USING fts5vocab(tok, instance)`,
+	} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			conn.Close()
+			return err
+		}
+	}
+	tk.conn = conn
+	return nil
+}
+
+func (tk *tokenizer) runLocked(ctx context.Context, terms []string) ([][]string, error) {
+	args := make([]any, 0, 2*len(terms))
+	for i, t := range terms {
+		args = append(args, i+1, t)
+	}
+	if _, err := tk.conn.ExecContext(ctx, `INSERT INTO tok(rowid, t) VALUES (?, ?)`+strings.Repeat(", (?, ?)", len(terms)-1), args...); err != nil {
+		return nil, err
+	}
+	defer tk.conn.ExecContext(context.WithoutCancel(ctx), `DELETE FROM tok`) //nolint:errcheck // next run would fail loudly
+	rows, err := tk.conn.QueryContext(ctx, `SELECT doc, term FROM tok_i ORDER BY doc, offset`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make([][]string, len(terms))
+	for rows.Next() {
+		var doc int
+		var term string
+		if err := rows.Scan(&doc, &term); err != nil {
+			return nil, err
+		}
+		if doc >= 1 && doc <= len(terms) {
+			out[doc-1] = append(out[doc-1], term)
+		}
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,372 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/storetest"
+)
+
+func openTemp(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "palace", "palace.db"))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t) })
+}
+
+// TestConformanceParallelScan runs the vector parts of the suite again with
+// the parallel scan forced on, so both scan paths are held to it.
+func TestConformanceParallelScan(t *testing.T) {
+	old := parallelMin
+	parallelMin = 16
+	t.Cleanup(func() { parallelMin = old })
+	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t) })
+}
+
+func TestFTSQuery(t *testing.T) {
+	tests := []struct {
+		in, want string
+	}{
+		{"", ""},
+		{"   ", ""},
+		{`"`, ""},
+		{"Deploy the ROLLBACK", `{heading text} : ("deploy" OR "rollback")`},
+		{"the a of", `"the" OR "a" OR "of"`},
+		{`NEAR(a b)`, `"near" OR "b"`},
+		{`heading:foo ^x *`, `"heading" OR "foo" OR "x"`},
+		{`'; DROP TABLE drawers; --`, `"drop" OR "table" OR "drawers"`},
+		{"deploy deploy DEPLOY", `"deploy"`},
+		{"café naïve", `"café" OR "naïve"`},
+		{"e\u0301t\u00e9", "\"e\u0301t\u00e9\""},
+		{"日本語 テキスト", `"日本語" OR "テキスト"`},
+		{"a\x00b", `"b"`},
+	}
+	for _, tt := range tests {
+		if got := ftsQuery(tt.in); got != tt.want {
+			t.Errorf("ftsQuery(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+	many := strings.Repeat("w", 1)
+	for i := range 100 {
+		many += fmt.Sprintf(" t%d", i)
+	}
+	if n := strings.Count(ftsQuery(many), " OR ") + 1; n != store.MaxQueryTerms {
+		t.Errorf("ftsQuery kept %d terms, want %d", n, store.MaxQueryTerms)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, path string
+	}{
+		{"empty", ""},
+		{"nul", "a\x00b"},
+		{"directory", dir},
+	}
+	for _, tt := range tests {
+		s, err := Open(t.Context(), tt.path)
+		if err == nil {
+			s.Close()
+			t.Errorf("Open(%s) succeeded", tt.name)
+		}
+	}
+}
+
+func TestOpenOddPath(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "we?ird #dir 100%", "palace.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("Open(%q): %v", path, err)
+	}
+	defer s.Close()
+	if err := s.Apply(ctx, store.FileUpdate{File: store.File{Source: "a.md"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("database not at the path asked: %v", err)
+	}
+}
+
+func TestReopenKeepsData(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "palace.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetModel(ctx, "m", 2); err != nil {
+		t.Fatal(err)
+	}
+	d := store.Drawer{ID: "x", Source: "a.md", Text: "persistent words", Vector: []float32{0.6, 0.8}}
+	if err := s.Apply(ctx, store.FileUpdate{File: store.File{Source: "a.md"}, Insert: []store.Drawer{d}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if res, err := s.Lexical(ctx, "persistent", store.Filter{}, 5); err != nil || len(res) != 1 {
+		t.Errorf("Lexical after reopen = %v, %v", res, err)
+	}
+	if res, err := s.Vector(ctx, []float32{0.6, 0.8}, store.Filter{}, 5); err != nil || len(res) != 1 || res[0].Score < 0.9999 {
+		t.Errorf("Vector after reopen = %v, %v", res, err)
+	}
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "palace.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion+1)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s, err = Open(ctx, path)
+	if err == nil {
+		s.Close()
+		t.Fatal("Open accepted a newer schema")
+	}
+	if !strings.Contains(err.Error(), "newer") {
+		t.Errorf("error does not say why: %v", err)
+	}
+}
+
+// rawDB opens the palace file directly, bypassing Store, to damage it.
+func rawDB(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", path+"?_busy_timeout=10000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestCheckFindsDamage(t *testing.T) {
+	tests := []struct {
+		name   string
+		damage []string
+		want   string
+	}{
+		{"fts out of step", []string{
+			`DROP TRIGGER drawers_fts_au`,
+			`UPDATE drawers SET text = 'completely different words'`,
+		}, "full-text"},
+		{"short vector", []string{`UPDATE drawers SET vector = x'0000803f'`}, "vectors"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := t.Context()
+			s := openTemp(t)
+			if err := s.SetModel(ctx, "m", 2); err != nil {
+				t.Fatal(err)
+			}
+			d := store.Drawer{ID: "x", Source: "a.md", Text: "some words here", Vector: []float32{1, 0}}
+			if err := s.Apply(ctx, store.FileUpdate{File: store.File{Source: "a.md"}, Insert: []store.Drawer{d}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Check(ctx); err != nil {
+				t.Fatalf("Check before damage: %v", err)
+			}
+			db := rawDB(t, s.Path())
+			for _, q := range tt.damage {
+				if _, err := db.ExecContext(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := s.Check(ctx)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Check after %s = %v, want a %q problem", tt.name, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestTwoStoresOneFile hammers one palace from two Store instances (as two
+// processes would) and checks that nothing is lost or corrupted and that
+// each instance's in-memory vectors notice the other's writes.
+func TestTwoStoresOneFile(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "palace.db")
+	var stores [2]*Store
+	for i := range stores {
+		s, err := Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		stores[i] = s
+	}
+	const dim = 8
+	if err := stores[0].SetModel(ctx, "m", dim); err != nil {
+		t.Fatal(err)
+	}
+	rounds := 40
+	if testing.Short() {
+		rounds = 10
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*rounds)
+	for w, s := range stores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			src := fmt.Sprintf("agent%d.md", w)
+			var prev []string
+			for r := range rounds {
+				u := store.FileUpdate{File: store.File{Source: src, Wing: "w"}, Delete: prev}
+				prev = nil
+				for i := range 20 {
+					d := store.Drawer{ID: fmt.Sprintf("%s#%d.%d", src, r, i), Wing: fmt.Sprintf("w%d", w), Source: src,
+						Text: fmt.Sprintf("round %d item %d of writer %d", r, i, w), Vector: unit(rng, dim)}
+					u.Insert = append(u.Insert, d)
+					prev = append(prev, d.ID)
+				}
+				if err := s.Apply(ctx, u); err != nil {
+					errs <- fmt.Errorf("writer %d round %d: %w", w, r, err)
+					return
+				}
+				if _, err := s.Vector(ctx, unit(rng, dim), store.Filter{}, 5); err != nil {
+					errs <- fmt.Errorf("writer %d round %d: %w", w, r, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for i, s := range stores {
+		if err := s.Check(ctx); err != nil {
+			t.Errorf("store %d Check: %v", i, err)
+		}
+		st, err := s.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Files != 2 || st.Drawers != 40 || st.Vectors != 40 {
+			t.Errorf("store %d Stats = %+v, want 2 files, 40 drawers with vectors", i, st)
+		}
+		// Each store's in-memory vectors must hold exactly the other's latest round too.
+		res, err := s.Vector(ctx, make([]float32, dim), store.Filter{}, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != 40 {
+			t.Errorf("store %d Vector sees %d drawers, want 40", i, len(res))
+		}
+		for _, r := range res {
+			if !strings.Contains(r.ID, fmt.Sprintf("#%d.", rounds-1)) {
+				t.Errorf("store %d Vector returns stale drawer %s", i, r.ID)
+				break
+			}
+		}
+	}
+	// A write by one store is seen by the other's next search.
+	d := store.Drawer{ID: "late", Source: "late.md", Wing: "late", Vector: []float32{1, 0, 0, 0, 0, 0, 0, 0}}
+	if err := stores[0].Apply(ctx, store.FileUpdate{File: store.File{Source: "late.md"}, Insert: []store.Drawer{d}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := stores[1].Vector(ctx, d.Vector, store.Filter{Wing: "late"}, 5)
+	if err != nil || len(res) != 1 || res[0].ID != "late" {
+		t.Errorf("other store's Vector after a write = %v, %v", res, err)
+	}
+}
+
+func unit(rng *rand.Rand, dim int) []float32 {
+	v := make([]float32, dim)
+	var n float64
+	for i := range v {
+		x := rng.NormFloat64()
+		v[i] = float32(x)
+		n += x * x
+	}
+	for i := range v {
+		v[i] = float32(float64(v[i]) / math.Sqrt(n))
+	}
+	return v
+}
+
+// TestVectorReloadAfterForeignWrite checks the generation mechanism alone:
+// a write to the file that bypasses this Store is noticed.
+func TestVectorReloadAfterForeignWrite(t *testing.T) {
+	ctx := t.Context()
+	s := openTemp(t)
+	if err := s.SetModel(ctx, "m", 2); err != nil {
+		t.Fatal(err)
+	}
+	d := store.Drawer{ID: "x", Source: "a.md", Vector: []float32{1, 0}}
+	if err := s.Apply(ctx, store.FileUpdate{File: store.File{Source: "a.md"}, Insert: []store.Drawer{d}}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.Vector(ctx, []float32{1, 0}, store.Filter{}, 5); err != nil || len(res) != 1 {
+		t.Fatalf("Vector = %v, %v", res, err)
+	}
+	other, err := Open(ctx, s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := other.DeleteFile(ctx, "a.md"); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.Vector(ctx, []float32{1, 0}, store.Filter{}, 5); err != nil || len(res) != 0 {
+		t.Errorf("Vector after another store deleted everything = %v, %v", res, err)
+	}
+	g1, _ := s.generation(ctx)
+	if err := other.ClearVectors(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if g2, _ := s.generation(ctx); g2 <= g1 {
+		t.Errorf("generation did not move: %d -> %d", g1, g2)
+	}
+}
+
+func TestCanceledContext(t *testing.T) {
+	s := openTemp(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := s.Lexical(ctx, "x", store.Filter{}, 5); !errors.Is(err, context.Canceled) {
+		t.Errorf("Lexical with a canceled context = %v", err)
+	}
+	if err := s.Check(ctx); err == nil {
+		t.Errorf("Check with a canceled context succeeded")
+	}
+}

@@ -1,0 +1,389 @@
+package summarize
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/extractive")
+
+// splitSections cuts a memory excerpt into its "## " sections, ignoring
+// headings inside code fences, the way the reflector hands them over.
+func splitSections(t *testing.T, text string) []string {
+	t.Helper()
+	var secs []string
+	var cur []string
+	var fence string
+	for _, line := range strings.Split(text, "\n") {
+		if m := fenceMarker(line); m != "" {
+			if fence == "" {
+				fence = m
+			} else if m[0] == fence[0] {
+				fence = ""
+			}
+		}
+		if fence == "" && strings.HasPrefix(line, "## ") && len(cur) > 0 {
+			secs = append(secs, strings.Join(cur, "\n"))
+			cur = nil
+		}
+		cur = append(cur, line)
+	}
+	if len(cur) > 0 {
+		secs = append(secs, strings.Join(cur, "\n"))
+	}
+	return secs
+}
+
+func readEvicted(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "extractive", "evicted.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secs := splitSections(t, string(data))
+	if len(secs) != 4 {
+		t.Fatalf("testdata has %d sections, want 4", len(secs))
+	}
+	return secs
+}
+
+// contentWords counts the words of condensed text the way the budget does:
+// bullet markers are not words.
+func contentWords(s string) int {
+	n := 0
+	for _, w := range strings.Fields(s) {
+		if w != "-" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestExtractiveGolden pins the output for a realistic excerpt so changes to
+// the heuristics show up as a reviewable diff (go test -update).
+func TestExtractiveGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		req  Request
+	}{
+		{"full", Request{
+			Agent:        "alice",
+			OldCondensed: "- 2026-08-20 — bootstrap\n  - repo created at github.com/hivemem/hivemem\n- 2026-08-28 — chose Go 1.26 for the rewrite",
+			Evicted:      readEvicted(t),
+			Pinned:       []string{"- 📌 Always run `go test ./...` before pushing."},
+		}},
+		{"tight", Request{Agent: "alice", Evicted: readEvicted(t), WordBudget: 40}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Extractive{}.Summarize(context.Background(), tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			b.WriteString(res.Condensed)
+			b.WriteString("\n-- hoist --\n")
+			for _, h := range res.Hoist {
+				b.WriteString(h + "\n")
+			}
+			path := filepath.Join("testdata", "extractive", tt.name+".golden")
+			if *update {
+				if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if b.String() != string(want) {
+				t.Errorf("output differs from %s:\n--- got ---\n%s\n--- want ---\n%s", path, b.String(), want)
+			}
+		})
+	}
+}
+
+func TestExtractiveKeepsFacts(t *testing.T) {
+	evicted := readEvicted(t)
+	res, err := Extractive{}.Summarize(context.Background(), Request{
+		Agent:   "alice",
+		Evicted: evicted,
+		Pinned:  []string{"📌 always run `go test ./...` before pushing"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := []string{
+		"2026-09-02 — set up the palace", "2026-09-05 — embedder port", "2026-09-09 — standup", "2026-09-12 — login test flake",
+		"palace/palace.db", "Decided to keep markdown", "Priya", "MiniLM", "`$ go test -run TestGolden ./internal/embed`",
+		"0.9999", "VZEROUPPER", "auth/login_test.go", "t.TempDir()",
+	}
+	for _, s := range keep {
+		if !strings.Contains(res.Condensed, s) {
+			t.Errorf("condensed lost %q:\n%s", s, res.Condensed)
+		}
+	}
+	drop := []string{"coffee was bad", "(none yet)", "this is not a heading", "it felt good"}
+	for _, s := range drop {
+		if strings.Contains(res.Condensed, s) {
+			t.Errorf("condensed kept noise %q:\n%s", s, res.Condensed)
+		}
+	}
+	wantHoist := []string{
+		"Decided to keep markdown as the source of truth; the index is disposable.",
+		"convention: never share temp dirs between tests",
+		"never push to main directly",
+	}
+	slices.Sort(wantHoist)
+	got := slices.Clone(res.Hoist)
+	slices.Sort(got)
+	if !slices.Equal(got, wantHoist) {
+		t.Errorf("hoist = %q, want %q (the pinned fact is already pinned; \"not decided\" is not a decision)", res.Hoist, wantHoist)
+	}
+}
+
+// TestExtractiveBudget checks the budget rules: never over budget, newest
+// sections first, a line for every section while the budget allows it, and
+// the old condensed text yields before the evicted sections do.
+func TestExtractiveBudget(t *testing.T) {
+	var evicted []string
+	for i := 1; i <= 10; i++ {
+		evicted = append(evicted, fmt.Sprintf("## 2026-10-%02d — day %d\n- Decided item %d-a at /srv/app%d/config.toml\n- Deployed build %d-b to Staging with Kim\n- prose line that carries nothing\n", i, i, i, i, i))
+	}
+	old := "- 2026-09-30 — earlier work\n  - migrated 3 tables to Postgres\n- 2026-09-29 — older work\n  - wrote 12 tests"
+	tests := []struct {
+		name         string
+		budget       int
+		old          string
+		wantSections []int // day numbers whose heading must be present
+		lostSections []int // day numbers whose heading must be gone
+		wantOld      bool
+	}{
+		{name: "roomy", budget: 600, old: old, wantSections: []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, wantOld: true},
+		{name: "headings only fit", budget: 45, wantSections: []int{1, 5, 10}},
+		{name: "not even every heading", budget: 16, wantSections: []int{9, 10}, lostSections: []int{1, 2, 3}},
+		{name: "old yields to headings", budget: 42, old: old, wantSections: []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
+		{name: "old gets its share", budget: 80, old: old, wantSections: []int{1, 10}, wantOld: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Extractive{}.Summarize(context.Background(), Request{Evicted: evicted, OldCondensed: tt.old, WordBudget: tt.budget})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := contentWords(res.Condensed); n > tt.budget {
+				t.Errorf("condensed has %d words, budget %d:\n%s", n, tt.budget, res.Condensed)
+			}
+			for _, d := range tt.wantSections {
+				if !strings.Contains(res.Condensed, fmt.Sprintf("— day %d\n", d)) && !strings.HasSuffix(res.Condensed, fmt.Sprintf("— day %d", d)) {
+					t.Errorf("section day %d lost:\n%s", d, res.Condensed)
+				}
+			}
+			for _, d := range tt.lostSections {
+				if strings.Contains(res.Condensed, fmt.Sprintf("— day %d\n", d)) {
+					t.Errorf("older section day %d kept while newer ones were cut:\n%s", d, res.Condensed)
+				}
+			}
+			if got := strings.Contains(res.Condensed, "earlier work"); got != tt.wantOld {
+				t.Errorf("old condensed present = %v, want %v:\n%s", got, tt.wantOld, res.Condensed)
+			}
+			if strings.Contains(res.Condensed, "prose line") && tt.budget < 600 {
+				t.Errorf("a line without facts was kept under a tight budget:\n%s", res.Condensed)
+			}
+			if _, err := Parse(contractJSON(t, res)); err != nil {
+				t.Errorf("result breaks the contract: %v", err)
+			}
+		})
+	}
+}
+
+// TestExtractiveOldCondensed checks that the old text loses its oldest lines
+// first and keeps its newest, within its share of the budget.
+func TestExtractiveOldCondensed(t *testing.T) {
+	var old []string
+	for i := 1; i <= 40; i++ {
+		old = append(old, fmt.Sprintf("- 2026-07-%02d — entry %d with five words", i%28+1, i))
+	}
+	res, err := Extractive{}.Summarize(context.Background(), Request{
+		OldCondensed: strings.Join(old, "\n"),
+		Evicted:      []string{"## 2026-08-01 — new\n- fixed bug 7 in cmd/x.go\n"},
+		WordBudget:   100,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Condensed, "entry 40 ") || strings.Contains(res.Condensed, "entry 1 ") {
+		t.Errorf("old condensed did not keep its newest lines:\n%s", res.Condensed)
+	}
+	if !strings.Contains(res.Condensed, "fixed bug 7 in cmd/x.go") {
+		t.Errorf("evicted detail lost:\n%s", res.Condensed)
+	}
+	if n := contentWords(res.Condensed); n > 100 {
+		t.Errorf("%d words over budget 100", n)
+	}
+	// Old text only (nothing evicted) is still a valid condensation.
+	res, err = Extractive{}.Summarize(context.Background(), Request{OldCondensed: strings.Join(old, "\n"), WordBudget: 20})
+	if err != nil || !strings.Contains(res.Condensed, "entry 40 ") {
+		t.Errorf("old-only condensation = %q, %v", res.Condensed, err)
+	}
+}
+
+func TestExtractiveStructureSafe(t *testing.T) {
+	evicted := []string{
+		"## 2026-10-01 — code\n```go\n## not a heading\nfunc main() {} // see cmd/main.go\n```\n~~~\n# also code 42\n~~~\n### Sub heading with Alice\n- 📌 pinned fact 1\n",
+		"## 2026-10-02 — no fence close\n```sh\n$ make release VERSION=1.2.3\n## Recent\n",
+	}
+	res, err := Extractive{}.Summarize(context.Background(), Request{
+		OldCondensed: "```\n## inside old fence\n```\n- kept 2026 line",
+		Evicted:      evicted,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fence string
+	for _, line := range strings.Split(res.Condensed, "\n") {
+		if m := fenceMarker(line); m != "" {
+			if fence == "" {
+				fence = m
+			} else if m[0] == fence[0] {
+				fence = ""
+			}
+			continue
+		}
+		if fence == "" && (strings.HasPrefix(line, "# ") || strings.HasPrefix(line, "## ")) {
+			t.Errorf("condensed has a heading line outside a fence: %q", line)
+		}
+	}
+	if fence != "" {
+		t.Errorf("condensed leaves a fence open:\n%s", res.Condensed)
+	}
+	for _, s := range []string{"`$ make release VERSION=1.2.3`", "`func main() {} // see cmd/main.go`", "Sub heading with Alice"} {
+		if !strings.Contains(res.Condensed, s) {
+			t.Errorf("condensed lost %q:\n%s", s, res.Condensed)
+		}
+	}
+	if strings.Contains(res.Condensed, "pinned fact 1") {
+		t.Errorf("a 📌 line was repeated in condensed instead of only hoisted:\n%s", res.Condensed)
+	}
+	if !slices.Equal(res.Hoist, []string{"pinned fact 1"}) {
+		t.Errorf("hoist = %q", res.Hoist)
+	}
+}
+
+func TestExtractiveHoist(t *testing.T) {
+	tests := []struct {
+		name    string
+		evicted string
+		pinned  []string
+		want    []string
+	}{
+		{"pin marker", "## d\n- 📌 Use port 8421 for the API\n", nil, []string{"Use port 8421 for the API"}},
+		{"already pinned, other spelling", "## d\n📌 use port 8421 for the API.\n", []string{"- 📌 Use  port 8421 for the API"}, nil},
+		{"rule words", "## d\n- We always tag releases as vX.Y.Z\n- Decided: SQLite is the default backend\n", nil,
+			[]string{"We always tag releases as vX.Y.Z", "Decided: SQLite is the default backend"}},
+		{"not decisions", "## d\n- haven't decided on the logo yet\n- should we never retry?\n- not always reproducible\n", nil, nil},
+		{"too long to be a fact", "## d\n- " + strings.Repeat("word ", 40) + "always\n", nil, nil},
+		{"inside fence ignored", "## d\n```\n# always do this in code\n📌 nope\n```\n", nil, nil},
+		{"headings ignored", "## We always ship on Fridays\n### never again\n", nil, nil},
+		{"duplicates once", "## d\n- 📌 one fact\n- 📌 One fact.\n", nil, []string{"one fact"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := extractHoist(Request{Evicted: []string{tt.evicted}, Pinned: tt.pinned})
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("hoist = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	// Rule lines are capped, keeping the newest; 📌 lines never are.
+	var sb strings.Builder
+	sb.WriteString("## d\n")
+	for i := range 15 {
+		fmt.Fprintf(&sb, "- rule %d: always do thing %d\n- 📌 pin %d\n", i, i, i)
+	}
+	got := extractHoist(Request{Evicted: []string{sb.String()}})
+	pins, rules := 0, 0
+	for _, h := range got {
+		if strings.HasPrefix(h, "pin ") {
+			pins++
+		} else {
+			rules++
+		}
+	}
+	if pins != 15 || rules != maxKeywordHoist || !slices.Contains(got, "rule 14: always do thing 14") || slices.Contains(got, "rule 0: always do thing 0") {
+		t.Errorf("capped hoist = %q", got)
+	}
+}
+
+func TestExtractiveDeterministicAndContract(t *testing.T) {
+	req := Request{Agent: "a", Evicted: readEvicted(t), OldCondensed: "- 2026-01-01 x"}
+	first, err := Extractive{}.Summarize(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		again, err := Extractive{}.Summarize(context.Background(), req)
+		if err != nil || again.Condensed != first.Condensed || !slices.Equal(again.Hoist, first.Hoist) {
+			t.Fatalf("second run differs: %v", err)
+		}
+	}
+	parsed, err := Parse(contractJSON(t, first))
+	if err != nil {
+		t.Fatalf("extractive output breaks the contract: %v", err)
+	}
+	if parsed.Condensed != first.Condensed || !slices.Equal(parsed.Hoist, first.Hoist) {
+		t.Errorf("Parse changed the extractive output:\n%q\n%q", parsed.Condensed, first.Condensed)
+	}
+}
+
+func TestExtractiveErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		ctx     func() context.Context
+		req     Request
+		wantErr string
+	}{
+		{"nothing to condense", context.Background, Request{Evicted: []string{"", "  \n"}}, "nothing to condense"},
+		{"canceled", func() context.Context {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			return ctx
+		}, Request{Evicted: []string{"## x"}}, "canceled"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Extractive{}.Summarize(tt.ctx(), tt.req)
+			var se *Error
+			if !errors.As(err, &se) || se.Reason != ReasonFailed || se.Provider != ProviderExtractive || !strings.Contains(se.Message, tt.wantErr) {
+				t.Fatalf("err = %v, want extractive *Error containing %q", err, tt.wantErr)
+			}
+		})
+	}
+	// A single heading over a tiny budget is cut, never dropped to nothing.
+	res, err := Extractive{}.Summarize(context.Background(), Request{Evicted: []string{"## 2026-10-01 — a very long heading about many things"}, WordBudget: 3})
+	if err != nil || res.Condensed == "" || contentWords(res.Condensed) > 3 {
+		t.Errorf("tiny budget: %q, %v", res.Condensed, err)
+	}
+}
+
+// contractJSON renders a Result as the reply an LLM would send.
+func contractJSON(t *testing.T, r Result) string {
+	t.Helper()
+	hoist := r.Hoist
+	if hoist == nil {
+		hoist = []string{}
+	}
+	b, err := json.Marshal(map[string]any{"condensed": r.Condensed, "hoist": hoist})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
