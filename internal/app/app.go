@@ -89,7 +89,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	}
 	p, err := palace.New(ctx, h, st, emb, palace.Options{
 		MaxFileBytes: cfg.Palace.MaxFileBytes, RRFK: cfg.Search.RRFK,
-		CandidatePool: cfg.Search.CandidatePool, Logger: lg,
+		CandidatePool: cfg.Search.CandidatePool, VectorWeight: cfg.Search.VectorWeight, Fusion: cfg.Search.Fusion, Logger: lg,
 	})
 	if err != nil {
 		st.Close()

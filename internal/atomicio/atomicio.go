@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -189,9 +190,19 @@ func Update(ctx context.Context, path string, perm os.FileMode, fn func(old []by
 			err = fmt.Errorf("atomicio: unlock %s: %w", path, uerr)
 		}
 	}()
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	// Keep the old file open: agents append without the lock, and a write
+	// that lands in it after we read is carried over by Salvage.
+	var old []byte
+	fh, err := os.Open(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
 		return fmt.Errorf("atomicio: read %s: %w", path, err)
+	default:
+		defer fh.Close()
+		if old, err = io.ReadAll(fh); err != nil {
+			return fmt.Errorf("atomicio: read %s: %w", path, err)
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("atomicio: update %s: %w", path, err)
@@ -203,7 +214,70 @@ func Update(ctx context.Context, path string, perm os.FileMode, fn func(old []by
 	if bytes.Equal(old, data) {
 		return nil
 	}
-	return WriteFile(path, data, perm)
+	if err := WriteFile(path, data, perm); err != nil {
+		return err
+	}
+	if fh != nil {
+		if _, err := Salvage(fh, int64(len(old)), path, DefaultSalvageGrace); err != nil {
+			return fmt.Errorf("atomicio: update %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// DefaultSalvageGrace is how long Update watches a replaced file for late appends.
+const DefaultSalvageGrace = 25 * time.Millisecond
+
+// Salvage copies bytes that reached the old file after it was replaced: an
+// agent that opened the file for append just before the rename writes into
+// the old inode, and without this those lines would be lost. old is the
+// replaced file, open for reading, of which off bytes were already taken
+// into the new file at path. It checks at once and again during grace, and
+// returns how many bytes it appended to path.
+func Salvage(old *os.File, off int64, path string, grace time.Duration) (int64, error) {
+	var total int64
+	check := func() error {
+		st, err := old.Stat()
+		if err != nil {
+			return fmt.Errorf("stat old file: %w", err)
+		}
+		if st.Size() <= off {
+			return nil
+		}
+		buf := make([]byte, st.Size()-off)
+		n, err := old.ReadAt(buf, off)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("read old file: %w", err)
+		}
+		if n == 0 {
+			return nil
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return fmt.Errorf("open new file: %w", err)
+		}
+		_, werr := f.Write(buf[:n])
+		serr := f.Sync()
+		cerr := f.Close()
+		if err := errors.Join(werr, serr, cerr); err != nil {
+			return fmt.Errorf("append late writes: %w", err)
+		}
+		off += int64(n)
+		total += int64(n)
+		return nil
+	}
+	if err := check(); err != nil {
+		return total, err
+	}
+	if grace > 0 {
+		for _, d := range []time.Duration{grace / 5, grace - grace/5} {
+			time.Sleep(d)
+			if err := check(); err != nil {
+				return total, err
+			}
+		}
+	}
+	return total, nil
 }
 
 // IsTempName reports whether name (a base name) looks like a temp file left

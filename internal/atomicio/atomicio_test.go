@@ -517,3 +517,29 @@ func TestIsTempName(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdateKeepsConcurrentAppend: an agent appends (without the lock)
+// after Update has read the file and before it swaps the new one in; the
+// appended bytes must end up in the new file.
+func TestUpdateKeepsConcurrentAppend(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.md")
+	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := Update(context.Background(), path, 0o644, func(old []byte) ([]byte, error) {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return nil, err
+		}
+		f.WriteString("agent line\n")
+		f.Close()
+		return append([]byte("zero\n"), old...), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	if string(got) != "zero\none\nagent line\n" {
+		t.Fatalf("file = %q, the concurrent append was lost", got)
+	}
+}

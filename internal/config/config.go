@@ -62,10 +62,12 @@ type Embedder struct {
 
 // Search configures ranking defaults.
 type Search struct {
-	Results       int `toml:"results"`
-	WakeUpBudget  int `toml:"wake_up_budget"`
-	RRFK          int `toml:"rrf_k"`
-	CandidatePool int `toml:"candidate_pool"`
+	Results       int     `toml:"results"`
+	WakeUpBudget  int     `toml:"wake_up_budget"`
+	RRFK          int     `toml:"rrf_k"`
+	CandidatePool int     `toml:"candidate_pool"`
+	VectorWeight  float64 `toml:"vector_weight"` // weight of the vector ranking in the fusion (lexical is 1)
+	Fusion        string  `toml:"fusion"`        // score (normalised scores, default) or rrf (reciprocal rank)
 }
 
 // Reflector configures condensation; read live on every pass.
@@ -104,7 +106,7 @@ func Default() Config {
 	return Config{
 		Palace:   Palace{Backend: "sqlite", MaxFileBytes: 8 << 20},
 		Embedder: Embedder{Provider: "auto", Timeout: Duration{30 * time.Second}},
-		Search:   Search{Results: 5, WakeUpBudget: 800, RRFK: 60, CandidatePool: 100},
+		Search:   Search{Results: 5, WakeUpBudget: 800, RRFK: 60, CandidatePool: 100, VectorWeight: 0.5, Fusion: "score"},
 		Reflector: Reflector{
 			Enabled: true, MinBytes: 16 << 10, BudgetBytes: 128 << 10, ByteTriggerPct: 50,
 			SectionTrigger: 50, RecentKeep: 12, Interval: Duration{30 * time.Minute},
@@ -161,6 +163,9 @@ func (c Config) Validate() error {
 	case "sqlite", "postgres":
 	default:
 		return fmt.Errorf("config: palace.backend %q unknown (want sqlite or postgres)", c.Palace.Backend)
+	}
+	if c.Search.Fusion != "score" && c.Search.Fusion != "rrf" {
+		return fmt.Errorf("config: search.fusion %q unknown (want score or rrf)", c.Search.Fusion)
 	}
 	switch c.Embedder.Provider {
 	case "auto", "minilm", "openai", "none":
@@ -227,6 +232,12 @@ func setField(f reflect.Value, s string) error {
 			return err
 		}
 		f.SetBool(b)
+	case reflect.Float64:
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return err
+		}
+		f.SetFloat(x)
 	case reflect.Int, reflect.Int64:
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {

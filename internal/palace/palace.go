@@ -24,11 +24,13 @@ type Embedder interface {
 
 // Options tunes mining and ranking; zero values take the defaults.
 type Options struct {
-	MaxFileBytes  int64 // files above are skipped (default 8 MiB)
-	MaxTokens     int   // chunk budget (default chunk.DefaultMaxTokens)
-	RRFK          int   // reciprocal-rank-fusion constant (default 60)
-	CandidatePool int   // candidates taken from each ranker (default 100)
-	EmbedBatch    int   // texts per Embed call (default 32)
+	MaxFileBytes  int64   // files above are skipped (default 8 MiB)
+	MaxTokens     int     // chunk budget (default chunk.DefaultMaxTokens)
+	RRFK          int     // reciprocal-rank-fusion constant (default 60)
+	CandidatePool int     // candidates taken from each ranker (default 100)
+	VectorWeight  float64 // weight of the vector ranking against lexical's 1 (default 0.5)
+	Fusion        string  // FusionScore (default) or FusionRRF
+	EmbedBatch    int     // texts per Embed call (default 32)
 	Logger        *slog.Logger
 }
 
@@ -53,6 +55,9 @@ func New(ctx context.Context, h home.Home, st store.Store, emb Embedder, opts Op
 	}
 	if opts.CandidatePool <= 0 {
 		opts.CandidatePool = 100
+	}
+	if opts.VectorWeight <= 0 {
+		opts.VectorWeight = 0.5
 	}
 	if opts.EmbedBatch <= 0 {
 		opts.EmbedBatch = 32

@@ -134,12 +134,24 @@ func findBackup(h home.Home, agent, name string) (Backup, error) {
 	return Backup{}, fmt.Errorf("agent %s has no backup %s (see `hivemem backups %s`)", agent, name, agent)
 }
 
-// writeBackup saves data as a new backup of agent, named after now; when
-// that second is taken for this agent it adds a suffix ("-2", "-3", ...).
-// The copy is written atomically, so a crash never leaves half a backup.
+// writeBackup saves data as a new backup of agent, named after now. Names
+// only ever grow for an agent, so the new backup is always the newest and
+// pruning can never remove it: when now's second is taken (or the clock is
+// behind the newest backup) it takes the newest backup's stamp with the
+// next suffix ("-2", "-3", ...). The copy is written atomically, so a crash
+// never leaves half a backup.
 func writeBackup(h home.Home, agent string, data []byte, now time.Time) (Backup, error) {
-	base := now.UTC().Format(stampLayout)
-	for seq, tries := 1, 0; tries < 1000; tries++ {
+	existing, err := Backups(h, agent)
+	if err != nil {
+		return Backup{}, err
+	}
+	base, seq := now.UTC().Format(stampLayout), 1
+	if len(existing) > 0 {
+		if newest := existing[0]; !now.UTC().Truncate(time.Second).After(newest.Time) {
+			base, seq = newest.Time.Format(stampLayout), newest.seq+1
+		}
+	}
+	for tries := 0; tries < 1000; tries++ {
 		name := base
 		if seq > 1 {
 			name = fmt.Sprintf("%s-%d", base, seq)
@@ -152,7 +164,7 @@ func writeBackup(h home.Home, agent string, data []byte, now time.Time) (Backup,
 		err := os.Mkdir(dir, 0o755)
 		switch {
 		case errors.Is(err, fs.ErrExist):
-			seq++
+			seq++ // taken by a concurrent writer
 			continue
 		case errors.Is(err, fs.ErrNotExist):
 			continue // the stamp directory was pruned meanwhile: retry

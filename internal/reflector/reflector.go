@@ -52,7 +52,7 @@ type Miner interface {
 // Defaults for Deps fields left zero.
 const (
 	DefaultLockTimeout  = 30 * time.Second
-	DefaultSalvageGrace = 25 * time.Millisecond
+	DefaultSalvageGrace = atomicio.DefaultSalvageGrace
 )
 
 // Deps is what a Reflector works with.
@@ -525,55 +525,13 @@ func (ru *run) swap(cfg config.Config, path string, data []byte, p plan, out sum
 	return ru.res, nil
 }
 
-// salvage copies bytes that reached the old file (open as old, read up to
-// off) after it was renamed away: an agent that opened the file for append
-// just before the rename writes into the old inode. It checks at once and
-// again during the grace period, appending anything new to path.
+// salvage carries appends that reached the old file after the swap.
 func (r *Reflector) salvage(old *os.File, off int64, path string) (int64, error) {
-	var total int64
-	check := func() error {
-		st, err := old.Stat()
-		if err != nil {
-			return fmt.Errorf("stat old file: %w", err)
-		}
-		if st.Size() <= off {
-			return nil
-		}
-		buf := make([]byte, st.Size()-off)
-		n, err := old.ReadAt(buf, off)
-		if err != nil && !errors.Is(err, io.EOF) {
-			return fmt.Errorf("read old file: %w", err)
-		}
-		if n == 0 {
-			return nil
-		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-		if err != nil {
-			return fmt.Errorf("open new file: %w", err)
-		}
-		_, werr := f.Write(buf[:n])
-		serr := f.Sync()
-		cerr := f.Close()
-		if err := errors.Join(werr, serr, cerr); err != nil {
-			return fmt.Errorf("append late writes: %w", err)
-		}
-		off += int64(n)
-		total += int64(n)
+	n, err := atomicio.Salvage(old, off, path, r.salvageGrace)
+	if n > 0 {
 		r.log.Info("reflector: salvaged a late append", "path", path, "bytes", n)
-		return nil
 	}
-	if err := check(); err != nil {
-		return total, err
-	}
-	if r.salvageGrace > 0 {
-		for _, d := range []time.Duration{r.salvageGrace / 5, r.salvageGrace - r.salvageGrace/5} {
-			time.Sleep(d)
-			if err := check(); err != nil {
-				return total, err
-			}
-		}
-	}
-	return total, nil
+	return n, err
 }
 
 // readLocked reads path under its lock, so it never sees a half-finished
@@ -657,8 +615,8 @@ func (ru *run) eventData() map[string]any {
 	add("hoisted", res.Hoisted, res.Status == StatusCondensed)
 	add("message", res.Message, res.Message != "")
 	add("summarizer", res.Summarizer, res.Summarizer != "")
-	add("archive", res.Archive, res.Archive != "")
-	add("backup", res.BackupPath, res.BackupPath != "")
+	add("archive", ru.r.home.Rel(res.Archive), res.Archive != "")
+	add("backup", ru.r.home.Rel(res.BackupPath), res.BackupPath != "")
 	add("appended_bytes", res.AppendedBytes, res.AppendedBytes > 0)
 	add("salvaged_bytes", res.SalvagedBytes, res.SalvagedBytes > 0)
 	add("failures", res.Failures, res.Failures > 0)

@@ -663,6 +663,9 @@ func TestBackoff(t *testing.T) {
 		if ok, st := r2.Due("alice"); ok || st.Failures != i {
 			t.Fatalf("due right after failure %d: %+v", i, st)
 		}
+		if all := r2.States(); len(all) != 1 || all["alice"].Failures != i {
+			t.Fatalf("States() = %+v", all)
+		}
 		res, _ = e.r.Condense(ctx, "alice", Options{})
 		if res.Status != StatusSkipped || res.Reason != SkipBackoff {
 			t.Fatalf("not backing off: %+v", res)

@@ -97,6 +97,12 @@ func (r *Reflector) State(agent string) AgentState {
 	return r.loadState()[agent]
 }
 
+// States returns the backoff records of every agent that has one, for
+// status pages.
+func (r *Reflector) States() map[string]AgentState {
+	return r.loadState()
+}
+
 // Due reports whether an automatic condensation of agent may run now, with
 // the record that decided it (NextAttempt says when, if not).
 func (r *Reflector) Due(agent string) (bool, AgentState) {

@@ -5,8 +5,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -65,18 +67,20 @@ func scopeToken(prefix, val string) string {
 // Lexical implements store.Store with FTS5's bm25, whose cost is about a
 // microsecond for every drawer that matches any term (a per-row lookup of
 // the document length), so the work goes into scoring as few rows as
-// possible while returning exactly what a plain "t1 OR t2 ..." query would:
+// possible while returning what a plain "t1 OR t2 ..." query would:
 //
 //   - Terms that occur in at least half of all drawers are dropped when
 //     rarer terms remain: bm25 clamps their IDF to 1e-6, so they change no
-//     ranking, yet they would make FTS5 score most of the palace.
+//     ranking (scores move by less than 1e-5), yet they would make FTS5
+//     score most of the palace.
 //   - Wing, room and agent filters are part of the FTS5 query (scope
-//     tokens), so only drawers in scope are scored; date bounds and an exact
-//     re-check of the filter are applied in SQL.
-//   - When the query mixes rare and common terms, the drawers matching a
-//     rare term are scored first (see lexicalTier); if the k-th of them
-//     provably beats any drawer matching only common terms, that is the
-//     answer, and the common terms' long posting lists are never scored.
+//     tokens), so only drawers in scope are scored; the drawers table is
+//     read for the k results only, to re-check the filter exactly. Date
+//     bounds are applied in SQL to every match.
+//   - When the query mixes rare and common terms, it is first answered from
+//     the drawers matching the rare terms (see lexicalTier), which is exact
+//     whenever it can be proven to be, and skips scoring the common terms'
+//     long posting lists.
 func (s *Store) Lexical(ctx context.Context, query string, f store.Filter, k int) ([]store.Scored, error) {
 	if err := f.Validate(); err != nil {
 		return nil, fmt.Errorf("lexical search: %w", err)
@@ -85,70 +89,145 @@ func (s *Store) Lexical(ctx context.Context, query string, f store.Filter, k int
 	if len(terms) == 0 || k <= 0 {
 		return nil, nil
 	}
-	if len(terms) > 1 {
-		infos, n, err := s.termStats(ctx, terms)
-		if err != nil {
-			return nil, fmt.Errorf("lexical search: %w", err)
-		}
-		infos = prune(infos, n)
-		if len(infos) == 0 {
-			return nil, nil
-		}
-		res, ok, err := s.lexicalTier(ctx, infos, n, f, k)
-		if err != nil {
-			return nil, fmt.Errorf("lexical search: %w", err)
-		}
-		if ok {
-			return res, nil
-		}
-		terms = terms[:0]
-		for _, ti := range infos {
-			terms = append(terms, ti.term)
-		}
-	}
-	res, err := s.lexicalFull(ctx, terms, f, k)
+	infos, n, err := s.termStats(ctx, terms)
 	if err != nil {
+		return nil, fmt.Errorf("lexical search: %w", err)
+	}
+	infos = prune(infos, n)
+	if len(infos) == 0 {
+		return nil, nil
+	}
+	res, ok, err := s.lexicalTier(ctx, infos, n, f, k)
+	if err != nil {
+		return nil, fmt.Errorf("lexical search: %w", err)
+	}
+	if ok {
+		return res, nil
+	}
+	terms = terms[:0]
+	matches := 0 // at most
+	for _, ti := range infos {
+		terms = append(terms, ti.term)
+		matches += ti.df
+	}
+	if res, err = s.lexicalFull(ctx, matchExpr(terms, f), matches, f, k); err != nil {
 		return nil, fmt.Errorf("lexical search: %w", err)
 	}
 	return res, nil
 }
 
-// lexicalFull ranks every drawer that matches any term.
-func (s *Store) lexicalFull(ctx context.Context, terms []string, f store.Filter, k int) ([]store.Scored, error) {
-	match := matchExpr(terms, f)
-	where, args := filterSQL(f)
-	var q string
-	if where == "" {
-		// FTS5 ranks and cuts to k on its own; only k rows are joined.
-		q = `SELECT d.id, -r.b FROM (SELECT rowid, bm25(drawers_fts, ` + bm25Weights + `) AS b FROM drawers_fts
-				WHERE drawers_fts MATCH ? ORDER BY b, rowid LIMIT ?) r
-			JOIN drawers d ON d.rowid = r.rowid ORDER BY r.b, r.rowid`
-		args = []any{match, k}
-	} else {
-		q = `SELECT d.id, -bm25(drawers_fts, ` + bm25Weights + `) AS b FROM drawers_fts JOIN drawers d ON d.rowid = drawers_fts.rowid
-			WHERE drawers_fts MATCH ?` + where + ` ORDER BY b DESC, d.rowid LIMIT ?`
-		args = append(append([]any{match}, args...), k)
+// lexParallelMin is the number of matching drawers (estimated as the sum of
+// the terms' document frequencies) above which an unscoped full query is
+// split by rowid range across up to 4 goroutines, each on its own
+// connection. A variable so tests can exercise the split on a small palace.
+var lexParallelMin = 8000
+
+// lexicalFull ranks every drawer that matches the expression.
+func (s *Store) lexicalFull(ctx context.Context, match string, matches int, f store.Filter, k int) ([]store.Scored, error) {
+	workers := min(runtime.GOMAXPROCS(0), 4)
+	scoped := f.Wing != "" || f.Room != "" || f.Agent != "" // the estimate is for the whole palace
+	if matches < lexParallelMin || workers < 2 || scoped {
+		return s.topK(ctx, bm25SQL, []any{match}, f, k)
 	}
-	return s.scored(ctx, q, args...)
+	var lo, hi sql.NullInt64
+	if err := s.rdb.QueryRowContext(ctx, `SELECT min(rowid), max(rowid) FROM drawers`).Scan(&lo, &hi); err != nil {
+		return nil, err
+	}
+	if !lo.Valid || hi.Int64-lo.Int64 < int64(workers) {
+		return s.topK(ctx, bm25SQL, []any{match}, f, k)
+	}
+	// Each part also recomputes the terms' IDF over the whole index (a scan
+	// of each posting list), which is cheap next to bm25 per match.
+	parts := make([][]store.Scored, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	span := hi.Int64 - lo.Int64 + 1
+	for w := range workers {
+		from := lo.Int64 + span*int64(w)/int64(workers)
+		to := lo.Int64 + span*int64(w+1)/int64(workers) - 1
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			parts[w], errs[w] = s.topK(ctx, bm25SQL+` AND rowid BETWEEN ? AND ?`, []any{match, from, to}, f, k)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	// Parts cover ascending rowid ranges and each is ordered by score then
+	// rowid, so a stable sort by score keeps the rowid tie-break.
+	all := slices.Concat(parts...)
+	slices.SortStableFunc(all, func(a, b store.Scored) int { return cmp.Compare(b.Score, a.Score) })
+	all = all[:min(k, len(all))]
+	for i := range all {
+		all[i].Rank = i + 1
+	}
+	return all, nil
+}
+
+// bm25SQL scores every drawer matching its MATCH argument.
+const bm25SQL = `SELECT rowid, -bm25(drawers_fts, ` + bm25Weights + `) AS score FROM drawers_fts WHERE drawers_fts MATCH ?`
+
+// topK returns the k best rows of scoreSQL (a query of rowid and score,
+// higher is better, already restricted to f's scope tokens), as drawer ids
+// in f's scope. Without date bounds, only the best k rows are looked up in
+// drawers (a lookup costs microseconds: the rows are large), and the scope
+// is re-checked on them; should a scope token ever have matched a drawer
+// out of scope, or with date bounds, every row is joined and filtered.
+func (s *Store) topK(ctx context.Context, scoreSQL string, args []any, f store.Filter, k int) ([]store.Scored, error) {
+	if f.Since == "" && f.Until == "" {
+		q := `SELECT d.id, r.score, d.wing, d.room, d.agent, d.date FROM
+			(SELECT rowid, score FROM (` + scoreSQL + `) ORDER BY score DESC, rowid LIMIT ?) r
+			JOIN drawers d ON d.rowid = r.rowid ORDER BY r.score DESC, r.rowid`
+		rows, err := s.rdb.QueryContext(ctx, q, append(slices.Clone(args), k)...)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var out []store.Scored
+		inScope := true
+		for rows.Next() {
+			var sc store.Scored
+			var d store.Drawer
+			if err := rows.Scan(&sc.ID, &sc.Score, &d.Wing, &d.Room, &d.Agent, &d.Date); err != nil {
+				return nil, err
+			}
+			inScope = inScope && f.Matches(d)
+			sc.Rank = len(out) + 1
+			out = append(out, sc)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		if inScope {
+			return out, nil
+		}
+	}
+	where, fargs := filterSQL(f)
+	q := `SELECT d.id, r.score FROM (` + scoreSQL + ` LIMIT -1) r JOIN drawers d ON d.rowid = r.rowid
+		WHERE 1` + where + ` ORDER BY r.score DESC, r.rowid LIMIT ?`
+	return s.scored(ctx, q, append(append(slices.Clone(args), fargs...), k)...)
 }
 
 // tierBudget bounds how many drawers the rare terms of a tiered query may
-// match (the sum of their document frequencies): scoring them costs about
-// twice that many microseconds.
+// match (the sum of their document frequencies) when the whole query would
+// match few more: scoring them costs a few microseconds each.
 const tierBudget = 3000
 
-// lexicalTier tries to answer from the drawers matching the rarest terms
-// E alone. Every drawer's bm25 is a sum over terms, and one term's part is
-// below (k1+1)·idf = 2.2·idf, so a drawer matching only the common terms C
-// scores less than U = 2.2·Σ idf(C). The query
+// lexicalTier tries to answer from the drawers matching the rarest terms E
+// alone. bm25 is a sum over terms, and one term's part is below
+// (k1+1)·idf = 2.2·idf, so a drawer matching only the common terms C scores
+// less than U = 2.2·Σ idf(C); and a drawer's full score is at least its E
+// part. So if the k-th best E part (one cheap query over E) is above U, the
+// top k all match E, and the query
 //
 //	(E OR C) AND E
 //
-// matches exactly the drawers with an E term and scores each at its full
-// score plus its E part again (E appears twice), which a second query over
-// E alone subtracts. If k drawers come back and the k-th scores above U,
-// they are the exact top k; otherwise ok is false and the caller runs the
-// full query.
+// ranks exactly those drawers, scoring each at its full score plus its E
+// part again (E appears twice), which a second query over E alone
+// subtracts. E grows from the rarest term while it stays within budget; if
+// no split is proven, ok is false and the caller runs the full query.
 func (s *Store) lexicalTier(ctx context.Context, infos []termInfo, n int, f store.Filter, k int) (_ []store.Scored, ok bool, err error) {
 	if len(infos) < 2 {
 		return nil, false, nil
@@ -160,50 +239,69 @@ func (s *Store) lexicalTier(ctx context.Context, infos []termInfo, n int, f stor
 	for _, ti := range sorted {
 		total += ti.df
 	}
-	// Worth trying when the rare terms match far fewer drawers than all do.
+	// Worth trying while the rare terms match far fewer drawers than all
+	// do; the probes that fail must not cost more than a fraction of the
+	// full query either.
 	budget := max(tierBudget, total/6)
-	j, sum := 0, 0
-	for j < len(sorted) && sum+sorted[j].df <= budget {
-		sum += sorted[j].df
-		j++
-	}
-	if j == 0 || j == len(sorted) {
-		return nil, false, nil // nothing rare enough, or nothing common: the full query is as cheap
-	}
-	var rare, all []string
-	bound := 0.0
+	spent := 0
+	all := make([]string, len(sorted))
 	for i, ti := range sorted {
-		all = append(all, ti.term)
-		if i < j {
-			rare = append(rare, ti.term)
-		} else {
+		all[i] = ti.term
+	}
+	sum := 0
+	for j := 1; j < len(sorted); j++ {
+		sum += sorted[j-1].df
+		if spent += sum; sum > budget || spent > 2*budget {
+			break
+		}
+		bound := 0.0
+		for _, ti := range sorted[j:] {
 			bound += 2.2 * idf(ti.df, n)
 		}
-	}
-	// Slack for float rounding and for a drawer count a write ahead of FTS5's.
-	bound = bound*1.001 + 1e-9
+		// Slack for float rounding and for a drawer count a write ahead of FTS5's.
+		bound = bound*1.001 + 1e-9
+		rare := all[:j]
+		eExpr := matchExpr(rare, f)
 
-	eExpr := matchExpr(rare, f)
-	q2 := matchExpr(all, f) + " AND " + matchExpr(rare, store.Filter{})
-	where, args := filterSQL(f)
-	// Both queries match the same rows; summing per rowid (a sort of a few
-	// thousand rows) pairs them up. bm25 is negative: score = b(E) - b(Q').
-	q := `SELECT d.id, g.score FROM (
-			SELECT rowid, sum(b) AS score FROM (
-				SELECT rowid, bm25(drawers_fts, ` + bm25Weights + `) AS b FROM drawers_fts WHERE drawers_fts MATCH ?
-				UNION ALL
-				SELECT rowid, -bm25(drawers_fts, ` + bm25Weights + `) AS b FROM drawers_fts WHERE drawers_fts MATCH ?
-			) GROUP BY rowid
-		) g JOIN drawers d ON d.rowid = g.rowid
-		WHERE 1` + where + ` ORDER BY g.score DESC, d.rowid LIMIT ?`
-	res, err := s.scored(ctx, q, append(append([]any{eExpr, q2}, args...), k)...)
-	if err != nil {
-		return nil, false, err
+		// The k-th best E part. Scope tokens are enough here: the bound
+		// is re-checked on the final, exactly filtered, result.
+		kthSQL := `SELECT score FROM (` + bm25SQL + `) ORDER BY score DESC LIMIT 1 OFFSET ?`
+		kthArgs := []any{eExpr, k - 1}
+		if f.Since != "" || f.Until != "" {
+			where, fargs := filterSQL(f)
+			kthSQL = `SELECT r.score FROM (` + bm25SQL + ` LIMIT -1) r JOIN drawers d ON d.rowid = r.rowid
+				WHERE 1` + where + ` ORDER BY r.score DESC LIMIT 1 OFFSET ?`
+			kthArgs = append(append([]any{eExpr}, fargs...), k-1)
+		}
+		var kth float64
+		err := s.rdb.QueryRowContext(ctx, kthSQL, kthArgs...).Scan(&kth)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // fewer than k drawers match E
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		if kth <= bound {
+			continue
+		}
+
+		// Both queries match the same rows; summing per rowid (a sort of
+		// as many rows as E matches) pairs them up.
+		tierSQL := `SELECT rowid, sum(score) AS score FROM (
+				SELECT rowid, -score AS score FROM (` + bm25SQL + `)
+				UNION ALL ` + bm25SQL + `
+			) GROUP BY rowid`
+		q2 := matchExpr(all, f) + " AND " + matchExpr(rare, store.Filter{})
+		res, err := s.topK(ctx, tierSQL, []any{eExpr, q2}, f, k)
+		if err != nil {
+			return nil, false, err
+		}
+		if len(res) < k || res[k-1].Score <= bound {
+			return nil, false, nil // E's k-th fell out of scope on re-check
+		}
+		return res, true, nil
 	}
-	if len(res) < k || res[k-1].Score <= bound {
-		return nil, false, nil
-	}
-	return res, true, nil
+	return nil, false, nil
 }
 
 // idf is FTS5's bm25 IDF for a term in df of n rows, clamp included.

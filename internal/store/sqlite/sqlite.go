@@ -16,6 +16,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -78,7 +79,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	// Immediate transactions take the write lock at BEGIN, so a busy writer
 	// is waited for (busy_timeout) instead of failing at the first write
 	// of a deferred transaction whose snapshot went stale.
-	s.wdb, err = sql.Open("sqlite", uri+"?"+common+"&_txlock=immediate")
+	// 8 KiB pages hold three drawers with their 384-d vectors where 4 KiB
+	// pages hold one (a third less file, faster scans); it only applies to
+	// a new file. The writer's larger page cache keeps FTS5 segment merges
+	// of bulk mining in memory.
+	s.wdb, err = sql.Open("sqlite", uri+"?"+common+"&_txlock=immediate&_pragma=page_size(8192)&_pragma=cache_size(-65536)")
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite palace %s: %w", path, err)
 	}
@@ -651,11 +656,18 @@ func (s *Store) Vector(ctx context.Context, q []float32, f store.Filter, k int) 
 	if err != nil {
 		return nil, fmt.Errorf("vector search: %w", err)
 	}
+	for i, x := range q {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return nil, fmt.Errorf("vector search: query component %d is %v", i, x)
+		}
+	}
 	s.vec.mu.RLock()
 	fresh := s.vec.loaded && s.vec.gen == gen
 	if !fresh {
 		s.vec.mu.RUnlock()
 		s.vec.mu.Lock()
+		// Only an older copy is reloaded: a newer one is this process's
+		// own write that committed after gen was read, already followed.
 		if !s.vec.loaded || s.vec.gen < gen {
 			if err := s.vec.load(ctx, s.rdb); err != nil {
 				s.vec.loaded = false

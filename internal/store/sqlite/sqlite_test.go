@@ -40,35 +40,45 @@ func TestConformanceParallelScan(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t) })
 }
 
-func TestFTSQuery(t *testing.T) {
+func TestMatchExpr(t *testing.T) {
 	tests := []struct {
-		in, want string
+		in   string
+		f    store.Filter
+		want string // "" for no query
 	}{
-		{"", ""},
-		{"   ", ""},
-		{`"`, ""},
-		{"Deploy the ROLLBACK", `{heading text} : ("deploy" OR "rollback")`},
-		{"the a of", `"the" OR "a" OR "of"`},
-		{`NEAR(a b)`, `"near" OR "b"`},
-		{`heading:foo ^x *`, `"heading" OR "foo" OR "x"`},
-		{`'; DROP TABLE drawers; --`, `"drop" OR "table" OR "drawers"`},
-		{"deploy deploy DEPLOY", `"deploy"`},
-		{"café naïve", `"café" OR "naïve"`},
-		{"e\u0301t\u00e9", "\"e\u0301t\u00e9\""},
-		{"日本語 テキスト", `"日本語" OR "テキスト"`},
-		{"a\x00b", `"b"`},
+		{"", store.Filter{}, ""},
+		{"   ", store.Filter{}, ""},
+		{`"`, store.Filter{}, ""},
+		{"Deploy the ROLLBACK", store.Filter{}, `{heading text} : ("deploy" OR "rollback")`},
+		{"the a of", store.Filter{}, `{heading text} : ("the" OR "a" OR "of")`},
+		{`NEAR(a b)`, store.Filter{}, `{heading text} : ("near" OR "b")`},
+		{`heading:foo ^x *`, store.Filter{}, `{heading text} : ("heading" OR "foo" OR "x")`},
+		{`'; DROP TABLE drawers; --`, store.Filter{}, `{heading text} : ("drop" OR "table" OR "drawers")`},
+		{"deploy deploy DEPLOY", store.Filter{}, `{heading text} : ("deploy")`},
+		{"café naïve", store.Filter{}, `{heading text} : ("café" OR "naïve")`},
+		{"e\u0301t\u00e9", store.Filter{}, "{heading text} : (\"e\u0301t\u00e9\")"},
+		{"日本語 テキスト", store.Filter{}, `{heading text} : ("日本語" OR "テキスト")`},
+		{"a\x00b", store.Filter{}, `{heading text} : ("b")`},
+		{"x", store.Filter{Wing: "ada", Since: "2026-01-01"}, `{heading text} : ("x") AND scope : "w616461"`},
+		{"x", store.Filter{Wing: `"; x`, Room: "r", Agent: "é"}, `{heading text} : ("x") AND scope : "w223b2078" AND scope : "r72" AND scope : "ac3a9"`},
 	}
 	for _, tt := range tests {
-		if got := ftsQuery(tt.in); got != tt.want {
-			t.Errorf("ftsQuery(%q) = %s, want %s", tt.in, got, tt.want)
+		if got := matchExpr(store.QueryTerms(tt.in), tt.f); got != tt.want {
+			t.Errorf("matchExpr(%q, %+v) = %s, want %s", tt.in, tt.f, got, tt.want)
 		}
 	}
-	many := strings.Repeat("w", 1)
+	var many strings.Builder
 	for i := range 100 {
-		many += fmt.Sprintf(" t%d", i)
+		fmt.Fprintf(&many, " t%d", i)
 	}
-	if n := strings.Count(ftsQuery(many), " OR ") + 1; n != store.MaxQueryTerms {
+	if n := strings.Count(ftsQuery(many.String()), " OR ") + 1; n != store.MaxQueryTerms {
 		t.Errorf("ftsQuery kept %d terms, want %d", n, store.MaxQueryTerms)
+	}
+}
+
+func TestSchemaUsesQueryTokenizer(t *testing.T) {
+	if !strings.Contains(migrations[0], "tokenize='"+ftsTokenize+"'") {
+		t.Errorf("the schema's FTS5 tokenizer is not ftsTokenize (%q): query term pruning would look up the wrong tokens", ftsTokenize)
 	}
 }
 

@@ -1031,9 +1031,9 @@ func testWrongDimension(t *testing.T, s store.Store) {
 	if err := s.SetVectors(ctx, []string{plain.ID}, [][]float32{{0, 1, 0}}); err != nil {
 		t.Fatalf("SetVectors: %v", err)
 	}
-	for _, q := range [][]float32{{1, 0}, {1, 0, 0, 0}, nil} {
+	for _, q := range [][]float32{{1, 0}, {1, 0, 0, 0}, nil, {float32(math.NaN()), 0, 0}, {0, float32(math.Inf(-1)), 0}} {
 		if _, err := s.Vector(ctx, q, store.Filter{}, 5); err == nil {
-			t.Errorf("Vector with a %d-d query under a 3-d model succeeded", len(q))
+			t.Errorf("Vector(%v) under a 3-d model succeeded", q)
 		}
 	}
 	if st, _ := s.Stats(ctx); st.Drawers != 1 || st.Vectors != 1 {
