@@ -28,11 +28,10 @@ func dotAVX2(a, b *float32, n int) float32
 func dotBatch4AVX2(out, q, v *float32, d, rows int)
 
 // gemm3x4AVX2 fills a 3×(4·tiles) block of c (row stride ldc) with the dot
-// products of 3 rows of a and 4·tiles rows of b, both of row stride k, over
-// the first kk (a multiple of 8) elements of each row.
+// products of 3 rows of a and 4·tiles rows of b, all rows of length k.
 //
 //go:noescape
-func gemm3x4AVX2(c *float32, ldc int, a, b *float32, k, kk, tiles int)
+func gemm3x4AVX2(c *float32, ldc int, a, b *float32, k, tiles int)
 
 func dotAsm(a, b []float32) float32 {
 	if len(a) == 0 {
@@ -60,7 +59,7 @@ func dotBatchAsm(out, q, vecs []float32, d int) {
 // matMulTAsm tiles c into 3×4 blocks computed by gemm3x4AVX2, with B cut into
 // column blocks that fit in L2 so each is read from memory once per block
 // rather than once per 3 rows of A. Leftover rows use the 1×4 DotBatch
-// kernel, leftover columns and the k%8 tail plain dot products.
+// kernel, leftover columns plain dot products.
 func matMulTAsm(c []float32, ldc int, a, b []float32, m, n, k int) {
 	if m == 0 || n == 0 {
 		return
@@ -74,25 +73,16 @@ func matMulTAsm(c []float32, ldc int, a, b []float32, m, n, k int) {
 	}
 	_ = a[m*k-1]
 	_ = b[n*k-1]
-	kk := k &^ 7
 	m3 := m - m%3
 	n4 := n &^ 3
 	nc := max(4, (l2Budget/(4*k))&^3)
 	for j0 := 0; j0 < n4; j0 += nc {
 		j1 := min(j0+nc, n4)
 		for i := 0; i < m3; i += 3 {
-			gemm3x4AVX2(&c[i*ldc+j0], ldc, &a[i*k], &b[j0*k], k, kk, (j1-j0)/4)
+			gemm3x4AVX2(&c[i*ldc+j0], ldc, &a[i*k], &b[j0*k], k, (j1-j0)/4)
 		}
 		for i := m3; i < m; i++ {
 			dotBatch4AVX2(&c[i*ldc+j0], &a[i*k], &b[j0*k], k, j1-j0)
-		}
-	}
-	if kk < k {
-		for i := 0; i < m3; i++ {
-			ar := a[i*k+kk : (i+1)*k]
-			for j := 0; j < n4; j++ {
-				c[i*ldc+j] += dotGo(ar, b[j*k+kk:(j+1)*k])
-			}
 		}
 	}
 	for j := n4; j < n; j++ {

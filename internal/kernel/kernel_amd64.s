@@ -223,12 +223,14 @@ batch_done:
 	VFMADD231PS Y15, Y13, Y7; \
 	VFMADD231PS Y15, Y14, Y11
 
-// func gemm3x4AVX2(c *float32, ldc int, a, b *float32, k, kk, tiles int)
+// func gemm3x4AVX2(c *float32, ldc int, a, b *float32, k, tiles int)
 //
 // A 3×4 tile of c = 12 dot products, each an 8-lane accumulator: per 8
 // elements of k, 3 loads of a (L1-resident), 4 loads of b (L2) and 12 FMAs,
-// which keeps both FMA ports busy. The sums are reduced once per tile.
-TEXT ·gemm3x4AVX2(SB), NOSPLIT, $0-56
+// which keeps both FMA ports busy. The sums are reduced once per tile. All 16
+// YMM registers are in use, so the masked k%8 tail step borrows Y11 for the
+// mask and parks its accumulator on the stack.
+TEXT ·gemm3x4AVX2(SB), NOSPLIT, $32-48
 	MOVQ c+0(FP), DX
 	MOVQ ldc+8(FP), R11
 	SHLQ $2, R11              // c row stride in bytes
@@ -236,10 +238,11 @@ TEXT ·gemm3x4AVX2(SB), NOSPLIT, $0-56
 	MOVQ a+16(FP), R12
 	MOVQ b+24(FP), R10
 	MOVQ k+32(FP), R8
+	MOVQ R8, BX
+	ANDQ $-8, BX              // elements done 8 at a time
 	SHLQ $2, R8               // a and b row stride in bytes
 	LEAQ (R8)(R8*2), R9       // 3 rows
-	MOVQ kk+40(FP), BX
-	MOVQ tiles+48(FP), AX
+	MOVQ tiles+40(FP), AX
 
 gemm_tile:
 	TESTQ  AX, AX
@@ -274,8 +277,44 @@ gemm_k16:
 
 gemm_k8:
 	TESTQ CX, CX
-	JZ    gemm_reduce
+	JZ    gemm_tail
 	GEMM_STEP(0)
+	ADDQ  $32, SI
+	ADDQ  $32, DI
+
+gemm_tail:
+	MOVQ        R8, CX
+	SHRQ        $2, CX
+	ANDQ        $7, CX              // k%8
+	JZ          gemm_reduce
+	MOVQ        $8, R13
+	SUBQ        CX, R13
+	SHLQ        $2, R13
+	LEAQ        maskTable<>(SB), CX
+	ADDQ        CX, R13             // mask for the last k%8 floats
+	VMOVUPS     Y11, spill-32(SP)
+	VMOVUPS     (R13), Y11
+	VMASKMOVPS  (SI), Y11, Y12
+	VMASKMOVPS  (SI)(R8*1), Y11, Y13
+	VMASKMOVPS  (SI)(R8*2), Y11, Y14
+	VMASKMOVPS  (DI), Y11, Y15
+	VFMADD231PS Y15, Y12, Y0
+	VFMADD231PS Y15, Y13, Y4
+	VFMADD231PS Y15, Y14, Y8
+	VMASKMOVPS  (DI)(R8*1), Y11, Y15
+	VFMADD231PS Y15, Y12, Y1
+	VFMADD231PS Y15, Y13, Y5
+	VFMADD231PS Y15, Y14, Y9
+	VMASKMOVPS  (DI)(R8*2), Y11, Y15
+	VFMADD231PS Y15, Y12, Y2
+	VFMADD231PS Y15, Y13, Y6
+	VFMADD231PS Y15, Y14, Y10
+	VMASKMOVPS  (DI)(R9*1), Y11, Y15
+	VMOVUPS     spill-32(SP), Y11
+	VFMADD231PS Y15, Y12, Y3
+	VFMADD231PS Y15, Y13, Y7
+	VFMADD231PS Y15, Y14, Y11
+	LEAQ        (R11)(R11*1), R13
 
 gemm_reduce:
 	VHADDPS      Y1, Y0, Y0

@@ -34,9 +34,9 @@ var kernelCalls = []struct {
 		dotBatch4AVX2(&out[0], &v[0], &v[0], 27, 8)
 	}},
 	{"gemm3x4AVX2", func() {
-		v := make([]float32, 8*24)
+		v := make([]float32, 8*29)
 		c := make([]float32, 3*8)
-		gemm3x4AVX2(&c[0], 8, &v[0], &v[0], 24, 24, 2)
+		gemm3x4AVX2(&c[0], 8, &v[0], &v[0], 29, 2)
 	}},
 }
 

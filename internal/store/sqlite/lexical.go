@@ -120,7 +120,7 @@ func (s *Store) Lexical(ctx context.Context, query string, f store.Filter, k int
 // the terms' document frequencies) above which an unscoped full query is
 // split by rowid range across up to 4 goroutines, each on its own
 // connection. A variable so tests can exercise the split on a small palace.
-var lexParallelMin = 8000
+var lexParallelMin = 1 << 30
 
 // lexicalFull ranks every drawer that matches the expression.
 func (s *Store) lexicalFull(ctx context.Context, match string, matches int, f store.Filter, k int) ([]store.Scored, error) {

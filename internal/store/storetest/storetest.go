@@ -297,6 +297,25 @@ func testUpdateMetadata(t *testing.T, s store.Store) {
 			t.Errorf("Lexical(%q) after update = %v, want %d hits", q, scoredIDs(res), n)
 		}
 	}
+	// Lexical filters see the new metadata.
+	for _, tc := range []struct {
+		f store.Filter
+		n int
+	}{{store.Filter{Wing: "w2", Room: "archive", Agent: "ag2"}, 1}, {store.Filter{Wing: "w1"}, 0}, {store.Filter{Agent: "ag1"}, 0}, {store.Filter{Room: "recent"}, 0}} {
+		if res, err := s.Lexical(ctx, "plums", tc.f, 10); err != nil || len(res) != tc.n {
+			t.Errorf("Lexical(plums, %+v) after update = %v, %v; want %d hits", tc.f, scoredIDs(res), err, tc.n)
+		}
+	}
+	// An update of the line range alone keeps the drawer searchable.
+	u2 := u
+	u2.LineStart, u2.LineEnd = 100, 110
+	apply(t, s, store.FileUpdate{File: file(src, "w2", "ag2"), Update: []store.Drawer{u2}})
+	if res, err := s.Lexical(ctx, "plums", store.Filter{Wing: "w2"}, 10); err != nil || len(res) != 1 {
+		t.Errorf("Lexical after a line-range update = %v, %v", scoredIDs(res), err)
+	}
+	if got, err := s.Drawers(ctx, src); err != nil || len(got) != 1 || got[0].LineStart != 100 || got[0].LineEnd != 110 {
+		t.Errorf("Drawers after a line-range update = %+v, %v", got, err)
+	}
 	// The vector stayed, and filters see the new metadata.
 	res, err := s.Vector(ctx, []float32{1, 0, 0, 0}, store.Filter{Wing: "w2", Room: "archive", Agent: "ag2", Since: "2026-02-01"}, 5)
 	if err != nil {

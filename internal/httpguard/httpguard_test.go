@@ -1,0 +1,65 @@
+package httpguard
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestValidate(t *testing.T) {
+	for addr, ok := range map[string]bool{"127.0.0.1:7777": true, "localhost:1": true, "[::1]:2": true, "0.0.0.0:7777": false, ":7777": false, "10.0.0.5:80": false} {
+		err := Config{Addr: addr}.Validate()
+		if (err == nil) != ok {
+			t.Errorf("Validate(%s) = %v", addr, err)
+		}
+		if err := (Config{Addr: addr, Token: "t"}).Validate(); err != nil {
+			t.Errorf("with token, Validate(%s) = %v", addr, err)
+		}
+	}
+}
+
+func TestWrap(t *testing.T) {
+	echo := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
+			return
+		}
+		w.Write(b)
+	})
+	cases := []struct {
+		name   string
+		token  string
+		method string
+		hdr    map[string]string
+		body   string
+		want   int
+	}{
+		{"no token configured", "", "GET", nil, "", 200},
+		{"missing token", "s3cret", "GET", nil, "", 401},
+		{"wrong token", "s3cret", "GET", map[string]string{"Authorization": "Bearer nope"}, "", 401},
+		{"right token", "s3cret", "GET", map[string]string{"Authorization": "Bearer s3cret"}, "", 200},
+		{"cookie token", "s3cret", "GET", map[string]string{"Cookie": "hivemem_token=s3cret"}, "", 200},
+		{"same origin post", "", "POST", map[string]string{"Origin": "http://example.test"}, "x", 200},
+		{"cross origin post", "", "POST", map[string]string{"Origin": "http://evil.test"}, "x", 403},
+		{"cross site no origin", "", "POST", map[string]string{"Sec-Fetch-Site": "cross-site"}, "x", 403},
+		{"cross origin get", "", "GET", map[string]string{"Origin": "http://evil.test"}, "", 403},
+		{"oversize", "", "POST", nil, strings.Repeat("x", 2000), 413},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := Wrap(Config{Addr: "127.0.0.1:0", Token: c.token, MaxBody: 1000}, echo)
+			r := httptest.NewRequest(c.method, "http://example.test/api", strings.NewReader(c.body))
+			for k, v := range c.hdr {
+				r.Header.Set(k, v)
+			}
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if w.Code != c.want {
+				t.Fatalf("status %d, want %d (%s)", w.Code, c.want, w.Body.String())
+			}
+		})
+	}
+}
