@@ -2,10 +2,12 @@ package palace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -119,26 +121,23 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 	}
 	pool := max(p.opts.CandidatePool, q.Results*3)
 
+	// The two rankers are independent: run them side by side.
 	var lex, vec []store.Scored
-	var err error
+	var lexErr, vecErr error
+	var wg sync.WaitGroup
 	if mode != ModeVector {
-		lex, err = p.store.Lexical(ctx, q.Text, q.Filter, pool)
-		if err != nil {
-			return nil, fmt.Errorf("search: %w", err)
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lex, lexErr = p.store.Lexical(ctx, q.Text, q.Filter, pool)
+		}()
 	}
 	if mode != ModeLexical {
-		vs, err := p.emb.Embed(ctx, []string{q.Text})
-		if err != nil {
-			return nil, fmt.Errorf("search: embed query: %w", err)
-		}
-		if len(vs) != 1 {
-			return nil, fmt.Errorf("search: embedder returned %d vectors for one query", len(vs))
-		}
-		vec, err = p.store.Vector(ctx, vs[0], q.Filter, pool)
-		if err != nil {
-			return nil, fmt.Errorf("search: %w", err)
-		}
+		vec, vecErr = p.vectorRank(ctx, q.Text, q.Filter, pool)
+	}
+	wg.Wait()
+	if err := errors.Join(lexErr, vecErr); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
 	}
 	var fused []Fused
 	if p.opts.Fusion == FusionRRF {
@@ -175,6 +174,17 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 		})
 	}
 	return hits, nil
+}
+
+func (p *Palace) vectorRank(ctx context.Context, text string, f store.Filter, k int) ([]store.Scored, error) {
+	vs, err := p.emb.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, fmt.Errorf("embed query: %w", err)
+	}
+	if len(vs) != 1 {
+		return nil, fmt.Errorf("embedder returned %d vectors for one query", len(vs))
+	}
+	return p.store.Vector(ctx, vs[0], f, k)
 }
 
 // Fused is one candidate after fusion.

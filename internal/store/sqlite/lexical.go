@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -104,66 +103,16 @@ func (s *Store) Lexical(ctx context.Context, query string, f store.Filter, k int
 	if ok {
 		return res, nil
 	}
+	// Splitting this query by rowid range over two connections measured
+	// slower, not faster, on a busy 2-core machine.
 	terms = terms[:0]
-	matches := 0 // at most
 	for _, ti := range infos {
 		terms = append(terms, ti.term)
-		matches += ti.df
 	}
-	if res, err = s.lexicalFull(ctx, matchExpr(terms, f), matches, f, k); err != nil {
+	if res, err = s.topK(ctx, bm25SQL, []any{matchExpr(terms, f)}, f, k); err != nil {
 		return nil, fmt.Errorf("lexical search: %w", err)
 	}
 	return res, nil
-}
-
-// lexParallelMin is the number of matching drawers (estimated as the sum of
-// the terms' document frequencies) above which an unscoped full query is
-// split by rowid range across up to 4 goroutines, each on its own
-// connection. A variable so tests can exercise the split on a small palace.
-var lexParallelMin = 1 << 30
-
-// lexicalFull ranks every drawer that matches the expression.
-func (s *Store) lexicalFull(ctx context.Context, match string, matches int, f store.Filter, k int) ([]store.Scored, error) {
-	workers := min(runtime.GOMAXPROCS(0), 4)
-	scoped := f.Wing != "" || f.Room != "" || f.Agent != "" // the estimate is for the whole palace
-	if matches < lexParallelMin || workers < 2 || scoped {
-		return s.topK(ctx, bm25SQL, []any{match}, f, k)
-	}
-	var lo, hi sql.NullInt64
-	if err := s.rdb.QueryRowContext(ctx, `SELECT min(rowid), max(rowid) FROM drawers`).Scan(&lo, &hi); err != nil {
-		return nil, err
-	}
-	if !lo.Valid || hi.Int64-lo.Int64 < int64(workers) {
-		return s.topK(ctx, bm25SQL, []any{match}, f, k)
-	}
-	// Each part also recomputes the terms' IDF over the whole index (a scan
-	// of each posting list), which is cheap next to bm25 per match.
-	parts := make([][]store.Scored, workers)
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	span := hi.Int64 - lo.Int64 + 1
-	for w := range workers {
-		from := lo.Int64 + span*int64(w)/int64(workers)
-		to := lo.Int64 + span*int64(w+1)/int64(workers) - 1
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			parts[w], errs[w] = s.topK(ctx, bm25SQL+` AND rowid BETWEEN ? AND ?`, []any{match, from, to}, f, k)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	// Parts cover ascending rowid ranges and each is ordered by score then
-	// rowid, so a stable sort by score keeps the rowid tie-break.
-	all := slices.Concat(parts...)
-	slices.SortStableFunc(all, func(a, b store.Scored) int { return cmp.Compare(b.Score, a.Score) })
-	all = all[:min(k, len(all))]
-	for i := range all {
-		all[i].Rank = i + 1
-	}
-	return all, nil
 }
 
 // bm25SQL scores every drawer matching its MATCH argument.

@@ -47,11 +47,7 @@ func TestLexicalMatchesPlainQuery(t *testing.T) {
 	filters := []store.Filter{{}, {Wing: "bob"}, {Room: "archive", Agent: "cy"}, {Since: "2026-01-10", Until: "2026-01-20"}, {Wing: "ada", Since: "2026-01-15"}}
 	qrng := rand.New(rand.NewPCG(3, 4))
 	tiers, checked := 0, 0
-	old := lexParallelMin
-	t.Cleanup(func() { lexParallelMin = old })
-	for qi := range 200 {
-		// Every other query splits the full query by rowid range.
-		lexParallelMin = []int{old, 1}[qi%2]
+	for qi := range 150 {
 		nw := 2 + qrng.IntN(5)
 		ws := make([]string, nw)
 		for j := range ws {
