@@ -94,6 +94,7 @@ func newRootCommand(g *globals) *cobra.Command {
 		newEnvCommand(g),
 		newModelCommand(g),
 		newBenchCommand(g),
+		newMCPCommand(g),
 	)
 	return root
 }

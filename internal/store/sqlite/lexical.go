@@ -88,7 +88,14 @@ func (s *Store) Lexical(ctx context.Context, query string, f store.Filter, k int
 	if len(terms) == 0 || k <= 0 {
 		return nil, nil
 	}
-	infos, n, err := s.termStats(ctx, terms)
+	// One read transaction: the frequencies the plan is based on and the
+	// index the queries run on are the same snapshot.
+	tx, err := s.rdb.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("lexical search: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // read-only
+	infos, n, err := s.termStats(ctx, tx, terms)
 	if err != nil {
 		return nil, fmt.Errorf("lexical search: %w", err)
 	}
@@ -96,7 +103,7 @@ func (s *Store) Lexical(ctx context.Context, query string, f store.Filter, k int
 	if len(infos) == 0 {
 		return nil, nil
 	}
-	res, ok, err := s.lexicalTier(ctx, infos, n, f, k)
+	res, ok, err := s.lexicalTier(ctx, tx, infos, n, f, k)
 	if err != nil {
 		return nil, fmt.Errorf("lexical search: %w", err)
 	}
@@ -109,7 +116,7 @@ func (s *Store) Lexical(ctx context.Context, query string, f store.Filter, k int
 	for _, ti := range infos {
 		terms = append(terms, ti.term)
 	}
-	if res, err = s.topK(ctx, bm25SQL, []any{matchExpr(terms, f)}, f, k); err != nil {
+	if res, err = s.topK(ctx, tx, bm25SQL, []any{matchExpr(terms, f)}, f, k); err != nil {
 		return nil, fmt.Errorf("lexical search: %w", err)
 	}
 	return res, nil
@@ -124,12 +131,12 @@ const bm25SQL = `SELECT rowid, -bm25(drawers_fts, ` + bm25Weights + `) AS score 
 // drawers (a lookup costs microseconds: the rows are large), and the scope
 // is re-checked on them; should a scope token ever have matched a drawer
 // out of scope, or with date bounds, every row is joined and filtered.
-func (s *Store) topK(ctx context.Context, scoreSQL string, args []any, f store.Filter, k int) ([]store.Scored, error) {
+func (s *Store) topK(ctx context.Context, db querier, scoreSQL string, args []any, f store.Filter, k int) ([]store.Scored, error) {
 	if f.Since == "" && f.Until == "" {
 		q := `SELECT d.id, r.score, d.wing, d.room, d.agent, d.date FROM
 			(SELECT rowid, score FROM (` + scoreSQL + `) ORDER BY score DESC, rowid LIMIT ?) r
 			JOIN drawers d ON d.rowid = r.rowid ORDER BY r.score DESC, r.rowid`
-		rows, err := s.rdb.QueryContext(ctx, q, append(slices.Clone(args), k)...)
+		rows, err := db.QueryContext(ctx, q, append(slices.Clone(args), k)...)
 		if err != nil {
 			return nil, err
 		}
@@ -156,7 +163,7 @@ func (s *Store) topK(ctx context.Context, scoreSQL string, args []any, f store.F
 	where, fargs := filterSQL(f)
 	q := `SELECT d.id, r.score FROM (` + scoreSQL + ` LIMIT -1) r JOIN drawers d ON d.rowid = r.rowid
 		WHERE 1` + where + ` ORDER BY r.score DESC, r.rowid LIMIT ?`
-	return s.scored(ctx, q, append(append(slices.Clone(args), fargs...), k)...)
+	return scored(ctx, db, q, append(append(slices.Clone(args), fargs...), k)...)
 }
 
 // tierBudget bounds how many drawers the rare terms of a tiered query may
@@ -177,7 +184,7 @@ const tierBudget = 3000
 // part again (E appears twice), which a second query over E alone
 // subtracts. E grows from the rarest term while it stays within budget; if
 // no split is proven, ok is false and the caller runs the full query.
-func (s *Store) lexicalTier(ctx context.Context, infos []termInfo, n int, f store.Filter, k int) (_ []store.Scored, ok bool, err error) {
+func (s *Store) lexicalTier(ctx context.Context, db querier, infos []termInfo, n int, f store.Filter, k int) (_ []store.Scored, ok bool, err error) {
 	if len(infos) < 2 {
 		return nil, false, nil
 	}
@@ -223,7 +230,7 @@ func (s *Store) lexicalTier(ctx context.Context, infos []termInfo, n int, f stor
 			kthArgs = append(append([]any{eExpr}, fargs...), k-1)
 		}
 		var kth float64
-		err := s.rdb.QueryRowContext(ctx, kthSQL, kthArgs...).Scan(&kth)
+		err := db.QueryRowContext(ctx, kthSQL, kthArgs...).Scan(&kth)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue // fewer than k drawers match E
 		}
@@ -241,7 +248,7 @@ func (s *Store) lexicalTier(ctx context.Context, infos []termInfo, n int, f stor
 				UNION ALL ` + bm25SQL + `
 			) GROUP BY rowid`
 		q2 := matchExpr(all, f) + " AND " + matchExpr(rare, store.Filter{})
-		res, err := s.topK(ctx, tierSQL, []any{eExpr, q2}, f, k)
+		res, err := s.topK(ctx, db, tierSQL, []any{eExpr, q2}, f, k)
 		if err != nil {
 			return nil, false, err
 		}
@@ -263,8 +270,8 @@ func idf(df, n int) float64 {
 }
 
 // scored runs a ranking query returning (id, score) rows, best first.
-func (s *Store) scored(ctx context.Context, q string, args ...any) ([]store.Scored, error) {
-	rows, err := s.rdb.QueryContext(ctx, q, args...)
+func scored(ctx context.Context, db querier, q string, args ...any) ([]store.Scored, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -311,81 +318,106 @@ func prune(infos []termInfo, n int) []termInfo {
 	return common
 }
 
-// termStats looks up each term's document frequency, through the palace's
-// own tokenizer, and the number of drawers.
-func (s *Store) termStats(ctx context.Context, terms []string) ([]termInfo, int, error) {
-	tokens, err := s.tok.tokenize(ctx, terms)
+// termStats returns each term's document frequency, as the palace's own
+// tokenizer and index see it, and the number of drawers. Counting takes a
+// scan of each term's posting list (fts5vocab counts them), so both are
+// cached for the generation read in db's snapshot; a term's tokens never
+// change and are cached for good.
+func (s *Store) termStats(ctx context.Context, db querier, terms []string) ([]termInfo, int, error) {
+	gen, err := readGeneration(ctx, db)
 	if err != nil {
 		return nil, 0, err
 	}
-	var uniq []any
-	seen := map[string]bool{}
-	for _, ts := range tokens {
-		if len(ts) == 1 && !seen[ts[0]] {
-			seen[ts[0]] = true
-			uniq = append(uniq, ts[0])
+	c := &s.lex
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.valid || c.gen != gen {
+		c.valid = false
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM drawers`).Scan(&c.n); err != nil {
+			return nil, 0, fmt.Errorf("count drawers: %w", err)
+		}
+		c.gen, c.df, c.valid = gen, make(map[string]int), true
+	}
+	if c.tokens == nil || len(c.tokens) > maxCachedTerms {
+		c.tokens = make(map[string][]string)
+	}
+	var fresh []string
+	for _, t := range terms {
+		if _, ok := c.tokens[t]; !ok {
+			fresh = append(fresh, t)
 		}
 	}
-	df := make(map[string]int, len(uniq))
-	if len(uniq) > 0 {
-		rows, err := s.rdb.QueryContext(ctx, `SELECT term, doc FROM drawers_vocab WHERE term IN (?`+strings.Repeat(", ?", len(uniq)-1)+`)`, uniq...)
+	if len(fresh) > 0 {
+		toks, err := s.tok.tokenize(ctx, fresh)
 		if err != nil {
-			return nil, 0, fmt.Errorf("term frequencies: %w", err)
+			return nil, 0, err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var t string
-			var n int
-			if err := rows.Scan(&t, &n); err != nil {
-				return nil, 0, fmt.Errorf("term frequencies: %w", err)
-			}
-			df[t] = n
-		}
-		if err := rows.Err(); err != nil {
-			return nil, 0, fmt.Errorf("term frequencies: %w", err)
+		for i, t := range fresh {
+			c.tokens[t] = append([]string{}, toks[i]...) // never nil: "no tokens" is cached too
 		}
 	}
-	n, err := s.drawerCount(ctx)
-	if err != nil {
-		return nil, 0, err
+	var lookup []any
+	for _, t := range terms {
+		if ts := c.tokens[t]; len(ts) == 1 {
+			if _, ok := c.df[ts[0]]; !ok {
+				lookup = append(lookup, ts[0])
+			}
+		}
+	}
+	if len(lookup) > 0 {
+		if err := lookupDF(ctx, db, lookup, c.df); err != nil {
+			return nil, 0, err
+		}
 	}
 	infos := make([]termInfo, len(terms))
 	for i, t := range terms {
-		infos[i] = termInfo{term: t, tokens: len(tokens[i]), known: len(tokens[i]) == 1}
+		ts := c.tokens[t]
+		infos[i] = termInfo{term: t, tokens: len(ts), known: len(ts) == 1}
 		if infos[i].known {
-			infos[i].df = df[tokens[i][0]]
+			infos[i].df = c.df[ts[0]]
 		}
 	}
-	return infos, n, nil
+	return infos, c.n, nil
 }
 
-// drawerCount is the number of drawers (FTS5's N), cached per generation:
-// counting 100k rows costs over a millisecond, reading the generation a few
-// microseconds.
-func (s *Store) drawerCount(ctx context.Context) (int, error) {
-	gen, err := readGeneration(ctx, s.rdb)
+// maxCachedTerms bounds the term-to-tokens cache; past it the cache starts
+// afresh.
+const maxCachedTerms = 10000
+
+// lookupDF sets df[token] for each token from the fts5vocab table (0 for a
+// token the index does not hold).
+func lookupDF(ctx context.Context, db querier, tokens []any, df map[string]int) error {
+	rows, err := db.QueryContext(ctx, `SELECT term, doc FROM drawers_vocab WHERE term IN (?`+strings.Repeat(", ?", len(tokens)-1)+`)`, tokens...)
 	if err != nil {
-		return 0, err
+		return fmt.Errorf("term frequencies: %w", err)
 	}
-	s.countMu.Lock()
-	defer s.countMu.Unlock()
-	if s.countOK && s.countGen == gen {
-		return s.count, nil
+	defer rows.Close()
+	found := make(map[string]int, len(tokens))
+	for rows.Next() {
+		var t string
+		var n int
+		if err := rows.Scan(&t, &n); err != nil {
+			return fmt.Errorf("term frequencies: %w", err)
+		}
+		found[t] = n
 	}
-	tx, err := s.rdb.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, fmt.Errorf("count drawers: %w", err)
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("term frequencies: %w", err)
 	}
-	defer tx.Rollback() //nolint:errcheck // read-only
-	if gen, err = readGeneration(ctx, tx); err != nil {
-		return 0, err
+	for _, t := range tokens {
+		df[t.(string)] = found[t.(string)]
 	}
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM drawers`).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count drawers: %w", err)
-	}
-	s.count, s.countGen, s.countOK = n, gen, true
-	return n, nil
+	return nil
+}
+
+// lexStats caches what Lexical's planning reads (see termStats).
+type lexStats struct {
+	mu     sync.Mutex
+	valid  bool
+	gen    int64
+	n      int
+	df     map[string]int
+	tokens map[string][]string
 }
 
 // tokenizer runs query terms through the palace's FTS5 tokenizer (porter

@@ -70,14 +70,14 @@ func TestLexicalMatchesPlainQuery(t *testing.T) {
 			t.Fatalf("Lexical(%q): %v", q, err)
 		}
 		// One more than asked, to see ties at rank k.
-		want, err := s.topK(ctx, bm25SQL, []any{matchExpr(store.QueryTerms(q), store.Filter{})}, f, k+1)
+		want, err := s.topK(ctx, s.rdb, bm25SQL, []any{matchExpr(store.QueryTerms(q), store.Filter{})}, f, k+1)
 		if err != nil {
 			t.Fatal(err)
 		}
 		next := want[min(k, len(want)):]
 		want = want[:min(k, len(want))]
-		if infos, nd, err := s.termStats(ctx, store.QueryTerms(q)); err == nil {
-			if _, ok, _ := s.lexicalTier(ctx, prune(infos, nd), nd, f, k); ok {
+		if infos, nd, err := s.termStats(ctx, s.rdb, store.QueryTerms(q)); err == nil {
+			if _, ok, _ := s.lexicalTier(ctx, s.rdb, prune(infos, nd), nd, f, k); ok {
 				tiers++
 			}
 		}

@@ -40,12 +40,8 @@ type Store struct {
 	rdb  *sql.DB // read-only pool
 	wmu  sync.Mutex
 	vec  vecIndex
-	tok  tokenizer // for Lexical's term pruning
-
-	countMu  sync.Mutex // guards the drawer count cached for Lexical
-	count    int
-	countGen int64
-	countOK  bool
+	tok  tokenizer // for Lexical's planning
+	lex  lexStats
 
 	closeOnce sync.Once
 	closeErr  error
@@ -179,6 +175,12 @@ func readModel(ctx context.Context, q querier) (string, int, error) {
 // the generation in the same transaction, commits, and then lets the
 // in-memory vectors follow what fn reports it did.
 func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) (vecDelta, error)) error {
+	return s.writeTx(ctx, what, true, fn)
+}
+
+// writeTx is write, with the generation bump optional for writes that touch
+// neither drawers nor vectors (so other processes' caches stay valid).
+func (s *Store) writeTx(ctx context.Context, what string, bump bool, fn func(tx *sql.Tx) (vecDelta, error)) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	tx, err := s.wdb.BeginTx(ctx, nil)
@@ -189,6 +191,12 @@ func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) (vec
 	d, err := fn(tx)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
+	}
+	if !bump {
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("%s: commit: %w", what, err)
+		}
+		return nil
 	}
 	var gen int64
 	if err := tx.QueryRowContext(ctx, `UPDATE meta SET value = value + 1 WHERE key = 'generation' RETURNING value`).Scan(&gen); err != nil {
@@ -736,7 +744,7 @@ func (s *Store) PutEmbeddings(ctx context.Context, model string, hashes []string
 	if len(hashes) == 0 {
 		return nil
 	}
-	return s.write(ctx, "put embeddings", func(tx *sql.Tx) (vecDelta, error) {
+	return s.writeTx(ctx, "put embeddings", false, func(tx *sql.Tx) (vecDelta, error) {
 		recorded, dim, err := readModel(ctx, tx)
 		if err != nil {
 			return vecDelta{}, err

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"context"
+	"io"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/hivemem/hivemem/internal/mcpserver"
+)
+
+type mcpOptions struct {
+	agent string
+	scope string
+}
+
+func newMCPCommand(g *globals) *cobra.Command {
+	var o mcpOptions
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve memory to an AI agent over MCP on stdin/stdout",
+		Long: `Serve hivemem's tools over the Model Context Protocol on standard input and
+output (logs go to standard error): memory_search, memory_wake_up,
+memory_remember, memory_pin, memory_read, memory_status, memory_condense.
+
+--agent binds the server to one agent: remember, pin and condense write to
+its memory file and refuse any other. Without --agent they need an agent
+argument. --scope own limits every read to the agent's own memory.
+
+Add it to Claude Code with: claude mcp add hivemem -- hivemem mcp --agent <id>
+(see docs/mcp.md for other clients and the HTTP endpoint of hivemem run).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMCP(cmd.Context(), g, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.agent, "agent", "", "the agent this server acts for (writes go only to its memory)")
+	cmd.Flags().StringVar(&o.scope, "scope", mcpserver.ScopeAll, "what the agent may read: own (its own memory) or all")
+	return cmd
+}
+
+// runMCP serves until the client closes stdin or the process is told to
+// stop. The home is created if needed, so an agent configured with hivemem
+// works on a fresh machine.
+func runMCP(ctx context.Context, g *globals, o mcpOptions) error {
+	// Check the identity before opening anything.
+	if err := mcpserver.CheckIdentity(o.agent, o.scope); err != nil {
+		return err
+	}
+	a, err := g.open(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	srv, err := mcpserver.New(mcpserver.Deps{App: a, Agent: o.agent, Scope: o.scope, Logger: g.logger, Version: Version})
+	if err != nil {
+		return err
+	}
+	g.logger.Info("mcp server on stdio", "agent", o.agent, "scope", o.scope, "home", a.Home.Root, "search", a.Palace.Mode())
+	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(g.stdin), Writer: nopWriteCloser{g.stdout}})
+	if err != nil && ctx.Err() != nil {
+		return nil // interrupted: a normal way to stop a server
+	}
+	return err
+}
+
+// nopWriteCloser lets the transport "close" stdout without closing it.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,219 @@
+// Package mcpserver serves hivemem's memory to AI agents over the Model
+// Context Protocol: search, wake-up, remember, pin, read, status and
+// condense as typed tools with JSON schemas, over stdio (`hivemem mcp`) or
+// streamable HTTP (HTTPHandler, mounted at /mcp by `hivemem run`).
+//
+// A server has an identity: the agent it acts for (or none) and a scope.
+// An agent-bound server writes only to its own agent's memory file; scope
+// "own" also keeps every read inside that agent's wing. Tool input is
+// untrusted: ids are validated, sizes capped, and bad input comes back as a
+// tool error (isError with a message) rather than a protocol error.
+package mcpserver
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/reflector"
+)
+
+// Scopes: what a server may read.
+const (
+	// ScopeAll reads every agent's memory (writes stay limited to the
+	// bound agent, if any).
+	ScopeAll = "all"
+	// ScopeOwn reads only the bound agent's wing and file; it needs an agent.
+	ScopeOwn = "own"
+)
+
+// Limits on tool input, on top of the palace's own (palace.MaxQueryBytes,
+// palace.MaxRememberBytes).
+const (
+	// MaxResults caps the hits of one memory_search.
+	MaxResults = 100
+	// MaxWakeUpBudget caps a wake-up digest, in estimated tokens.
+	MaxWakeUpBudget = 20000
+	// MaxNameBytes caps wing, room and section arguments.
+	MaxNameBytes = 200
+	// MaxReadBytes caps the text one memory_read returns; a longer region
+	// is cut at a line boundary and marked truncated.
+	MaxReadBytes = 128 << 10
+)
+
+// Deps is what a server needs. App is required; the rest have defaults.
+type Deps struct {
+	// App is the open home: palace, config, event log.
+	App *app.App
+	// Reflector runs memory_condense. nil builds one with app.NewReflector;
+	// a long-running process that already has one (the manager) should pass
+	// it, so condensations of one agent are serialised in process.
+	Reflector *reflector.Reflector
+	// Agent is the agent the server acts for: remember, pin and condense
+	// write to it by default and refuse any other agent. "" binds none:
+	// write tools then need an explicit agent argument.
+	Agent string
+	// Scope is ScopeAll (default) or ScopeOwn (requires Agent).
+	Scope string
+	// Logger receives one line per tool call; nil uses App.Log.
+	Logger *slog.Logger
+	// Version is reported to clients as the server version ("dev" if empty).
+	Version string
+	// Now is the clock that dates remembered sections (default time.Now).
+	Now func() time.Time
+}
+
+// check refuses unusable Deps before any client can connect.
+func (d Deps) check() error {
+	if d.App == nil {
+		return errors.New("mcp server: no app (open a hivemem home first)")
+	}
+	return CheckIdentity(d.Agent, d.Scope)
+}
+
+// CheckIdentity validates a server identity (--agent, --scope) on its own,
+// so a command can refuse a bad flag before opening the home.
+func CheckIdentity(agent, scope string) error {
+	if agent != "" {
+		if err := home.ValidateAgentID(agent); err != nil {
+			return fmt.Errorf("mcp server: --agent: %w", err)
+		}
+	}
+	switch scope {
+	case "", ScopeAll:
+	case ScopeOwn:
+		if agent == "" {
+			return errors.New("mcp server: scope own needs an agent (--agent)")
+		}
+	default:
+		return fmt.Errorf("mcp server: unknown scope %q (want own or all)", scope)
+	}
+	return nil
+}
+
+// withDefaults fills the optional fields, building the reflector once so
+// that every server made from these Deps shares it.
+func (d Deps) withDefaults() Deps {
+	if d.Scope == "" {
+		d.Scope = ScopeAll
+	}
+	if d.Logger == nil {
+		d.Logger = d.App.Log
+	}
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Reflector == nil {
+		d.Reflector = app.NewReflector(d.App)
+	}
+	if d.Version == "" {
+		d.Version = "dev"
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	return d
+}
+
+// New returns an MCP server with hivemem's tools, for d's identity. Run it
+// on a transport (mcp.StdioTransport, mcp.IOTransport) or serve it over
+// HTTP with HTTPHandler.
+func New(d Deps) (*mcp.Server, error) {
+	if err := d.check(); err != nil {
+		return nil, err
+	}
+	return build(d.withDefaults())
+}
+
+// server holds one identity's view of the app; every tool handler is a
+// method on it.
+type server struct {
+	d Deps
+}
+
+// instructions tells the client's model how the tools fit together.
+func instructions(d Deps) string {
+	var b strings.Builder
+	b.WriteString("hivemem is long-term memory shared by a team of AI agents. Each agent keeps a markdown memory file; ")
+	b.WriteString("everything is indexed for search. Start a session with memory_wake_up, look things up with memory_search ")
+	b.WriteString("(then memory_read for the full section), record what you learn with memory_remember, and durable facts ")
+	b.WriteString("(conventions, decisions that always hold) with memory_pin.")
+	if d.Agent != "" {
+		fmt.Fprintf(&b, " You are agent %q: writes go to your own memory.", d.Agent)
+	} else {
+		b.WriteString(" This server is not bound to an agent: pass agent to memory_remember, memory_pin and memory_condense.")
+	}
+	if d.Scope == ScopeOwn {
+		b.WriteString(" Reads are limited to your own memory.")
+	}
+	return b.String()
+}
+
+// writeAgent is the agent a write tool acts for: the bound agent, or the
+// argument when the server is bound to none. Naming another agent than the
+// bound one is refused, so a bound server can never write elsewhere.
+func (s *server) writeAgent(arg string) (string, error) {
+	switch {
+	case s.d.Agent == "" && arg == "":
+		return "", errors.New("agent is required: this server is not bound to an agent (start it with --agent <id>, or pass agent)")
+	case s.d.Agent != "" && arg != "" && arg != s.d.Agent:
+		return "", fmt.Errorf("agent %q refused: this server writes only to agent %q's memory", arg, s.d.Agent)
+	}
+	id := arg
+	if id == "" {
+		id = s.d.Agent
+	}
+	if err := home.ValidateAgentID(id); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// readAgent is the agent whose file a read tool reads: the argument, else
+// the bound agent; with scope own, only the bound agent.
+func (s *server) readAgent(arg string) (string, error) {
+	id := arg
+	if id == "" {
+		id = s.d.Agent
+	}
+	if id == "" {
+		return "", errors.New("agent is required: this server is not bound to an agent")
+	}
+	if err := home.ValidateAgentID(id); err != nil {
+		return "", err
+	}
+	if err := s.ownOnly("agent", id); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// ownOnly refuses, under scope own, a wing or agent other than the bound
+// agent's.
+func (s *server) ownOnly(what, name string) error {
+	if s.d.Scope == ScopeOwn && name != s.d.Agent {
+		return fmt.Errorf("%s %q refused: scope own, this server reads only agent %q's memory", what, name, s.d.Agent)
+	}
+	return nil
+}
+
+// checkName caps and cleans a free-form name argument (wing, room,
+// section) before it reaches a query.
+func checkName(what, s string) error {
+	switch {
+	case !utf8.ValidString(s):
+		return fmt.Errorf("%s is not valid UTF-8", what)
+	case strings.ContainsRune(s, 0):
+		return fmt.Errorf("%s contains a NUL byte", what)
+	case len(s) > MaxNameBytes:
+		return fmt.Errorf("%s is %d bytes, at most %d allowed", what, len(s), MaxNameBytes)
+	}
+	return nil
+}

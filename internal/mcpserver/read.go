@@ -1,0 +1,221 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hivemem/hivemem/internal/memfile"
+)
+
+// maxFileRead refuses to load absurd files into memory just to cut them.
+const maxFileRead = 64 << 20
+
+// Regions memory_read accepts.
+const (
+	RegionAll       = "all"
+	RegionHeader    = "header"
+	RegionPinned    = "pinned"
+	RegionCondensed = "condensed"
+	RegionRecent    = "recent"
+)
+
+func (s *server) read(ctx context.Context, in ReadInput) (ReadOutput, string, error) {
+	agent, err := s.readAgent(in.Agent)
+	if err != nil {
+		return ReadOutput{}, "", err
+	}
+	if in.Region != "" && in.Section != "" {
+		return ReadOutput{}, "", errors.New("give region or section, not both")
+	}
+	if err := checkName("section", in.Section); err != nil {
+		return ReadOutput{}, "", err
+	}
+	switch in.Region {
+	case "", RegionAll, RegionHeader, RegionPinned, RegionCondensed, RegionRecent:
+	default:
+		return ReadOutput{}, "", fmt.Errorf("unknown region %q (want all, header, pinned, condensed or recent)", in.Region)
+	}
+	path, err := s.d.App.Home.MemoryPath(agent)
+	if err != nil {
+		return ReadOutput{}, "", err
+	}
+	if st, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return ReadOutput{}, "", fmt.Errorf("agent %s has no memory file", agent)
+	} else if err != nil {
+		return ReadOutput{}, "", fmt.Errorf("read %s: %w", agent, err)
+	} else if st.Size() > maxFileRead {
+		return ReadOutput{}, "", fmt.Errorf("read %s: memory file is %d bytes, too large to read here", agent, st.Size())
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ReadOutput{}, "", fmt.Errorf("read %s: %w", agent, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return ReadOutput{}, "", err
+	}
+	f, err := memfile.Parse(data)
+	if err != nil {
+		return ReadOutput{}, "", fmt.Errorf("read %s: %w", agent, err)
+	}
+	out := ReadOutput{Agent: agent, Source: s.d.App.Home.Rel(path), Bytes: len(data), Lines: countLines(string(data)),
+		Sections: make([]SectionInfo, len(f.Sections))}
+	for i, sec := range f.Sections {
+		out.Sections[i] = sectionInfo(sec)
+	}
+
+	if in.Section != "" {
+		sec, inHeader, err := findSection(f, in.Section, out.Lines)
+		if err != nil {
+			return ReadOutput{}, "", err
+		}
+		if inHeader {
+			out.Region = RegionHeader
+			setText(&out, f.Header, 1)
+		} else {
+			info := sectionInfo(sec)
+			out.Section = &info
+			setText(&out, sec.Raw, sec.StartLine)
+		}
+	} else {
+		out.Region = in.Region
+		if out.Region == "" {
+			out.Region = RegionAll
+		}
+		switch out.Region {
+		case RegionAll:
+			setText(&out, string(data), 1)
+		case RegionHeader:
+			setText(&out, f.Header, 1)
+		default:
+			text, start := regionText(f, out.Region)
+			setText(&out, text, start)
+			if out.Region == RegionPinned {
+				out.Facts = f.Pinned()
+			}
+		}
+	}
+	text := out.Text
+	if out.Truncated {
+		text += fmt.Sprintf("\n… (truncated at %d bytes of %d; read one section to see the rest)\n", len(out.Text), out.Bytes)
+	}
+	return out, text, nil
+}
+
+// regionText concatenates the sections of a region (duplicates merged, in
+// file order) and returns the line of the first.
+func regionText(f *memfile.File, region string) (string, int) {
+	var b strings.Builder
+	start := 0
+	for _, sec := range f.Sections {
+		var in bool
+		switch region {
+		case RegionPinned:
+			in = sec.Kind == memfile.KindPinned
+		case RegionCondensed:
+			in = sec.Kind == memfile.KindCondensed
+		case RegionRecent:
+			in = sec.Kind == memfile.KindRecent || sec.Kind == memfile.KindSection
+		}
+		if in {
+			if start == 0 {
+				start = sec.StartLine
+			}
+			b.WriteString(sec.Raw)
+		}
+	}
+	return b.String(), start
+}
+
+// setText stores text (cut to MaxReadBytes at a line boundary) and the
+// line range it covers, counted from the file line start.
+func setText(out *ReadOutput, text string, start int) {
+	if len(text) > MaxReadBytes {
+		cut := strings.LastIndexByte(text[:MaxReadBytes], '\n') + 1
+		if cut == 0 { // one enormous line: cut at a rune boundary
+			cut = MaxReadBytes
+			for cut > 0 && !utf8.RuneStart(text[cut]) {
+				cut--
+			}
+		}
+		text, out.Truncated = text[:cut], true
+	}
+	out.Text = text
+	if n := countLines(text); n > 0 {
+		out.StartLine, out.EndLine = start, start+n-1
+	}
+}
+
+// findSection resolves memory_read's section argument: a line number (the
+// section holding that line; inHeader when the line is in the header), or
+// a heading, matched exactly first, then as a case-insensitive part. An
+// ambiguous heading is an error that lists the candidates with their lines.
+func findSection(f *memfile.File, q string, lines int) (sec memfile.Section, inHeader bool, err error) {
+	q = strings.TrimSpace(q)
+	if n, err := strconv.Atoi(q); err == nil {
+		switch {
+		case n < 1 || n > lines:
+			return sec, false, fmt.Errorf("line %d is outside the file (1-%d)", n, lines)
+		case n <= f.HeaderLines:
+			return sec, true, nil
+		}
+		for _, s := range f.Sections {
+			if n >= s.StartLine && n <= s.EndLine {
+				return s, false, nil
+			}
+		}
+		return sec, false, fmt.Errorf("line %d is in no section", n)
+	}
+	q = strings.TrimSpace(strings.TrimPrefix(q, "## "))
+	if q == "" {
+		return sec, false, errors.New("section is empty: give a heading or a line number")
+	}
+	var exact, partial []memfile.Section
+	lq := strings.ToLower(q)
+	for _, s := range f.Sections {
+		h := strings.TrimSpace(s.Heading)
+		switch {
+		case h == q:
+			exact = append(exact, s)
+		case strings.Contains(strings.ToLower(h), lq):
+			partial = append(partial, s)
+		}
+	}
+	cands := exact
+	if len(cands) == 0 {
+		cands = partial
+	}
+	switch len(cands) {
+	case 0:
+		return sec, false, fmt.Errorf("no section heading matches %q (the file has %d sections; read region all for its table of contents)", q, len(f.Sections))
+	case 1:
+		return cands[0], false, nil
+	}
+	var b strings.Builder
+	for i, s := range cands {
+		if i == 10 {
+			fmt.Fprintf(&b, "; and %d more", len(cands)-10)
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%q at line %d", s.Heading, s.StartLine)
+	}
+	return sec, false, fmt.Errorf("section %q is ambiguous, %d sections match (%s): pass a line number instead", q, len(cands), b.String())
+}
+
+// countLines counts lines as memfile does: only "\n" ends one, and a last
+// line without it still counts.
+func countLines(s string) int {
+	n := strings.Count(s, "\n")
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		n++
+	}
+	return n
+}

@@ -1,0 +1,462 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/memfile"
+	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/reflector"
+	"github.com/hivemem/hivemem/internal/store"
+)
+
+// Tool names, as clients call them.
+const (
+	ToolSearch   = "memory_search"
+	ToolWakeUp   = "memory_wake_up"
+	ToolRemember = "memory_remember"
+	ToolPin      = "memory_pin"
+	ToolRead     = "memory_read"
+	ToolStatus   = "memory_status"
+	ToolCondense = "memory_condense"
+)
+
+// SearchInput is memory_search's arguments.
+type SearchInput struct {
+	Query   string `json:"query" jsonschema:"what to look for, in plain words; matched by keywords and by meaning (not a query language)"`
+	Wing    string `json:"wing,omitempty" jsonschema:"only this wing (a wing is usually an agent id)"`
+	Room    string `json:"room,omitempty" jsonschema:"only this room: pinned, condensed, recent or archive"`
+	Agent   string `json:"agent,omitempty" jsonschema:"only memory written by this agent id"`
+	Results int    `json:"results,omitempty" jsonschema:"how many hits to return (default 5)"`
+	Since   string `json:"since,omitempty" jsonschema:"only sections dated on or after this day (YYYY-MM-DD)"`
+	Until   string `json:"until,omitempty" jsonschema:"only sections dated on or before this day (YYYY-MM-DD)"`
+}
+
+// SearchHit is one search result: a drawer (a chunk of one section).
+type SearchHit struct {
+	ID        string  `json:"id" jsonschema:"drawer id"`
+	Wing      string  `json:"wing"`
+	Room      string  `json:"room"`
+	Agent     string  `json:"agent"`
+	Source    string  `json:"source" jsonschema:"file the text comes from, relative to the hivemem home"`
+	Heading   string  `json:"heading" jsonschema:"the section heading; pass it to memory_read as section to read the whole section"`
+	LineStart int     `json:"line_start"`
+	LineEnd   int     `json:"line_end"`
+	Date      string  `json:"date,omitempty"`
+	Text      string  `json:"text"`
+	Score     float64 `json:"score"`
+}
+
+// SearchOutput is memory_search's result, best hit first.
+type SearchOutput struct {
+	Mode string      `json:"mode" jsonschema:"hybrid (keywords and meaning) or lexical (keywords only: no embedding model installed)"`
+	Hits []SearchHit `json:"hits"`
+}
+
+// WakeUpInput is memory_wake_up's arguments.
+type WakeUpInput struct {
+	Wing   string `json:"wing,omitempty" jsonschema:"whose digest: an agent id or wing (default: your own agent, or the hive overview when the server is bound to no agent)"`
+	Budget int    `json:"budget,omitempty" jsonschema:"size of the digest in estimated tokens (default 800)"`
+	Hive   bool   `json:"hive,omitempty" jsonschema:"one line per agent instead of one agent's digest"`
+}
+
+// RememberInput is memory_remember's arguments.
+type RememberInput struct {
+	Text    string `json:"text" jsonschema:"the note, in markdown; stored verbatim as data (it cannot change the file's structure)"`
+	Heading string `json:"heading,omitempty" jsonschema:"a short one-line title; the section is headed '<today> — <heading>' (default: the note's first line)"`
+	Agent   string `json:"agent,omitempty" jsonschema:"whose memory to write; needed only when the server is bound to no agent"`
+}
+
+// SectionInfo locates one section of a memory file.
+type SectionInfo struct {
+	Heading   string `json:"heading" jsonschema:"heading text without the leading '## '"`
+	Kind      string `json:"kind" jsonschema:"section, pinned, condensed or recent"`
+	StartLine int    `json:"start_line"`
+	EndLine   int    `json:"end_line"`
+	Date      string `json:"date,omitempty"`
+}
+
+// RememberOutput says where a note went.
+type RememberOutput struct {
+	Agent        string      `json:"agent"`
+	Source       string      `json:"source" jsonschema:"the memory file, relative to the hivemem home"`
+	Section      SectionInfo `json:"section" jsonschema:"the section appended"`
+	DrawersAdded int         `json:"drawers_added" jsonschema:"new search drawers (the note is searchable at once)"`
+}
+
+// PinInput is memory_pin's arguments.
+type PinInput struct {
+	Fact  string `json:"fact" jsonschema:"one durable fact, on one line (a convention, a decision that always holds)"`
+	Agent string `json:"agent,omitempty" jsonschema:"whose memory to write; needed only when the server is bound to no agent"`
+}
+
+// PinOutput says whether the fact was new.
+type PinOutput struct {
+	Agent  string `json:"agent"`
+	Fact   string `json:"fact"`
+	Added  bool   `json:"added" jsonschema:"false when the same fact was already pinned"`
+	Pinned int    `json:"pinned" jsonschema:"pinned facts in the file now"`
+}
+
+// ReadInput is memory_read's arguments.
+type ReadInput struct {
+	Agent   string `json:"agent,omitempty" jsonschema:"whose memory file (default: your own)"`
+	Region  string `json:"region,omitempty" jsonschema:"which part: all (default), header, pinned, condensed or recent"`
+	Section string `json:"section,omitempty" jsonschema:"one section instead of a region: its heading (or a unique part of it), or any line number inside it"`
+}
+
+// ReadOutput is the text read, with the file's table of contents.
+type ReadOutput struct {
+	Agent     string        `json:"agent"`
+	Source    string        `json:"source" jsonschema:"the memory file, relative to the hivemem home"`
+	Bytes     int           `json:"bytes" jsonschema:"size of the whole file"`
+	Lines     int           `json:"lines" jsonschema:"lines in the whole file"`
+	Region    string        `json:"region,omitempty"`
+	Section   *SectionInfo  `json:"section,omitempty"`
+	StartLine int           `json:"start_line" jsonschema:"first line of text in the file (0 when text is empty)"`
+	EndLine   int           `json:"end_line"`
+	Text      string        `json:"text" jsonschema:"the bytes of the file read, verbatim"`
+	Truncated bool          `json:"truncated" jsonschema:"text was cut at a line boundary; read a section to see the rest"`
+	Facts     []string      `json:"facts,omitempty" jsonschema:"region pinned: every durable fact, one per item"`
+	Sections  []SectionInfo `json:"sections" jsonschema:"every section of the file, to read one by heading or line"`
+}
+
+// StatusInput is memory_status's (empty) arguments.
+type StatusInput struct{}
+
+// CondenseInput is memory_condense's arguments.
+type CondenseInput struct {
+	Agent  string `json:"agent,omitempty" jsonschema:"whose file (default: your own)"`
+	DryRun bool   `json:"dry_run,omitempty" jsonschema:"compute and verify the condensed file but write nothing; the result carries the would-be file"`
+	Force  bool   `json:"force,omitempty" jsonschema:"condense even when the file is under its size and section triggers"`
+}
+
+// CondenseOutput says what a condensation did.
+type CondenseOutput struct {
+	Agent      string `json:"agent"`
+	Status     string `json:"status" jsonschema:"condensed, skipped or dry-run"`
+	Reason     string `json:"reason,omitempty" jsonschema:"why it was skipped"`
+	Message    string `json:"message,omitempty"`
+	Summarizer string `json:"summarizer,omitempty"`
+	OldBytes   int64  `json:"old_bytes"`
+	NewBytes   int64  `json:"new_bytes,omitempty"`
+	Sections   int    `json:"sections"`
+	Evicted    int    `json:"evicted" jsonschema:"sections moved verbatim to the archive and summarised"`
+	Kept       int    `json:"kept" jsonschema:"newest sections kept verbatim"`
+	Hoisted    int    `json:"hoisted" jsonschema:"durable facts added to the pinned region"`
+	Archive    string `json:"archive,omitempty"`
+	Backup     string `json:"backup,omitempty" jsonschema:"backup name, for hivemem restore"`
+	MineError  string `json:"mine_error,omitempty"`
+	DurationMS int64  `json:"duration_ms"`
+	Output     string `json:"output,omitempty" jsonschema:"dry run: the would-be file"`
+}
+
+// schemaCache is shared by every server so that the per-identity servers
+// of the HTTP handler do not infer the same schemas again.
+var schemaCache = mcp.NewSchemaCache()
+
+// inputSchemas are the tools' input schemas: inferred from the input types,
+// then tightened with the limits the handlers enforce, so that clients see
+// them and the SDK refuses out-of-range input before a handler runs.
+type inputSchemas struct {
+	search, wakeUp, remember, pin, read, status, condense *jsonschema.Schema
+}
+
+var loadSchemas = sync.OnceValues(func() (*inputSchemas, error) {
+	var s inputSchemas
+	var err error
+	ptr := func(v float64) *float64 { return &v }
+	iptr := func(v int) *int { return &v }
+	date := func(p *jsonschema.Schema) { p.Pattern = `^\d{4}-\d{2}-\d{2}$` }
+	name := func(p *jsonschema.Schema) { p.MaxLength = iptr(MaxNameBytes) }
+	if s.search, err = inferInput[SearchInput](func(p map[string]*jsonschema.Schema) {
+		p["query"].MinLength, p["query"].MaxLength = iptr(1), iptr(palace.MaxQueryBytes)
+		p["results"].Minimum, p["results"].Maximum = ptr(1), ptr(MaxResults)
+		name(p["wing"])
+		name(p["room"])
+		date(p["since"])
+		date(p["until"])
+	}); err != nil {
+		return nil, err
+	}
+	if s.wakeUp, err = inferInput[WakeUpInput](func(p map[string]*jsonschema.Schema) {
+		p["budget"].Minimum, p["budget"].Maximum = ptr(1), ptr(MaxWakeUpBudget)
+		name(p["wing"])
+	}); err != nil {
+		return nil, err
+	}
+	if s.remember, err = inferInput[RememberInput](func(p map[string]*jsonschema.Schema) {
+		p["text"].MinLength, p["text"].MaxLength = iptr(1), iptr(palace.MaxRememberBytes)
+		p["heading"].MaxLength = iptr(MaxNameBytes)
+	}); err != nil {
+		return nil, err
+	}
+	if s.pin, err = inferInput[PinInput](func(p map[string]*jsonschema.Schema) {
+		p["fact"].MinLength, p["fact"].MaxLength = iptr(1), iptr(2000)
+	}); err != nil {
+		return nil, err
+	}
+	if s.read, err = inferInput[ReadInput](func(p map[string]*jsonschema.Schema) {
+		p["region"].Enum = []any{"all", "header", "pinned", "condensed", "recent"}
+		name(p["section"])
+	}); err != nil {
+		return nil, err
+	}
+	if s.status, err = inferInput[StatusInput](nil); err != nil {
+		return nil, err
+	}
+	if s.condense, err = inferInput[CondenseInput](nil); err != nil {
+		return nil, err
+	}
+	return &s, nil
+})
+
+// inferInput infers T's schema and lets tweak add constraints to its
+// properties.
+func inferInput[T any](tweak func(map[string]*jsonschema.Schema)) (*jsonschema.Schema, error) {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		return nil, fmt.Errorf("mcp server: schema of %T: %w", *new(T), err)
+	}
+	if tweak != nil {
+		tweak(s.Properties)
+	}
+	return s, nil
+}
+
+// build assembles the server for one identity (d already has defaults).
+func build(d Deps) (*mcp.Server, error) {
+	sc, err := loadSchemas()
+	if err != nil {
+		return nil, err
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "hivemem", Title: "hivemem — team memory", Version: d.Version},
+		&mcp.ServerOptions{Instructions: instructions(d), Logger: d.Logger, SchemaCache: schemaCache})
+	s := &server{d: d}
+	no, yes := new(bool), new(bool)
+	*yes = true
+	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: no}
+
+	addTool(srv, s, &mcp.Tool{Name: ToolSearch, InputSchema: sc.search, Annotations: readOnly,
+		Description: "Search the team's long-term memory (every agent's notes, pinned facts, condensed history and archive) " +
+			"by keywords and meaning. Returns the best matching sections, each with its drawer id, source file, heading, " +
+			"line range, date and text. Filter by wing, room, agent or date range."}, s.search)
+	addTool(srv, s, &mcp.Tool{Name: ToolWakeUp, InputSchema: sc.wakeUp, Annotations: readOnly,
+		Description: "Get a short digest to start a session with: an agent's pinned facts, condensed history and the headings " +
+			"of its newest sections, within a token budget. Call it first in a new session. hive=true gives one line per agent instead."}, s.wakeUp)
+	addTool(srv, s, &mcp.Tool{Name: ToolRemember, InputSchema: sc.remember,
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: no, OpenWorldHint: no},
+		Description: "Record a note in your memory file: appends a section headed with today's date and the heading, " +
+			"and indexes it at once so memory_search finds it. Use it for what you learned, decided or fixed. " +
+			"The text is stored verbatim as data."}, s.remember)
+	addTool(srv, s, &mcp.Tool{Name: ToolPin, InputSchema: sc.pin,
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: no, IdempotentHint: true, OpenWorldHint: no},
+		Description: "Pin one durable fact (a convention, a decision that always holds) in your memory file's pinned region, " +
+			"which is never condensed and always in the wake-up digest. Pinning a fact already there changes nothing."}, s.pin)
+	addTool(srv, s, &mcp.Tool{Name: ToolRead, InputSchema: sc.read, Annotations: readOnly,
+		Description: "Read a memory file verbatim: the whole file, one region (header, pinned, condensed, recent) or one " +
+			"section by heading or line number (e.g. a heading from memory_search). Also returns the file's table of contents."}, s.read)
+	addTool(srv, s, &mcp.Tool{Name: ToolStatus, InputSchema: sc.status, Annotations: readOnly,
+		Description: "Show the memory home: agents with file size against the condensation budget, sections, pinned facts " +
+			"and search drawers; index size; whether search is hybrid or lexical-only."}, s.status)
+	addTool(srv, s, &mcp.Tool{Name: ToolCondense, InputSchema: sc.condense,
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: yes, OpenWorldHint: no},
+		Description: "Condense a memory file that outgrew its budget: the oldest sections go verbatim to the archive (still " +
+			"searchable), are summarised into the condensed history, and the newest stay as they are; verified and backed up " +
+			"first. Skips files under their triggers unless force; dry_run shows the result without writing."}, s.condense)
+	return srv, nil
+}
+
+// handler is a tool's work: its structured output, optionally a text to
+// show instead of the JSON (a digest, the text read), or an error that the
+// client sees as a tool error.
+type handler[In, Out any] func(ctx context.Context, in In) (out Out, text string, err error)
+
+// addTool registers h with logging of every call; an error becomes a tool
+// result with isError set and the error as its text.
+func addTool[In, Out any](srv *mcp.Server, s *server, t *mcp.Tool, h handler[In, Out]) {
+	mcp.AddTool(srv, t, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		start := time.Now()
+		out, text, err := h(ctx, in)
+		ms := float64(time.Since(start).Microseconds()) / 1000
+		if err != nil {
+			s.d.Logger.Info("mcp tool call refused or failed", "tool", t.Name, "agent", s.d.Agent, "ms", ms, "error", err)
+			var zero Out
+			return nil, zero, err
+		}
+		s.d.Logger.Debug("mcp tool call", "tool", t.Name, "agent", s.d.Agent, "ms", ms)
+		if text == "" {
+			return nil, out, nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, out, nil
+	})
+}
+
+func (s *server) search(ctx context.Context, in SearchInput) (SearchOutput, string, error) {
+	var out SearchOutput
+	if in.Results < 0 || in.Results > MaxResults {
+		return out, "", fmt.Errorf("results must be between 1 and %d, got %d", MaxResults, in.Results)
+	}
+	if err := checkName("wing", in.Wing); err != nil {
+		return out, "", err
+	}
+	if err := checkName("room", in.Room); err != nil {
+		return out, "", err
+	}
+	if in.Agent != "" {
+		if err := home.ValidateAgentID(in.Agent); err != nil {
+			return out, "", fmt.Errorf("agent: %w", err)
+		}
+	}
+	if err := palace.ValidateDate(in.Since); err != nil {
+		return out, "", fmt.Errorf("since: %w", err)
+	}
+	if err := palace.ValidateDate(in.Until); err != nil {
+		return out, "", fmt.Errorf("until: %w", err)
+	}
+	if s.d.Scope == ScopeOwn {
+		if in.Wing == "" {
+			in.Wing = s.d.Agent
+		}
+		if err := s.ownOnly("wing", in.Wing); err != nil {
+			return out, "", err
+		}
+		if in.Agent != "" {
+			if err := s.ownOnly("agent", in.Agent); err != nil {
+				return out, "", err
+			}
+		}
+	}
+	p := s.d.App.Palace
+	hits, err := p.Search(ctx, palace.Query{Text: in.Query, Results: in.Results,
+		Filter: store.Filter{Wing: in.Wing, Room: in.Room, Agent: in.Agent, Since: in.Since, Until: in.Until}})
+	if err != nil {
+		return out, "", err
+	}
+	out.Mode, out.Hits = p.Mode(), make([]SearchHit, len(hits))
+	for i, h := range hits {
+		out.Hits[i] = SearchHit{ID: h.ID, Wing: h.Wing, Room: h.Room, Agent: h.Agent, Source: h.Source, Heading: h.Heading,
+			LineStart: h.LineStart, LineEnd: h.LineEnd, Date: h.Date, Text: h.Text, Score: h.Score}
+	}
+	return out, "", nil
+}
+
+func (s *server) wakeUp(ctx context.Context, in WakeUpInput) (palace.Digest, string, error) {
+	if in.Budget < 0 || in.Budget > MaxWakeUpBudget {
+		return palace.Digest{}, "", fmt.Errorf("budget must be between 1 and %d tokens, got %d", MaxWakeUpBudget, in.Budget)
+	}
+	if err := checkName("wing", in.Wing); err != nil {
+		return palace.Digest{}, "", err
+	}
+	wing := in.Wing
+	switch {
+	case in.Hive && wing != "":
+		return palace.Digest{}, "", errors.New("give wing or hive, not both")
+	case in.Hive:
+		if s.d.Scope == ScopeOwn {
+			return palace.Digest{}, "", fmt.Errorf("hive overview refused: scope own, this server reads only agent %q's memory", s.d.Agent)
+		}
+	case wing == "":
+		wing = s.d.Agent // "" when unbound: the hive overview
+	default:
+		if err := s.ownOnly("wing", wing); err != nil {
+			return palace.Digest{}, "", err
+		}
+	}
+	d, err := s.d.App.Palace.WakeUp(ctx, wing, in.Budget)
+	if err != nil {
+		return palace.Digest{}, "", err
+	}
+	return d, d.Text, nil
+}
+
+func (s *server) remember(ctx context.Context, in RememberInput) (RememberOutput, string, error) {
+	agent, err := s.writeAgent(in.Agent)
+	if err != nil {
+		return RememberOutput{}, "", err
+	}
+	now := s.d.Now()
+	rep, err := s.d.App.Palace.Remember(ctx, agent, in.Heading, in.Text, now)
+	if err != nil {
+		return RememberOutput{}, "", err
+	}
+	path, _ := s.d.App.Home.MemoryPath(agent)
+	out := RememberOutput{Agent: agent, Source: s.d.App.Home.Rel(path), DrawersAdded: rep.Added}
+	// Point at the section written: the newest one dated today (with the
+	// heading asked for), which is the last one unless an agent appended
+	// in between.
+	if data, err := os.ReadFile(path); err == nil {
+		if f, err := memfile.Parse(data); err == nil {
+			prefix := now.UTC().Format("2006-01-02") + " — "
+			secs := f.Recent()
+			for i := len(secs) - 1; i >= 0; i-- {
+				h := secs[i].Heading
+				if in.Heading != "" && h == prefix+in.Heading || in.Heading == "" && strings.HasPrefix(h, prefix) {
+					out.Section = sectionInfo(secs[i])
+					break
+				}
+			}
+		}
+	}
+	return out, "", nil
+}
+
+func (s *server) pin(ctx context.Context, in PinInput) (PinOutput, string, error) {
+	agent, err := s.writeAgent(in.Agent)
+	if err != nil {
+		return PinOutput{}, "", err
+	}
+	added, err := s.d.App.Palace.Pin(ctx, agent, in.Fact)
+	if err != nil {
+		return PinOutput{}, "", err
+	}
+	out := PinOutput{Agent: agent, Fact: in.Fact, Added: added}
+	path, _ := s.d.App.Home.MemoryPath(agent)
+	if data, err := os.ReadFile(path); err == nil {
+		if f, err := memfile.Parse(data); err == nil {
+			out.Pinned = len(f.Pinned())
+		}
+	}
+	return out, "", nil
+}
+
+func (s *server) condense(ctx context.Context, in CondenseInput) (CondenseOutput, string, error) {
+	// A dry run writes nothing, so it is a read: allowed on any agent the
+	// scope lets this server read. A real condensation is a write.
+	var agent string
+	var err error
+	if in.DryRun {
+		agent, err = s.readAgent(in.Agent)
+	} else {
+		agent, err = s.writeAgent(in.Agent)
+	}
+	if err != nil {
+		return CondenseOutput{}, "", err
+	}
+	res, err := s.d.Reflector.Condense(ctx, agent, reflector.Options{DryRun: in.DryRun, Force: in.Force})
+	if err != nil {
+		return CondenseOutput{}, "", err
+	}
+	if res.Status == reflector.StatusSkipped && res.Reason == reflector.SkipNoFile {
+		return CondenseOutput{}, "", fmt.Errorf("agent %s has no memory file", agent)
+	}
+	return CondenseOutput{
+		Agent: res.Agent, Status: res.Status, Reason: res.Reason, Message: res.Message, Summarizer: res.Summarizer,
+		OldBytes: res.OldBytes, NewBytes: res.NewBytes, Sections: res.Sections, Evicted: res.Evicted, Kept: res.Kept,
+		Hoisted: res.Hoisted, Archive: res.Archive, Backup: res.Backup, MineError: res.MineError,
+		DurationMS: res.DurationMS, Output: string(res.Output),
+	}, "", nil
+}
+
+func sectionInfo(s memfile.Section) SectionInfo {
+	return SectionInfo{Heading: s.Heading, Kind: s.Kind.String(), StartLine: s.StartLine, EndLine: s.EndLine, Date: s.Date}
+}

@@ -1,0 +1,302 @@
+package web
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/hivemem/hivemem/internal/config"
+	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/memfile"
+	"github.com/hivemem/hivemem/internal/reflector"
+)
+
+// Health levels of an agent's memory file, worst last.
+const (
+	HealthOK      = "ok"      // well under the triggers
+	HealthNear    = "near"    // at 80 % or more of a trigger
+	HealthDue     = "due"     // over a trigger: the next pass condenses it
+	HealthBackoff = "backoff" // condensation failed recently; retried later
+	HealthError   = "error"   // the file cannot be read or parsed
+)
+
+// AgentSummary is one agent's memory file against its budget.
+type AgentSummary struct {
+	Agent          string    `json:"agent"`
+	Bytes          int64     `json:"bytes"`
+	BudgetBytes    int64     `json:"budget_bytes"`
+	BudgetPct      float64   `json:"budget_pct"`
+	TriggerBytes   int64     `json:"trigger_bytes"` // condensation starts above this size
+	Sections       int       `json:"sections"`      // ordinary (recent) sections
+	SectionTrigger int       `json:"section_trigger"`
+	Pinned         int       `json:"pinned"`
+	Condensed      bool      `json:"condensed"` // the file has the three regions
+	Drawers        int       `json:"drawers"`
+	Backups        int       `json:"backups"`
+	LastMined      time.Time `json:"last_mined,omitzero"`
+	LastCondensed  time.Time `json:"last_condensed,omitzero"`
+	// Backoff is the reflector's failure record, when it has one.
+	Backoff    *reflector.AgentState `json:"backoff,omitempty"`
+	Health     string                `json:"health"`
+	HealthNote string                `json:"health_note"`
+	Error      string                `json:"error,omitempty"`
+}
+
+// summaryContext is what every agent's summary needs, gathered once per
+// request.
+type summaryContext struct {
+	cfg      config.Config
+	drawers  map[string]int
+	states   map[string]reflector.AgentState
+	backups  map[string]int
+	condense map[string]time.Time
+	now      time.Time
+}
+
+func (h *Handler) newSummaryContext(ctx context.Context) (summaryContext, error) {
+	sc := summaryContext{cfg: h.cfg(), drawers: map[string]int{}, backups: map[string]int{}, now: time.Now()}
+	st, err := h.app.Store.Stats(ctx)
+	if err != nil {
+		return sc, fmt.Errorf("index stats: %w", err)
+	}
+	for _, w := range st.Wings {
+		sc.drawers[w.Wing] = w.Drawers
+	}
+	sc.states = h.refl.States()
+	bs, err := reflector.Backups(h.app.Home, "")
+	if err != nil {
+		return sc, err
+	}
+	for _, b := range bs {
+		sc.backups[b.Agent]++
+	}
+	sc.condense = h.events.lastCondensed()
+	return sc, nil
+}
+
+// agentSummaries lists every agent with a memory file.
+func (h *Handler) agentSummaries(ctx context.Context) ([]AgentSummary, error) {
+	ids, err := h.app.Home.Agents()
+	if err != nil {
+		return nil, err
+	}
+	sc, err := h.newSummaryContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]AgentSummary, 0, len(ids))
+	for _, id := range ids {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		out = append(out, h.summarize(ctx, sc, id, nil))
+	}
+	return out, nil
+}
+
+// summarize builds one agent's summary; data is the file when the caller
+// has read it already.
+func (h *Handler) summarize(ctx context.Context, sc summaryContext, id string, data []byte) AgentSummary {
+	rc := sc.cfg.Reflector
+	s := AgentSummary{
+		Agent: id, BudgetBytes: rc.BudgetBytes, SectionTrigger: rc.SectionTrigger,
+		TriggerBytes: rc.BudgetBytes * int64(rc.ByteTriggerPct) / 100,
+		Drawers:      sc.drawers[id], Backups: sc.backups[id], LastCondensed: sc.condense[id],
+		Health: HealthOK,
+	}
+	if st, ok := sc.states[id]; ok && st.Failures > 0 {
+		s.Backoff = &st
+	}
+	path, err := h.app.Home.MemoryPath(id)
+	if err != nil {
+		s.Health, s.Error = HealthError, err.Error()
+		return s
+	}
+	if f, err := h.app.Store.GetFile(ctx, h.app.Home.Rel(path)); err == nil {
+		s.LastMined = f.MinedAt
+	}
+	if data == nil {
+		if data, err = os.ReadFile(path); err != nil {
+			s.Health, s.Error, s.HealthNote = HealthError, err.Error(), "cannot read the memory file"
+			return s
+		}
+	}
+	s.Bytes = int64(len(data))
+	if rc.BudgetBytes > 0 {
+		s.BudgetPct = 100 * float64(s.Bytes) / float64(rc.BudgetBytes)
+	}
+	mf, err := memfile.Parse(data)
+	if err != nil {
+		s.Health, s.Error, s.HealthNote = HealthError, err.Error(), "the memory file does not parse"
+		return s
+	}
+	s.Sections, s.Pinned, s.Condensed = len(mf.Recent()), len(mf.Pinned()), mf.HasRegions()
+	s.Health, s.HealthNote = health(rc, s, sc.now)
+	return s
+}
+
+// health grades a parsed file: backoff first (a failing agent needs a
+// look), then the triggers.
+func health(rc config.Reflector, s AgentSummary, now time.Time) (string, string) {
+	if b := s.Backoff; b != nil {
+		note := fmt.Sprintf("%d failed condensation(s), last: %s", b.Failures, b.LastReason)
+		if now.Before(b.NextAttempt) {
+			note += "; next attempt " + b.NextAttempt.UTC().Format("2006-01-02 15:04Z")
+		}
+		return HealthBackoff, note
+	}
+	disabled := ""
+	if !rc.Enabled {
+		disabled = " (reflector disabled)"
+	}
+	if ok, _, _ := reflector.Triggered(rc, s.Bytes, s.Sections); ok {
+		switch {
+		case s.Bytes > rc.BudgetBytes:
+			return HealthDue, fmt.Sprintf("over budget: %s of %s%s", humanBytes(s.Bytes), humanBytes(rc.BudgetBytes), disabled)
+		case s.TriggerBytes > 0 && s.Bytes > s.TriggerBytes:
+			return HealthDue, fmt.Sprintf("over the %d%% trigger: due for condensation%s", rc.ByteTriggerPct, disabled)
+		}
+		return HealthDue, fmt.Sprintf("%d sections, over the trigger of %d: due for condensation%s", s.Sections, rc.SectionTrigger, disabled)
+	}
+	near := s.TriggerBytes > 0 && s.Bytes*10 >= s.TriggerBytes*8 ||
+		rc.SectionTrigger > 0 && s.Sections*10 >= rc.SectionTrigger*8
+	if near && s.Bytes >= rc.MinBytes {
+		return HealthNear, "approaching the condensation trigger"
+	}
+	return HealthOK, "within budget"
+}
+
+// agentFile validates an agent id from a request and reads its memory
+// file: 400 for a bad id, 404 when the agent has no memory file.
+func (h *Handler) agentFile(id string) (path string, data []byte, err error) {
+	if err := home.ValidateAgentID(id); err != nil {
+		return "", nil, statusError(http.StatusBadRequest, err)
+	}
+	path, err = h.app.Home.MemoryPath(id)
+	if err != nil {
+		return "", nil, statusError(http.StatusBadRequest, err)
+	}
+	data, err = os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return path, nil, errNotFound("agent %s has no memory file", id)
+	}
+	if err != nil {
+		return path, nil, fmt.Errorf("read memory of %s: %w", id, err)
+	}
+	return path, data, nil
+}
+
+// MemoryView is an agent's memory file, raw and parsed into its regions.
+type MemoryView struct {
+	Agent       string        `json:"agent"`
+	Source      string        `json:"source"` // path relative to the home
+	Bytes       int64         `json:"bytes"`
+	SHA256      string        `json:"sha256"` // pass as if_match to condense
+	Lines       int           `json:"lines"`
+	Raw         string        `json:"raw"`
+	Header      string        `json:"header"`
+	HeaderLines int           `json:"header_lines"`
+	Sections    []SectionView `json:"sections"`
+	Pinned      []string      `json:"pinned"`
+	Condensed   string        `json:"condensed"`
+	ParseError  string        `json:"parse_error,omitempty"`
+}
+
+// SectionView is one "## " section. Kind is the memfile kind (section,
+// pinned, condensed, recent); Region is where it stands: pinned, condensed,
+// recent (the marker and the sections after it) or "" in a file that was
+// never condensed.
+type SectionView struct {
+	Kind      string `json:"kind"`
+	Region    string `json:"region"`
+	Heading   string `json:"heading"`
+	StartLine int    `json:"start_line"`
+	EndLine   int    `json:"end_line"`
+	Date      string `json:"date,omitempty"`
+	Raw       string `json:"raw"`
+}
+
+// memoryView parses data into a MemoryView; a file that does not parse is
+// still shown raw, with the parse error.
+func (h *Handler) memoryView(id, path string, data []byte) MemoryView {
+	sum := sha256.Sum256(data)
+	v := MemoryView{
+		Agent: id, Source: h.app.Home.Rel(path), Bytes: int64(len(data)), SHA256: hex.EncodeToString(sum[:]),
+		Lines: countLines(data), Raw: string(data), Sections: []SectionView{}, Pinned: []string{},
+	}
+	mf, err := memfile.Parse(data)
+	if err != nil {
+		v.ParseError = err.Error()
+		return v
+	}
+	v.Header, v.HeaderLines = mf.Header, mf.HeaderLines
+	v.Pinned = append(v.Pinned, mf.Pinned()...)
+	v.Condensed = mf.Condensed()
+	v.Sections = sectionViews(mf)
+	return v
+}
+
+// sectionViews assigns each section its region.
+func sectionViews(mf *memfile.File) []SectionView {
+	out := make([]SectionView, 0, len(mf.Sections))
+	inRecent := false
+	for _, s := range mf.Sections {
+		region := ""
+		switch s.Kind {
+		case memfile.KindPinned:
+			region = "pinned"
+		case memfile.KindCondensed:
+			region = "condensed"
+		case memfile.KindRecent:
+			region, inRecent = "recent", true
+		case memfile.KindSection:
+			if inRecent {
+				region = "recent"
+			}
+		}
+		out = append(out, SectionView{
+			Kind: s.Kind.String(), Region: region, Heading: s.Heading,
+			StartLine: s.StartLine, EndLine: s.EndLine, Date: s.Date, Raw: s.Raw,
+		})
+	}
+	return out
+}
+
+// countLines counts lines the way memfile numbers them: a last line
+// without a newline counts.
+func countLines(data []byte) int {
+	n := 0
+	for _, c := range data {
+		if c == '\n' {
+			n++
+		}
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+// humanBytes prints a size the way people read it (1 KiB = 1024 bytes).
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}

@@ -1,0 +1,357 @@
+// Package web serves hivemem's HTTP JSON API (under /api/v1) and the
+// dashboard embedded in the binary: agents against their budgets, search,
+// a memory viewer with its regions marked, condensation with a preview
+// diff, a live event timeline, backups with diff and restore, and the
+// reflector settings.
+//
+// Memory text is untrusted: pages render it through html/template and an
+// escaping markdown renderer, every response carries a strict
+// Content-Security-Policy (no inline script, no inline style), and the
+// front end builds the DOM with textContent only. When Deps.Guard is set
+// the handler applies httpguard itself (token, same-origin check, body cap,
+// plus a Host check against DNS rebinding on loopback), keeping only the
+// login page and the static assets reachable without the token.
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/config"
+	"github.com/hivemem/hivemem/internal/httpguard"
+	"github.com/hivemem/hivemem/internal/reflector"
+)
+
+// Deps is what the dashboard works with.
+type Deps struct {
+	// App is the open home: config, index, palace and event log. Required.
+	App *app.App
+	// Reflector condenses and restores. Pass the manager's own so that
+	// condensations started here and by the manager are serialised in
+	// process; nil builds one over App that reads config.toml live.
+	Reflector *reflector.Reflector
+	// Settings returns the live configuration; nil re-reads config.toml
+	// whenever it changes on disk (falling back to the last good one).
+	Settings func() config.Config
+	// ManagerStatus reports the long-running manager (pid, uptime, last
+	// scan, ...) as a JSON-encodable value, shown as is in /api/v1/status
+	// and on the overview; nil when the dashboard runs without a manager.
+	ManagerStatus func() any
+	// Guard, when set, is applied by the handler itself (see the package
+	// comment): mount the handler without another httpguard.Wrap, or the
+	// login page is unreachable when a token is configured. nil means the
+	// caller guards, or nothing does (tests).
+	Guard *httpguard.Config
+	// Logger receives request errors; nil discards.
+	Logger *slog.Logger
+	// PollInterval is how often an event stream looks at the log file for
+	// events written by other processes (default 1 s).
+	PollInterval time.Duration
+	// Version is shown in the footer and in /api/v1/status.
+	Version string
+}
+
+// Handler is the API and the dashboard. It is an http.Handler; Close ends
+// the live event streams so that a server can shut down promptly.
+type Handler struct {
+	app     *app.App
+	refl    *reflector.Reflector
+	cfg     func() config.Config
+	live    *liveConfig // nil when Deps.Settings is set
+	manager func() any
+	guard   *httpguard.Config
+	log     *slog.Logger
+	poll    time.Duration
+	version string
+
+	mux    *http.ServeMux
+	pages  *pages
+	static map[string]staticFile
+	events *logIndex
+
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+// New builds the handler. It panics only on a nil App, a programming error
+// that no request can cause.
+func New(d Deps) *Handler {
+	if d.App == nil {
+		panic("web.New: Deps.App is nil")
+	}
+	h := &Handler{
+		app: d.App, manager: d.ManagerStatus, guard: d.Guard, log: d.Logger,
+		poll: d.PollInterval, version: d.Version, done: make(chan struct{}),
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if h.poll <= 0 {
+		h.poll = time.Second
+	}
+	if h.version == "" {
+		h.version = "dev"
+	}
+	if d.Settings != nil {
+		h.cfg = d.Settings
+	} else {
+		h.live = newLiveConfig(d.App.Home.ConfigPath(), d.App.Config, h.log)
+		h.cfg = h.live.get
+	}
+	h.refl = d.Reflector
+	if h.refl == nil {
+		h.refl = reflector.New(reflector.Deps{
+			Home: d.App.Home, Settings: h.cfg, Events: d.App.Events, Miner: d.App.Palace, Logger: h.log,
+		})
+	}
+	h.events = newLogIndex(d.App.Home.LogPath())
+	h.pages = mustParsePages()
+	h.static = mustLoadStatic()
+	h.routes()
+	return h
+}
+
+// Close ends every live event stream; the handler keeps serving other
+// requests.
+func (h *Handler) Close() {
+	h.closeOnce.Do(func() { close(h.done) })
+}
+
+func (h *Handler) routes() {
+	m := http.NewServeMux()
+	api := func(pattern string, fn apiFunc) { m.Handle(pattern, fn) }
+	api("GET /api/v1/status", h.apiStatus)
+	api("GET /api/v1/agents", h.apiAgents)
+	api("GET /api/v1/agents/{agent}", h.apiAgent)
+	api("GET /api/v1/agents/{agent}/memory", h.apiMemory)
+	api("POST /api/v1/agents/{agent}/condense", h.apiCondense)
+	api("GET /api/v1/agents/{agent}/backups", h.apiAgentBackups)
+	api("GET /api/v1/agents/{agent}/backups/{backup}", h.apiBackup)
+	api("POST /api/v1/agents/{agent}/backups/{backup}/restore", h.apiRestore)
+	api("GET /api/v1/backups", h.apiBackups)
+	api("GET /api/v1/search", h.apiSearch)
+	api("GET /api/v1/wake-up", h.apiWakeUp)
+	api("GET /api/v1/events", h.apiEvents)
+	m.HandleFunc("GET /api/v1/events/stream", h.apiEventStream)
+	api("GET /api/v1/settings", h.apiSettings)
+	api("PATCH /api/v1/settings", h.apiUpdateSettings)
+	api("/api/", func(w http.ResponseWriter, r *http.Request) error {
+		return errNotFound("no API endpoint %s %s (see docs/api.md)", r.Method, r.URL.Path)
+	})
+
+	m.HandleFunc("GET /{$}", h.pageOverview)
+	m.HandleFunc("GET /search", h.pageSearch)
+	m.HandleFunc("GET /agents/{agent}", h.pageMemory)
+	m.HandleFunc("GET /agents/{agent}/archive/{file}", h.pageArchive)
+	m.HandleFunc("GET /agents/{agent}/condense", h.pageCondense)
+	m.HandleFunc("GET /agents/{agent}/backups", h.pageBackups)
+	m.HandleFunc("GET /events", h.pageEvents)
+	m.HandleFunc("GET /settings", h.pageSettings)
+	m.HandleFunc("GET /login", h.pageLogin)
+	m.HandleFunc("POST /login", h.postLogin)
+	m.HandleFunc("POST /logout", h.postLogout)
+	m.HandleFunc("GET /static/{file}", h.serveStatic)
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		h.renderError(w, r, http.StatusNotFound, fmt.Errorf("no page at %s", r.URL.Path))
+	})
+	h.mux = m
+}
+
+// contentSecurityPolicy allows only the handler's own script and style
+// files: no inline script or style, no eval, no framing, no foreign hosts.
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; font-src 'self'; manifest-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// ServeHTTP sets the security headers, applies the guard when configured,
+// and routes.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	hd.Set("Content-Security-Policy", contentSecurityPolicy)
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("X-Frame-Options", "DENY")
+	// same-origin, not no-referrer: with no-referrer browsers send
+	// "Origin: null" on same-origin POSTs, which the CSRF check refuses.
+	hd.Set("Referrer-Policy", "same-origin")
+	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
+	hd.Set("Cross-Origin-Resource-Policy", "same-origin")
+	if h.guard != nil && !h.guarded(w, r) {
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// guarded applies Deps.Guard and reports whether the request may go on.
+// It follows httpguard.Wrap, except that the login page and the static
+// assets need no token and that a browser asking for a page without one is
+// sent to the login page instead of getting a bare 401.
+func (h *Handler) guarded(w http.ResponseWriter, r *http.Request) bool {
+	g := h.guard
+	if httpguard.IsLoopback(g.Addr) && !loopbackHost(r.Host) {
+		h.fail(w, r, http.StatusMisdirectedRequest,
+			fmt.Errorf("host %q is not a loopback name: the dashboard listens on %s (DNS-rebinding protection)", r.Host, g.Addr))
+		return false
+	}
+	if err := httpguard.CheckOrigin(r); err != nil {
+		h.fail(w, r, http.StatusForbidden, fmt.Errorf("forbidden: %w", err))
+		return false
+	}
+	maxBody := g.MaxBody
+	if maxBody <= 0 {
+		maxBody = httpguard.DefaultMaxBody
+	}
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+	}
+	if g.Token == "" || httpguard.Authorized(r, g.Token) || public(r) {
+		return true
+	}
+	if r.Method == http.MethodGet && !isAPI(r) {
+		http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+		return false
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="hivemem"`)
+	h.fail(w, r, http.StatusUnauthorized, errors.New("unauthorized: a valid bearer token (or the hivemem_token cookie from /login) is required"))
+	return false
+}
+
+// public says what needs no token: the login form and the static assets,
+// which hold no memory data.
+func public(r *http.Request) bool {
+	p := r.URL.Path
+	return p == "/login" || strings.HasPrefix(p, "/static/") || p == "/favicon.ico"
+}
+
+func isAPI(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/api/") }
+
+// loopbackHost reports whether a Host header names this machine: a
+// loopback IP, "localhost" or a name under ".localhost". A page on a
+// foreign name that resolves to 127.0.0.1 (DNS rebinding) is refused.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// fail answers an error the way the caller can read it: JSON for the API,
+// a page for a browser.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, status int, err error) {
+	if isAPI(r) || r.Method != http.MethodGet {
+		writeJSON(w, status, apiError{Error: err.Error()})
+		return
+	}
+	h.renderError(w, r, status, err)
+}
+
+// apiError is the body of every API error response.
+type apiError struct {
+	Error string `json:"error"`
+}
+
+// httpError is an error with the HTTP status it should be answered with.
+type httpError struct {
+	status int
+	err    error
+}
+
+func (e *httpError) Error() string { return e.err.Error() }
+func (e *httpError) Unwrap() error { return e.err }
+
+func statusError(status int, err error) error { return &httpError{status: status, err: err} }
+
+func errBadRequest(format string, a ...any) error {
+	return statusError(http.StatusBadRequest, fmt.Errorf(format, a...))
+}
+
+func errNotFound(format string, a ...any) error {
+	return statusError(http.StatusNotFound, fmt.Errorf(format, a...))
+}
+
+// statusOf picks the HTTP status for an error: the one it carries, 413 for
+// an oversize body, 499-like cancellations as 503, else 500.
+func statusOf(err error) int {
+	var he *httpError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &he):
+		return he.status
+	case errors.As(err, &mbe):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// apiFunc is an API endpoint: it writes its success response itself and
+// returns errors, which ServeHTTP answers as JSON with the right status.
+type apiFunc func(w http.ResponseWriter, r *http.Request) error
+
+func (fn apiFunc) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := fn(w, r); err != nil {
+		st := statusOf(err)
+		writeJSON(w, st, apiError{Error: err.Error()})
+	}
+}
+
+// writeJSON writes v as the response. Memory text goes out as JSON string
+// data with HTML-significant characters escaped, so even a client that
+// wrongly renders a response as HTML gets no markup from it.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v) // the client went away; nothing left to tell it
+}
+
+// maxJSONBody caps the JSON bodies the API accepts; the largest legitimate
+// one (a settings update) is a few hundred bytes.
+const maxJSONBody = 64 << 10
+
+// decodeJSON reads a JSON object body into v, refusing unknown fields,
+// trailing data and bodies over maxJSONBody. An empty body leaves v as is
+// when allowEmpty is set.
+func decodeJSON(w http.ResponseWriter, r *http.Request, v any, allowEmpty bool) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
+		return statusError(http.StatusUnsupportedMediaType, fmt.Errorf("content type %q: want application/json", ct))
+	}
+	body := http.MaxBytesReader(w, r.Body, maxJSONBody)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(err, &mbe):
+			return statusError(http.StatusRequestEntityTooLarge, fmt.Errorf("request body is over %d bytes", mbe.Limit))
+		case errors.Is(err, io.EOF) && allowEmpty:
+			return nil
+		case errors.Is(err, io.EOF):
+			return errBadRequest("request body is empty: want a JSON object")
+		}
+		return errBadRequest("bad JSON body: %v", err)
+	}
+	if dec.More() {
+		return errBadRequest("bad JSON body: trailing data after the object")
+	}
+	return nil
+}
