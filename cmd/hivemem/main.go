@@ -1,5 +1,6 @@
 // Command hivemem is persistent, searchable long-term memory for teams of
-// AI agents. See the README for the commands.
+// AI agents. See the README for the commands. Installed (or linked) under
+// the name "mempalace", it answers to the MemPalace command line instead.
 package main
 
 import (
@@ -13,7 +14,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	code := cli.MainAs(ctx, os.Args[0], os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -58,11 +59,20 @@ func runMCP(ctx context.Context, g *globals, o mcpOptions) error {
 		return err
 	}
 	g.logger.Info("mcp server on stdio", "agent", o.agent, "scope", o.scope, "home", a.Home.Root, "search", a.Palace.Mode())
-	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(g.stdin), Writer: nopWriteCloser{g.stdout}})
-	if err != nil && ctx.Err() != nil {
-		return nil // interrupted: a normal way to stop a server
+	ss, err := srv.Connect(ctx, &mcp.IOTransport{Reader: io.NopCloser(g.stdin), Writer: nopWriteCloser{g.stdout}}, nil)
+	if err != nil {
+		return fmt.Errorf("mcp: %w", err)
 	}
-	return err
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case err := <-done: // the client closed stdin
+		return err
+	case <-ctx.Done(): // interrupted: a normal way to stop a server
+		ss.Close()
+		<-done
+		return nil
+	}
 }
 
 // nopWriteCloser lets the transport "close" stdout without closing it.

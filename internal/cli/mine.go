@@ -41,6 +41,11 @@ func runMine(ctx context.Context, g *globals, o mineOptions, args []string) erro
 		return err
 	}
 	defer a.Close()
+	release, err := g.lockPalace(ctx, a, "mine")
+	if err != nil {
+		return err
+	}
+	defer release()
 	dir := a.Home.HiveDir()
 	if len(args) == 1 {
 		dir = args[0]

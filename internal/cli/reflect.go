@@ -49,11 +49,13 @@ reflector is disabled.`,
 }
 
 // newReflector wires a reflector to an open app. The CLI runs once per
-// process, so the config loaded at start is the live config.
-func newReflector(a *app.App) *reflector.Reflector {
+// process, so the config loaded at start is the live config. The mine that
+// follows a swap takes the palace write lock (not the summary before it,
+// which may take minutes), so it never races a running manager.
+func newReflector(g *globals, a *app.App, command string) *reflector.Reflector {
 	return reflector.New(reflector.Deps{
 		Home: a.Home, Settings: func() config.Config { return a.Config },
-		Events: a.Events, Miner: a.Palace, Logger: a.Log,
+		Events: a.Events, Miner: g.lockedMiner(a, command), Logger: a.Log,
 	})
 }
 
@@ -73,7 +75,7 @@ func runReflect(ctx context.Context, g *globals, o reflectOptions, agents []stri
 		return err
 	}
 	defer a.Close()
-	r := newReflector(a)
+	r := newReflector(g, a, "reflect")
 
 	var results []reflector.Result
 	named := len(agents) > 0
@@ -254,7 +256,7 @@ func runRestore(ctx context.Context, g *globals, agent, backup string, asJSON bo
 		return err
 	}
 	defer a.Close()
-	res, err := newReflector(a).Restore(ctx, agent, backup)
+	res, err := newReflector(g, a, "restore").Restore(ctx, agent, backup)
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -36,7 +34,12 @@ type globals struct {
 // Main runs the command line and returns the process exit code.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	g := &globals{stdout: stdout, stderr: stderr, stdin: stdin}
-	root := newRootCommand(g)
+	return execute(ctx, newRootCommand(g), "hivemem", args, stdin, stdout, stderr)
+}
+
+// execute runs a command tree and turns its error into an exit code,
+// printing it prefixed with the program name.
+func execute(ctx context.Context, root *cobra.Command, prog string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -49,7 +52,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "hivemem:", err)
+	fmt.Fprintln(stderr, prog+":", err)
 	return 1
 }
 
@@ -92,6 +95,8 @@ func newRootCommand(g *globals) *cobra.Command {
 		newBackupsCommand(g),
 		newRestoreCommand(g),
 		newEnvCommand(g),
+		newRunCommand(g),
+		newSpawnCommand(g),
 		newModelCommand(g),
 		newBenchCommand(g),
 		newMCPCommand(g),
@@ -133,9 +138,4 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// invokedAs is the program name, so the binary can answer to "mempalace".
-func invokedAs() string {
-	return strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe")
 }

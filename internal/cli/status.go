@@ -2,35 +2,48 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
+	"io"
+	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/memfile"
+	"github.com/hivemem/hivemem/internal/config"
+	"github.com/hivemem/hivemem/internal/manager"
+	"github.com/hivemem/hivemem/internal/reflector"
 	"github.com/hivemem/hivemem/internal/store"
 )
 
-type agentStatus struct {
-	Agent     string    `json:"agent"`
-	Bytes     int64     `json:"bytes"`
-	BudgetPct float64   `json:"budget_pct"`
-	Sections  int       `json:"sections"`
-	Pinned    int       `json:"pinned"`
-	Drawers   int       `json:"drawers"`
-	LastMined time.Time `json:"last_mined,omitzero"`
-	Error     string    `json:"error,omitempty"`
+// statusReport is `hivemem status`: the home, the index, the manager and
+// every agent.
+type statusReport struct {
+	Home     string                `json:"home"`
+	Backend  string                `json:"backend"`
+	Search   string                `json:"search_mode"`
+	Embedder app.EmbedderInfo      `json:"embedder"`
+	Index    store.Stats           `json:"index"`
+	Manager  managerInfo           `json:"manager"`
+	Agents   []manager.AgentStatus `json:"agents"`
 }
 
-type statusReport struct {
-	Home     string           `json:"home"`
-	Backend  string           `json:"backend"`
-	Search   string           `json:"search_mode"`
-	Embedder app.EmbedderInfo `json:"embedder"`
-	Index    store.Stats      `json:"index"`
-	Agents   []agentStatus    `json:"agents"`
+// managerInfo says whether `hivemem run` serves the home, and how it does.
+type managerInfo struct {
+	Running       bool              `json:"running"`
+	PID           int               `json:"pid,omitempty"`
+	Started       time.Time         `json:"started,omitzero"`
+	UptimeSeconds float64           `json:"uptime_seconds,omitempty"`
+	HTTP          string            `json:"http,omitempty"`
+	Pending       int               `json:"pending,omitempty"`
+	LastScan      time.Time         `json:"last_scan,omitzero"`
+	NextPass      time.Time         `json:"next_reflector_pass,omitzero"`
+	Problems      []manager.Problem `json:"problems,omitempty"`
+	// Error is why the running manager's own status could not be had (the
+	// per-agent mining backoff is then unknown).
+	Error string `json:"error,omitempty"`
 }
 
 func newStatusCommand(g *globals) *cobra.Command {
@@ -52,37 +65,71 @@ func collectStatus(ctx context.Context, a *app.App) (statusReport, error) {
 	if err != nil {
 		return statusReport{}, err
 	}
-	r := statusReport{Home: a.Home.Root, Backend: a.Store.Backend(), Search: a.Palace.Mode(), Embedder: a.Embedder, Index: st, Agents: []agentStatus{}}
-	wingDrawers := map[string]int{}
-	for _, w := range st.Wings {
-		wingDrawers[w.Wing] = w.Drawers
-	}
-	ids, err := a.Home.Agents()
+	r := statusReport{Home: a.Home.Root, Backend: a.Store.Backend(), Search: a.Palace.Mode(), Embedder: a.Embedder, Index: st}
+	refl := reflector.New(reflector.Deps{Home: a.Home, Settings: func() config.Config { return a.Config }})
+	agents, err := manager.CollectAgents(ctx, a, a.Config, st, refl, manager.LastCondensed(a.Home.LogPath()))
 	if err != nil {
 		return r, err
 	}
-	for _, id := range ids {
-		as := agentStatus{Agent: id, Drawers: wingDrawers[id]}
-		path, _ := a.Home.MemoryPath(id)
-		data, err := os.ReadFile(path)
-		if err != nil {
-			as.Error = err.Error()
-			r.Agents = append(r.Agents, as)
-			continue
+	r.Agents = agents
+	inst, running, err := manager.Running(a.Home)
+	if err != nil {
+		r.Manager.Error = err.Error()
+		return r, nil
+	}
+	if !running {
+		return r, nil
+	}
+	r.Manager = managerInfo{Running: true, PID: inst.PID, Started: inst.Started, HTTP: inst.HTTP}
+	if !inst.Started.IsZero() {
+		r.Manager.UptimeSeconds = time.Since(inst.Started).Seconds()
+	}
+	ms, err := fetchManagerStatus(ctx, inst.HTTP, a.Config.Manager.Token)
+	if err != nil {
+		r.Manager.Error = err.Error()
+		return r, nil
+	}
+	r.Manager.Pending, r.Manager.LastScan, r.Manager.NextPass, r.Manager.Problems = ms.Pending, ms.LastScan, ms.NextPass, ms.Problems
+	mining := map[string]manager.AgentStatus{}
+	for _, as := range ms.Agents {
+		mining[as.Agent] = as
+	}
+	for i := range r.Agents {
+		if as, ok := mining[r.Agents[i].Agent]; ok {
+			r.Agents[i].MiningBackoff, r.Agents[i].Skipped = as.MiningBackoff, as.Skipped
 		}
-		as.Bytes = int64(len(data))
-		as.BudgetPct = 100 * float64(as.Bytes) / float64(a.Config.Reflector.BudgetBytes)
-		if mf, err := memfile.Parse(data); err != nil {
-			as.Error = err.Error()
-		} else {
-			as.Sections, as.Pinned = len(mf.Recent()), len(mf.Pinned())
-		}
-		if f, err := a.Store.GetFile(ctx, a.Home.Rel(path)); err == nil {
-			as.LastMined = f.MinedAt
-		}
-		r.Agents = append(r.Agents, as)
 	}
 	return r, nil
+}
+
+// fetchManagerStatus asks the running manager for its status, which holds
+// what only it knows: mining backoff, pending changes, recent problems.
+func fetchManagerStatus(ctx context.Context, addr, token string) (manager.Status, error) {
+	var ms manager.Status
+	if addr == "" {
+		return ms, errors.New("the manager serves no HTTP (--http off): mining state unknown")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/api/v1/manager", nil)
+	if err != nil {
+		return ms, fmt.Errorf("manager status: %w", err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return ms, fmt.Errorf("manager status: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return ms, fmt.Errorf("manager status: http://%s/api/v1/manager answered %s", addr, resp.Status)
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&ms); err != nil {
+		return ms, fmt.Errorf("manager status: %w", err)
+	}
+	return ms, nil
 }
 
 func runStatus(ctx context.Context, g *globals, asJSON bool) error {
@@ -116,16 +163,69 @@ func runStatus(ctx context.Context, g *globals, asJSON bool) error {
 	} else {
 		fmt.Fprintln(w, "mined:    never (run `hivemem mine`)")
 	}
+	printManager(w, r.Manager)
 	fmt.Fprintf(w, "agents:   %d\n", len(r.Agents))
+	now := time.Now()
 	for _, as := range r.Agents {
 		if as.Error != "" {
 			fmt.Fprintf(w, "  %-20s error: %s\n", as.Agent, as.Error)
 			continue
 		}
-		fmt.Fprintf(w, "  %-20s %9s %5.1f%% of budget, %3d sections, %2d pinned, %4d drawers\n",
-			as.Agent, human(as.Bytes), as.BudgetPct, as.Sections, as.Pinned, as.Drawers)
+		fmt.Fprintf(w, "  %-20s %9s %5.1f%% of budget, %3d sections, %2d pinned, %4d drawers, mined %s, condensed %s\n",
+			as.Agent, human(as.Bytes), as.BudgetPct, as.Sections, as.Pinned, as.Drawers, ago(now, as.LastMined), ago(now, as.LastCondensed))
+		if as.Skipped != "" {
+			fmt.Fprintf(w, "  %-20s   not indexed: %s\n", "", as.Skipped)
+		}
+		if b := as.MiningBackoff; b != nil {
+			fmt.Fprintf(w, "  %-20s   mining failing: %d in a row, next try %s: %s\n", "", b.Failures, b.NextAttempt.Local().Format(time.TimeOnly), b.LastError)
+		}
+		if b := as.ReflectorBackoff; b != nil {
+			fmt.Fprintf(w, "  %-20s   condensing failing: %d in a row (%s), next try %s: %s\n", "", b.Failures, b.LastReason, b.NextAttempt.Local().Format(time.DateTime), b.LastError)
+		}
 	}
 	return nil
+}
+
+func printManager(w io.Writer, m managerInfo) {
+	if !m.Running {
+		fmt.Fprintln(w, "manager:  not running (start it with `hivemem run`)")
+		if m.Error != "" {
+			fmt.Fprintf(w, "          %s\n", m.Error)
+		}
+		return
+	}
+	where := "no HTTP"
+	if m.HTTP != "" {
+		where = "http://" + m.HTTP
+	}
+	fmt.Fprintf(w, "manager:  running, pid %d, up %s, %s", m.PID, (time.Duration(m.UptimeSeconds) * time.Second).String(), where)
+	if m.Pending > 0 {
+		fmt.Fprintf(w, ", %d changes pending", m.Pending)
+	}
+	fmt.Fprintln(w)
+	if m.Error != "" {
+		fmt.Fprintf(w, "          %s\n", m.Error)
+	}
+	for _, p := range m.Problems {
+		fmt.Fprintf(w, "          problem %s: %s: %s\n", p.Time.Local().Format(time.DateTime), p.What, p.Error)
+	}
+}
+
+// ago prints a past time the way a status line wants it.
+func ago(now, t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
 }
 
 func human(n int64) string {

@@ -43,6 +43,11 @@ func runRemember(ctx context.Context, g *globals, o rememberOptions, agent, text
 		return err
 	}
 	defer a.Close()
+	release, err := g.lockPalace(ctx, a, "remember")
+	if err != nil {
+		return err
+	}
+	defer release()
 	rep, err := a.Palace.Remember(ctx, agent, o.heading, text, time.Now())
 	if err != nil {
 		return err
@@ -75,6 +80,11 @@ func runPin(ctx context.Context, g *globals, agent, fact string, asJSON bool) er
 		return err
 	}
 	defer a.Close()
+	release, err := g.lockPalace(ctx, a, "pin")
+	if err != nil {
+		return err
+	}
+	defer release()
 	added, err := a.Palace.Pin(ctx, agent, fact)
 	if err != nil {
 		return err
@@ -102,6 +112,11 @@ func newReindexCommand(g *globals) *cobra.Command {
 				return err
 			}
 			defer a.Close()
+			release, err := g.lockPalace(cmd.Context(), a, "reindex")
+			if err != nil {
+				return err
+			}
+			defer release()
 			rep, err := a.Palace.Reindex(cmd.Context())
 			if err != nil {
 				return err

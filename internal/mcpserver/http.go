@@ -52,7 +52,7 @@ func HTTPHandler(d Deps, guard httpguard.Config) (http.Handler, error) {
 	}
 	hs := &httpServers{base: d, servers: map[identity]*mcp.Server{}}
 	sdk := mcp.NewStreamableHTTPHandler(hs.server, &mcp.StreamableHTTPOptions{
-		Stateless: true, JSONResponse: true, Logger: d.Logger,
+		Stateless: true, JSONResponse: true, Logger: sdkLogger(d.Logger),
 	})
 	return httpguard.Wrap(guard, hs.identify(sdk)), nil
 }

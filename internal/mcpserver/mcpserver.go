@@ -11,6 +11,7 @@
 package mcpserver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,8 +22,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/reflector"
+	"github.com/hivemem/hivemem/internal/writelock"
 )
 
 // Scopes: what a server may read.
@@ -52,10 +55,15 @@ const (
 type Deps struct {
 	// App is the open home: palace, config, event log.
 	App *app.App
-	// Reflector runs memory_condense. nil builds one with app.NewReflector;
-	// a long-running process that already has one (the manager) should pass
-	// it, so condensations of one agent are serialised in process.
+	// Reflector runs memory_condense. nil builds one over App whose mines
+	// take WriteLock; a process that already has one (the manager) should
+	// pass it, so condensations of one agent are serialised in process.
 	Reflector *reflector.Reflector
+	// WriteLock is the palace write lock, held by remember and pin around
+	// their write and mine (never by reads). nil takes a lock of its own on
+	// App's palace, which excludes other processes (hivemem run, CLI
+	// writes); inside hivemem run, pass the manager's.
+	WriteLock *writelock.Lock
 	// Agent is the agent the server acts for: remember, pin and condense
 	// write to it by default and refuse any other agent. "" binds none:
 	// write tools then need an explicit agent argument.
@@ -110,8 +118,15 @@ func (d Deps) withDefaults() Deps {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
+	if d.WriteLock == nil {
+		d.WriteLock = writelock.New(d.App.Home.PalaceDir(), "hivemem mcp")
+	}
 	if d.Reflector == nil {
-		d.Reflector = app.NewReflector(d.App)
+		a := d.App
+		d.Reflector = reflector.New(reflector.Deps{
+			Home: a.Home, Settings: func() config.Config { return a.Config },
+			Events: a.Events, Miner: writelock.LockedMiner(d.WriteLock, a.Palace, nil), Logger: d.Logger,
+		})
 	}
 	if d.Version == "" {
 		d.Version = "dev"
@@ -136,6 +151,22 @@ func New(d Deps) (*mcp.Server, error) {
 // method on it.
 type server struct {
 	d Deps
+}
+
+// lockWait bounds how long a write tool waits for the palace write lock:
+// the manager holds it for one mine at a time, only a reindex for minutes.
+const lockWait = 2 * time.Minute
+
+// locked runs fn under the palace write lock.
+func (s *server) locked(ctx context.Context, fn func() error) error {
+	lctx, cancel := context.WithTimeout(ctx, lockWait)
+	defer cancel()
+	release, err := s.d.WriteLock.Acquire(lctx, nil)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return fn()
 }
 
 // instructions tells the client's model how the tools fit together.
@@ -217,3 +248,30 @@ func checkName(what, s string) error {
 	}
 	return nil
 }
+
+// sdkLogger is the logger handed to the SDK. The SDK logs every session's
+// connect and disconnect at info level, which over stateless HTTP is
+// several lines per request; those become debug, warnings and errors stay.
+func sdkLogger(lg *slog.Logger) *slog.Logger {
+	return slog.New(demoteInfo{lg.Handler()})
+}
+
+// demoteInfo is a slog.Handler that turns info records into debug ones.
+type demoteInfo struct{ h slog.Handler }
+
+func (d demoteInfo) Enabled(ctx context.Context, l slog.Level) bool {
+	if l == slog.LevelInfo {
+		l = slog.LevelDebug
+	}
+	return d.h.Enabled(ctx, l)
+}
+
+func (d demoteInfo) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level == slog.LevelInfo {
+		r.Level = slog.LevelDebug
+	}
+	return d.h.Handle(ctx, r)
+}
+
+func (d demoteInfo) WithAttrs(as []slog.Attr) slog.Handler { return demoteInfo{d.h.WithAttrs(as)} }
+func (d demoteInfo) WithGroup(name string) slog.Handler    { return demoteInfo{d.h.WithGroup(name)} }

@@ -240,10 +240,9 @@ func build(d Deps) (*mcp.Server, error) {
 		return nil, err
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "hivemem", Title: "hivemem — team memory", Version: d.Version},
-		&mcp.ServerOptions{Instructions: instructions(d), Logger: d.Logger, SchemaCache: schemaCache})
+		&mcp.ServerOptions{Instructions: instructions(d), Logger: sdkLogger(d.Logger), SchemaCache: schemaCache})
 	s := &server{d: d}
-	no, yes := new(bool), new(bool)
-	*yes = true
+	no, yes := new(false), new(true)
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: no}
 
 	addTool(srv, s, &mcp.Tool{Name: ToolSearch, InputSchema: sc.search, Annotations: readOnly,
@@ -385,7 +384,11 @@ func (s *server) remember(ctx context.Context, in RememberInput) (RememberOutput
 		return RememberOutput{}, "", err
 	}
 	now := s.d.Now()
-	rep, err := s.d.App.Palace.Remember(ctx, agent, in.Heading, in.Text, now)
+	var rep palace.MineReport
+	err = s.locked(ctx, func() (err error) {
+		rep, err = s.d.App.Palace.Remember(ctx, agent, in.Heading, in.Text, now)
+		return err
+	})
 	if err != nil {
 		return RememberOutput{}, "", err
 	}
@@ -415,7 +418,11 @@ func (s *server) pin(ctx context.Context, in PinInput) (PinOutput, string, error
 	if err != nil {
 		return PinOutput{}, "", err
 	}
-	added, err := s.d.App.Palace.Pin(ctx, agent, in.Fact)
+	var added bool
+	err = s.locked(ctx, func() (err error) {
+		added, err = s.d.App.Palace.Pin(ctx, agent, in.Fact)
+		return err
+	})
 	if err != nil {
 		return PinOutput{}, "", err
 	}

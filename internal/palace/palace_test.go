@@ -402,7 +402,7 @@ func TestWakeUpBudget(t *testing.T) {
 		if d.Tokens > budget || !d.Truncated || len(d.Recent) == 0 {
 			t.Fatalf("budget %d: tokens %d truncated %v recent %d", budget, d.Tokens, d.Truncated, len(d.Recent))
 		}
-		if !strings.Contains(d.Recent[0].Heading, fmt.Sprint("note ")) {
+		if !strings.Contains(d.Recent[0].Heading, "note ") {
 			t.Fatalf("newest first expected: %+v", d.Recent[0])
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -98,4 +99,31 @@ func TestFilterMatches(t *testing.T) {
 			t.Errorf("%+v.Matches(undated) = %v", tt.f, got)
 		}
 	}
+}
+
+// FuzzQueryTerms checks that whatever the input, the terms are valid UTF-8
+// made of letters, digits and marks only, lowercase, distinct, and at most
+// MaxQueryTerms: nothing a query language could read as syntax.
+func FuzzQueryTerms(f *testing.F) {
+	for _, s := range []string{"", `"`, "NEAR(a b)", "a -b", "'; DROP TABLE x; --", "heading:foo ^x", "é\u0301", "\x00\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		terms := QueryTerms(q)
+		if len(terms) > MaxQueryTerms {
+			t.Fatalf("%d terms", len(terms))
+		}
+		seen := map[string]bool{}
+		for _, term := range terms {
+			if term == "" || !utf8.ValidString(term) || seen[term] || strings.ToLower(term) != term {
+				t.Fatalf("bad term %q in %q", term, terms)
+			}
+			seen[term] = true
+			for _, r := range term {
+				if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r) {
+					t.Fatalf("term %q holds %q", term, r)
+				}
+			}
+		}
+	})
 }

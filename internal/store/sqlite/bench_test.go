@@ -215,6 +215,23 @@ func BenchmarkLexical100k(b *testing.B)       { benchLexical(b, false, false) }
 func BenchmarkLexical100kWing(b *testing.B)   { benchLexical(b, false, true) }
 func BenchmarkLexical100kCommon(b *testing.B) { benchLexical(b, true, false) }
 
+// benchPlain is the baseline Lexical improves on: one FTS5 query over every
+// term, ranked by bm25, cut to k by FTS5.
+func benchPlain(b *testing.B, withCommon bool) {
+	s := benchPalace(b)
+	qs := benchQueries(withCommon)
+	ctx := context.Background()
+	timed(b, nil, func(i int) {
+		match := matchExpr(store.QueryTerms(qs[i%len(qs)]), store.Filter{})
+		if _, err := s.topK(ctx, s.rdb, bm25SQL, []any{match}, store.Filter{}, 10); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+func BenchmarkLexical100kPlain(b *testing.B)       { benchPlain(b, false) }
+func BenchmarkLexical100kCommonPlain(b *testing.B) { benchPlain(b, true) }
+
 func BenchmarkVector100k(b *testing.B) {
 	s := benchPalace(b)
 	ctx := context.Background()

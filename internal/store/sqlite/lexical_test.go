@@ -1,9 +1,11 @@
 package sqlite
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -136,4 +138,40 @@ func TestLexicalScopeIsExact(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzLexical runs arbitrary query text through Lexical: it must never
+// fail, and return only drawers that exist.
+func FuzzLexical(f *testing.F) {
+	for _, s := range []string{`"`, `""`, "*", "NEAR(a b)", "a -b", "(", "AND OR NOT", "'; DROP TABLE drawers; --",
+		"heading:foo", "^x", "日本語", "deploy\x00rollback", "{heading text}: x", "e\u0301", "w616461"} {
+		f.Add(s, "")
+		f.Add("deploy "+s, "ada")
+	}
+	s, err := Open(context.Background(), filepath.Join(f.TempDir(), "palace.db"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { s.Close() })
+	ids := map[string]bool{}
+	var ins []store.Drawer
+	for i, text := range []string{"deploy the rollback now", "near and or not heading text", "日本語 テキスト café", "drop table drawers"} {
+		d := store.Drawer{ID: fmt.Sprint(i), Source: "a.md", Wing: []string{"ada", "bob"}[i%2], Heading: "h", Text: text}
+		ins = append(ins, d)
+		ids[d.ID] = true
+	}
+	if err := s.Apply(context.Background(), store.FileUpdate{File: store.File{Source: "a.md"}, Insert: ins}); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, q, wing string) {
+		res, err := s.Lexical(context.Background(), q, store.Filter{Wing: wing}, 5)
+		if err != nil {
+			t.Fatalf("Lexical(%q, wing %q): %v", q, wing, err)
+		}
+		for _, r := range res {
+			if !ids[r.ID] {
+				t.Fatalf("Lexical(%q) returned unknown id %q", q, r.ID)
+			}
+		}
+	})
 }

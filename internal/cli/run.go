@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/httpguard"
+	"github.com/hivemem/hivemem/internal/manager"
+	"github.com/hivemem/hivemem/internal/writelock"
+)
+
+type runOptions struct {
+	http string
+}
+
+func newRunCommand(g *globals) *cobra.Command {
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the memory manager: watch memory files, mine changes, condense on schedule, serve HTTP",
+		Long: `Run the always-on memory manager for the home.
+
+It watches hive/agents/*/memory.md and mines a changed file within about two
+seconds of its last write (plus a full scan every manager.scan_interval as a
+safety net), runs the reflector every reflector.interval, and serves HTTP on
+--http (default manager.http, 127.0.0.1:7777; "off" serves nothing). A
+non-loopback address needs manager.token.
+
+While it runs it is the one writer to the palace: CLI commands that write
+wait for the palace write lock it takes around each mine. SIGINT/SIGTERM stop
+it within a few seconds; SIGHUP (or saving config.toml) reloads the settings.
+A second run on the same home is refused with the running one's pid.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// The manager's log is its output: default to info, not warn.
+			if !cmd.Flags().Changed("log-level") {
+				lg, err := newLogger(g.stderr, "info", g.logFormat)
+				if err != nil {
+					return err
+				}
+				g.logger = lg
+			}
+			return runRun(cmd.Context(), g, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.http, "http", "", `listen address (default manager.http, 127.0.0.1:7777); "off" disables HTTP`)
+	return cmd
+}
+
+func runRun(ctx context.Context, g *globals, o runOptions) error {
+	h, err := home.Resolve(g.home)
+	if err != nil {
+		return err
+	}
+	if !h.Exists() {
+		if err := h.Init(); err != nil {
+			return err
+		}
+	}
+	// Claim the home before opening the index, so a refused second run
+	// touches nothing.
+	claim, err := manager.NewClaim(h, Version)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := claim.Release(); err != nil {
+			g.logger.Warn("release the home", "err", err)
+		}
+	}()
+	a, err := app.Open(ctx, app.Options{Home: h.Root, Logger: g.logger})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	m, err := manager.New(manager.Options{
+		App: a, Claim: claim, HTTP: o.http, Logger: g.logger, Version: Version,
+		Mount: mountHandlers,
+		Ready: func(addr string) {
+			where := "HTTP off"
+			if addr != "" {
+				where = "http://" + addr
+			}
+			fmt.Fprintf(g.stdout, "hivemem run: managing %s (pid %d, %s)\n", h.Root, os.Getpid(), where)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for range hup {
+			g.logger.Info("SIGHUP: reloading config")
+			m.Reload()
+		}
+	}()
+	return m.Run(ctx)
+}
+
+// mountHandlers puts the other front ends on the manager's HTTP server.
+// Mounted handlers apply guard themselves; the manager serves GET /healthz,
+// GET /api/v1/manager, and GET /api/v1/status when nothing mounted answers
+// it.
+//
+// ==== MOUNT POINT: the MCP endpoint (/mcp) and the web UI + API (/, /api/v1/) ====
+// They should share the manager's reflector (m.Reflector()), live settings
+// (m.Config) and status (m.Status), and close their streams on shutdown
+// (m.OnShutdown), e.g.:
+//
+//	h, err := mcpserver.HTTPHandler(mcpserver.Deps{App: m.App(), Reflector: m.Reflector(), Version: Version}, guard)
+//	if err != nil { return err }
+//	mux.Handle("/mcp", h)
+//	w := web.New(web.Deps{App: m.App(), Reflector: m.Reflector(), Settings: m.Config,
+//		ManagerStatus: func() any { return m.Status(context.Background()) }, Guard: &guard, Version: Version})
+//	m.OnShutdown(w.Close)
+//	mux.Handle("/", w)
+func mountHandlers(m *manager.Manager, mux *http.ServeMux, guard httpguard.Config) error {
+	return nil
+}
+
+// writeLockWait bounds how long a CLI write waits for the palace write
+// lock. The manager holds it for one mine at a time (milliseconds to a few
+// seconds); only a long reindex by another command holds it for minutes.
+const writeLockWait = 5 * time.Minute
+
+// lockPalace takes the palace write lock for a CLI command that writes to
+// the index, telling the user when it has to wait and for whom.
+func (g *globals) lockPalace(ctx context.Context, a *app.App, command string) (func(), error) {
+	ctx, cancel := context.WithTimeout(ctx, writeLockWait)
+	defer cancel()
+	release, err := writelock.New(a.Home.PalaceDir(), "hivemem "+command).Acquire(ctx, g.lockWaiting)
+	if err != nil {
+		if errors.Is(err, writelock.ErrBusy) && errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%s: gave up after %s: %w", command, writeLockWait, err)
+		}
+		return nil, fmt.Errorf("%s: %w", command, err)
+	}
+	return release, nil
+}
+
+// lockWaiting tells the user why a write command pauses.
+func (g *globals) lockWaiting(h writelock.Holder) {
+	fmt.Fprintf(g.stderr, "waiting for the palace write lock held by %s…\n", h)
+}
+
+// lockedMiner is a's palace, mining under the palace write lock.
+func (g *globals) lockedMiner(a *app.App, command string) writelock.Miner {
+	return writelock.LockedMiner(writelock.New(a.Home.PalaceDir(), "hivemem "+command), a.Palace, g.lockWaiting)
+}

@@ -1,0 +1,136 @@
+package manager
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/hivemem/hivemem/internal/httpguard"
+)
+
+// HTTPOff as the listen address turns the HTTP server off.
+const HTTPOff = "off"
+
+// httpServer is the manager's listener and server.
+type httpServer struct {
+	srv *http.Server
+	ln  net.Listener
+}
+
+// startHTTP listens and builds the mux: mounted handlers first, then the
+// manager's own routes. It refuses a non-loopback address without a token
+// before listening.
+func (m *Manager) startHTTP(ctx context.Context) (*httpServer, error) {
+	cfg := m.Config()
+	addr := m.opts.HTTP
+	if addr == "" {
+		addr = cfg.Manager.HTTP
+	}
+	if addr == "" || addr == HTTPOff {
+		return nil, nil
+	}
+	guard := httpguard.Config{Addr: addr, Token: cfg.Manager.Token}
+	if err := guard.Validate(); err != nil {
+		return nil, fmt.Errorf("manager: refusing to serve: %w", err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("manager: listen on %s: %w", addr, err)
+	}
+	actual := ln.Addr().String()
+	guard.Addr = actual
+	mux := http.NewServeMux()
+	if err := m.mount(mux, guard); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	if err := m.ownRoutes(ctx, mux, guard); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	m.mu.Lock()
+	m.addr = actual
+	m.mu.Unlock()
+	if err := m.claim.SetHTTP(actual); err != nil {
+		m.problem("pid file", err)
+		m.log.Warn("cannot record the listen address in the pid file", "err", err)
+	}
+	return &httpServer{ln: ln, srv: &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(m.log.Handler(), slog.LevelWarn),
+	}}, nil
+}
+
+// mount calls Options.Mount, turning the panic of a duplicate or invalid
+// pattern into an error.
+func (m *Manager) mount(mux *http.ServeMux, guard httpguard.Config) (err error) {
+	if m.opts.Mount == nil {
+		return nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("manager: mount handlers: %v", r)
+		}
+	}()
+	if err := m.opts.Mount(m, mux, guard); err != nil {
+		return fmt.Errorf("manager: mount handlers: %w", err)
+	}
+	return nil
+}
+
+// ownRoutes adds /healthz (public: it says nothing but "ok"),
+// /api/v1/manager, and /api/v1/status unless a mounted handler (the web
+// UI's API) already answers it.
+func (m *Manager) ownRoutes(ctx context.Context, mux *http.ServeMux, guard httpguard.Config) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("manager: a mounted handler claims a manager route: %v", r)
+		}
+	}()
+	status := httpguard.Wrap(guard, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, m.Status(r.Context()))
+	}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "pid": m.claim.Instance().PID})
+	})
+	mux.Handle("GET /api/v1/manager", status)
+	probe, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+guard.Addr+"/api/v1/status", nil)
+	if err != nil {
+		return fmt.Errorf("manager: routes: %w", err)
+	}
+	if _, pattern := mux.Handler(probe); pattern == "" {
+		mux.Handle("GET /api/v1/status", status)
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v) // the client went away; nothing to tell it
+}
+
+func (s *httpServer) serve(lg *slog.Logger) {
+	if err := s.srv.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		lg.Error("http server stopped", "err", err)
+	}
+}
+
+// shutdown stops accepting, lets requests in flight finish for up to two
+// seconds, then closes whatever is left (event streams).
+func (s *httpServer) shutdown(lg *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := s.srv.Shutdown(ctx); err != nil {
+		lg.Debug("http shutdown timed out; closing connections", "err", err)
+		_ = s.srv.Close()
+	}
+}

@@ -1,0 +1,565 @@
+package web
+
+import (
+	"html"
+	"html/template"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// This file renders memory markdown to HTML. Memory text is untrusted (an
+// agent may have pasted a web page), so the renderer never passes input
+// through: every piece of text is HTML-escaped as it is written, the only
+// markup is what the renderer itself emits, and link targets are limited
+// to http, https and mailto. It covers what memory files use: headings,
+// paragraphs (a line break is kept), lists and task lists, block quotes,
+// fenced code, tables, rules, and inline code, bold, italic and links.
+// Every source line gets an anchor (id "L<n>") so search hits can link to
+// the line they start on.
+
+// srcLine is one line of the file, without its line ending.
+type srcLine struct {
+	n    int
+	text string
+}
+
+// renderOpts says what to mark: the lines of a search hit and the query's
+// terms.
+type renderOpts struct {
+	from, to int      // lines to mark as the hit (0 = none)
+	terms    []string // lowercased query terms, marked where a word starts with one
+}
+
+func (o renderOpts) hit(a, b int) bool { return o.from > 0 && a <= o.to && b >= o.from }
+
+// splitLines numbers the lines of text starting at first.
+func splitLines(text string, first int) []srcLine {
+	var out []srcLine
+	n := first
+	for text != "" {
+		i := strings.IndexByte(text, '\n')
+		line := text
+		if i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
+		out = append(out, srcLine{n: n, text: strings.TrimSuffix(line, "\r")})
+		n++
+	}
+	return out
+}
+
+var (
+	headingRE  = regexp.MustCompile(`^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$`)
+	hrRE       = regexp.MustCompile(`^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$`)
+	listRE     = regexp.MustCompile(`^([ \t]*)([-*+]|\d{1,9}[.)])[ \t]+(.*)$`)
+	taskRE     = regexp.MustCompile(`^\[([ xX])\][ \t]+`)
+	tableSepRE = regexp.MustCompile(`^[ \t]*\|?[ \t]*:?-{2,}:?[ \t]*(\|[ \t]*:?-{2,}:?[ \t]*)*\|?[ \t]*$`)
+)
+
+// fenceOpen recognises a code fence opener: up to three spaces, then three
+// or more backticks or tildes.
+func fenceOpen(s string) (ch byte, n int, ok bool) {
+	t := strings.TrimLeft(s, " ")
+	if len(s)-len(t) > 3 || len(t) < 3 || (t[0] != '`' && t[0] != '~') {
+		return 0, 0, false
+	}
+	ch = t[0]
+	for n < len(t) && t[n] == ch {
+		n++
+	}
+	if n < 3 || (ch == '`' && strings.IndexByte(t[n:], '`') >= 0) {
+		return 0, 0, false
+	}
+	return ch, n, true
+}
+
+func fenceClose(s string, ch byte, n int) bool {
+	t := strings.TrimLeft(s, " ")
+	if len(s)-len(t) > 3 {
+		return false
+	}
+	k := 0
+	for k < len(t) && t[k] == ch {
+		k++
+	}
+	return k >= n && strings.TrimSpace(t[k:]) == ""
+}
+
+func isBlank(s string) bool { return strings.TrimSpace(s) == "" }
+
+// startsBlock reports whether a line begins a block other than a
+// paragraph, which ends the paragraph before it.
+func startsBlock(lines []srcLine, i int) bool {
+	s := lines[i].text
+	if _, _, ok := fenceOpen(s); ok {
+		return true
+	}
+	t := strings.TrimLeft(s, " ")
+	return headingRE.MatchString(s) || hrRE.MatchString(s) || listRE.MatchString(s) ||
+		strings.HasPrefix(t, ">") || isTableStart(lines, i)
+}
+
+func isTableStart(lines []srcLine, i int) bool {
+	return strings.HasPrefix(strings.TrimSpace(lines[i].text), "|") && i+1 < len(lines) &&
+		strings.Contains(lines[i+1].text, "-") && tableSepRE.MatchString(lines[i+1].text)
+}
+
+// renderBlocks renders lines as a sequence of blocks.
+func renderBlocks(lines []srcLine, o renderOpts) template.HTML {
+	var b strings.Builder
+	for i := 0; i < len(lines); {
+		l := lines[i]
+		switch {
+		case isBlank(l.text):
+			anchor(&b, l.n)
+			i++
+		case isFence(l.text):
+			i = renderFence(&b, lines, i, o)
+		case headingRE.MatchString(l.text):
+			m := headingRE.FindStringSubmatch(l.text)
+			level := len(m[1])
+			tag := "h" + strconv.Itoa(min(max(level, 2)+1, 6))
+			b.WriteString("<" + tag + ` class="md-h md-h` + strconv.Itoa(level) + hitClass(o, l.n, l.n) + `" id="L` + strconv.Itoa(l.n) + `">`)
+			renderInline(&b, m[2], o, 0)
+			b.WriteString("</" + tag + ">\n")
+			i++
+		case hrRE.MatchString(l.text):
+			b.WriteString(`<hr class="md-hr" id="L` + strconv.Itoa(l.n) + `">` + "\n")
+			i++
+		case listRE.MatchString(l.text):
+			i = renderList(&b, lines, i, o)
+		case strings.HasPrefix(strings.TrimLeft(l.text, " "), ">"):
+			i = renderQuote(&b, lines, i, o)
+		case isTableStart(lines, i):
+			i = renderTable(&b, lines, i, o)
+		default:
+			i = renderParagraph(&b, lines, i, o)
+		}
+	}
+	return template.HTML(b.String())
+}
+
+func isFence(s string) bool { _, _, ok := fenceOpen(s); return ok }
+
+func anchor(b *strings.Builder, n int) {
+	b.WriteString(`<span class="ln" id="L` + strconv.Itoa(n) + `"></span>`)
+}
+
+func hitClass(o renderOpts, a, z int) string {
+	if o.hit(a, z) {
+		return " hit"
+	}
+	return ""
+}
+
+func renderFence(b *strings.Builder, lines []srcLine, i int, o renderOpts) int {
+	ch, n, _ := fenceOpen(lines[i].text)
+	info := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(lines[i].text), string(ch)))
+	j := i + 1
+	for j < len(lines) && !fenceClose(lines[j].text, ch, n) {
+		j++
+	}
+	last := min(j, len(lines)-1)
+	b.WriteString(`<div class="md-code` + hitClass(o, lines[i].n, lines[last].n) + `">`)
+	anchor(b, lines[i].n)
+	if info != "" {
+		b.WriteString(`<span class="md-lang">` + html.EscapeString(firstWord(info)) + `</span>`)
+	}
+	b.WriteString("<pre><code>")
+	for k := i + 1; k < j && k < len(lines); k++ {
+		anchor(b, lines[k].n)
+		writeText(b, lines[k].text, o)
+		b.WriteByte('\n')
+	}
+	b.WriteString("</code></pre>")
+	if j < len(lines) {
+		anchor(b, lines[j].n)
+		j++
+	}
+	b.WriteString("</div>\n")
+	return j
+}
+
+func firstWord(s string) string {
+	if f := strings.Fields(s); len(f) > 0 {
+		if len(f[0]) > 30 {
+			return f[0][:30]
+		}
+		return f[0]
+	}
+	return ""
+}
+
+func renderList(b *strings.Builder, lines []srcLine, i int, o renderOpts) int {
+	type item struct {
+		first, last int // line numbers
+		depth       int
+		marker      string
+		ordered     bool
+		body        []srcLine
+	}
+	var items []item
+	j := i
+	for j < len(lines) {
+		l := lines[j]
+		if m := listRE.FindStringSubmatch(l.text); m != nil {
+			indent := strings.ReplaceAll(m[1], "\t", "    ")
+			it := item{first: l.n, last: l.n, depth: min(len(indent)/2, 5), marker: m[2]}
+			it.ordered = m[2][0] >= '0' && m[2][0] <= '9'
+			it.body = []srcLine{{n: l.n, text: m[3]}}
+			items = append(items, it)
+			j++
+			continue
+		}
+		// A non-blank indented line continues the item above it.
+		if !isBlank(l.text) && (strings.HasPrefix(l.text, "  ") || strings.HasPrefix(l.text, "\t")) && !isFence(l.text) {
+			it := &items[len(items)-1]
+			it.body = append(it.body, srcLine{n: l.n, text: strings.TrimSpace(l.text)})
+			it.last = l.n
+			j++
+			continue
+		}
+		break
+	}
+	b.WriteString(`<ul class="md-list">` + "\n")
+	for _, it := range items {
+		cls := "d" + strconv.Itoa(it.depth)
+		text := it.body[0].text
+		pinned := strings.HasPrefix(strings.TrimSpace(text), "📌")
+		if pinned {
+			cls += " pin"
+		}
+		if it.ordered {
+			cls += " ol"
+		}
+		cls += hitClass(o, it.first, it.last)
+		b.WriteString(`<li class="` + cls + `">`)
+		for k, bl := range it.body {
+			if k > 0 {
+				b.WriteString("<br>")
+			}
+			anchor(b, bl.n)
+			t := bl.text
+			if k == 0 {
+				if it.ordered {
+					b.WriteString(`<span class="md-num">` + html.EscapeString(it.marker) + `</span> `)
+				}
+				if m := taskRE.FindStringSubmatch(t); m != nil {
+					box := "☐"
+					if m[1] != " " {
+						box = "☑"
+					}
+					b.WriteString(`<span class="md-task">` + box + `</span> `)
+					t = t[len(m[0]):]
+				}
+			}
+			renderInline(b, t, o, 0)
+		}
+		b.WriteString("</li>\n")
+	}
+	b.WriteString("</ul>\n")
+	return j
+}
+
+func renderQuote(b *strings.Builder, lines []srcLine, i int, o renderOpts) int {
+	j := i
+	for j < len(lines) && strings.HasPrefix(strings.TrimLeft(lines[j].text, " "), ">") {
+		j++
+	}
+	b.WriteString(`<blockquote class="md-quote` + hitClass(o, lines[i].n, lines[j-1].n) + `">`)
+	for k := i; k < j; k++ {
+		if k > i {
+			b.WriteString("<br>")
+		}
+		anchor(b, lines[k].n)
+		t := strings.TrimLeft(lines[k].text, " ")[1:]
+		renderInline(b, strings.TrimPrefix(t, " "), o, 0)
+	}
+	b.WriteString("</blockquote>\n")
+	return j
+}
+
+func renderTable(b *strings.Builder, lines []srcLine, i int, o renderOpts) int {
+	j := i + 2
+	for j < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[j].text), "|") {
+		j++
+	}
+	b.WriteString(`<div class="md-table` + hitClass(o, lines[i].n, lines[j-1].n) + `"><table>`)
+	row := func(l srcLine, cell string) {
+		b.WriteString(`<tr id="L` + strconv.Itoa(l.n) + `">`)
+		for _, c := range tableCells(l.text) {
+			b.WriteString("<" + cell + ">")
+			renderInline(b, c, o, 0)
+			b.WriteString("</" + cell + ">")
+		}
+		b.WriteString("</tr>")
+	}
+	b.WriteString("<thead>")
+	row(lines[i], "th")
+	b.WriteString("</thead><tbody>")
+	for k := i + 2; k < j; k++ {
+		row(lines[k], "td")
+	}
+	b.WriteString("</tbody></table>")
+	anchor(b, lines[i+1].n)
+	b.WriteString("</div>\n")
+	return j
+}
+
+// tableCells splits a table row on unescaped pipes.
+func tableCells(s string) []string {
+	s = strings.TrimSpace(s)
+	s = strings.TrimPrefix(s, "|")
+	if strings.HasSuffix(s, "|") && !strings.HasSuffix(s, `\|`) {
+		s = s[:len(s)-1]
+	}
+	var cells []string
+	var cur strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '\\' && i+1 < len(s) && s[i+1] == '|':
+			cur.WriteByte('|')
+			i++
+		case s[i] == '|':
+			cells = append(cells, strings.TrimSpace(cur.String()))
+			cur.Reset()
+		default:
+			cur.WriteByte(s[i])
+		}
+	}
+	return append(cells, strings.TrimSpace(cur.String()))
+}
+
+func renderParagraph(b *strings.Builder, lines []srcLine, i int, o renderOpts) int {
+	j := i + 1
+	for j < len(lines) && !isBlank(lines[j].text) && !startsBlock(lines, j) {
+		j++
+	}
+	b.WriteString(`<p class="md-p` + hitClass(o, lines[i].n, lines[j-1].n) + `">`)
+	for k := i; k < j; k++ {
+		if k > i {
+			b.WriteString("<br>")
+		}
+		anchor(b, lines[k].n)
+		renderInline(b, strings.TrimSpace(lines[k].text), o, 0)
+	}
+	b.WriteString("</p>\n")
+	return j
+}
+
+// Inline limits: deeper nesting and lines with many unmatched markers are
+// rendered as plain text, so a hostile line cannot make rendering slow.
+const (
+	maxInlineDepth    = 6
+	maxInlineAttempts = 64
+	maxInlineLine     = 16 << 10
+)
+
+var (
+	linkRE = regexp.MustCompile(`^\[([^\[\]\n]+)\]\(([^()\s]+)\)`)
+	autoRE = regexp.MustCompile(`^https?://[^\s<>"'\x60]+[^\s<>"'\x60.,;:!?)\]]`)
+)
+
+// renderInline writes one line's inline markdown.
+func renderInline(b *strings.Builder, s string, o renderOpts, depth int) {
+	if depth > maxInlineDepth || len(s) > maxInlineLine {
+		writeText(b, s, o)
+		return
+	}
+	attempts := 0
+	start := 0
+	flush := func(i int) {
+		writeText(b, s[start:i], o)
+	}
+	for i := 0; i < len(s); {
+		if attempts > maxInlineAttempts {
+			break
+		}
+		c := s[i]
+		switch {
+		case c == '`':
+			k := i
+			for k < len(s) && s[k] == '`' {
+				k++
+			}
+			run := s[i:k]
+			if end := strings.Index(s[k:], run); end >= 0 {
+				flush(i)
+				b.WriteString(`<code>`)
+				writeText(b, s[k:k+end], o)
+				b.WriteString(`</code>`)
+				i = k + end + len(run)
+				start = i
+				continue
+			}
+			attempts++
+			i = k
+			continue
+		case (c == '*' || c == '_') && strings.HasPrefix(s[i:], string([]byte{c, c})):
+			marker := s[i : i+2]
+			if end := strings.Index(s[i+2:], marker); end > 0 && !unicode.IsSpace(rune(s[i+2])) && (c == '*' || wordBoundaryBefore(s, i)) {
+				flush(i)
+				b.WriteString("<strong>")
+				renderInline(b, s[i+2:i+2+end], o, depth+1)
+				b.WriteString("</strong>")
+				i = i + 2 + end + 2
+				start = i
+				continue
+			}
+			attempts++
+			i += 2
+			continue
+		case c == '*' || c == '_':
+			if i+1 < len(s) && !unicode.IsSpace(rune(s[i+1])) && (c == '*' || wordBoundaryBefore(s, i)) {
+				if end := strings.IndexByte(s[i+1:], c); end > 0 {
+					close := i + 1 + end
+					if c == '*' || close+1 >= len(s) || !isWordByte(s[close+1]) {
+						flush(i)
+						b.WriteString("<em>")
+						renderInline(b, s[i+1:close], o, depth+1)
+						b.WriteString("</em>")
+						i = close + 1
+						start = i
+						continue
+					}
+				}
+			}
+			attempts++
+			i++
+			continue
+		case c == '[':
+			if m := linkRE.FindStringSubmatch(s[i:]); m != nil && len(m[1]) <= 500 && len(m[2]) <= 2000 {
+				if href, ok := safeURL(m[2]); ok {
+					flush(i)
+					b.WriteString(`<a href="` + html.EscapeString(href) + `" rel="noopener noreferrer nofollow" target="_blank">`)
+					renderInline(b, m[1], o, depth+1)
+					b.WriteString("</a>")
+					i += len(m[0])
+					start = i
+					continue
+				}
+			}
+			attempts++
+		case c == 'h' && wordBoundaryBefore(s, i):
+			if m := autoRE.FindString(s[i:]); m != "" {
+				if href, ok := safeURL(m); ok {
+					flush(i)
+					b.WriteString(`<a href="` + html.EscapeString(href) + `" rel="noopener noreferrer nofollow" target="_blank">`)
+					writeText(b, m, o)
+					b.WriteString("</a>")
+					i += len(m)
+					start = i
+					continue
+				}
+			}
+		}
+		i++
+	}
+	writeText(b, s[start:], o)
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
+}
+
+func wordBoundaryBefore(s string, i int) bool { return i == 0 || !isWordByte(s[i-1]) }
+
+// safeURL accepts absolute http, https and mailto links only; anything
+// else (javascript:, data:, relative paths) stays text.
+func safeURL(raw string) (string, bool) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", false
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https":
+		if u.Host == "" {
+			return "", false
+		}
+	case "mailto":
+	default:
+		return "", false
+	}
+	return u.String(), true
+}
+
+// writeText writes escaped text, wrapping words that start with a query
+// term in <mark>.
+func writeText(b *strings.Builder, s string, o renderOpts) {
+	if len(o.terms) == 0 {
+		b.WriteString(html.EscapeString(s))
+		return
+	}
+	start := 0 // start of the pending unmarked text
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !isWordRune(r) {
+			i += size
+			continue
+		}
+		j := i
+		for j < len(s) {
+			r2, sz := utf8.DecodeRuneInString(s[j:])
+			if !isWordRune(r2) {
+				break
+			}
+			j += sz
+		}
+		word := strings.ToLower(s[i:j])
+		for _, t := range o.terms {
+			if strings.HasPrefix(word, t) {
+				b.WriteString(html.EscapeString(s[start:i]))
+				b.WriteString("<mark>" + html.EscapeString(s[i:j]) + "</mark>")
+				start = j
+				break
+			}
+		}
+		i = j
+	}
+	b.WriteString(html.EscapeString(s[start:]))
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) }
+
+// snippet cuts a hit's text to about n bytes around the first line that
+// has a query term, on line boundaries where it can.
+func snippet(text string, terms []string, n int) (string, bool) {
+	if len(text) <= n {
+		return text, false
+	}
+	lower := strings.ToLower(text)
+	at := -1
+	for _, t := range terms {
+		if k := strings.Index(lower, t); k >= 0 && (at < 0 || k < at) {
+			at = k
+		}
+	}
+	from := 0
+	if at > n/3 {
+		from = at - n/3
+		if k := strings.LastIndexByte(text[:at], '\n'); k >= from-n/4 && k >= 0 {
+			from = k + 1
+		}
+	}
+	to := min(len(text), from+n)
+	for from > 0 && !utf8.RuneStart(text[from]) {
+		from++
+	}
+	for to < len(text) && !utf8.RuneStart(text[to]) {
+		to--
+	}
+	out := text[from:to]
+	if from > 0 {
+		out = "… " + out
+	}
+	if to < len(text) {
+		out += " …"
+	}
+	return out, true
+}

@@ -1,0 +1,346 @@
+// hivemem dashboard front end: small enhancements over server-rendered
+// pages (live events, condense preview and apply, backup diff and restore,
+// settings). Memory text is untrusted, so this file never assigns HTML:
+// every value reaches the page through textContent or DOM nodes it builds.
+'use strict';
+
+(() => {
+  const $ = (sel, root = document) => root.querySelector(sel);
+  const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
+
+  // el builds an element; string children become text nodes.
+  function el(tag, props, ...kids) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(props || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'class') e.className = v;
+      else if (k === 'text') e.textContent = v;
+      else e.setAttribute(k, v === true ? '' : String(v));
+    }
+    for (const kid of kids.flat()) {
+      if (kid !== undefined && kid !== null && kid !== false) e.append(kid);
+    }
+    return e;
+  }
+
+  // api calls the JSON API; errors carry the server's message.
+  async function api(method, path, body) {
+    const opt = { method, headers: { Accept: 'application/json' }, credentials: 'same-origin' };
+    if (body !== undefined) {
+      opt.headers['Content-Type'] = 'application/json';
+      opt.body = JSON.stringify(body);
+    }
+    const res = await fetch(path, opt);
+    let data = null;
+    try { data = await res.json(); } catch (_) { /* not JSON */ }
+    if (res.status === 401) {
+      location.href = '/login?next=' + encodeURIComponent(location.pathname + location.search);
+      throw new Error('unauthorized');
+    }
+    if (!res.ok) throw new Error((data && data.error) || (res.status + ' ' + res.statusText));
+    return data;
+  }
+
+  function humanBytes(n) {
+    if (n >= 1 << 20) return (n / (1 << 20)).toFixed(1) + ' MiB';
+    if (n >= 1 << 10) return (n / (1 << 10)).toFixed(1) + ' KiB';
+    return n + ' B';
+  }
+
+  function relTime(iso) {
+    const t = Date.parse(iso);
+    if (!iso || Number.isNaN(t)) return '';
+    const s = Math.round((Date.now() - t) / 1000);
+    const a = Math.abs(s);
+    let v;
+    if (a < 45) return s >= 0 ? 'just now' : 'in a moment';
+    if (a < 3600) v = Math.round(a / 60) + ' min';
+    else if (a < 86400) v = Math.round(a / 3600) + ' h';
+    else if (a < 86400 * 45) v = Math.round(a / 86400) + ' d';
+    else return new Date(t).toISOString().slice(0, 10);
+    return s >= 0 ? v + ' ago' : 'in ' + v;
+  }
+
+  // upgradeTimes shows <time datetime> as relative times, the absolute
+  // time in the tooltip.
+  function upgradeTimes(root = document) {
+    for (const t of $$('time[datetime]', root)) {
+      const iso = t.getAttribute('datetime');
+      if (!iso) continue;
+      if (!t.title) t.title = t.textContent.trim();
+      t.textContent = relTime(iso);
+    }
+  }
+
+  function alertBox(kind, ...kids) {
+    return el('div', { class: 'alert ' + kind, role: kind === 'bad' ? 'alert' : 'status' }, ...kids);
+  }
+
+  // renderDiff shows a unified diff, one classed line per row.
+  function renderDiff(pre, text) {
+    pre.replaceChildren();
+    if (!text) {
+      pre.append(el('span', { class: 'dl same' }, 'No differences: the files are identical.'));
+      return { add: 0, del: 0 };
+    }
+    let add = 0, del = 0;
+    const lines = text.split('\n');
+    if (lines.length && lines[lines.length - 1] === '') lines.pop();
+    for (const line of lines) {
+      let cls = 'ctx';
+      if (line.startsWith('+++') || line.startsWith('---') || line.startsWith('diff ')) cls = 'meta';
+      else if (line.startsWith('@@')) cls = 'hunk';
+      else if (line.startsWith('+')) { cls = 'add'; add++; }
+      else if (line.startsWith('-')) { cls = 'del'; del++; }
+      pre.append(el('span', { class: 'dl ' + cls }, line + '\n'));
+    }
+    return { add, del };
+  }
+
+  // eventItem builds a timeline row like the server's "event" template.
+  function eventItem(ev) {
+    const data = ev.data || {};
+    return el('li', { class: 'event type-' + String(ev.type).replace(/[^a-z0-9-]/g, ''), 'data-offset': ev.offset },
+      el('span', { class: 'ev-type' }, ev.type),
+      ev.agent ? el('a', { class: 'ev-agent', href: '/agents/' + encodeURIComponent(ev.agent) }, ev.agent) : null,
+      el('time', { class: 'ev-time', datetime: ev.time }, ev.time),
+      ev.reason ? el('span', { class: 'ev-reason' }, ev.reason) : null,
+      Object.keys(data).length ? el('span', { class: 'ev-data' },
+        Object.keys(data).sort().map((k) => [el('span', { class: 'ev-kv' }, el('span', { class: 'k' }, k), ' ' + fmtValue(data[k])), ' '])) : null);
+  }
+
+  function fmtValue(v) {
+    if (v === null || v === undefined) return '';
+    if (typeof v === 'object') return JSON.stringify(v);
+    return String(v);
+  }
+
+  // liveTimeline keeps a timeline list up to date from the event stream;
+  // EventSource resumes from the last event id after a reconnect.
+  function liveTimeline(list, onEvent) {
+    if (!list || !window.EventSource) return;
+    const live = $('#live');
+    const es = new EventSource(list.dataset.stream);
+    es.onopen = () => { if (live) { live.hidden = false; live.classList.remove('off'); } };
+    es.onerror = () => { if (live) live.classList.add('off'); };
+    es.onmessage = (m) => {
+      let ev;
+      try { ev = JSON.parse(m.data); } catch (_) { return; }
+      for (const e of $$('.empty-row', list)) e.remove();
+      const item = eventItem(ev);
+      item.classList.add('fresh');
+      list.prepend(item);
+      upgradeTimes(item);
+      while (list.children.length > 300) list.lastElementChild.remove();
+      if (onEvent) onEvent(ev);
+    };
+    window.addEventListener('pagehide', () => es.close());
+  }
+
+  // refreshFragment re-fetches this page and swaps in the fresh copy of
+  // one element, so server-rendered parts stay the single source of markup.
+  async function refreshFragment(sel) {
+    const res = await fetch(location.href, { credentials: 'same-origin', headers: { Accept: 'text/html' } });
+    if (!res.ok) return;
+    const doc = new DOMParser().parseFromString(await res.text(), 'text/html');
+    const fresh = doc.querySelector(sel);
+    const cur = $(sel);
+    if (fresh && cur) {
+      cur.replaceWith(document.importNode(fresh, true));
+      upgradeTimes($(sel));
+    }
+  }
+
+  function debounce(fn, ms) {
+    let t;
+    return (...a) => { clearTimeout(t); t = setTimeout(() => fn(...a), ms); };
+  }
+
+  const pages = {
+    overview() {
+      const refresh = debounce(() => refreshFragment('#agents').catch(() => {}), 400);
+      liveTimeline($('#timeline'), refresh);
+      setInterval(refresh, 60000);
+    },
+
+    events() {
+      liveTimeline($('#timeline'));
+    },
+
+    memory() {
+      // Bring the hit into view when the link had no line anchor.
+      if (!location.hash) {
+        const hit = $('.doc .hit');
+        if (hit) hit.scrollIntoView({ block: 'center' });
+      }
+    },
+
+    condense() {
+      const box = $('#condense');
+      const agent = box.dataset.agent;
+      const preview = $('#preview'), apply = $('#apply'), busy = $('#busy'), out = $('#condense-result');
+      let previewSha = '';
+      const setBusy = (on) => { busy.hidden = !on; preview.disabled = on; if (on) apply.disabled = true; };
+      const url = '/api/v1/agents/' + encodeURIComponent(agent) + '/condense';
+
+      preview.addEventListener('click', async () => {
+        setBusy(true);
+        out.replaceChildren();
+        try {
+          const r = await api('POST', url, { dry_run: true, force: $('#force').checked });
+          if (r.status !== 'dry-run') {
+            out.append(alertBox('warn', 'Nothing to condense: ' + (r.message || r.reason || r.status) + '.'));
+            $('#preview-panel').hidden = true;
+            return;
+          }
+          previewSha = r.before_sha256;
+          const saved = r.old_bytes - r.new_bytes;
+          out.append(alertBox('info',
+            el('strong', {}, humanBytes(r.old_bytes) + ' → ' + humanBytes(r.new_bytes)),
+            ` (−${humanBytes(saved)}): evict ${r.evicted} section${r.evicted === 1 ? '' : 's'} to the archive, keep ${r.kept}, hoist ${r.hoisted} pinned fact${r.hoisted === 1 ? '' : 's'}. Summariser: ${r.summarizer}. Nothing is written until you apply.`));
+          const st = renderDiff($('#diff'), r.diff);
+          $('#output').textContent = r.output;
+          $('#preview-panel').hidden = false;
+          $('#preview-panel').dataset.adds = st.add;
+          apply.disabled = false;
+        } catch (e) {
+          out.append(alertBox('bad', 'Preview failed: ' + e.message));
+        } finally {
+          busy.hidden = true;
+          preview.disabled = false;
+        }
+      });
+
+      apply.addEventListener('click', async () => {
+        setBusy(true);
+        out.replaceChildren();
+        try {
+          const r = await api('POST', url, { force: $('#force').checked, if_match: previewSha });
+          if (r.status === 'condensed') {
+            out.append(alertBox('ok',
+              el('strong', {}, 'Condensed: '), `${humanBytes(r.old_bytes)} → ${humanBytes(r.new_bytes)}. The previous file is backup `,
+              el('code', {}, r.backup), '. ',
+              el('a', { href: '/agents/' + encodeURIComponent(agent) }, 'View the memory'), ' · ',
+              el('a', { href: '/agents/' + encodeURIComponent(agent) + '/backups' }, 'Backups')));
+            if (r.mine_error) out.append(alertBox('warn', 'Re-indexing reported: ' + r.mine_error));
+            $('#preview-panel').hidden = true;
+            previewSha = '';
+          } else {
+            out.append(alertBox(r.status === 'aborted' ? 'bad' : 'warn',
+              `Not condensed (${r.status}${r.reason ? ': ' + r.reason : ''}). ${r.message || ''}`));
+          }
+        } catch (e) {
+          out.append(alertBox('bad', 'Condensation failed: ' + e.message));
+        } finally {
+          busy.hidden = true;
+          preview.disabled = false;
+          apply.disabled = true;
+        }
+      });
+
+      for (const tab of $$('.tab')) {
+        tab.addEventListener('click', () => {
+          for (const t of $$('.tab')) t.setAttribute('aria-selected', String(t === tab));
+          for (const p of $$('.tabpanel')) p.hidden = p.dataset.panel !== tab.dataset.tab;
+        });
+      }
+    },
+
+    backups() {
+      const box = $('#backups');
+      const agent = box.dataset.agent;
+      const result = $('#backup-result');
+      const dlg = $('#confirm-restore');
+      const base = '/api/v1/agents/' + encodeURIComponent(agent) + '/backups/';
+
+      async function showDiff(name) {
+        const panel = $('#diff-panel');
+        try {
+          const d = await api('GET', base + encodeURIComponent(name));
+          $('#diff-title').textContent = 'Restoring ' + name + ' would change';
+          $('#diff-note').textContent = d.identical
+            ? 'This backup is identical to the current file.'
+            : `Lines marked − are in the current file only; + are in the backup only (${humanBytes(d.size)}).`;
+          renderDiff($('#diff'), d.diff);
+          panel.hidden = false;
+          panel.scrollIntoView({ block: 'start', behavior: 'smooth' });
+        } catch (e) {
+          result.replaceChildren(alertBox('bad', 'Cannot load the diff: ' + e.message));
+        }
+      }
+
+      async function restore(name) {
+        result.replaceChildren();
+        try {
+          const r = await api('POST', base + encodeURIComponent(name) + '/restore', {});
+          const msg = r.unchanged
+            ? [`${agent} already matches backup `, el('code', {}, r.backup), '; nothing changed.']
+            : ['Restored ', el('strong', {}, agent), ' from ', el('code', {}, r.backup), ` (${humanBytes(r.old_bytes)} → ${humanBytes(r.new_bytes)}).`,
+              r.pre_restore_backup ? [' The replaced file is backup ', el('code', {}, r.pre_restore_backup), '.'] : ''];
+          await refreshFragment('#backup-list');
+          result.replaceChildren(alertBox('ok', ...msg, ' ', el('a', { href: '/agents/' + encodeURIComponent(agent) }, 'View the memory')));
+          if (r.mine_error) result.append(alertBox('warn', 'Re-indexing reported: ' + r.mine_error));
+          $('#diff-panel').hidden = true;
+        } catch (e) {
+          result.replaceChildren(alertBox('bad', 'Restore failed: ' + e.message));
+        }
+      }
+
+      box.addEventListener('click', (ev) => {
+        const b = ev.target.closest('button[data-backup]');
+        if (!b) return;
+        const name = b.dataset.backup;
+        if (b.classList.contains('act-diff')) showDiff(name);
+        if (b.classList.contains('act-restore')) {
+          $('#confirm-name').textContent = name;
+          dlg.dataset.backup = name;
+          dlg.returnValue = '';
+          dlg.showModal();
+        }
+      });
+      dlg.addEventListener('close', () => {
+        if (dlg.returnValue === 'restore' && dlg.dataset.backup) restore(dlg.dataset.backup);
+      });
+    },
+
+    settings() {
+      const form = $('#settings-form');
+      const out = $('#settings-result');
+      const ints = ['budget_bytes', 'byte_trigger_pct', 'section_trigger', 'min_bytes', 'recent_keep', 'retention', 'word_budget'];
+      form.addEventListener('submit', async (ev) => {
+        ev.preventDefault();
+        out.replaceChildren();
+        const patch = { enabled: form.elements.enabled.checked, interval: form.elements.interval.value.trim() };
+        for (const k of ints) {
+          const v = form.elements[k].value.trim();
+          if (!/^\d+$/.test(v)) {
+            out.append(alertBox('bad', `${k.replace(/_/g, ' ')}: want a whole number`));
+            form.elements[k].focus();
+            return;
+          }
+          patch[k] = Number(v);
+        }
+        $('#save').disabled = true;
+        try {
+          const r = await api('PATCH', '/api/v1/settings', { reflector: patch });
+          out.append(alertBox('ok', 'Saved to ' + r.config_path + '.'));
+          for (const w of r.warnings || []) out.append(alertBox('warn', w));
+        } catch (e) {
+          out.append(alertBox('bad', 'Not saved: ' + e.message));
+        } finally {
+          $('#save').disabled = false;
+        }
+      });
+    },
+  };
+
+  function init() {
+    upgradeTimes();
+    setInterval(() => upgradeTimes(), 30000);
+    const page = document.body.dataset.page;
+    if (pages[page]) pages[page]();
+  }
+
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);
+  else init();
+})();

@@ -1,0 +1,684 @@
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"mime"
+	"net/http"
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hivemem/hivemem/internal/chunk"
+	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/memfile"
+	"github.com/hivemem/hivemem/internal/store"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// staticFile is one embedded asset with its content hash, which versions
+// its URL so browsers can cache it for good.
+type staticFile struct {
+	data  []byte
+	ctype string
+	hash  string
+}
+
+func mustLoadStatic() map[string]staticFile {
+	out := map[string]staticFile{}
+	err := fs.WalkDir(staticFS, "static", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := staticFS.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(data)
+		ct := mime.TypeByExtension(path.Ext(p))
+		if ct == "" {
+			ct = "application/octet-stream"
+		}
+		out[path.Base(p)] = staticFile{data: data, ctype: ct, hash: hex.EncodeToString(sum[:6])}
+		return nil
+	})
+	if err != nil {
+		panic("web: embedded static files: " + err.Error())
+	}
+	return out
+}
+
+func (h *Handler) serveStatic(w http.ResponseWriter, r *http.Request) {
+	f, ok := h.static[r.PathValue("file")]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", f.ctype)
+	if r.URL.Query().Get("v") == f.hash {
+		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		w.Header().Set("Cache-Control", "no-cache")
+	}
+	w.Header().Set("ETag", `"`+f.hash+`"`)
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(f.data))
+}
+
+// pages holds one template set per page, each with the shared layout.
+type pages struct {
+	byName map[string]*template.Template
+}
+
+// pageNames are the templates under templates/ besides the layout.
+var pageNames = []string{"overview", "search", "memory", "condense", "backups", "events", "settings", "login", "error"}
+
+func mustParsePages() *pages {
+	p := &pages{byName: map[string]*template.Template{}}
+	base := template.Must(template.New("layout.html").Funcs(templateFuncs).ParseFS(templateFS, "templates/layout.html"))
+	for _, n := range pageNames {
+		t := template.Must(template.Must(base.Clone()).ParseFS(templateFS, "templates/"+n+".html"))
+		p.byName[n] = t
+	}
+	return p
+}
+
+// pageData is what every page template gets.
+type pageData struct {
+	Title   string
+	Page    string // the template, also the nav key and body data-page
+	Version string
+	Auth    AuthInfo
+	Assets  map[string]string // asset name → versioned URL
+	Data    any
+}
+
+var templateFuncs = template.FuncMap{
+	"bytes": humanBytes,
+	"pct": func(f float64) string {
+		if f < 10 {
+			return strconv.FormatFloat(f, 'f', 1, 64) + "%"
+		}
+		return strconv.FormatFloat(f, 'f', 0, 64) + "%"
+	},
+	"iso": func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.UTC().Format(time.RFC3339)
+	},
+	"when": func(t time.Time) string {
+		if t.IsZero() {
+			return "never"
+		}
+		return t.UTC().Format("2006-01-02 15:04 UTC")
+	},
+	"bar":  sizeBar,
+	"json": jsonText,
+	"add":  func(a, b int) int { return a + b },
+	"pathesc": func(s string) string {
+		return strings.ReplaceAll(template.URLQueryEscaper(s), "+", "%20")
+	},
+}
+
+// jsonText renders a value as indented JSON text (escaped by the template).
+func jsonText(v any) string {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// sizeBar draws size against budget as an SVG (no inline style, which the
+// CSP forbids), with a tick at the condensation trigger.
+func sizeBar(s AgentSummary) template.HTML {
+	w := 0.0
+	if s.BudgetBytes > 0 {
+		w = min(100, 100*float64(s.Bytes)/float64(s.BudgetBytes))
+	}
+	trig := 0.0
+	if s.BudgetBytes > 0 {
+		trig = min(100, 100*float64(s.TriggerBytes)/float64(s.BudgetBytes))
+	}
+	cls := "fill " + s.Health
+	return template.HTML(fmt.Sprintf(
+		`<svg class="bar" viewBox="0 0 100 8" preserveAspectRatio="none" role="img" aria-label="%s of %s budget">`+
+			`<rect class="track" x="0" y="0" width="100" height="8" rx="4"/>`+
+			`<rect class="%s" x="0" y="0" width="%.2f" height="8" rx="4"/>`+
+			`<line class="trigger" x1="%.2f" x2="%.2f" y1="0" y2="8"/></svg>`,
+		template.HTMLEscapeString(humanBytes(s.Bytes)), template.HTMLEscapeString(humanBytes(s.BudgetBytes)),
+		template.HTMLEscapeString(cls), w, trig, trig))
+}
+
+func (h *Handler) assets() map[string]string {
+	m := make(map[string]string, len(h.static))
+	for name, f := range h.static {
+		m[name] = "/static/" + name + "?v=" + f.hash
+	}
+	return m
+}
+
+func (h *Handler) authInfo() AuthInfo {
+	if g := h.guard; g != nil {
+		return AuthInfo{Guarded: true, Addr: g.Addr, TokenRequired: g.Token != ""}
+	}
+	return AuthInfo{}
+}
+
+// render executes a page; a template failure is logged and answered as a
+// plain 500, since the page itself is what failed.
+func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, name, title string, data any) {
+	t, ok := h.pages.byName[name]
+	if !ok {
+		http.Error(w, "no page template "+name, http.StatusInternalServerError)
+		return
+	}
+	var buf bytes.Buffer
+	pd := pageData{Title: title, Page: name, Version: h.version, Auth: h.authInfo(), Assets: h.assets(), Data: data}
+	if err := t.ExecuteTemplate(&buf, "layout.html", pd); err != nil {
+		h.log.Error("web: render page", "page", name, "err", err)
+		http.Error(w, "internal error rendering "+name, http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = buf.WriteTo(w)
+}
+
+func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, status int, err error) {
+	h.render(w, r, status, "error", http.StatusText(status), map[string]any{"Status": status, "Message": err.Error()})
+}
+
+// pageFail answers a page request that failed with the error's status.
+func (h *Handler) pageFail(w http.ResponseWriter, r *http.Request, err error) {
+	st := statusOf(err)
+	if st >= 500 {
+		h.log.Error("web: page", "path", r.URL.Path, "err", err)
+	}
+	h.renderError(w, r, st, err)
+}
+
+// overviewData is the overview page.
+type overviewData struct {
+	Status StatusReport
+	Agents []AgentSummary
+	Totals struct {
+		Bytes   int64
+		Due     int
+		Backoff int
+	}
+	Events       []EventItem
+	EventsOffset int64
+	Manager      []kv
+}
+
+// kv is one line of a manager status listing.
+type kv struct{ Key, Value string }
+
+// flatten turns a manager's status value into sorted key/value lines.
+func flatten(v any) []kv {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return []kv{{"status", fmt.Sprint(v)}}
+	}
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil {
+		return []kv{{"status", string(b)}}
+	}
+	out := make([]kv, 0, len(m))
+	for k, x := range m {
+		val := ""
+		switch x := x.(type) {
+		case string:
+			val = x
+		case nil:
+			val = "—"
+		default:
+			vb, _ := json.Marshal(x)
+			val = string(vb)
+		}
+		out = append(out, kv{strings.ReplaceAll(k, "_", " "), val})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+func (h *Handler) pageOverview(w http.ResponseWriter, r *http.Request) {
+	st, err := h.status(r)
+	if err != nil {
+		h.pageFail(w, r, err)
+		return
+	}
+	as, err := h.agentSummaries(r.Context())
+	if err != nil {
+		h.pageFail(w, r, err)
+		return
+	}
+	d := overviewData{Status: st, Agents: as, Manager: flatten(st.Manager)}
+	for _, a := range as {
+		d.Totals.Bytes += a.Bytes
+		switch a.Health {
+		case HealthDue:
+			d.Totals.Due++
+		case HealthBackoff:
+			d.Totals.Backoff++
+		}
+	}
+	ev, err := h.listEvents(12, eventFilter{})
+	if err != nil {
+		h.pageFail(w, r, err)
+		return
+	}
+	d.Events, d.EventsOffset = reverse(ev.Events), ev.Offset
+	h.render(w, r, http.StatusOK, "overview", "Overview", d)
+}
+
+func reverse[T any](s []T) []T {
+	out := make([]T, len(s))
+	for i, x := range s {
+		out[len(s)-1-i] = x
+	}
+	return out
+}
+
+// searchData is the search page.
+type searchData struct {
+	Q, Wing, Room, Agent, Since, Until, Mode string
+	Results                                  int
+	Agents                                   []string
+	Rooms                                    []string
+	Wings                                    []string
+	Searched                                 bool
+	Error                                    string
+	Resp                                     SearchResponse
+	Hits                                     []hitView
+	Lexical                                  bool
+}
+
+// hitView is one search hit as the page shows it.
+type hitView struct {
+	SearchHit
+	HeadingHTML template.HTML
+	SnippetHTML template.HTML
+	Cut         bool
+}
+
+var allRooms = []string{chunk.RoomRecent, chunk.RoomPinned, chunk.RoomCondensed, chunk.RoomArchive, chunk.RoomHeader}
+
+func (h *Handler) pageSearch(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	d := searchData{
+		Q: q.Get("q"), Wing: q.Get("wing"), Room: q.Get("room"), Agent: q.Get("agent"),
+		Since: q.Get("since"), Until: q.Get("until"), Mode: q.Get("mode"),
+		Results: h.cfg().Search.Results, Rooms: allRooms, Lexical: h.app.Palace.Embedder() == nil,
+	}
+	if n, err := strconv.Atoi(q.Get("results")); err == nil {
+		d.Results = n
+	}
+	d.Agents, _ = h.app.Home.Agents()
+	if st, err := h.app.Store.Stats(r.Context()); err == nil {
+		for _, wg := range st.Wings {
+			d.Wings = append(d.Wings, wg.Wing)
+		}
+	}
+	status := http.StatusOK
+	if strings.TrimSpace(d.Q) != "" {
+		d.Searched = true
+		pq, err := h.parseSearch(q)
+		if err == nil {
+			d.Resp, err = h.search(r, pq)
+		}
+		if err != nil {
+			status = statusOf(err)
+			d.Error = err.Error()
+		}
+		terms := store.QueryTerms(d.Q)
+		o := renderOpts{terms: terms}
+		for _, hit := range d.Resp.Hits {
+			hv := hitView{SearchHit: hit}
+			var hb strings.Builder
+			heading := hit.Heading
+			if heading == "" {
+				heading = "(file header)"
+			}
+			renderInline(&hb, heading, o, 0)
+			hv.HeadingHTML = template.HTML(hb.String())
+			text, cut := snippet(strings.TrimSpace(hit.Text), terms, 600)
+			var sb strings.Builder
+			writeText(&sb, text, o)
+			hv.SnippetHTML, hv.Cut = template.HTML(sb.String()), cut
+			d.Hits = append(d.Hits, hv)
+		}
+	}
+	title := "Search"
+	if d.Searched {
+		title = d.Q + " — Search"
+	}
+	h.render(w, r, status, "search", title, d)
+}
+
+// memoryData is the memory viewer page.
+type memoryData struct {
+	Agent     string
+	File      string // archive file name, "" for memory.md
+	Archives  []string
+	Summary   AgentSummary
+	View      MemoryView
+	Regions   []regionView
+	Raw       []rawLine
+	RawMode   bool
+	From, To  int
+	Q         string
+	Sections  int
+	HasHeader bool
+}
+
+// regionView is a run of sections in one region, drawn as one box.
+type regionView struct {
+	Region   string // header, pinned, condensed, recent, plain
+	Label    string
+	Note     string
+	Sections []sectionView
+}
+
+// sectionView is one rendered section.
+type sectionView struct {
+	SectionView
+	HeadingHTML template.HTML
+	BodyHTML    template.HTML
+	Hit         bool
+	Marker      bool // the "## Recent" marker itself
+}
+
+type rawLine struct {
+	N    int
+	HTML template.HTML
+	Hit  bool
+}
+
+var regionLabels = map[string][2]string{
+	"header":    {"Header", "the lines before the first section"},
+	"pinned":    {"📌 Pinned", "durable facts: never condensed"},
+	"condensed": {"🗜 Condensed history", "a rolling summary of evicted sections"},
+	"recent":    {"Recent", "the newest sections, verbatim"},
+	"plain":     {"Sections", "not condensed yet: every section verbatim"},
+}
+
+func (h *Handler) pageMemory(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("agent")
+	path, data, err := h.agentFile(id)
+	if err != nil {
+		h.pageFail(w, r, err)
+		return
+	}
+	d := h.viewerData(r, id, "", data)
+	d.View = h.memoryView(id, path, data)
+	sc, err := h.newSummaryContext(r.Context())
+	if err != nil {
+		h.pageFail(w, r, err)
+		return
+	}
+	d.Summary = h.summarize(r.Context(), sc, id, data)
+	h.fillRegions(&d, data)
+	h.render(w, r, http.StatusOK, "memory", id+" — Memory", d)
+}
+
+func (h *Handler) pageArchive(w http.ResponseWriter, r *http.Request) {
+	id, name := r.PathValue("agent"), r.PathValue("file")
+	if err := home.ValidateAgentID(id); err != nil {
+		h.pageFail(w, r, statusError(http.StatusBadRequest, err))
+		return
+	}
+	if !archiveNameRE.MatchString(name) {
+		h.pageFail(w, r, errBadRequest("archive file %q: want a name such as 2026-11.md", name))
+		return
+	}
+	dir, _ := h.app.Home.ArchiveDir(id)
+	p := dir + string(os.PathSeparator) + name
+	data, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		h.pageFail(w, r, errNotFound("agent %s has no archive file %s", id, name))
+		return
+	}
+	if err != nil {
+		h.pageFail(w, r, fmt.Errorf("read archive: %w", err))
+		return
+	}
+	d := h.viewerData(r, id, name, data)
+	d.View = h.memoryView(id, p, data)
+	h.fillRegions(&d, data)
+	h.render(w, r, http.StatusOK, "memory", id+" — archive "+name, d)
+}
+
+// viewerData reads the viewer's query: the hit's lines, the query to mark
+// and raw mode.
+func (h *Handler) viewerData(r *http.Request, id, file string, data []byte) memoryData {
+	q := r.URL.Query()
+	d := memoryData{Agent: id, File: file, Q: q.Get("q"), RawMode: q.Get("view") == "raw"}
+	d.From, _ = strconv.Atoi(q.Get("from"))
+	d.To, _ = strconv.Atoi(q.Get("to"))
+	if d.From < 0 {
+		d.From = 0
+	}
+	if d.To < d.From {
+		d.To = d.From
+	}
+	if dir, err := h.app.Home.ArchiveDir(id); err == nil {
+		if ents, err := os.ReadDir(dir); err == nil {
+			for _, e := range ents {
+				if e.Type().IsRegular() && archiveNameRE.MatchString(e.Name()) {
+					d.Archives = append(d.Archives, e.Name())
+				}
+			}
+		}
+	}
+	return d
+}
+
+// fillRegions renders the file into region boxes (and the raw view).
+func (h *Handler) fillRegions(d *memoryData, data []byte) {
+	var terms []string
+	if d.Q != "" && len(d.Q) <= 4096 {
+		terms = store.QueryTerms(d.Q)
+	}
+	o := renderOpts{from: d.From, to: d.To, terms: terms}
+	for _, l := range splitLines(string(data), 1) {
+		var b strings.Builder
+		writeText(&b, l.text, o)
+		d.Raw = append(d.Raw, rawLine{N: l.n, HTML: template.HTML(b.String()), Hit: o.hit(l.n, l.n)})
+	}
+	mf, err := memfile.Parse(data)
+	if err != nil {
+		return // the page shows the parse error and the raw view
+	}
+	d.HasHeader = mf.Header != ""
+	if mf.Header != "" {
+		body := renderBlocks(splitLines(mf.Header, 1), o)
+		d.Regions = append(d.Regions, regionView{Region: "header", Label: regionLabels["header"][0], Note: regionLabels["header"][1],
+			Sections: []sectionView{{BodyHTML: body, SectionView: SectionView{StartLine: 1, EndLine: mf.HeaderLines}}}})
+	}
+	views := sectionViews(mf)
+	for i, s := range mf.Sections {
+		sv := sectionView{SectionView: views[i], Marker: s.Kind == memfile.KindRecent}
+		var hb strings.Builder
+		renderInline(&hb, s.Heading, o, 0)
+		sv.HeadingHTML = template.HTML(hb.String())
+		sv.BodyHTML = renderBlocks(splitLines(s.Body(), s.StartLine+1), o)
+		sv.Hit = o.hit(s.StartLine, s.EndLine)
+		if s.Kind == memfile.KindSection {
+			d.Sections++
+		}
+		region := sv.Region
+		if region == "" {
+			region = "plain"
+		}
+		if n := len(d.Regions); n > 0 && d.Regions[n-1].Region == region && region != "pinned" && region != "condensed" {
+			d.Regions[n-1].Sections = append(d.Regions[n-1].Sections, sv)
+			continue
+		}
+		lbl := regionLabels[region]
+		d.Regions = append(d.Regions, regionView{Region: region, Label: lbl[0], Note: lbl[1], Sections: []sectionView{sv}})
+	}
+}
+
+// condenseData is the condense page.
+type condenseData struct {
+	Agent   string
+	Summary AgentSummary
+	SHA256  string
+	Enabled bool
+	Keep    int
+}
+
+func (h *Handler) pageCondense(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("agent")
+	_, data, err := h.agentFile(id)
+	if err != nil {
+		h.pageFail(w, r, err)
+		return
+	}
+	sc, err := h.newSummaryContext(r.Context())
+	if err != nil {
+		h.pageFail(w, r, err)
+		return
+	}
+	cfg := h.cfg()
+	d := condenseData{Agent: id, Summary: h.summarize(r.Context(), sc, id, data), SHA256: sha256Hex(data),
+		Enabled: cfg.Reflector.Enabled, Keep: cfg.Reflector.RecentKeep}
+	h.render(w, r, http.StatusOK, "condense", id+" — Condense", d)
+}
+
+// backupsData is the backups page.
+type backupsData struct {
+	Agent   string
+	Backups []BackupInfo
+	Size    int64
+	Exists  bool
+}
+
+func (h *Handler) pageBackups(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("agent")
+	if err := home.ValidateAgentID(id); err != nil {
+		h.pageFail(w, r, statusError(http.StatusBadRequest, err))
+		return
+	}
+	bs, err := h.backupInfos(id)
+	if err != nil {
+		h.pageFail(w, r, err)
+		return
+	}
+	d := backupsData{Agent: id, Backups: bs}
+	if p, err := h.app.Home.MemoryPath(id); err == nil {
+		if st, err := os.Stat(p); err == nil {
+			d.Exists, d.Size = true, st.Size()
+		}
+	}
+	if !d.Exists && len(bs) == 0 {
+		h.pageFail(w, r, errNotFound("agent %s has no memory file and no backups", id))
+		return
+	}
+	h.render(w, r, http.StatusOK, "backups", id+" — Backups", d)
+}
+
+// eventsData is the events page.
+type eventsData struct {
+	Agent, Type string
+	Agents      []string
+	Types       []string
+	Events      []EventItem
+	Offset      int64
+}
+
+var eventTypes = []string{"condense", "condense-abort", "restore", "mine", "remember", "pin"}
+
+func (h *Handler) pageEvents(w http.ResponseWriter, r *http.Request) {
+	f, err := parseEventFilter(r)
+	if err != nil {
+		h.pageFail(w, r, err)
+		return
+	}
+	ev, err := h.listEvents(200, f)
+	if err != nil {
+		h.pageFail(w, r, err)
+		return
+	}
+	d := eventsData{Agent: f.agent, Type: f.typ, Types: eventTypes, Events: reverse(ev.Events), Offset: ev.Offset}
+	d.Agents, _ = h.app.Home.Agents()
+	h.render(w, r, http.StatusOK, "events", "Events", d)
+}
+
+func (h *Handler) pageSettings(w http.ResponseWriter, r *http.Request) {
+	h.render(w, r, http.StatusOK, "settings", "Settings", h.settings())
+}
+
+// loginData is the login page.
+type loginData struct {
+	Next  string
+	Error string
+	Need  bool
+}
+
+// safeNext keeps a post-login redirect on this site: a path, never
+// "//host" or a scheme.
+func safeNext(s string) string {
+	if !strings.HasPrefix(s, "/") || strings.HasPrefix(s, "//") || strings.HasPrefix(s, `/\`) || strings.ContainsAny(s, "\r\n") {
+		return "/"
+	}
+	return s
+}
+
+func (h *Handler) pageLogin(w http.ResponseWriter, r *http.Request) {
+	d := loginData{Next: safeNext(r.URL.Query().Get("next")), Need: h.guard != nil && h.guard.Token != ""}
+	h.render(w, r, http.StatusOK, "login", "Sign in", d)
+}
+
+// tokenCookie is the cookie httpguard accepts in place of a bearer token.
+const tokenCookie = "hivemem_token"
+
+func (h *Handler) postLogin(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		h.render(w, r, statusOf(err), "login", "Sign in", loginData{Next: "/", Error: "bad form: " + err.Error(), Need: true})
+		return
+	}
+	next := safeNext(r.PostForm.Get("next"))
+	if h.guard == nil || h.guard.Token == "" {
+		http.Redirect(w, r, next, http.StatusSeeOther)
+		return
+	}
+	tok := strings.TrimSpace(r.PostForm.Get("token"))
+	if tok == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(h.guard.Token)) != 1 {
+		h.log.Warn("web: failed login", "remote", r.RemoteAddr)
+		h.render(w, r, http.StatusUnauthorized, "login", "Sign in", loginData{Next: next, Error: "That token is not right.", Need: true})
+		return
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: tokenCookie, Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		Secure: r.TLS != nil, MaxAge: 30 * 24 * 3600,
+	})
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+func (h *Handler) postLogout(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}

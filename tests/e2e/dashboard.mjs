@@ -1,0 +1,269 @@
+// Browser end-to-end test of the hivemem dashboard, run by e2e_test.go
+// against a demo home (internal/web/webtest). It drives Debian's chromium
+// through playwright-core: overview, search, opening a hit in the viewer,
+// condense with preview, live events, backup diff and restore, settings,
+// token login, a phone-sized screen — and checks that HTML in a memory
+// file never runs. Screenshots go to $HIVEMEM_ARTIFACTS.
+//
+// Environment: HIVEMEM_URL (server without token), HIVEMEM_TOKEN_URL and
+// HIVEMEM_TOKEN (server with one), HIVEMEM_CHROMIUM, HIVEMEM_ARTIFACTS,
+// optional HIVEMEM_DASHBOARD_PNG (where to save the README screenshot).
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const env = (k, def) => {
+  const v = process.env[k] ?? def;
+  if (v === undefined) throw new Error(`${k} is not set`);
+  return v;
+};
+const base = env('HIVEMEM_URL');
+const tokenBase = env('HIVEMEM_TOKEN_URL');
+const token = env('HIVEMEM_TOKEN');
+const artifacts = env('HIVEMEM_ARTIFACTS');
+const readme = process.env.HIVEMEM_DASHBOARD_PNG || '';
+const marker = '__hivememPwned';
+fs.mkdirSync(artifacts, { recursive: true });
+
+const flags = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+  '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic'];
+const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hivemem-e2e-profile-'));
+const context = await chromium.launchPersistentContext(userDataDir, {
+  executablePath: env('HIVEMEM_CHROMIUM', '/usr/bin/chromium'),
+  headless: true,
+  args: flags,
+  viewport: { width: 1440, height: 960 },
+  colorScheme: 'light',
+  timeout: 60000,
+});
+context.setDefaultTimeout(15000);
+
+const problems = [];
+function watch(page, name) {
+  page.on('pageerror', (e) => problems.push(`${name}: uncaught ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`${name}: console error: ${m.text()}`);
+  });
+  page.on('dialog', (d) => { problems.push(`${name}: unexpected dialog "${d.message()}"`); d.dismiss(); });
+  return page;
+}
+let shot = 0;
+async function snap(page, name, full = true) {
+  shot++;
+  const file = path.join(artifacts, `${String(shot).padStart(2, '0')}-${name}.png`);
+  await page.screenshot({ path: file, fullPage: full });
+}
+async function notPwned(page, where) {
+  const v = await page.evaluate((k) => window[k], marker);
+  assert.equal(v, undefined, `${where}: memory text ran as script (${marker}=${v})`);
+}
+let step = '';
+const steps = [];
+async function run(name, fn) {
+  step = name;
+  const t0 = Date.now();
+  await fn();
+  steps.push(name);
+  console.log(`ok   ${name} (${Date.now() - t0} ms)`);
+}
+
+const page = watch(context.pages()[0] || await context.newPage(), 'main');
+
+try {
+  await run('overview lists the agents with budget bars and health', async () => {
+    await page.goto(base + '/');
+    const cards = page.locator('#agents .agent');
+    assert.equal(await cards.count(), 5);
+    assert.match(await page.locator('.agent[data-agent="coder"] .badge').textContent(), /due/);
+    assert.match(await page.locator('.agent[data-agent="tester"] .badge').textContent(), /backoff/);
+    assert.match(await page.locator('.agent[data-agent="reviewer"] .badge').textContent(), /ok/);
+    assert.equal(await page.locator('.agent[data-agent="planner"] svg.bar rect.fill').count(), 1);
+    assert.ok(await page.locator('#timeline .event').count() >= 3, 'recent events listed');
+    await page.locator('#live:not([hidden])').waitFor();
+    await snap(page, 'overview');
+    if (readme) await page.screenshot({ path: readme, fullPage: false });
+  });
+
+  await run('search finds a section with highlighted matches', async () => {
+    await page.goto(base + '/search');
+    await page.fill('input[name="q"]', 'flaky login test');
+    await Promise.all([page.waitForURL(/\/search\?q=/), page.press('input[name="q"]', 'Enter')]);
+    const hits = page.locator('.hit-card');
+    assert.ok(await hits.count() >= 2, 'several hits');
+    assert.match(await hits.first().locator('.hit-title').textContent(), /flaky login test/);
+    assert.ok(await hits.first().locator('mark').count() >= 2, 'query terms marked');
+    await snap(page, 'search');
+  });
+
+  await run('a hit opens in the viewer at its line', async () => {
+    const link = page.locator('.hit-card').first().locator('a.hit-title');
+    const href = await link.getAttribute('href');
+    const line = href.match(/#L(\d+)$/)[1];
+    await Promise.all([page.waitForURL(/\/agents\/tester\?/), link.click()]);
+    assert.equal(new URL(page.url()).hash, '#L' + line);
+    const target = page.locator('#L' + line);
+    await target.waitFor();
+    assert.ok(await target.isVisible(), 'the hit line is visible');
+    assert.ok(await page.locator('.md-section.hit').count() >= 1, 'hit section marked');
+    assert.ok(await page.locator('.md-body mark').count() >= 1, 'terms marked in the viewer');
+    const box = await target.boundingBox();
+    assert.ok(box && box.y >= 0 && box.y < 960, `hit line scrolled into view (y=${box && box.y})`);
+    await snap(page, 'viewer-hit', false);
+  });
+
+  await run('the viewer marks the regions of a condensed file', async () => {
+    await page.goto(base + '/agents/planner');
+    for (const r of ['pinned', 'condensed', 'recent']) {
+      assert.equal(await page.locator(`.doc .region-${r}`).count(), 1, `${r} region`);
+    }
+    assert.match(await page.locator('.doc .region-pinned').textContent(), /never on a Friday/);
+    assert.ok(await page.locator('.doc .md-table table').count() === 1, 'table rendered');
+    await snap(page, 'viewer-regions');
+  });
+
+  await run('HTML in a memory file is shown as text and never runs', async () => {
+    for (const url of ['/agents/researcher', '/agents/researcher?view=raw', '/search?q=vendor+pricing+page', '/agents/researcher/backups']) {
+      await page.goto(base + url);
+      await page.waitForLoadState('load');
+      await page.waitForTimeout(150);
+      await notPwned(page, url);
+    }
+    await page.goto(base + '/agents/researcher');
+    const doc = page.locator('#doc');
+    for (const tag of ['script', 'img', 'iframe', 'svg']) {
+      assert.equal(await doc.locator(tag).count(), 0, `no <${tag}> from memory text`);
+    }
+    assert.equal(await doc.locator('a[href^="javascript"]').count(), 0, 'no javascript: links');
+    assert.equal(await doc.locator('a[href^="https://example.com/docs"]').count(), 1, 'plain https link kept');
+    await page.getByText(`<script>window.${marker} = 'script';</script>`).first().waitFor();
+    await page.getByText(`<img src=x onerror=`).first().waitFor();
+    await notPwned(page, 'viewer');
+    // The condense preview renders the payload inside a diff.
+    await page.goto(base + '/agents/researcher/condense');
+    await page.click('#preview');
+    await page.locator('#preview-panel:not([hidden])').waitFor();
+    await page.click('.tab[data-tab="output"]');
+    assert.match(await page.locator('#output').textContent(), /<script>/);
+    await notPwned(page, 'condense preview');
+    await snap(page, 'xss-preview');
+  });
+
+  let backup = '';
+  await run('condense shows a preview diff, then applies it; the event arrives live', async () => {
+    const events = watch(await context.newPage(), 'events');
+    await events.goto(base + '/events');
+    await events.locator('#live:not([hidden])').waitFor();
+
+    await page.goto(base + '/agents/coder/condense');
+    await page.click('#preview');
+    await page.locator('#preview-panel:not([hidden])').waitFor();
+    assert.match(await page.locator('#condense-result .alert.info').textContent(), /→/);
+    assert.ok(await page.locator('#diff .dl.del').count() > 10, 'deleted lines in the diff');
+    assert.ok(await page.locator('#diff .dl.add').count() > 3, 'added lines in the diff');
+    assert.equal(await page.locator('#apply').isEnabled(), true);
+    await snap(page, 'condense-preview');
+    await page.click('.tab[data-tab="output"]');
+    assert.match(await page.locator('#output').textContent(), /## 🗜 Condensed history/);
+    await page.click('#apply');
+    const ok = page.locator('#condense-result .alert.ok');
+    await ok.waitFor({ timeout: 30000 });
+    assert.match(await ok.textContent(), /Condensed/);
+    backup = (await ok.locator('code').textContent()).trim();
+    assert.match(backup, /^\d{8}T\d{6}Z(-\d+)?$/);
+    await snap(page, 'condense-applied');
+
+    await events.locator('#timeline .event.type-condense .ev-agent', { hasText: 'coder' }).first().waitFor({ timeout: 10000 });
+    await snap(events, 'events-live');
+    await events.close();
+
+    await page.goto(base + '/agents/coder');
+    assert.equal(await page.locator('.doc .region-condensed').count(), 1, 'coder is condensed now');
+  });
+
+  await run('a backup shows its diff and restores after confirmation', async () => {
+    await page.goto(base + '/agents/coder/backups');
+    const row = page.locator(`tr[data-backup="${backup}"]`);
+    await row.waitFor();
+    const before = await page.locator('#backup-list tbody tr').count();
+    await row.locator('.act-diff').click();
+    await page.locator('#diff-panel:not([hidden])').waitFor();
+    assert.ok(await page.locator('#diff .dl.add').count() > 10, 'restore would bring lines back');
+    await snap(page, 'backup-diff');
+    await row.locator('.act-restore').click();
+    const dlg = page.locator('#confirm-restore');
+    await dlg.waitFor({ state: 'visible' });
+    assert.equal(await page.locator('#confirm-name').textContent(), backup);
+    await snap(page, 'restore-confirm', false);
+    await page.click('#confirm-go');
+    const ok = page.locator('#backup-result .alert.ok');
+    await ok.waitFor({ timeout: 20000 });
+    assert.match(await ok.textContent(), /Restored coder/);
+    assert.equal(await page.locator('#backup-list tbody tr').count(), before + 1, 'the replaced file became a backup');
+    await snap(page, 'restored');
+    await page.goto(base + '/agents/coder');
+    assert.equal(await page.locator('.doc .region-condensed').count(), 0, 'coder is back to its old file');
+  });
+
+  await run('settings save to config.toml', async () => {
+    await page.goto(base + '/settings');
+    await page.fill('input[name="recent_keep"]', '5');
+    await page.fill('input[name="interval"]', '45m');
+    await page.click('#save');
+    await page.locator('#settings-result .alert.ok').waitFor();
+    await page.fill('input[name="byte_trigger_pct"]', '150');
+    await page.click('#save');
+    assert.match(await page.locator('#settings-result .alert.bad').textContent(), /byte_trigger_pct/);
+    await snap(page, 'settings');
+  });
+
+  await run('a token-protected server asks for the token', async () => {
+    const p = watch(await context.newPage(), 'token');
+    const resp = await p.goto(tokenBase + '/agents/planner');
+    assert.match(p.url(), /\/login\?next=/);
+    assert.equal(resp.status(), 200);
+    await p.fill('#token', 'wrong-token');
+    await Promise.all([p.waitForLoadState('load'), p.click('button[type="submit"]')]);
+    await p.locator('.alert.bad').waitFor();
+    problems.splice(0, problems.length, ...problems.filter((x) => !/401/.test(x))); // the wrong token's 401 page
+    await p.fill('#token', token);
+    await Promise.all([p.waitForURL(/\/agents\/planner$/), p.click('button[type="submit"]')]);
+    assert.equal(await p.locator('.doc .region-pinned').count(), 1);
+    const st = await p.evaluate(async () => (await fetch('/api/v1/status')).status);
+    assert.equal(st, 200, 'the cookie authorises API calls');
+    await p.close();
+  });
+
+  await run('works on a phone-sized screen', async () => {
+    const phone = watch(await context.newPage(), 'phone');
+    await phone.setViewportSize({ width: 390, height: 844 });
+    for (const [url, name] of [['/', 'phone-overview'], ['/agents/planner', 'phone-viewer'], ['/search?q=condensation', 'phone-search']]) {
+      await phone.goto(base + url);
+      const over = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert.ok(over <= 1, `${url}: no horizontal scrolling on a phone (overflow ${over}px)`);
+      await snap(phone, name, false);
+    }
+    await phone.close();
+  });
+
+  await run('dark mode renders', async () => {
+    const dark = watch(await context.newPage(), 'dark');
+    await dark.emulateMedia({ colorScheme: 'dark' });
+    await dark.goto(base + '/agents/planner');
+    await snap(dark, 'dark-viewer', false);
+    await dark.close();
+  });
+
+  assert.deepEqual(problems, [], 'no page errors, console errors or dialogs');
+  console.log(`e2e: all ${steps.length} steps passed`);
+} catch (e) {
+  console.error(`FAIL ${step}: ${e.stack || e}`);
+  if (problems.length) console.error('page problems:\n  ' + problems.join('\n  '));
+  try { await snap(page, 'failure'); } catch (_) { /* the page is gone */ }
+  await context.close();
+  fs.rmSync(userDataDir, { recursive: true, force: true });
+  process.exit(1);
+}
+await context.close();
+fs.rmSync(userDataDir, { recursive: true, force: true });

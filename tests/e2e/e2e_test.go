@@ -1,0 +1,211 @@
+// Package e2e drives the hivemem dashboard in a real headless browser:
+// Debian's chromium through playwright-core (both installed by
+// scripts/ci-web.sh), against internal/web serving a demo home.
+//
+// TestDashboardBrowser skips with a message saying how to install them
+// when they are missing, and fails instead when CI=true. TestServeDemo
+// serves the demo home for a person to look at:
+//
+//	HIVEMEM_DEMO_ADDR=127.0.0.1:7788 go test ./tests/e2e -run TestServeDemo -timeout 0
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/config"
+	"github.com/hivemem/hivemem/internal/httpguard"
+	"github.com/hivemem/hivemem/internal/web"
+	"github.com/hivemem/hivemem/internal/web/webtest"
+)
+
+// prerequisites returns the chromium and node binaries, or what is missing.
+func prerequisites() (chromium, node string, missing []string) {
+	chromium = os.Getenv("HIVEMEM_CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		missing = append(missing, "chromium at "+chromium)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing = append(missing, "node")
+	}
+	if _, err := os.Stat(filepath.Join("node_modules", "playwright-core", "package.json")); err != nil {
+		missing = append(missing, "tests/e2e/node_modules/playwright-core")
+	}
+	return chromium, node, missing
+}
+
+// serve starts the dashboard over a on a loopback port, guarded like
+// `hivemem run` guards it.
+func serve(t *testing.T, a *app.App, token string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := httpguard.Config{Addr: ln.Addr().String(), Token: token}
+	if err := g.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	h := web.New(web.Deps{App: a, Guard: &g, Logger: testLogger(t), PollInterval: 200 * time.Millisecond, Version: "e2e"})
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(srv.Close)
+	t.Cleanup(h.Close) // runs first: ends the event streams so Close does not wait on them
+	return srv.URL
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+func TestDashboardBrowser(t *testing.T) {
+	chromium, node, missing := prerequisites()
+	if len(missing) > 0 {
+		msg := "browser tests need " + strings.Join(missing, ", ") + ": run scripts/ci-web.sh"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	if testing.Short() && os.Getenv("CI") != "true" {
+		t.Skip("browser tests skipped in -short mode")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+
+	dir := t.TempDir()
+	a, err := webtest.Open(ctx, filepath.Join(dir, "home"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	coderPath, _ := a.Home.MemoryPath("coder")
+	coderBefore, err := os.ReadFile(coderPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const token = "e2e-token-5f1c9a7d3b"
+	url := serve(t, a, "")
+	tokenURL := serve(t, a, token)
+
+	artifacts := os.Getenv("HIVEMEM_ARTIFACTS")
+	if artifacts == "" {
+		artifacts = "artifacts"
+	}
+	artifacts, err = filepath.Abs(artifacts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, node, "dashboard.mjs")
+	cmd.Env = append(os.Environ(),
+		"HIVEMEM_URL="+url, "HIVEMEM_TOKEN_URL="+tokenURL, "HIVEMEM_TOKEN="+token,
+		"HIVEMEM_CHROMIUM="+chromium, "HIVEMEM_ARTIFACTS="+artifacts)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = 10 * time.Second
+	err = cmd.Run()
+	t.Logf("playwright (screenshots in %s):\n%s", artifacts, out.String())
+	if err != nil {
+		t.Fatalf("browser test failed: %v", err)
+	}
+
+	// What the browser did, checked on disk.
+	after, err := os.ReadFile(coderPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(after, coderBefore) {
+		t.Errorf("after condense and restore, coder's memory differs from the original (%d → %d bytes)", len(coderBefore), len(after))
+	}
+	evs, err := a.Events.Read(0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, ev := range evs {
+		if ev.Agent == "coder" {
+			seen[ev.Type] = true
+		}
+	}
+	if !seen["condense"] || !seen["restore"] {
+		t.Errorf("event log lacks the coder condense/restore the browser made: %v", seen)
+	}
+	raw, err := os.ReadFile(a.Home.ConfigPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(a.Home.ConfigPath())
+	if err != nil {
+		t.Fatalf("config.toml after the settings page saved it: %v", err)
+	}
+	if cfg.Reflector.RecentKeep != 5 || cfg.Reflector.Interval.Duration != 45*time.Minute || cfg.Embedder.Provider != "none" || cfg.Search.Results != 8 {
+		t.Errorf("settings not saved as set, or other tables changed: %+v %+v %+v", cfg.Reflector, cfg.Embedder, cfg.Search)
+	}
+	for _, keep := range []string{"# hivemem demo home", `provider = "none" # lexical-only`, "# condense above half of a 48 KiB budget", "recent_keep = 5 # newest sections kept verbatim"} {
+		if !strings.Contains(string(raw), keep) {
+			t.Errorf("config.toml lost %q:\n%s", keep, raw)
+		}
+	}
+	var doc map[string]any
+	if _, err := toml.Decode(string(raw), &doc); err != nil {
+		t.Errorf("config.toml does not parse: %v", err)
+	}
+}
+
+// TestServeDemo serves the demo home until interrupted, for a person to
+// try the dashboard; it runs only when HIVEMEM_DEMO_ADDR is set.
+func TestServeDemo(t *testing.T) {
+	addr := os.Getenv("HIVEMEM_DEMO_ADDR")
+	if addr == "" {
+		t.Skip("set HIVEMEM_DEMO_ADDR=127.0.0.1:7788 to serve the demo home")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	a, err := webtest.Open(ctx, filepath.Join(t.TempDir(), "home"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	g := httpguard.Config{Addr: addr, Token: os.Getenv("HIVEMEM_DEMO_TOKEN")}
+	if err := g.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	h := web.New(web.Deps{App: a, Guard: &g, Logger: slog.Default(), Version: "demo"})
+	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		h.Close()
+		_ = srv.Close()
+	}()
+	t.Logf("serving the demo home %s at http://%s/", a.Home.Root, addr)
+	if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
+		t.Fatal(err)
+	}
+}
