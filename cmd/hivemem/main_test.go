@@ -15,6 +15,10 @@ func TestMain(m *testing.M) {
 		"hivemem": func() {
 			os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 		},
+		// The binary linked as "mempalace": MainAs picks the mode from argv[0].
+		"mempalace": func() {
+			os.Exit(cli.MainAs(context.Background(), "/usr/local/bin/mempalace", os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		},
 	})
 }
 

@@ -16,6 +16,8 @@ import (
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/httpguard"
 	"github.com/hivemem/hivemem/internal/manager"
+	"github.com/hivemem/hivemem/internal/mcpserver"
+	"github.com/hivemem/hivemem/internal/web"
 	"github.com/hivemem/hivemem/internal/writelock"
 )
 
@@ -58,6 +60,10 @@ A second run on the same home is refused with the running one's pid.`,
 }
 
 func runRun(ctx context.Context, g *globals, o runOptions) error {
+	// Catch SIGHUP from the start: its default action would end the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	h, err := home.Resolve(g.home)
 	if err != nil {
 		return err
@@ -97,36 +103,39 @@ func runRun(ctx context.Context, g *globals, o runOptions) error {
 	if err != nil {
 		return err
 	}
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
 	go func() {
-		for range hup {
-			g.logger.Info("SIGHUP: reloading config")
-			m.Reload()
+		for {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-hup:
+				g.logger.Info("SIGHUP: reloading config")
+				m.Reload()
+			}
 		}
 	}()
-	return m.Run(ctx)
+	return m.Run(runCtx)
 }
 
-// mountHandlers puts the other front ends on the manager's HTTP server.
-// Mounted handlers apply guard themselves; the manager serves GET /healthz,
-// GET /api/v1/manager, and GET /api/v1/status when nothing mounted answers
-// it.
-//
-// ==== MOUNT POINT: the MCP endpoint (/mcp) and the web UI + API (/, /api/v1/) ====
-// They should share the manager's reflector (m.Reflector()), live settings
-// (m.Config) and status (m.Status), and close their streams on shutdown
-// (m.OnShutdown), e.g.:
-//
-//	h, err := mcpserver.HTTPHandler(mcpserver.Deps{App: m.App(), Reflector: m.Reflector(), Version: Version}, guard)
-//	if err != nil { return err }
-//	mux.Handle("/mcp", h)
-//	w := web.New(web.Deps{App: m.App(), Reflector: m.Reflector(), Settings: m.Config,
-//		ManagerStatus: func() any { return m.Status(context.Background()) }, Guard: &guard, Version: Version})
-//	m.OnShutdown(w.Close)
-//	mux.Handle("/", w)
+// mountHandlers puts the MCP endpoint (/mcp) and the web UI + JSON API
+// (/, /api/v1/) on the manager's HTTP server. Both share the manager's
+// reflector, palace write lock, live settings and status, and apply guard
+// themselves (the UI keeps /login and /static reachable without a token).
 func mountHandlers(m *manager.Manager, mux *http.ServeMux, guard httpguard.Config) error {
+	a := m.App()
+	h, err := mcpserver.HTTPHandler(mcpserver.Deps{App: a, Reflector: m.Reflector(),
+		WriteLock: m.WriteLock(), Logger: a.Log, Version: Version}, guard)
+	if err != nil {
+		return fmt.Errorf("mount /mcp: %w", err)
+	}
+	mux.Handle("/mcp", h)
+	w := web.New(web.Deps{App: a, Reflector: m.Reflector(), Settings: m.Config,
+		ManagerStatus: func() any { return m.Status(context.Background()) },
+		Guard:         &guard, Logger: a.Log, Version: Version})
+	m.OnShutdown(w.Close)
+	mux.Handle("/", w)
 	return nil
 }
 

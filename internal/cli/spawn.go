@@ -43,13 +43,14 @@ A SIGINT or SIGHUP that a terminal sent to its whole foreground process group
 already reached the command and is not sent twice.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if dash := cmd.ArgsLenAtDash(); dash >= 0 && dash != 1 {
-				return fmt.Errorf("spawn: want exactly one agent before --, got %d arguments (usage: hivemem spawn <agent> -- <command> [args...])", dash)
+			// The command's own flags must not be taken for spawn's, so it
+			// goes after "--".
+			if dash := cmd.ArgsLenAtDash(); dash != 1 {
+				return errors.New("spawn: usage: hivemem spawn <agent> [--name N] [--wake-up-file F] -- <command> [args...]")
 			}
 			return runSpawn(cmd.Context(), g, o, args[0], args[1:])
 		},
 	}
-	cmd.Flags().SetInterspersed(false) // everything after the agent's command belongs to it
 	cmd.Flags().StringVar(&o.name, "name", "", "display name for a new memory file's header (default: the agent id)")
 	cmd.Flags().StringVar(&o.wakeUpFile, "wake-up-file", "", "write the agent's wake-up digest to this file before starting it")
 	return cmd

@@ -137,6 +137,7 @@ type Manager struct {
 	agents     map[string]*agentState
 	watched    map[string]bool
 	pendingN   int
+	working    int // agents (or a scan) taken by the worker and not done yet
 	lastScan   time.Time
 	nextScan   time.Time
 	lastPass   time.Time
@@ -675,16 +676,26 @@ func (m *Manager) worker(ctx context.Context, stop <-chan struct{}) {
 		}
 		agents, scan := m.queue.take()
 		if scan {
+			m.setWorking(1)
 			m.scan(ctx, stop)
+			m.setWorking(0)
 			continue // the scan mined every agent, the queued ones included
 		}
-		for _, id := range agents {
+		for i, id := range agents {
 			if stopped(stop) {
 				return
 			}
+			m.setWorking(len(agents) - i)
 			m.mineAgent(ctx, id)
 		}
+		m.setWorking(0)
 	}
+}
+
+func (m *Manager) setWorking(n int) {
+	m.mu.Lock()
+	m.working = n
+	m.mu.Unlock()
 }
 
 func stopped(stop <-chan struct{}) bool {
@@ -955,7 +966,7 @@ func (m *Manager) Status(ctx context.Context) Status {
 	m.mu.Lock()
 	s.HTTP = m.addr
 	s.Watching = len(m.watched)
-	s.Pending = m.pendingN + m.queue.len()
+	s.Pending = m.pendingN + m.queue.len() + m.working
 	s.LastScan, s.NextScan, s.LastPass, s.NextPass = m.lastScan, m.nextScan, m.lastPass, m.nextPass
 	s.Problems = append([]Problem{}, m.problems...)
 	m.mu.Unlock()

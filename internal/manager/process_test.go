@@ -21,6 +21,7 @@ import (
 	"github.com/hivemem/hivemem/internal/manager"
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/sqlite"
+	"github.com/hivemem/hivemem/internal/writelock"
 )
 
 // bin is the hivemem binary built once for the process tests.
@@ -609,21 +610,81 @@ func TestRunAndCLIWritersTogether(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	p.idle(t, 10*time.Second)
+	// Everything written is searchable, each once, once the manager has
+	// caught up with the last appends.
+	var queries []string
 	for i := range rounds {
-		for _, q := range []string{fmt.Sprintf("remembered%02d", i), fmt.Sprintf("pinnedfact%02d", i)} {
-			if len(h.searchHits(t, q)) == 0 {
-				t.Errorf("%s not searchable", q)
-			}
-		}
+		queries = append(queries, fmt.Sprintf("remembered%02d", i), fmt.Sprintf("pinnedfact%02d", i))
 	}
 	for i := range 3 * rounds {
-		if q := fmt.Sprintf("appended%02d", i); len(h.searchHits(t, q)) != 1 {
-			t.Errorf("%s not searchable exactly once", q)
-		}
+		queries = append(queries, fmt.Sprintf("appended%02d", i))
 	}
+	waitFor(t, 5*time.Second, "every write to be searchable", func() (bool, string) {
+		for _, q := range queries {
+			if n := len(h.searchHits(t, q)); n != 1 {
+				return false, fmt.Sprintf("%s: %d hits", q, n)
+			}
+		}
+		return true, ""
+	})
+	p.idle(t, 10*time.Second)
 	if code := p.stop(t, syscall.SIGTERM, 5*time.Second); code != 0 {
 		t.Fatalf("exit code %d", code)
 	}
 	assertMatchesReindex(t, h)
+}
+
+func TestCLIWritersWaitForTheWriteLock(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"mine", []string{"mine"}, "mined 1 files"},
+		{"remember", []string{"remember", "alice", "a note"}, "remembered in"},
+		{"pin", []string{"pin", "alice", "a durable fact"}, "pinned for alice"},
+		{"reindex", []string{"reindex"}, "reindexed 1 files"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newTestHome(t)
+			h.writeAgent(t, "alice", memoryFile("alice", 2, "x"))
+			l := writelock.New(filepath.Join(h.root, "palace"), "hivemem test")
+			release, err := l.Acquire(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer release()
+			cmd := exec.Command(bin, tc.args...)
+			cmd.Env = h.env
+			var stdout, stderr syncBuf
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			want := fmt.Sprintf("waiting for the palace write lock held by hivemem test (pid %d)…", os.Getpid())
+			waitFor(t, 10*time.Second, "the waiting message", func() (bool, string) {
+				return strings.Contains(stderr.String(), want), stderr.String()
+			})
+			select {
+			case err := <-done:
+				t.Fatalf("%s finished while the lock was held: %v", tc.name, err)
+			default:
+			}
+			release()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("%s: %v\n%s", tc.name, err, stderr.String())
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s still waiting after the lock was released", tc.name)
+			}
+			if !strings.Contains(stdout.String(), tc.want) {
+				t.Errorf("stdout %q, want %q", stdout.String(), tc.want)
+			}
+		})
+	}
 }

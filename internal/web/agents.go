@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -42,10 +43,29 @@ type AgentSummary struct {
 	LastMined      time.Time `json:"last_mined,omitzero"`
 	LastCondensed  time.Time `json:"last_condensed,omitzero"`
 	// Backoff is the reflector's failure record, when it has one.
-	Backoff    *reflector.AgentState `json:"backoff,omitempty"`
-	Health     string                `json:"health"`
-	HealthNote string                `json:"health_note"`
-	Error      string                `json:"error,omitempty"`
+	Backoff *reflector.AgentState `json:"backoff,omitempty"`
+	// MiningBackoff is the manager's record of failing mines of the file,
+	// and Skipped why its miner passed the file over (with a manager only).
+	MiningBackoff *MiningBackoff `json:"mining_backoff,omitempty"`
+	Skipped       string         `json:"skipped,omitempty"`
+	Health        string         `json:"health"`
+	HealthNote    string         `json:"health_note"`
+	Error         string         `json:"error,omitempty"`
+}
+
+// MiningBackoff is the manager's failure record of mining one file.
+type MiningBackoff struct {
+	Failures    int       `json:"failures"`
+	NextAttempt time.Time `json:"next_attempt"`
+	LastError   string    `json:"last_error"`
+}
+
+// managerAgent is the per-agent part of the manager's status, read by its
+// JSON shape so that this package does not depend on the manager's.
+type managerAgent struct {
+	Agent         string         `json:"agent"`
+	Skipped       string         `json:"skipped"`
+	MiningBackoff *MiningBackoff `json:"mining_backoff"`
 }
 
 // summaryContext is what every agent's summary needs, gathered once per
@@ -56,7 +76,30 @@ type summaryContext struct {
 	states   map[string]reflector.AgentState
 	backups  map[string]int
 	condense map[string]time.Time
+	manager  map[string]managerAgent
 	now      time.Time
+}
+
+// managerAgents extracts the per-agent records from a manager status.
+func managerAgents(v any) map[string]managerAgent {
+	out := map[string]managerAgent{}
+	if v == nil {
+		return out
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return out
+	}
+	var doc struct {
+		Agents []managerAgent `json:"agents"`
+	}
+	if json.Unmarshal(b, &doc) != nil {
+		return out
+	}
+	for _, a := range doc.Agents {
+		out[a.Agent] = a
+	}
+	return out
 }
 
 func (h *Handler) newSummaryContext(ctx context.Context) (summaryContext, error) {
@@ -77,6 +120,9 @@ func (h *Handler) newSummaryContext(ctx context.Context) (summaryContext, error)
 		sc.backups[b.Agent]++
 	}
 	sc.condense = h.events.lastCondensed()
+	if h.manager != nil {
+		sc.manager = managerAgents(h.manager())
+	}
 	return sc, nil
 }
 
@@ -113,6 +159,12 @@ func (h *Handler) summarize(ctx context.Context, sc summaryContext, id string, d
 	if st, ok := sc.states[id]; ok && st.Failures > 0 {
 		s.Backoff = &st
 	}
+	if m, ok := sc.manager[id]; ok {
+		s.Skipped = m.Skipped
+		if m.MiningBackoff != nil && m.MiningBackoff.Failures > 0 {
+			s.MiningBackoff = m.MiningBackoff
+		}
+	}
 	path, err := h.app.Home.MemoryPath(id)
 	if err != nil {
 		s.Health, s.Error = HealthError, err.Error()
@@ -144,6 +196,12 @@ func (h *Handler) summarize(ctx context.Context, sc summaryContext, id string, d
 // health grades a parsed file: backoff first (a failing agent needs a
 // look), then the triggers.
 func health(rc config.Reflector, s AgentSummary, now time.Time) (string, string) {
+	if b := s.MiningBackoff; b != nil {
+		return HealthBackoff, fmt.Sprintf("mining failed %d time(s): %s", b.Failures, b.LastError)
+	}
+	if s.Skipped != "" {
+		return HealthError, "not indexed: " + s.Skipped
+	}
 	if b := s.Backoff; b != nil {
 		note := fmt.Sprintf("%d failed condensation(s), last: %s", b.Failures, b.LastReason)
 		if now.Before(b.NextAttempt) {

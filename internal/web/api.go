@@ -91,7 +91,7 @@ func (h *Handler) status(r *http.Request) (StatusReport, error) {
 			Model: st.Model, Dim: st.Dim, LastMine: st.LastMine, Wings: []WingCount{},
 		},
 		Reflector: ReflectorStatus{
-			Enabled: cfg.Reflector.Enabled, Interval: cfg.Reflector.Interval.String(), Summarizer: cfg.Summarizer.Provider,
+			Enabled: cfg.Reflector.Enabled, Interval: duration(cfg.Reflector.Interval.Duration), Summarizer: cfg.Summarizer.Provider,
 		},
 	}
 	if rep.Index.Backend == "" {

@@ -100,7 +100,7 @@ type ReflectorSettings struct {
 func reflectorSettings(r config.Reflector) ReflectorSettings {
 	return ReflectorSettings{
 		Enabled: r.Enabled, MinBytes: r.MinBytes, BudgetBytes: r.BudgetBytes, ByteTriggerPct: r.ByteTriggerPct,
-		SectionTrigger: r.SectionTrigger, RecentKeep: r.RecentKeep, Interval: r.Interval.String(),
+		SectionTrigger: r.SectionTrigger, RecentKeep: r.RecentKeep, Interval: duration(r.Interval.Duration),
 		Retention: r.Retention, WordBudget: r.WordBudget,
 	}
 }
@@ -129,7 +129,7 @@ func (h *Handler) settings() SettingsResponse {
 	resp := SettingsResponse{
 		ConfigPath: h.app.Home.ConfigPath(), Reflector: reflectorSettings(cfg.Reflector),
 		EnvOverrides: reflectorEnvOverrides(),
-		Summarizer:   map[string]any{"provider": cfg.Summarizer.Provider, "model": cfg.Summarizer.Model, "timeout": cfg.Summarizer.Timeout.String()},
+		Summarizer:   map[string]any{"provider": cfg.Summarizer.Provider, "model": cfg.Summarizer.Model, "timeout": duration(cfg.Summarizer.Timeout.Duration)},
 		Search: map[string]any{
 			"mode": h.app.Palace.Mode(), "results": cfg.Search.Results, "wake_up_budget": cfg.Search.WakeUpBudget,
 			"fusion": cfg.Search.Fusion, "vector_weight": cfg.Search.VectorWeight,
@@ -431,7 +431,7 @@ func editReflectorTable(doc string, sets []tomlSetting) string {
 		if !want {
 			continue
 		}
-		lines[i] = l[:len(l)-len(rest)] + " " + v + trailingComment(rest) + lineEOL(l, eol)
+		lines[i] = l[:strings.IndexByte(l, '=')+1] + " " + v + trailingComment(rest) + lineEOL(l, eol)
 		delete(pending, key)
 	}
 	var add strings.Builder

@@ -11,10 +11,12 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"math"
 	"mime"
 	"net/http"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -128,42 +130,38 @@ var templateFuncs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04 UTC")
 	},
-	"bar":  sizeBar,
-	"json": jsonText,
-	"add":  func(a, b int) int { return a + b },
+	"bar": sizeBar,
+	"add": func(a, b int) int { return a + b },
 	"pathesc": func(s string) string {
 		return strings.ReplaceAll(template.URLQueryEscaper(s), "+", "%20")
 	},
 }
 
-// jsonText renders a value as indented JSON text (escaped by the template).
-func jsonText(v any) string {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Sprint(v)
+// sizeBar draws size against budget, with a tick at the condensation
+// trigger. Widths are classes (w0..w100, l0..l100 in app.css) because the
+// CSP forbids inline styles.
+func sizeBar(s AgentSummary) template.HTML {
+	pct := func(n int64) int {
+		if s.BudgetBytes <= 0 || n <= 0 {
+			return 0
+		}
+		return int(min(100, max(1, math.Round(100*float64(n)/float64(s.BudgetBytes)))))
 	}
-	return string(b)
+	label := fmt.Sprintf("%s of %s budget; condensation above %s", humanBytes(s.Bytes), humanBytes(s.BudgetBytes), humanBytes(s.TriggerBytes))
+	return template.HTML(fmt.Sprintf(`<div class="bar" role="img" aria-label="%s"><span class="fill %s w%d"></span><span class="trigger l%d"></span></div>`,
+		template.HTMLEscapeString(label), template.HTMLEscapeString(s.Health), pct(s.Bytes), pct(s.TriggerBytes)))
 }
 
-// sizeBar draws size against budget as an SVG (no inline style, which the
-// CSP forbids), with a tick at the condensation trigger.
-func sizeBar(s AgentSummary) template.HTML {
-	w := 0.0
-	if s.BudgetBytes > 0 {
-		w = min(100, 100*float64(s.Bytes)/float64(s.BudgetBytes))
+// duration prints a duration without zero units: 30m, 1h, 1h30m.
+func duration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
 	}
-	trig := 0.0
-	if s.BudgetBytes > 0 {
-		trig = min(100, 100*float64(s.TriggerBytes)/float64(s.BudgetBytes))
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
 	}
-	cls := "fill " + s.Health
-	return template.HTML(fmt.Sprintf(
-		`<svg class="bar" viewBox="0 0 100 8" preserveAspectRatio="none" role="img" aria-label="%s of %s budget">`+
-			`<rect class="track" x="0" y="0" width="100" height="8" rx="4"/>`+
-			`<rect class="%s" x="0" y="0" width="%.2f" height="8" rx="4"/>`+
-			`<line class="trigger" x1="%.2f" x2="%.2f" y1="0" y2="8"/></svg>`,
-		template.HTMLEscapeString(humanBytes(s.Bytes)), template.HTMLEscapeString(humanBytes(s.BudgetBytes)),
-		template.HTMLEscapeString(cls), w, trig, trig))
+	return s
 }
 
 func (h *Handler) assets() map[string]string {
@@ -232,7 +230,9 @@ type overviewData struct {
 // kv is one line of a manager status listing.
 type kv struct{ Key, Value string }
 
-// flatten turns a manager's status value into sorted key/value lines.
+// flatten turns a manager's status into key/value lines: its scalar
+// fields as they are, lists as counts (nested objects are left to the
+// JSON API), "*_seconds" as durations.
 func flatten(v any) []kv {
 	if v == nil {
 		return nil
@@ -247,17 +247,25 @@ func flatten(v any) []kv {
 	}
 	out := make([]kv, 0, len(m))
 	for k, x := range m {
+		key := strings.ReplaceAll(k, "_", " ")
 		val := ""
 		switch x := x.(type) {
 		case string:
 			val = x
-		case nil:
-			val = "—"
+		case bool:
+			val = strconv.FormatBool(x)
+		case float64:
+			val = strconv.FormatFloat(x, 'f', -1, 64)
+			if strings.HasSuffix(k, "_seconds") {
+				key = strings.TrimSuffix(key, " seconds")
+				val = duration(time.Duration(x) * time.Second)
+			}
+		case []any:
+			val = strconv.Itoa(len(x))
 		default:
-			vb, _ := json.Marshal(x)
-			val = string(vb)
+			continue
 		}
-		out = append(out, kv{strings.ReplaceAll(k, "_", " "), val})
+		out = append(out, kv{key, val})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
@@ -274,6 +282,9 @@ func (h *Handler) pageOverview(w http.ResponseWriter, r *http.Request) {
 		h.pageFail(w, r, err)
 		return
 	}
+	// Agents that need a look come first.
+	rank := map[string]int{HealthError: 0, HealthBackoff: 1, HealthDue: 2, HealthNear: 3, HealthOK: 4}
+	sort.SliceStable(as, func(i, j int) bool { return rank[as[i].Health] < rank[as[j].Health] })
 	d := overviewData{Status: st, Agents: as, Manager: flatten(st.Manager)}
 	for _, a := range as {
 		d.Totals.Bytes += a.Bytes
@@ -454,7 +465,7 @@ func (h *Handler) pageArchive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	dir, _ := h.app.Home.ArchiveDir(id)
-	p := dir + string(os.PathSeparator) + name
+	p := filepath.Join(dir, name)
 	data, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		h.pageFail(w, r, errNotFound("agent %s has no archive file %s", id, name))
@@ -523,8 +534,14 @@ func (h *Handler) fillRegions(d *memoryData, data []byte) {
 		var hb strings.Builder
 		renderInline(&hb, s.Heading, o, 0)
 		sv.HeadingHTML = template.HTML(hb.String())
-		sv.BodyHTML = renderBlocks(splitLines(s.Body(), s.StartLine+1), o)
-		sv.Hit = o.hit(s.StartLine, s.EndLine)
+		// A hit that covers the heading marks the whole section; one that
+		// starts inside it (a piece of a long section) marks its blocks.
+		sv.Hit = o.from > 0 && o.from <= s.StartLine && s.StartLine <= o.to
+		bo := o
+		if sv.Hit {
+			bo.from, bo.to = 0, 0
+		}
+		sv.BodyHTML = renderBlocks(splitLines(s.Body(), s.StartLine+1), bo)
 		if s.Kind == memfile.KindSection {
 			d.Sections++
 		}

@@ -31,6 +31,7 @@ import (
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/httpguard"
 	"github.com/hivemem/hivemem/internal/reflector"
+	"github.com/hivemem/hivemem/internal/writelock"
 )
 
 // Deps is what the dashboard works with.
@@ -39,7 +40,8 @@ type Deps struct {
 	App *app.App
 	// Reflector condenses and restores. Pass the manager's own so that
 	// condensations started here and by the manager are serialised in
-	// process; nil builds one over App that reads config.toml live.
+	// process; nil builds one over App that reads config.toml live and
+	// mines under the palace write lock.
 	Reflector *reflector.Reflector
 	// Settings returns the live configuration; nil re-reads config.toml
 	// whenever it changes on disk (falling back to the last good one).
@@ -111,8 +113,11 @@ func New(d Deps) *Handler {
 	}
 	h.refl = d.Reflector
 	if h.refl == nil {
+		// Mine after a swap under the palace write lock, like every other
+		// writer to the index.
+		miner := writelock.LockedMiner(writelock.New(d.App.Home.PalaceDir(), "hivemem web"), d.App.Palace, nil)
 		h.refl = reflector.New(reflector.Deps{
-			Home: d.App.Home, Settings: h.cfg, Events: d.App.Events, Miner: d.App.Palace, Logger: h.log,
+			Home: d.App.Home, Settings: h.cfg, Events: d.App.Events, Miner: miner, Logger: h.log,
 		})
 	}
 	h.events = newLogIndex(d.App.Home.LogPath())
@@ -147,6 +152,10 @@ func (h *Handler) routes() {
 	api("GET /api/v1/settings", h.apiSettings)
 	api("PATCH /api/v1/settings", h.apiUpdateSettings)
 	api("/api/", func(w http.ResponseWriter, r *http.Request) error {
+		if allow := h.allowed(r); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			return statusError(http.StatusMethodNotAllowed, fmt.Errorf("%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allow, ", ")))
+		}
 		return errNotFound("no API endpoint %s %s (see docs/api.md)", r.Method, r.URL.Path)
 	})
 
@@ -166,6 +175,20 @@ func (h *Handler) routes() {
 		h.renderError(w, r, http.StatusNotFound, fmt.Errorf("no page at %s", r.URL.Path))
 	})
 	h.mux = m
+}
+
+// allowed lists the methods the API serves at r's path, so that a wrong
+// method gets 405 rather than the catch-all's 404.
+func (h *Handler) allowed(r *http.Request) []string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := h.mux.Handler(probe); pattern != "" && pattern != "/api/" {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // contentSecurityPolicy allows only the handler's own script and style

@@ -13,7 +13,6 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -56,18 +55,13 @@ func prerequisites() (chromium, node string, missing []string) {
 // `hivemem run` guards it.
 func serve(t *testing.T, a *app.App, token string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := httpguard.Config{Addr: ln.Addr().String(), Token: token}
+	srv := httptest.NewUnstartedServer(nil)
+	g := httpguard.Config{Addr: srv.Listener.Addr().String(), Token: token}
 	if err := g.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	h := web.New(web.Deps{App: a, Guard: &g, Logger: testLogger(t), PollInterval: 200 * time.Millisecond, Version: "e2e"})
-	srv := httptest.NewUnstartedServer(h)
-	srv.Listener.Close()
-	srv.Listener = ln
+	srv.Config.Handler = h
 	srv.Start()
 	t.Cleanup(srv.Close)
 	t.Cleanup(h.Close) // runs first: ends the event streams so Close does not wait on them
@@ -165,17 +159,23 @@ func TestDashboardBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("config.toml after the settings page saved it: %v", err)
 	}
-	if cfg.Reflector.RecentKeep != 5 || cfg.Reflector.Interval.Duration != 45*time.Minute || cfg.Embedder.Provider != "none" || cfg.Search.Results != 8 {
-		t.Errorf("settings not saved as set, or other tables changed: %+v %+v %+v", cfg.Reflector, cfg.Embedder, cfg.Search)
+	if cfg.Reflector.RecentKeep != 5 || cfg.Reflector.Interval.Duration != 45*time.Minute {
+		t.Errorf("settings not saved as set: %+v", cfg.Reflector)
 	}
 	for _, keep := range []string{"# hivemem demo home", `provider = "none" # lexical-only`, "# condense above half of a 48 KiB budget", "recent_keep = 5 # newest sections kept verbatim"} {
 		if !strings.Contains(string(raw), keep) {
 			t.Errorf("config.toml lost %q:\n%s", keep, raw)
 		}
 	}
-	var doc map[string]any
+	var doc struct {
+		Embedder struct{ Provider string }
+		Search   struct{ Results int }
+	}
 	if _, err := toml.Decode(string(raw), &doc); err != nil {
 		t.Errorf("config.toml does not parse: %v", err)
+	}
+	if doc.Embedder.Provider != "none" || doc.Search.Results != 8 {
+		t.Errorf("saving the reflector settings changed other tables: %+v", doc)
 	}
 }
 

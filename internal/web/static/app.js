@@ -168,10 +168,16 @@
     },
 
     memory() {
-      // Bring the hit into view when the link had no line anchor.
+      // Bring the hit into view when the link had no line anchor, and
+      // scroll the contents to its section.
       if (!location.hash) {
         const hit = $('.doc .hit');
         if (hit) hit.scrollIntoView({ block: 'center' });
+      }
+      const toc = $('.toc');
+      const cur = $('.toc a.hit');
+      if (toc && cur && toc.scrollHeight > toc.clientHeight) {
+        toc.scrollTop = Math.max(0, cur.offsetTop - toc.offsetTop - toc.clientHeight / 2);
       }
     },
 

@@ -66,7 +66,7 @@ func Populate(root string, now time.Time) error {
 	rng := rand.New(rand.NewPCG(7, 11))
 	files := map[string]string{
 		"planner":    plannerFile(rng),
-		"coder":      plainFile("coder", "Coder", coderTopics, 52, rng),
+		"coder":      plainFile("coder", "Coder", coderTopics, 58, rng),
 		"reviewer":   plainFile("reviewer", "Reviewer", reviewerTopics, 8, rng),
 		"tester":     testerFile(rng),
 		"researcher": researcherFile(rng),

@@ -1,0 +1,418 @@
+package manager
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/httpguard"
+	"github.com/hivemem/hivemem/internal/palace"
+)
+
+// openHome initialises a lexical-only home with the given agent files and
+// config.toml, and opens it.
+func openHome(t *testing.T, configTOML string, files map[string]string) *app.App {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("HIVEMEM_MODEL_DIR", filepath.Join(dir, "no-model"))
+	root := filepath.Join(dir, "home")
+	h := home.Home{Root: root}
+	if err := h.Init(); err != nil {
+		t.Fatal(err)
+	}
+	if configTOML != "" {
+		if err := os.WriteFile(h.ConfigPath(), []byte(configTOML), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for agent, content := range files {
+		p, err := h.MemoryPath(agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := app.Open(t.Context(), app.Options{Home: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
+// start runs m until the test ends (or stop is called) and returns the
+// listen address and a stop function that reports Run's result.
+func start(t *testing.T, m *Manager) (addr string, stop func() error) {
+	t.Helper()
+	ready := make(chan string, 1)
+	m.opts.Ready = func(a string) { ready <- a }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	select {
+	case addr = <-ready:
+	case err := <-done:
+		cancel()
+		t.Fatalf("Run returned before it was ready: %v", err)
+	case <-time.After(10 * time.Second):
+		cancel()
+		t.Fatal("manager not ready after 10s")
+	}
+	var once atomic.Bool
+	stop = func() error {
+		if once.Swap(true) {
+			return nil
+		}
+		cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(10 * time.Second):
+			return errors.New("Run did not return within 10s of cancellation")
+		}
+	}
+	t.Cleanup(func() { _ = stop() })
+	return addr, stop
+}
+
+func waitUntil(t *testing.T, within time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		ok, why := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s: %s", within, what, why)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func agentStatus(s Status, agent string) AgentStatus {
+	for _, a := range s.Agents {
+		if a.Agent == agent {
+			return a
+		}
+	}
+	return AgentStatus{}
+}
+
+const goodFile = "# Memory — good (good)\n\n## 2026-11-01 — a note\nthe good agent's note\n"
+
+func TestMineBackoff(t *testing.T) {
+	tests := []struct {
+		failures int
+		want     time.Duration
+	}{
+		{0, 0}, {1, 5 * time.Second}, {2, 10 * time.Second}, {3, 20 * time.Second},
+		{7, 5 * time.Minute}, {100, 5 * time.Minute},
+	}
+	for _, tc := range tests {
+		if got := MineBackoff(tc.failures); got != tc.want {
+			t.Errorf("MineBackoff(%d) = %s, want %s", tc.failures, got, tc.want)
+		}
+	}
+}
+
+// TestFailingAgentBacksOffWhileOthersGoOn injects a write failure (what a
+// full disk or a read-only palace gives) into the real palace for one
+// agent, and puts a binary file in another: the good agent is mined, the
+// broken file is reported as skipped, the failing one backs off with its
+// error in the status, and is mined once the failure clears.
+func TestFailingAgentBacksOffWhileOthersGoOn(t *testing.T) {
+	a := openHome(t, "", map[string]string{
+		"good":   goodFile,
+		"bad":    "# Memory — bad (bad)\n\n## 2026-11-01 — x\nthe bad agent's note\n",
+		"broken": "# Memory\x00 binary\x00",
+	})
+	m, err := New(Options{App: a, HTTP: HTTPOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.backoffMin = 50 * time.Millisecond
+	var failing atomic.Bool
+	failing.Store(true)
+	m.mineFn = func(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
+		if failing.Load() && strings.Contains(path, filepath.Join("agents", "bad")) {
+			return palace.MineReport{}, errors.New("database or disk is full (injected)")
+		}
+		return a.Palace.Mine(ctx, path, opts)
+	}
+	_, stop := start(t, m)
+
+	waitUntil(t, 10*time.Second, "the failure to show", func() (bool, string) {
+		s := m.Status(t.Context())
+		bad, good, broken := agentStatus(s, "bad"), agentStatus(s, "good"), agentStatus(s, "broken")
+		ok := bad.MiningBackoff != nil && bad.MiningBackoff.Failures >= 2 &&
+			strings.Contains(bad.MiningBackoff.LastError, "disk is full") &&
+			good.Drawers == 1 && strings.Contains(broken.Skipped, "binary")
+		return ok, fmt.Sprintf("bad %+v, good %+v, broken %+v", bad.MiningBackoff, good, broken)
+	})
+	failing.Store(false)
+	waitUntil(t, 10*time.Second, "the failing agent to recover", func() (bool, string) {
+		bad := agentStatus(m.Status(t.Context()), "bad")
+		return bad.MiningBackoff == nil && bad.Drawers == 1, fmt.Sprintf("%+v", bad)
+	})
+	if err := stop(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	evs, err := a.Events.Read(0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed, mined int
+	for _, ev := range evs {
+		switch {
+		case ev.Type == "mine-failed" && ev.Agent == "bad":
+			failed++
+		case ev.Type == "mine" && ev.Agent == "bad":
+			mined++
+		}
+	}
+	if failed != 1 || mined != 1 {
+		t.Errorf("event log has %d mine-failed and %d mine events for bad, want one each (one per failure streak)", failed, mined)
+	}
+}
+
+func get(t *testing.T, url, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
+}
+
+func TestHTTPRoutes(t *testing.T) {
+	mountWeb := func(m *Manager, mux *http.ServeMux, g httpguard.Config) error {
+		mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprint(w, "mounted "+r.URL.Path)
+		}))
+		return nil
+	}
+	type check struct {
+		path, token string
+		code        int
+		want        string
+	}
+	tests := []struct {
+		name    string
+		config  string
+		http    string
+		mount   func(*Manager, *http.ServeMux, httpguard.Config) error
+		runErr  string
+		checks  []check
+		withTok string
+	}{
+		{name: "own routes only", http: "127.0.0.1:0", checks: []check{
+			{path: "/healthz", code: 200, want: `"ok": true`},
+			{path: "/api/v1/status", code: 200, want: `"agents": [`},
+			{path: "/api/v1/manager", code: 200, want: `"search_mode": "lexical"`},
+		}},
+		{name: "a mounted UI answers /api/v1/status; the manager keeps /api/v1/manager", http: "127.0.0.1:0", mount: mountWeb, checks: []check{
+			{path: "/api/v1/status", code: 200, want: "mounted /api/v1/status"},
+			{path: "/", code: 200, want: "mounted /"},
+			{path: "/api/v1/manager", code: 200, want: `"agents": [`},
+			{path: "/healthz", code: 200, want: `"ok": true`},
+		}},
+		{name: "a token guards the manager's status", http: "127.0.0.1:0", config: "[manager]\ntoken = \"s3cret\"\n", checks: []check{
+			{path: "/api/v1/manager", code: 401, want: "unauthorized"},
+			{path: "/api/v1/manager", token: "s3cret", code: 200, want: `"agents": [`},
+			{path: "/healthz", code: 200, want: `"ok": true`},
+		}},
+		{name: "non-loopback without a token is refused", http: "0.0.0.0:0", runErr: "needs a token"},
+		{name: "a mount claiming a manager route is an error", http: "127.0.0.1:0", runErr: "claims a manager route",
+			mount: func(m *Manager, mux *http.ServeMux, g httpguard.Config) error {
+				mux.HandleFunc("GET /healthz", func(http.ResponseWriter, *http.Request) {})
+				return nil
+			}},
+		{name: "a mount error stops the start", http: "127.0.0.1:0", runErr: "mount handlers: no web",
+			mount: func(*Manager, *http.ServeMux, httpguard.Config) error { return errors.New("no web") }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := openHome(t, tc.config, map[string]string{"good": goodFile})
+			m, err := New(Options{App: a, HTTP: tc.http, Mount: tc.mount})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.runErr != "" {
+				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+				defer cancel()
+				err := m.Run(ctx)
+				if err == nil || !strings.Contains(err.Error(), tc.runErr) {
+					t.Fatalf("Run = %v, want an error with %q", err, tc.runErr)
+				}
+				return
+			}
+			addr, _ := start(t, m)
+			for _, c := range tc.checks {
+				code, body := get(t, "http://"+addr+c.path, c.token)
+				if code != c.code || !strings.Contains(body, c.want) {
+					t.Errorf("GET %s: %d %q, want %d with %q", c.path, code, body[:min(len(body), 200)], c.code, c.want)
+				}
+			}
+		})
+	}
+}
+
+func TestReloadKeepsTheLastGoodSettings(t *testing.T) {
+	a := openHome(t, "", map[string]string{"good": goodFile})
+	m, err := New(Options{App: a, HTTP: HTTPOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stop := start(t, m)
+	cfgPath := a.Home.ConfigPath()
+	steps := []struct {
+		name, toml   string
+		wantDebounce time.Duration
+		wantProblem  bool
+	}{
+		{"a saved config.toml applies", "[manager]\ndebounce = \"50ms\"\n", 50 * time.Millisecond, false},
+		{"a broken one is refused", "[manager\ndebounce = 1\n", 50 * time.Millisecond, true},
+		// Problems are a history: the failed reload stays listed.
+		{"a fixed one applies again", "[manager]\ndebounce = \"70ms\"\n", 70 * time.Millisecond, true},
+	}
+	for _, st := range steps {
+		if err := os.WriteFile(cfgPath, []byte(st.toml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m.Reload() // the watcher reloads too; either way it must converge
+		waitUntil(t, 5*time.Second, st.name, func() (bool, string) {
+			s := m.Status(t.Context())
+			hasProblem := false
+			for _, p := range s.Problems {
+				hasProblem = hasProblem || p.What == "config reload"
+			}
+			got := m.Config().Manager.Debounce.Duration
+			return got == st.wantDebounce && hasProblem == st.wantProblem, fmt.Sprintf("debounce %s, problem %v", got, hasProblem)
+		})
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestClaim(t *testing.T) {
+	h := home.Home{Root: t.TempDir()}
+	if err := h.Init(); err != nil {
+		t.Fatal(err)
+	}
+	// A pid file left by a killed manager (no lock held) is stale.
+	pidPath := filepath.Join(h.PalaceDir(), PIDFile)
+	if err := os.WriteFile(pidPath, []byte(`{"pid": 999999, "home": "x"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, running, err := Running(h); err != nil || running {
+		t.Fatalf("Running with a stale pid file = %v, %v; want not running", running, err)
+	}
+	c, err := NewClaim(h, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetHTTP("127.0.0.1:1234"); err != nil {
+		t.Fatal(err)
+	}
+	inst, running, err := Running(h)
+	if err != nil || !running || inst.PID != os.Getpid() || inst.HTTP != "127.0.0.1:1234" {
+		t.Fatalf("Running = %+v, %v, %v", inst, running, err)
+	}
+	var onDisk Instance
+	data, _ := os.ReadFile(pidPath)
+	if err := json.Unmarshal(data, &onDisk); err != nil || onDisk.PID != os.Getpid() {
+		t.Fatalf("pid file %s not overwritten: %v", data, err)
+	}
+	_, err = NewClaim(h, "test")
+	if !errors.Is(err, ErrRunning) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Fatalf("second claim = %v, want ErrRunning naming pid %d", err, os.Getpid())
+	}
+	if err := c.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Release(); err != nil {
+		t.Fatalf("second release: %v", err)
+	}
+	if _, err := os.Stat(pidPath); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("pid file left after release: %v", err)
+	}
+	if _, running, _ := Running(h); running {
+		t.Error("Running after release")
+	}
+}
+
+func TestLastCondensedFollowsTheLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log.jsonl")
+	var idx condensedIndex
+	write := func(lines ...string) {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		for _, l := range lines {
+			if _, err := f.WriteString(l); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	steps := []struct {
+		name  string
+		lines []string
+		want  map[string]string
+	}{
+		{"no log yet", nil, map[string]string{}},
+		{"condense events count, others do not", []string{
+			`{"time":"2026-11-01T10:00:00Z","type":"condense","agent":"alice"}` + "\n",
+			`{"time":"2026-11-02T10:00:00Z","type":"condense-abort","agent":"alice"}` + "\n",
+			"not json\n",
+		}, map[string]string{"alice": "2026-11-01T10:00:00Z"}},
+		{"a newer event wins; a half-written line waits", []string{
+			`{"time":"2026-11-03T10:00:00Z","type":"condense","agent":"alice"}` + "\n",
+			`{"time":"2026-11-04T10:00:00Z","type":"condense","agent":"bob"`,
+		}, map[string]string{"alice": "2026-11-03T10:00:00Z"}},
+		{"the rest of the line arrives", []string{"}\n"}, map[string]string{"alice": "2026-11-03T10:00:00Z", "bob": "2026-11-04T10:00:00Z"}},
+	}
+	for _, st := range steps {
+		write(st.lines...)
+		got := idx.read(path)
+		if len(got) != len(st.want) {
+			t.Errorf("%s: got %v, want %v", st.name, got, st.want)
+		}
+		for agent, ts := range st.want {
+			if got[agent].Format(time.RFC3339) != ts {
+				t.Errorf("%s: %s = %v, want %s", st.name, agent, got[agent], ts)
+			}
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package web
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRenderBlocks(t *testing.T) {
+	cases := []struct {
+		name    string
+		md      string
+		opts    renderOpts
+		want    []string
+		notWant []string
+	}{
+		{"script is text", "<script>alert(1)</script>",
+			renderOpts{}, []string{"&lt;script&gt;alert(1)&lt;/script&gt;"}, []string{"<script"}},
+		{"event handler is text", `<img src=x onerror="alert(1)">`,
+			renderOpts{}, []string{"&lt;img src=x onerror=&#34;alert(1)&#34;&gt;"}, []string{"<img"}},
+		{"javascript link stays text", "[x](javascript:alert(1))",
+			renderOpts{}, []string{"[x](javascript:alert(1))"}, []string{"<a "}},
+		{"data link stays text", "[x](data:text/html,hi)", renderOpts{}, nil, []string{"<a "}},
+		{"relative link stays text", "[x](/api/v1/settings)", renderOpts{}, nil, []string{"<a "}},
+		{"https link", `[docs](https://example.com/a?b=1&c="2")`,
+			renderOpts{}, []string{`<a href="https://example.com/a?b=1&amp;c=&#34;2&#34;" rel="noopener noreferrer nofollow" target="_blank">docs</a>`}, nil},
+		{"autolink", "see https://example.com/x.", renderOpts{}, []string{`<a href="https://example.com/x"`, "</a>."}, nil},
+		{"quote in link text", `[a"b](https://x.example/)`, renderOpts{}, []string{`>a&#34;b</a>`}, nil},
+		{"inline", "**bold** and *it* and `co<de>` and _under_ score_in_word",
+			renderOpts{}, []string{"<strong>bold</strong>", "<em>it</em>", "<code>co&lt;de&gt;</code>", "<em>under</em>", "score_in_word"}, nil},
+		{"heading", "# Title <b>", renderOpts{}, []string{`<h3 class="md-h md-h1" id="L1">Title &lt;b&gt;</h3>`}, nil},
+		{"fenced code", "```go\nx := \"<b>\"\n## not a heading\n```\nafter",
+			renderOpts{}, []string{`<span class="md-lang">go</span>`, "x := &#34;&lt;b&gt;&#34;", "## not a heading", `<p class="md-p"><span class="ln" id="L5"></span>after</p>`}, []string{"<h"}},
+		{"unclosed fence", "```\ncode", renderOpts{}, []string{"<pre><code>", "code"}, nil},
+		{"list and tasks", "- one\n  continued\n- [x] done\n- [ ] todo\n1. first\n- 📌 pinned",
+			renderOpts{}, []string{"<br>", "continued", "☑", "☐", `<span class="md-num">1.</span>`, `class="d0 pin"`}, nil},
+		{"table", "| a | b\\|c |\n|---|---|\n| <i>1</i> | 2 |",
+			renderOpts{}, []string{"<th>a</th><th>b|c</th>", "<td>&lt;i&gt;1&lt;/i&gt;</td>", `<tr id="L3">`}, nil},
+		{"quote and rule", "> quoted <b>\n---", renderOpts{}, []string{`<blockquote class="md-quote">`, "quoted &lt;b&gt;", `<hr class="md-hr" id="L2">`}, nil},
+		{"line anchors", "a\n\nb", renderOpts{}, []string{`id="L1"`, `id="L2"`, `id="L3"`}, nil},
+		{"hit lines", "a\n\nb\nc", renderOpts{from: 3, to: 4}, []string{`<p class="md-p hit">`}, []string{`<p class="md-p hit"><span class="ln" id="L1">`}},
+		{"terms marked", "Testing the tests, not <contest>", renderOpts{terms: []string{"test"}},
+			[]string{"<mark>Testing</mark> the <mark>tests</mark>", "&lt;contest&gt;"}, []string{"<mark>contest"}},
+		{"terms never inside markup", "[test](https://test.example/test)", renderOpts{terms: []string{"test"}},
+			[]string{`href="https://test.example/test"`, "><mark>test</mark></a>"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := string(renderBlocks(splitLines(c.md, 1), c.opts))
+			for _, w := range c.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("want %q in\n%s", w, got)
+				}
+			}
+			for _, w := range c.notWant {
+				if strings.Contains(got, w) {
+					t.Errorf("do not want %q in\n%s", w, got)
+				}
+			}
+		})
+	}
+}
+
+func TestRenderHostileInputIsFast(t *testing.T) {
+	cases := map[string]string{
+		"stars":     strings.Repeat("*", 200000),
+		"underline": strings.Repeat("_a", 100000),
+		"brackets":  strings.Repeat("[", 100000) + strings.Repeat("](", 50000),
+		"ticks":     strings.Repeat("`", 100000),
+		"mixed":     strings.Repeat("**a *b `c [d](e", 20000),
+		"nesting":   strings.Repeat("**", 5000) + "x" + strings.Repeat("**", 5000),
+	}
+	for name, md := range cases {
+		t.Run(name, func(t *testing.T) {
+			start := time.Now()
+			out := string(renderBlocks(splitLines(md+"\n"+md, 1), renderOpts{terms: []string{"a"}}))
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("took %v", d)
+			}
+			if strings.Contains(out, "<a ") && name != "mixed" {
+				t.Errorf("unexpected link")
+			}
+		})
+	}
+}
+
+func TestSnippet(t *testing.T) {
+	long := strings.Repeat("filler words here\n", 60) + "the needle is here\n" + strings.Repeat("more text after\n", 60)
+	cases := []struct {
+		name, text string
+		terms      []string
+		n          int
+		want       string
+		cut        bool
+	}{
+		{"short", "all of it", []string{"it"}, 100, "all of it", false},
+		{"around the term", long, []string{"needle"}, 200, "the needle is here", true},
+		{"no term: start", long, []string{"absent"}, 100, "filler words here", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, cut := snippet(c.text, c.terms, c.n)
+			if !strings.Contains(got, c.want) || cut != c.cut || len(got) > c.n+10 {
+				t.Errorf("snippet = %q (cut %v)", got, cut)
+			}
+		})
+	}
+}
+
+func TestSafeNext(t *testing.T) {
+	for in, want := range map[string]string{
+		"/events": "/events", "": "/", "//evil.example": "/", `/\evil.example`: "/",
+		"https://evil.example": "/", "/a\r\nSet-Cookie: x": "/", "/agents/x?view=raw": "/agents/x?view=raw",
+	} {
+		if got := safeNext(in); got != want {
+			t.Errorf("safeNext(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestLoopbackHost(t *testing.T) {
+	for host, want := range map[string]bool{
+		"127.0.0.1:7777": true, "localhost:1": true, "LOCALHOST": true, "[::1]:80": true, "app.localhost:9": true,
+		"127.1.2.3": true, "evil.example:7777": false, "10.0.0.1:80": false, "localhost.evil.example": false, "": false,
+	} {
+		if got := loopbackHost(host); got != want {
+			t.Errorf("loopbackHost(%q) = %v", host, got)
+		}
+	}
+}

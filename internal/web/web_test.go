@@ -1,0 +1,760 @@
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/config"
+	"github.com/hivemem/hivemem/internal/eventlog"
+	"github.com/hivemem/hivemem/internal/httpguard"
+	"github.com/hivemem/hivemem/internal/reflector"
+	"github.com/hivemem/hivemem/internal/web"
+	"github.com/hivemem/hivemem/internal/web/webtest"
+)
+
+// env is a demo home served by the handler.
+type env struct {
+	a *app.App
+	h *web.Handler
+}
+
+func newEnv(t *testing.T, d web.Deps) env {
+	t.Helper()
+	a, err := webtest.Open(context.Background(), filepath.Join(t.TempDir(), "home"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	d.App = a
+	d.PollInterval = 20 * time.Millisecond
+	h := web.New(d)
+	t.Cleanup(h.Close)
+	return env{a: a, h: h}
+}
+
+// req is one request of a table.
+type req struct {
+	method, target, body string
+	hdr                  map[string]string
+}
+
+func (e env) do(t *testing.T, r req) *httptest.ResponseRecorder {
+	t.Helper()
+	if r.method == "" {
+		r.method = http.MethodGet
+	}
+	var body *strings.Reader
+	if r.body != "" {
+		body = strings.NewReader(r.body)
+	}
+	var hr *http.Request
+	if body != nil {
+		hr = httptest.NewRequest(r.method, r.target, body)
+		hr.Header.Set("Content-Type", "application/json")
+	} else {
+		hr = httptest.NewRequest(r.method, r.target, nil)
+	}
+	hr.Host = "127.0.0.1:7777"
+	for k, v := range r.hdr {
+		if k == "Host" {
+			hr.Host = v
+			continue
+		}
+		hr.Header.Set(k, v)
+	}
+	w := httptest.NewRecorder()
+	e.h.ServeHTTP(w, hr)
+	return w
+}
+
+func decode[T any](t *testing.T, w *httptest.ResponseRecorder) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(w.Body.Bytes(), &v); err != nil {
+		t.Fatalf("response is not JSON: %v\n%s", err, w.Body.String())
+	}
+	return v
+}
+
+func memory(t *testing.T, a *app.App, agent string) []byte {
+	t.Helper()
+	p, err := a.Home.MemoryPath(agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestReadEndpoints(t *testing.T) {
+	manager := func() any {
+		return map[string]any{"pid": 4242, "uptime_seconds": 10800, "problems": []string{}, "index": map[string]any{"files": 6},
+			"agents": []map[string]any{{"agent": "researcher", "mining_backoff": map[string]any{"failures": 3, "last_error": "disk full"}}}}
+	}
+	e := newEnv(t, web.Deps{ManagerStatus: manager})
+	cases := []struct {
+		name   string
+		r      req
+		status int
+		check  func(t *testing.T, w *httptest.ResponseRecorder)
+	}{
+		{"status", req{target: "/api/v1/status"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
+			s := decode[web.StatusReport](t, w)
+			if s.Agents != 5 || s.SearchMode != "lexical" || s.Index.Drawers == 0 || s.Reflector.Backoffs != 1 {
+				t.Errorf("status = %+v", s)
+			}
+			if m, _ := s.Manager.(map[string]any); m["pid"] != float64(4242) {
+				t.Errorf("manager status not passed through: %#v", s.Manager)
+			}
+		}},
+		{"agents", req{target: "/api/v1/agents"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
+			got := decode[struct{ Agents []web.AgentSummary }](t, w).Agents
+			if len(got) != 5 {
+				t.Fatalf("%d agents", len(got))
+			}
+			by := map[string]web.AgentSummary{}
+			for _, a := range got {
+				by[a.Agent] = a
+			}
+			if by["coder"].Health != web.HealthDue || by["tester"].Health != web.HealthBackoff || by["reviewer"].Health != web.HealthOK {
+				t.Errorf("health: coder %s, tester %s, reviewer %s", by["coder"].Health, by["tester"].Health, by["reviewer"].Health)
+			}
+			p := by["planner"]
+			if !p.Condensed || p.Backups != 1 || p.Pinned != 4 || p.LastCondensed.IsZero() || p.LastMined.IsZero() || p.Drawers == 0 {
+				t.Errorf("planner = %+v", p)
+			}
+			if b := by["tester"].Backoff; b == nil || b.Failures != 2 || b.LastReason != "summarize-failed" {
+				t.Errorf("tester backoff = %+v", b)
+			}
+			if r := by["researcher"]; r.Health != web.HealthBackoff || r.MiningBackoff == nil || !strings.Contains(r.HealthNote, "disk full") {
+				t.Errorf("researcher (manager mining backoff) = %+v", r)
+			}
+			if c := by["coder"]; c.BudgetBytes != 49152 || c.TriggerBytes != 24576 || c.BudgetPct <= 50 {
+				t.Errorf("coder budget = %+v", c)
+			}
+		}},
+		{"one agent", req{target: "/api/v1/agents/planner"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
+			if a := decode[web.AgentSummary](t, w); a.Agent != "planner" || a.Sections != 6 {
+				t.Errorf("agent = %+v", a)
+			}
+		}},
+		{"agent bad id", req{target: "/api/v1/agents/Bad!"}, 400, nil},
+		{"agent traversal", req{target: "/api/v1/agents/..%2f..%2fetc"}, 400, nil},
+		{"agent unknown", req{target: "/api/v1/agents/nobody"}, 404, nil},
+		{"memory", req{target: "/api/v1/agents/planner/memory"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
+			m := decode[web.MemoryView](t, w)
+			if m.Raw != string(memory(t, e.a, "planner")) || len(m.SHA256) != 64 || m.Lines == 0 {
+				t.Errorf("raw/sha/lines wrong: %d lines, sha %q", m.Lines, m.SHA256)
+			}
+			regions := map[string]int{}
+			for _, s := range m.Sections {
+				regions[s.Region]++
+			}
+			if regions["pinned"] != 1 || regions["condensed"] != 1 || regions["recent"] != 7 || len(m.Pinned) != 4 || m.Condensed == "" {
+				t.Errorf("regions %v, %d pinned, condensed %q", regions, len(m.Pinned), m.Condensed)
+			}
+		}},
+		{"memory raw", req{target: "/api/v1/agents/planner/memory?format=raw"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
+			if w.Body.String() != string(memory(t, e.a, "planner")) || !strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+				t.Errorf("raw memory differs or wrong type %q", w.Header().Get("Content-Type"))
+			}
+		}},
+		{"memory bad format", req{target: "/api/v1/agents/planner/memory?format=xml"}, 400, nil},
+		{"memory unknown agent", req{target: "/api/v1/agents/nobody/memory"}, 404, nil},
+		{"search", req{target: "/api/v1/search?q=flaky+login+test"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
+			s := decode[web.SearchResponse](t, w)
+			if len(s.Hits) == 0 || !strings.Contains(s.Hits[0].Heading, "fixed flaky login test") || s.Mode != "lexical" || s.Results != 8 {
+				t.Fatalf("search = %+v", s)
+			}
+			if v := s.Hits[0].View; !regexp.MustCompile(`^/agents/tester\?from=\d+&q=flaky\+login\+test&to=\d+#L\d+$`).MatchString(v) {
+				t.Errorf("view link %q", v)
+			}
+		}},
+		{"search filtered", req{target: "/api/v1/search?q=test&agent=coder&room=recent&since=2026-11-01&until=2026-11-30&results=3"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
+			s := decode[web.SearchResponse](t, w)
+			if len(s.Hits) == 0 || len(s.Hits) > 3 {
+				t.Fatalf("%d hits", len(s.Hits))
+			}
+			for _, h := range s.Hits {
+				if h.Agent != "coder" || h.Room != "recent" || h.Date < "2026-11-01" || h.Date > "2026-11-30" {
+					t.Errorf("hit outside the filter: %s %s %s", h.Agent, h.Room, h.Date)
+				}
+			}
+		}},
+		{"search archive links to the archive viewer", req{target: "/api/v1/search?q=kickoff&room=archive"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
+			s := decode[web.SearchResponse](t, w)
+			if len(s.Hits) == 0 || !strings.HasPrefix(s.Hits[0].View, "/agents/planner/archive/2026-11.md?") {
+				t.Errorf("archive hits %+v", s.Hits)
+			}
+		}},
+		{"search no query", req{target: "/api/v1/search"}, 400, nil},
+		{"search blank query", req{target: "/api/v1/search?q=%20%00"}, 400, nil},
+		{"search long query", req{target: "/api/v1/search?q=" + strings.Repeat("a", 4097)}, 400, nil},
+		{"search bad utf8", req{target: "/api/v1/search?q=%ff%fe"}, 400, nil},
+		{"search results zero", req{target: "/api/v1/search?q=x&results=0"}, 400, nil},
+		{"search results words", req{target: "/api/v1/search?q=x&results=many"}, 400, nil},
+		{"search results too many", req{target: "/api/v1/search?q=x&results=1001"}, 400, nil},
+		{"search bad date", req{target: "/api/v1/search?q=x&since=2026-13-01"}, 400, nil},
+		{"search since after until", req{target: "/api/v1/search?q=x&since=2026-11-02&until=2026-11-01"}, 400, nil},
+		{"search bad mode", req{target: "/api/v1/search?q=x&mode=fuzzy"}, 400, nil},
+		{"search vector without model", req{target: "/api/v1/search?q=x&mode=vector"}, 400, nil},
+		{"search bad agent", req{target: "/api/v1/search?q=x&agent=../x"}, 400, nil},
+		{"search bad room", req{target: "/api/v1/search?q=x&room=Room!"}, 400, nil},
+		{"wake-up", req{target: "/api/v1/wake-up?wing=planner&budget=400"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
+			var d struct {
+				Wing   string
+				Budget int
+				Pinned []string
+				Text   string
+			}
+			d = decode[struct {
+				Wing   string
+				Budget int
+				Pinned []string
+				Text   string
+			}](t, w)
+			if d.Wing != "planner" || d.Budget != 400 || len(d.Pinned) != 4 || !strings.Contains(d.Text, "never on a Friday") {
+				t.Errorf("wake-up = %+v", d)
+			}
+		}},
+		{"wake-up hive", req{target: "/api/v1/wake-up"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
+			if !strings.Contains(w.Body.String(), `"agent": "researcher"`) {
+				t.Errorf("hive wake-up lacks agents: %s", w.Body.String())
+			}
+		}},
+		{"wake-up unknown wing", req{target: "/api/v1/wake-up?wing=nowhere"}, 404, nil},
+		{"wake-up bad budget", req{target: "/api/v1/wake-up?budget=0"}, 400, nil},
+		{"wake-up huge budget", req{target: "/api/v1/wake-up?budget=100001"}, 400, nil},
+		{"events", req{target: "/api/v1/events"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
+			r := decode[web.EventsResponse](t, w)
+			if len(r.Events) != 5 || r.Offset == 0 || r.Events[4].Offset != r.Offset || r.Events[0].Type != "condense" {
+				t.Errorf("events = %+v", r)
+			}
+		}},
+		{"events filtered", req{target: "/api/v1/events?agent=tester&type=condense-abort&n=1"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
+			r := decode[web.EventsResponse](t, w)
+			if len(r.Events) != 1 || r.Events[0].Agent != "tester" || r.Events[0].Data["failures"] != float64(2) {
+				t.Errorf("events = %+v", r.Events)
+			}
+		}},
+		{"events bad n", req{target: "/api/v1/events?n=0"}, 400, nil},
+		{"events bad type", req{target: "/api/v1/events?type=DROP%20TABLE"}, 400, nil},
+		{"events bad agent", req{target: "/api/v1/events?agent=A"}, 400, nil},
+		{"stream bad offset", req{target: "/api/v1/events/stream?from=-3"}, 400, nil},
+		{"backups", req{target: "/api/v1/backups"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
+			if bs := decode[struct{ Backups []web.BackupInfo }](t, w).Backups; len(bs) != 1 || bs[0].Agent != "planner" || strings.HasPrefix(bs[0].Path, "/") {
+				t.Errorf("backups = %+v", bs)
+			}
+		}},
+		{"agent backups", req{target: "/api/v1/agents/reviewer/backups"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
+			if !strings.Contains(w.Body.String(), `"backups": []`) {
+				t.Errorf("want an empty list: %s", w.Body.String())
+			}
+		}},
+		{"agent backups bad id", req{target: "/api/v1/agents/X/backups"}, 400, nil},
+		{"backup detail", req{target: "/api/v1/agents/planner/backups/latest?content=true"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
+			d := decode[web.BackupDetail](t, w)
+			if d.Identical || !strings.Contains(d.Diff, "+## ") || !strings.Contains(d.Content, "kickoff") || d.CurrentSHA256 == d.BackupSHA256 {
+				t.Errorf("detail = %+v", d)
+			}
+		}},
+		{"backup bad name", req{target: "/api/v1/agents/planner/backups/..%2f..%2fconfig"}, 400, nil},
+		{"backup unknown", req{target: "/api/v1/agents/planner/backups/20200101T000000Z"}, 404, nil},
+		{"backup none", req{target: "/api/v1/agents/reviewer/backups/latest"}, 404, nil},
+		{"backup bad content flag", req{target: "/api/v1/agents/planner/backups/latest?content=maybe"}, 400, nil},
+		{"settings", req{target: "/api/v1/settings"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
+			s := decode[web.SettingsResponse](t, w)
+			if s.Reflector.BudgetBytes != 49152 || s.Reflector.RecentKeep != 6 || s.Reflector.Interval != "30m" || !s.Editable {
+				t.Errorf("settings = %+v", s)
+			}
+			if strings.Contains(w.Body.String(), "api_key") || strings.Contains(w.Body.String(), "token") {
+				t.Errorf("settings leak secrets: %s", w.Body.String())
+			}
+		}},
+		{"overview shows the manager", req{target: "/"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
+			for _, want := range []string{"<dt>pid</dt><dd>4242</dd>", "<dt>uptime</dt><dd>3h</dd>", "<dt>problems</dt><dd>0</dd>"} {
+				if !strings.Contains(w.Body.String(), want) {
+					t.Errorf("overview lacks %q", want)
+				}
+			}
+			if strings.Contains(w.Body.String(), "<dt>index</dt>") {
+				t.Error("nested manager objects belong in the API, not the overview")
+			}
+		}},
+		{"unknown endpoint", req{target: "/api/v1/nothing"}, 404, func(t *testing.T, w *httptest.ResponseRecorder) {
+			if e := decode[struct{ Error string }](t, w); !strings.Contains(e.Error, "no API endpoint") {
+				t.Errorf("error = %q", e.Error)
+			}
+		}},
+		{"wrong method", req{method: "DELETE", target: "/api/v1/agents"}, 405, func(t *testing.T, w *httptest.ResponseRecorder) {
+			if w.Header().Get("Allow") != "GET" {
+				t.Errorf("Allow = %q", w.Header().Get("Allow"))
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := e.do(t, c.r)
+			if w.Code != c.status {
+				t.Fatalf("%s %s = %d, want %d: %s", c.r.method, c.r.target, w.Code, c.status, w.Body.String())
+			}
+			if strings.HasPrefix(c.r.target, "/api/") && !strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") && c.name != "memory raw" {
+				t.Errorf("content type %q", w.Header().Get("Content-Type"))
+			}
+			if c.status >= 400 {
+				if e := decode[struct{ Error string }](t, w); e.Error == "" {
+					t.Errorf("error response without a message: %s", w.Body.String())
+				}
+			}
+			if c.check != nil {
+				c.check(t, w)
+			}
+		})
+	}
+}
+
+func TestCondenseAndRestore(t *testing.T) {
+	e := newEnv(t, web.Deps{})
+	before := memory(t, e.a, "coder")
+	sha := regexp.MustCompile(`"before_sha256": "([0-9a-f]{64})"`)
+
+	// A dry run shows the would-be file and writes nothing.
+	w := e.do(t, req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{"dry_run": true, "force": true}`})
+	if w.Code != 200 {
+		t.Fatalf("dry run = %d: %s", w.Code, w.Body.String())
+	}
+	dry := decode[web.CondenseResponse](t, w)
+	if dry.Status != reflector.StatusDryRun || !strings.Contains(dry.Output, "## 🗜 Condensed history") || !strings.Contains(dry.Diff, "-## 2026-") || dry.Evicted == 0 {
+		t.Fatalf("dry run = %+v", dry.Result)
+	}
+	if got := memory(t, e.a, "coder"); string(got) != string(before) {
+		t.Fatal("a dry run changed the file")
+	}
+	m := sha.FindStringSubmatch(w.Body.String())
+	if m == nil {
+		t.Fatalf("no before_sha256 in %s", w.Body.String()[:200])
+	}
+
+	errs := []struct {
+		name   string
+		r      req
+		status int
+	}{
+		{"bad json", req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{"dry_run": tru`}, 400},
+		{"unknown field", req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{"dryrun": true}`}, 400},
+		{"not an object", req{method: "POST", target: "/api/v1/agents/coder/condense", body: `[true]`}, 400},
+		{"trailing data", req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{} {}`}, 400},
+		{"oversize", req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{"if_match": "` + strings.Repeat("a", 70000) + `"}`}, 413},
+		{"wrong content type", req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{}`, hdr: map[string]string{"Content-Type": "text/plain"}}, 415},
+		{"bad if_match", req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{"if_match": "xyz"}`}, 400},
+		{"stale if_match", req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{"force": true, "if_match": "` + strings.Repeat("0", 64) + `"}`}, 409},
+		{"bad agent", req{method: "POST", target: "/api/v1/agents/Coder/condense", body: `{}`}, 400},
+		{"unknown agent", req{method: "POST", target: "/api/v1/agents/nobody/condense", body: `{}`}, 404},
+		{"GET not allowed", req{target: "/api/v1/agents/coder/condense"}, 405},
+		{"restore bad name", req{method: "POST", target: "/api/v1/agents/coder/backups/yesterday/restore"}, 400},
+		{"restore unknown", req{method: "POST", target: "/api/v1/agents/coder/backups/latest/restore"}, 404},
+		{"restore bad agent", req{method: "POST", target: "/api/v1/agents/..%2fx/backups/latest/restore"}, 400},
+		{"restore bad body", req{method: "POST", target: "/api/v1/agents/planner/backups/latest/restore", body: `{"x":1}`}, 400},
+	}
+	for _, c := range errs {
+		t.Run(c.name, func(t *testing.T) {
+			if w := e.do(t, c.r); w.Code != c.status {
+				t.Errorf("= %d, want %d: %s", w.Code, c.status, w.Body.String())
+			}
+		})
+	}
+	if got := memory(t, e.a, "coder"); string(got) != string(before) {
+		t.Fatal("a refused request changed the file")
+	}
+
+	// Under the triggers and not forced, a small file is skipped.
+	w = e.do(t, req{method: "POST", target: "/api/v1/agents/reviewer/condense", body: `{}`})
+	if r := decode[web.CondenseResponse](t, w); w.Code != 200 || r.Status != reflector.StatusSkipped || r.Reason != reflector.SkipBelowMin {
+		t.Errorf("reviewer = %d %+v", w.Code, r.Result)
+	}
+
+	// Apply what was previewed.
+	w = e.do(t, req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{"force": true, "if_match": "` + m[1] + `"}`})
+	applied := decode[web.CondenseResponse](t, w)
+	if w.Code != 200 || applied.Status != reflector.StatusCondensed || applied.Backup == "" || applied.Diff != "" {
+		t.Fatalf("apply = %d %+v", w.Code, applied.Result)
+	}
+	after := memory(t, e.a, "coder")
+	if string(after) != dry.Output {
+		t.Error("the applied file differs from the preview")
+	}
+	evs, _ := e.a.Events.Read(1, nil)
+	if len(evs) != 1 || evs[0].Type != "condense" || evs[0].Agent != "coder" {
+		t.Errorf("last event = %+v", evs)
+	}
+
+	// The backup shows what a restore would change, and restores.
+	w = e.do(t, req{target: "/api/v1/agents/coder/backups/" + applied.Backup})
+	if d := decode[web.BackupDetail](t, w); w.Code != 200 || d.Identical || !strings.Contains(d.Diff, "+## 2026-10-03") {
+		t.Fatalf("backup detail = %d %+v", w.Code, d.BackupInfo)
+	}
+	w = e.do(t, req{method: "POST", target: "/api/v1/agents/coder/backups/" + applied.Backup + "/restore", body: `{}`})
+	res := decode[reflector.RestoreResult](t, w)
+	if w.Code != 200 || res.Backup != applied.Backup || res.PreRestoreBackup == "" {
+		t.Fatalf("restore = %d %+v", w.Code, res)
+	}
+	if got := memory(t, e.a, "coder"); string(got) != string(before) {
+		t.Error("restore did not bring the original file back")
+	}
+	w = e.do(t, req{target: "/api/v1/agents/coder/backups"})
+	if bs := decode[struct{ Backups []web.BackupInfo }](t, w).Backups; len(bs) != 2 || bs[0].Name != res.PreRestoreBackup {
+		t.Errorf("backups after restore = %+v", bs)
+	}
+}
+
+func TestSettingsUpdate(t *testing.T) {
+	e := newEnv(t, web.Deps{})
+	path := e.a.Home.ConfigPath()
+	cases := []struct {
+		name   string
+		body   string
+		status int
+	}{
+		{"empty body", ``, 400},
+		{"empty object", `{}`, 400},
+		{"no fields", `{"reflector": {}}`, 400},
+		{"unknown section", `{"search": {"results": 3}}`, 400},
+		{"unknown key", `{"reflector": {"budget": 3}}`, 400},
+		{"wrong type", `{"reflector": {"recent_keep": "five"}}`, 400},
+		{"pct zero", `{"reflector": {"byte_trigger_pct": 0}}`, 400},
+		{"pct over", `{"reflector": {"byte_trigger_pct": 101}}`, 400},
+		{"budget tiny", `{"reflector": {"budget_bytes": 10}}`, 400},
+		{"recent_keep zero", `{"reflector": {"recent_keep": 0}}`, 400},
+		{"negative min", `{"reflector": {"min_bytes": -1}}`, 400},
+		{"retention zero", `{"reflector": {"retention": 0}}`, 400},
+		{"interval words", `{"reflector": {"interval": "soon"}}`, 400},
+		{"interval tiny", `{"reflector": {"interval": "1ms"}}`, 400},
+		{"bad json", `{"reflector": `, 400},
+	}
+	orig, _ := os.ReadFile(path)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := e.do(t, req{method: "PATCH", target: "/api/v1/settings", body: c.body})
+			if w.Code != c.status {
+				t.Errorf("= %d, want %d: %s", w.Code, c.status, w.Body.String())
+			}
+		})
+	}
+	if now, _ := os.ReadFile(path); string(now) != string(orig) {
+		t.Fatal("a refused update changed config.toml")
+	}
+
+	w := e.do(t, req{method: "PATCH", target: "/api/v1/settings", body: `{"reflector": {"recent_keep": 4, "interval": "45m", "enabled": false, "word_budget": 300}}`})
+	if w.Code != 200 {
+		t.Fatalf("update = %d: %s", w.Code, w.Body.String())
+	}
+	s := decode[web.SettingsResponse](t, w)
+	if s.Reflector.RecentKeep != 4 || s.Reflector.Interval != "45m" || s.Reflector.Enabled || s.Reflector.WordBudget != 300 {
+		t.Errorf("response settings = %+v", s.Reflector)
+	}
+	raw, _ := os.ReadFile(path)
+	for _, want := range []string{"# hivemem demo home", "[embedder]\nprovider = \"none\" # lexical-only", "recent_keep = 4 # newest sections kept verbatim",
+		"interval = \"45m\"", "enabled = false", "word_budget = 300", "[search]\nresults = 8"} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("config.toml lacks %q:\n%s", want, raw)
+		}
+	}
+	cfg, err := config.Load(path)
+	if err != nil || cfg.Reflector.RecentKeep != 4 || cfg.Reflector.Enabled || cfg.Embedder.Provider != "none" {
+		t.Errorf("config after update: %v %+v", err, cfg.Reflector)
+	}
+	// The handler's live config follows: a forced condense is now refused
+	// because the reflector is disabled.
+	w = e.do(t, req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{"force": true}`})
+	if r := decode[web.CondenseResponse](t, w); r.Status != reflector.StatusSkipped || r.Reason != reflector.SkipDisabled {
+		t.Errorf("condense after disabling = %+v", r.Result)
+	}
+
+	// Layouts the line editor cannot safely change are refused, untouched.
+	for name, doc := range map[string]string{
+		"unparsable":  "[reflector\nrecent_keep = 3\n",
+		"dotted keys": "reflector.recent_keep = 3\n[search]\nresults = 2\n",
+		"inline":      "reflector = { recent_keep = 3 }\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			w := e.do(t, req{method: "PATCH", target: "/api/v1/settings", body: `{"reflector": {"recent_keep": 9}}`})
+			if w.Code != 409 {
+				t.Errorf("= %d, want 409: %s", w.Code, w.Body.String())
+			}
+			if now, _ := os.ReadFile(path); string(now) != doc {
+				t.Errorf("config.toml changed to %q", now)
+			}
+		})
+	}
+	// No config.toml at all: the table is created.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	w = e.do(t, req{method: "PATCH", target: "/api/v1/settings", body: `{"reflector": {"min_bytes": 1024}}`})
+	if raw, _ := os.ReadFile(path); w.Code != 200 || string(raw) != "[reflector]\nmin_bytes = 1024\n" {
+		t.Errorf("new config = %d %q", w.Code, raw)
+	}
+}
+
+// stream opens the event stream and returns a function reading the next
+// event's id and data.
+func stream(t *testing.T, ctx context.Context, url string, hdr map[string]string) func() (string, string) {
+	t.Helper()
+	r, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		r.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream; charset=utf-8" {
+		t.Fatalf("stream = %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	sc := bufio.NewScanner(resp.Body)
+	return func() (id, data string) {
+		for sc.Scan() {
+			l := sc.Text()
+			switch {
+			case strings.HasPrefix(l, "id: "):
+				id = l[4:]
+			case strings.HasPrefix(l, "data: "):
+				data = l[6:]
+			case l == "" && data != "":
+				return id, data
+			}
+		}
+		return "", ""
+	}
+}
+
+func TestEventStream(t *testing.T) {
+	e := newEnv(t, web.Deps{})
+	srv := httptest.NewServer(e.h)
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	next := stream(t, ctx, srv.URL+"/api/v1/events/stream?agent=coder", nil)
+	// Appended through this process's log: delivered at once.
+	if err := e.a.Events.Append(eventlog.Event{Type: "condense", Agent: "tester"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.a.Events.Append(eventlog.Event{Type: "condense", Agent: "coder", Data: map[string]any{"n": 1}}); err != nil {
+		t.Fatal(err)
+	}
+	id1, data := next()
+	if !strings.Contains(data, `"agent":"coder"`) || !strings.Contains(data, `"n":1`) {
+		t.Fatalf("first event %s: %s", id1, data)
+	}
+	// Written by another process (another Log on the same file): found by
+	// polling the file.
+	other := eventlog.Open(e.a.Home.LogPath())
+	if err := other.Append(eventlog.Event{Type: "restore", Agent: "coder"}); err != nil {
+		t.Fatal(err)
+	}
+	id2, data := next()
+	if !strings.Contains(data, `"type":"restore"`) || id2 <= id1 {
+		t.Fatalf("second event %s: %s", id2, data)
+	}
+	// A reconnect with Last-Event-ID resumes after the first event.
+	resume := stream(t, ctx, srv.URL+"/api/v1/events/stream?agent=coder", map[string]string{"Last-Event-ID": id1})
+	if id, data := resume(); id != id2 || !strings.Contains(data, `"type":"restore"`) {
+		t.Fatalf("resumed at %s: %s", id, data)
+	}
+	// Close ends open streams.
+	done := make(chan struct{})
+	go func() {
+		for {
+			if id, _ := next(); id == "" {
+				close(done)
+				return
+			}
+		}
+	}()
+	e.h.Close()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not end the stream")
+	}
+}
+
+func TestGuard(t *testing.T) {
+	const tok = "s3cret-token-for-tests"
+	e := newEnv(t, web.Deps{Guard: &httpguard.Config{Addr: "127.0.0.1:7777", Token: tok, MaxBody: 4096}})
+	bearer := map[string]string{"Authorization": "Bearer " + tok}
+	with := func(m map[string]string, kv ...string) map[string]string {
+		out := map[string]string{}
+		for k, v := range m {
+			out[k] = v
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			out[kv[i]] = kv[i+1]
+		}
+		return out
+	}
+	cases := []struct {
+		name     string
+		r        req
+		status   int
+		location string
+	}{
+		{"api without token", req{target: "/api/v1/agents"}, 401, ""},
+		{"api wrong token", req{target: "/api/v1/agents", hdr: map[string]string{"Authorization": "Bearer nope"}}, 401, ""},
+		{"api bearer", req{target: "/api/v1/agents", hdr: bearer}, 200, ""},
+		{"api cookie", req{target: "/api/v1/agents", hdr: map[string]string{"Cookie": "hivemem_token=" + tok}}, 200, ""},
+		{"page without token goes to login", req{target: "/agents/planner?view=raw"}, 303, "/login?next=%2Fagents%2Fplanner%3Fview%3Draw"},
+		{"login page is public", req{target: "/login"}, 200, ""},
+		{"static is public", req{target: "/static/app.css"}, 200, ""},
+		{"post without token", req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{}`}, 401, ""},
+		{"cross-origin post", req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{"dry_run":true}`, hdr: with(bearer, "Origin", "http://evil.example")}, 403, ""},
+		{"cross-site post without origin", req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{"dry_run":true}`, hdr: with(bearer, "Sec-Fetch-Site", "cross-site")}, 403, ""},
+		{"null origin post", req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{"dry_run":true}`, hdr: with(bearer, "Origin", "null")}, 403, ""},
+		{"cross-origin login", req{method: "POST", target: "/login", body: "token=" + tok, hdr: map[string]string{"Origin": "http://evil.example", "Content-Type": "application/x-www-form-urlencoded"}}, 403, ""},
+		{"same-origin post", req{method: "POST", target: "/api/v1/agents/reviewer/condense", body: `{"dry_run":true}`, hdr: with(bearer, "Origin", "http://127.0.0.1:7777")}, 200, ""},
+		{"body over the guard's cap", req{method: "PATCH", target: "/api/v1/settings", body: `{"reflector":{"interval":"` + strings.Repeat("1", 5000) + `"}}`, hdr: bearer}, 413, ""},
+		{"dns rebinding host", req{target: "/api/v1/agents", hdr: with(bearer, "Host", "evil.example:7777")}, 421, ""},
+		{"localhost host", req{target: "/api/v1/agents", hdr: with(bearer, "Host", "localhost:7777")}, 200, ""},
+		{"ipv6 loopback host", req{target: "/api/v1/agents", hdr: with(bearer, "Host", "[::1]:7777")}, 200, ""},
+		{"login wrong token", req{method: "POST", target: "/login", body: "token=nope", hdr: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}, 401, ""},
+		{"login", req{method: "POST", target: "/login", body: "token=" + tok + "&next=%2Fevents", hdr: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}, 303, "/events"},
+		{"login keeps the redirect on site", req{method: "POST", target: "/login", body: "token=" + tok + "&next=%2F%2Fevil.example", hdr: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}, 303, "/"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := e.do(t, c.r)
+			if w.Code != c.status {
+				t.Fatalf("= %d, want %d: %s", w.Code, c.status, w.Body.String())
+			}
+			if c.location != "" && w.Header().Get("Location") != c.location {
+				t.Errorf("Location = %q, want %q", w.Header().Get("Location"), c.location)
+			}
+			if w.Header().Get("Content-Security-Policy") == "" {
+				t.Error("no CSP header")
+			}
+		})
+	}
+	w := e.do(t, req{method: "POST", target: "/login", body: "token=" + tok, hdr: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}})
+	ck := w.Result().Cookies()
+	if len(ck) != 1 || ck[0].Name != "hivemem_token" || !ck[0].HttpOnly || ck[0].SameSite != http.SameSiteStrictMode || ck[0].Value != tok {
+		t.Errorf("login cookie = %+v", ck)
+	}
+}
+
+func TestPages(t *testing.T) {
+	e := newEnv(t, web.Deps{Version: "v-test"})
+	marker := "window." + webtest.XSSMarker
+	cases := []struct {
+		name   string
+		target string
+		status int
+		want   []string
+	}{
+		{"overview", "/", 200, []string{`data-agent="coder"`, `class="badge due"`, `class="badge backoff"`, "v-test", `class="fill due w`, "condense-abort"}},
+		{"search form", "/search", 200, []string{`name="q"`, `<option value="coder"`}},
+		{"search", "/search?q=flaky+login&agent=tester", 200, []string{"<mark>flaky</mark>", "Open in viewer", `href="/agents/tester?from=`}},
+		{"search error", "/search?q=x&since=yesterday", 400, []string{"since"}},
+		{"viewer", "/agents/planner", 200, []string{"region-pinned", "region-condensed", "region-recent", `id="L1"`, "never on a Friday", "<table>"}},
+		{"viewer hit", "/agents/tester?from=250&to=255&q=login#L250", 200, []string{"md-section kind-section hit", "<mark>login</mark>"}},
+		{"viewer raw", "/agents/planner?view=raw", 200, []string{`class="raw"`, `<span class="lno">1</span>`}},
+		{"archive", "/agents/planner/archive/2026-11.md", 200, []string{"kickoff for the memory project", "current memory"}},
+		{"archive bad name", "/agents/planner/archive/..%2f..%2fconfig.toml", 400, nil},
+		{"archive unknown", "/agents/planner/archive/1999-01.md", 404, nil},
+		{"condense", "/agents/coder/condense", 200, []string{`id="preview"`, `data-sha="`}},
+		{"backups", "/agents/planner/backups", 200, []string{"act-restore", `<dialog id="confirm-restore"`}},
+		{"backups none", "/agents/nobody/backups", 404, nil},
+		{"events", "/events?agent=tester", 200, []string{"summarize-failed", `data-stream="/api/v1/events/stream?from=`}},
+		{"events bad filter", "/events?type=Bad", 400, nil},
+		{"settings", "/settings", 200, []string{`name="budget_bytes" value="49152"`, `value="30m"`}},
+		{"login without token", "/login", 200, []string{"needs no token"}},
+		{"bad agent page", "/agents/Bad", 400, []string{"invalid agent id"}},
+		{"unknown agent page", "/agents/nobody", 404, nil},
+		{"no such page", "/nope", 404, []string{"no page at /nope"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := e.do(t, req{target: c.target})
+			body := w.Body.String()
+			if w.Code != c.status {
+				t.Fatalf("= %d, want %d: %.300s", w.Code, c.status, body)
+			}
+			if !strings.HasPrefix(w.Header().Get("Content-Type"), "text/html") {
+				t.Errorf("content type %q", w.Header().Get("Content-Type"))
+			}
+			for _, s := range c.want {
+				if !strings.Contains(body, s) {
+					t.Errorf("page lacks %q", s)
+				}
+			}
+			if strings.Contains(body, "<script>") || strings.Contains(body, " style=") {
+				t.Error("page has an inline script or style")
+			}
+		})
+	}
+
+	// Memory text with markup is escaped everywhere it is shown.
+	for _, target := range []string{"/agents/researcher", "/agents/researcher?view=raw", "/search?q=vendor+pricing", "/api/v1/agents/researcher/memory"} {
+		t.Run("escaped "+target, func(t *testing.T) {
+			body := e.do(t, req{target: target}).Body.String()
+			for _, bad := range []string{"<script>" + marker, "<img src=x", "<iframe", "<svg onload", `href="javascript`} {
+				if strings.Contains(body, bad) {
+					t.Errorf("%s passes %q through", target, bad)
+				}
+			}
+			if !strings.Contains(body, "&lt;script&gt;") && !strings.Contains(body, `\u003cscript\u003e`) {
+				t.Errorf("%s does not show the escaped payload", target)
+			}
+		})
+	}
+
+	w := e.do(t, req{target: "/"})
+	for h, want := range map[string]string{
+		"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Referrer-Policy": "same-origin",
+	} {
+		if got := w.Header().Get(h); got != want {
+			t.Errorf("%s = %q, want %q", h, got, want)
+		}
+	}
+	csp := w.Header().Get("Content-Security-Policy")
+	for _, want := range []string{"script-src 'self'", "style-src 'self'", "frame-ancestors 'none'", "default-src 'none'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("CSP %q lacks %q", csp, want)
+		}
+	}
+	if strings.Contains(csp, "unsafe") {
+		t.Errorf("CSP allows unsafe sources: %q", csp)
+	}
+	// Assets are versioned by content hash.
+	m := regexp.MustCompile(`src="(/static/app\.js\?v=[0-9a-f]+)"`).FindStringSubmatch(w.Body.String())
+	if m == nil {
+		t.Fatal("no versioned app.js in the page")
+	}
+	js := e.do(t, req{target: m[1]})
+	if js.Code != 200 || !strings.Contains(js.Header().Get("Cache-Control"), "immutable") || !strings.Contains(js.Header().Get("Content-Type"), "javascript") {
+		t.Errorf("app.js = %d %q %q", js.Code, js.Header().Get("Cache-Control"), js.Header().Get("Content-Type"))
+	}
+	if w := e.do(t, req{target: "/static/nope.js"}); w.Code != 404 {
+		t.Errorf("unknown asset = %d", w.Code)
+	}
+}
