@@ -10,7 +10,9 @@ const pin = "📌"
 // collapsed to one space. "- X", "* X", "📌 X", "- 📌 X" and " X  " all give
 // "X". Case and punctuation are kept: they can change a fact's meaning.
 func NormalizeFact(s string) string {
-	s = strings.TrimSpace(s)
+	// Collapse first, so that a marker followed by any kind of space
+	// normalises the same however the fact was written down.
+	s = strings.Join(strings.Fields(s), " ")
 	for {
 		t := stripListMarker(s)
 		if rest, ok := strings.CutPrefix(t, pin); ok {
@@ -33,7 +35,7 @@ func stripListMarker(s string) string {
 	if len(s) == 1 {
 		return ""
 	}
-	if s[1] == ' ' || s[1] == '\t' {
+	if strings.IndexByte(" \t\f\v\r", s[1]) >= 0 {
 		return strings.TrimSpace(s[2:])
 	}
 	return s
