@@ -22,9 +22,12 @@ test-go:
 fuzz:
 	scripts/fuzz.sh 10s
 
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
 lint:
-	gofmt -l . | (! grep .)
+	@test -z "$$(gofmt -l cmd internal tests)" || (gofmt -l cmd internal tests; exit 1)
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./internal/...

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"github.com/dustin/go-humanize"
+
 	"context"
 	"errors"
 	"fmt"
@@ -147,13 +149,13 @@ func printReflect(stdout, stderr io.Writer, results []reflectResult) {
 		switch res.Status {
 		case reflector.StatusCondensed:
 			fmt.Fprintf(stdout, "%s: condensed %s → %s (evicted %d, kept %d, hoisted %d); backup %s\n",
-				res.Agent, humanBytes(res.OldBytes), humanBytes(res.NewBytes), res.Evicted, res.Kept, res.Hoisted, res.Backup)
+				res.Agent, humanize.IBytes(uint64(res.OldBytes)), humanize.IBytes(uint64(res.NewBytes)), res.Evicted, res.Kept, res.Hoisted, res.Backup)
 			if res.MineError != "" {
 				fmt.Fprintf(stderr, "%s: warning: %s\n", res.Agent, res.MineError)
 			}
 		case reflector.StatusDryRun:
 			fmt.Fprintf(stderr, "%s: dry run: would condense %s → %s (evict %d, keep %d, hoist %d); nothing written\n",
-				res.Agent, humanBytes(res.OldBytes), humanBytes(res.NewBytes), res.Evicted, res.Kept, res.Hoisted)
+				res.Agent, humanize.IBytes(uint64(res.OldBytes)), humanize.IBytes(uint64(res.NewBytes)), res.Evicted, res.Kept, res.Hoisted)
 			if dry > 1 {
 				fmt.Fprintf(stdout, "==> %s <==\n", res.Agent)
 			}
@@ -172,17 +174,6 @@ func printReflect(stdout, stderr io.Writer, results []reflectResult) {
 			}
 		}
 	}
-}
-
-// humanBytes prints a size the way people read it (1 KiB = 1024 bytes).
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 func newBackupsCommand(g *globals) *cobra.Command {
@@ -228,7 +219,7 @@ func runBackups(ctx context.Context, g *globals, agent string, asJSON bool) erro
 		return nil
 	}
 	for _, b := range bs {
-		fmt.Fprintf(g.stdout, "%-20s %-22s %10s  %s\n", b.Agent, b.Name, humanBytes(b.Size), b.Time.UTC().Format("2006-01-02 15:04:05Z"))
+		fmt.Fprintf(g.stdout, "%-20s %-22s %10s  %s\n", b.Agent, b.Name, humanize.IBytes(uint64(b.Size)), b.Time.UTC().Format("2006-01-02 15:04:05Z"))
 	}
 	return nil
 }
@@ -268,9 +259,9 @@ func runRestore(ctx context.Context, g *globals, agent, backup string, asJSON bo
 		fmt.Fprintf(g.stdout, "%s already matches backup %s; nothing to do\n", agent, res.Backup)
 	case res.PreRestoreBackup != "":
 		fmt.Fprintf(g.stdout, "restored %s from %s (%s → %s); the replaced file is backup %s\n",
-			agent, res.Backup, humanBytes(res.OldBytes), humanBytes(res.NewBytes), res.PreRestoreBackup)
+			agent, res.Backup, humanize.IBytes(uint64(res.OldBytes)), humanize.IBytes(uint64(res.NewBytes)), res.PreRestoreBackup)
 	default:
-		fmt.Fprintf(g.stdout, "restored %s from %s (%s)\n", agent, res.Backup, humanBytes(res.NewBytes))
+		fmt.Fprintf(g.stdout, "restored %s from %s (%s)\n", agent, res.Backup, humanize.IBytes(uint64(res.NewBytes)))
 	}
 	if res.MineError != "" {
 		fmt.Fprintf(g.stderr, "warning: %s\n", res.MineError)

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"github.com/dustin/go-humanize"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -147,7 +149,7 @@ func runStatus(ctx context.Context, g *globals, asJSON bool) error {
 	}
 	w := g.stdout
 	fmt.Fprintf(w, "home:     %s\n", r.Home)
-	fmt.Fprintf(w, "backend:  %s, %d files, %d drawers, %d vectors, %s\n", r.Backend, r.Index.Files, r.Index.Drawers, r.Index.Vectors, human(r.Index.SizeBytes))
+	fmt.Fprintf(w, "backend:  %s, %d files, %d drawers, %d vectors, %s\n", r.Backend, r.Index.Files, r.Index.Drawers, r.Index.Vectors, humanize.IBytes(uint64(r.Index.SizeBytes)))
 	switch {
 	case r.Embedder.Provider == "none":
 		fmt.Fprintf(w, "search:   lexical-only — %s\n", r.Embedder.Note)
@@ -172,7 +174,7 @@ func runStatus(ctx context.Context, g *globals, asJSON bool) error {
 			continue
 		}
 		fmt.Fprintf(w, "  %-20s %9s %5.1f%% of budget, %3d sections, %2d pinned, %4d drawers, mined %s, condensed %s\n",
-			as.Agent, human(as.Bytes), as.BudgetPct, as.Sections, as.Pinned, as.Drawers, ago(now, as.LastMined), ago(now, as.LastCondensed))
+			as.Agent, humanize.IBytes(uint64(as.Bytes)), as.BudgetPct, as.Sections, as.Pinned, as.Drawers, ago(now, as.LastMined), ago(now, as.LastCondensed))
 		if as.Skipped != "" {
 			fmt.Fprintf(w, "  %-20s   not indexed: %s\n", "", as.Skipped)
 		}
@@ -226,16 +228,4 @@ func ago(now, t time.Time) string {
 		return fmt.Sprintf("%dh ago", int(d.Hours()))
 	}
 	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
-}
-
-func human(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -38,7 +37,8 @@ func TestMain(m *testing.M) {
 		bin = filepath.Join(dir, "hivemem")
 		goTool, err := exec.LookPath("go")
 		if err != nil {
-			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+			fmt.Fprintln(os.Stderr, "build hivemem: the go command is not on PATH:", err)
+			return 1
 		}
 		build := exec.Command(goTool, "build", "-o", bin, "github.com/hivemem/hivemem/cmd/hivemem")
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr

@@ -1,6 +1,8 @@
 package palace
 
 import (
+	"github.com/dustin/go-humanize"
+
 	"context"
 	"errors"
 	"fmt"
@@ -155,7 +157,7 @@ func (p *Palace) wakeUpHive(ctx context.Context, budget int) (Digest, error) {
 				al.Newest = secs[len(secs)-1].Heading
 			}
 		}
-		line := fmt.Sprintf("- %s: %d sections, %d pinned, %s", id, al.Sections, al.Pinned, humanBytes(al.Bytes))
+		line := fmt.Sprintf("- %s: %d sections, %d pinned, %s", id, al.Sections, al.Pinned, humanize.IBytes(uint64(al.Bytes)))
 		if al.Newest != "" {
 			line += "; newest: " + al.Newest
 		}
@@ -226,14 +228,4 @@ func cutToTokens(s string, n int) string {
 		}
 	}
 	return strings.Join(words[:lo], " ") + " …"
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

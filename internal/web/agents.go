@@ -1,6 +1,8 @@
 package web
 
 import (
+	"github.com/dustin/go-humanize"
+
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -216,7 +218,7 @@ func health(rc config.Reflector, s AgentSummary, now time.Time) (string, string)
 	if ok, _, _ := reflector.Triggered(rc, s.Bytes, s.Sections); ok {
 		switch {
 		case s.Bytes > rc.BudgetBytes:
-			return HealthDue, fmt.Sprintf("over budget: %s of %s%s", humanBytes(s.Bytes), humanBytes(rc.BudgetBytes), disabled)
+			return HealthDue, fmt.Sprintf("over budget: %s of %s%s", humanize.IBytes(uint64(s.Bytes)), humanize.IBytes(uint64(rc.BudgetBytes)), disabled)
 		case s.TriggerBytes > 0 && s.Bytes > s.TriggerBytes:
 			return HealthDue, fmt.Sprintf("over the %d%% trigger: due for condensation%s", rc.ByteTriggerPct, disabled)
 		}
@@ -339,19 +341,6 @@ func countLines(data []byte) int {
 		n++
 	}
 	return n
-}
-
-// humanBytes prints a size the way people read it (1 KiB = 1024 bytes).
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 func sha256Hex(b []byte) string {

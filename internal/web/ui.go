@@ -1,6 +1,8 @@
 package web
 
 import (
+	"github.com/dustin/go-humanize"
+
 	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -111,7 +113,7 @@ type pageData struct {
 }
 
 var templateFuncs = template.FuncMap{
-	"bytes": humanBytes,
+	"bytes": func(n int64) string { return humanize.IBytes(uint64(n)) },
 	"pct": func(f float64) string {
 		if f < 10 {
 			return strconv.FormatFloat(f, 'f', 1, 64) + "%"
@@ -147,7 +149,7 @@ func sizeBar(s AgentSummary) template.HTML {
 		}
 		return int(min(100, max(1, math.Round(100*float64(n)/float64(s.BudgetBytes)))))
 	}
-	label := fmt.Sprintf("%s of %s budget; condensation above %s", humanBytes(s.Bytes), humanBytes(s.BudgetBytes), humanBytes(s.TriggerBytes))
+	label := fmt.Sprintf("%s of %s budget; condensation above %s", humanize.IBytes(uint64(s.Bytes)), humanize.IBytes(uint64(s.BudgetBytes)), humanize.IBytes(uint64(s.TriggerBytes)))
 	return template.HTML(fmt.Sprintf(`<div class="bar" role="img" aria-label="%s"><span class="fill %s w%d"></span><span class="trigger l%d"></span></div>`,
 		template.HTMLEscapeString(label), template.HTMLEscapeString(s.Health), pct(s.Bytes), pct(s.TriggerBytes)))
 }

@@ -214,13 +214,7 @@ func TestReadEndpoints(t *testing.T) {
 		{"search bad agent", req{target: "/api/v1/search?q=x&agent=../x"}, 400, nil},
 		{"search bad room", req{target: "/api/v1/search?q=x&room=Room!"}, 400, nil},
 		{"wake-up", req{target: "/api/v1/wake-up?wing=planner&budget=400"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
-			var d struct {
-				Wing   string
-				Budget int
-				Pinned []string
-				Text   string
-			}
-			d = decode[struct {
+			d := decode[struct {
 				Wing   string
 				Budget int
 				Pinned []string

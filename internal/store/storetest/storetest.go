@@ -114,15 +114,6 @@ func scoredIDs(ss []store.Scored) []string {
 	return out
 }
 
-// withoutVector is what reads return: everything but the vector.
-func withoutVector(ds []store.Drawer) []store.Drawer {
-	out := slices.Clone(ds)
-	for i := range out {
-		out[i].Vector = nil
-	}
-	return out
-}
-
 func sameDrawers(t *testing.T, what string, got, want []store.Drawer) {
 	t.Helper()
 	if len(got) != len(want) {
