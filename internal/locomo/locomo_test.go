@@ -1,0 +1,89 @@
+package locomo
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/store/sqlite"
+)
+
+func TestLoadNormalisesEvidence(t *testing.T) {
+	ss, err := Load("testdata/tiny.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ss[0]
+	if len(s.Sessions) != 3 || s.Sessions[0].Date != "2023-05-08" || s.Sessions[2].Date != "2023-07-20" {
+		t.Fatalf("sessions: %+v", s.Sessions)
+	}
+	want := [][]string{{"D1:1"}, {"D2:1", "D2:2"}, {"D3:1"}, nil, nil}
+	for i, q := range s.QA {
+		if !reflect.DeepEqual(q.Evidence, want[i]) {
+			t.Errorf("question %d evidence %v, want %v", i, q.Evidence, want[i])
+		}
+	}
+	if got := s.QA[3].Unresolved; len(got) != 1 || got[0] != "D9:9" {
+		t.Errorf("unresolved evidence = %v, want [D9:9]", got)
+	}
+	if _, err := Load("testdata/missing.json"); err == nil {
+		t.Error("Load of a missing file succeeded")
+	}
+}
+
+func TestRenderKeepsDiaIDs(t *testing.T) {
+	ss, _ := Load("testdata/tiny.json")
+	data, lines := Render(ss[0])
+	text := strings.Split(string(data), "\n")
+	for n, dia := range lines {
+		if !strings.HasPrefix(text[n-1], "["+dia+"]") {
+			t.Errorf("line %d = %q, want dia id %s", n, text[n-1], dia)
+		}
+	}
+	if !strings.Contains(string(data), "## 2023-06-02 — session 2 (10:00 am on 2 June, 2023)") {
+		t.Errorf("session heading missing:\n%s", data)
+	}
+}
+
+// TestRunLexical runs the whole benchmark on the tiny set: the questions
+// whose words appear in their evidence turn must be found first.
+func TestRunLexical(t *testing.T) {
+	ss, _ := Load("testdata/tiny.json")
+	h := home.Home{Root: t.TempDir()}
+	if err := h.Init(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(h.PalaceDir(), "palace.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	p, err := palace.New(ctx, h, st, nil, palace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(ctx, p, ss, Options{Dataset: "tiny"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ok := res.Modes[palace.ModeLexical]
+	if !ok || len(res.Modes) != 1 {
+		t.Fatalf("modes = %v, want lexical only without an embedder", res.Modes)
+	}
+	if res.Questions != 5 || m.Questions != 5 || m.UnresolvedEvidences != 1 {
+		t.Fatalf("counts: %+v / %+v", res, m)
+	}
+	// Questions 1-3 find their session first; 4 and 5 have no usable
+	// evidence and count 1.0, as published figures do.
+	if m.SessionRecall5 != 1 || m.MRR != 1 {
+		t.Fatalf("session recall@5 %.3f, MRR %.3f; want 1 and 1", m.SessionRecall5, m.MRR)
+	}
+	if m.ByCategory["4"].Questions != 2 || m.TurnRecall10 < 0.8 {
+		t.Fatalf("by category %+v, turn recall@10 %.3f", m.ByCategory, m.TurnRecall10)
+	}
+}
