@@ -319,9 +319,6 @@ var (
 	listRe     = regexp.MustCompile(`^\s*(?:>\s*)*(?:[-*+]\s+|\d{1,3}[.)]\s+)?(?:\[[ xX]\]\s+)?`)
 	pathRe     = regexp.MustCompile(`(?:^|[\s(\[{"'=:])(?:~|\.{1,2})?/[A-Za-z0-9._-]+|[A-Za-z0-9._-]+/[A-Za-z0-9._-]+`)
 	fileRe     = regexp.MustCompile(`(?i)\b[\w-]+\.(?:go|mod|sum|md|txt|json|jsonl|toml|ya?ml|ini|cfg|conf|env|sh|bash|zsh|fish|ps1|py|ipynb|js|mjs|cjs|ts|tsx|jsx|vue|svelte|rs|c|h|cc|cpp|hpp|java|kt|rb|php|cs|swift|scala|sql|db|sqlite|html?|css|scss|xml|csv|tsv|log|lock|proto|tf|lua|zig|nix|gz|tgz|tar|zip|pem|crt|key|safetensors|onnx|bin|wasm|svg|png|jpe?g|pdf)\b`)
-	digitRe    = regexp.MustCompile(`\d`)
-	keywordRe  = regexp.MustCompile(`(?i)\b(?:decided|decide|decision|must|always|never|use|uses|using|used|fixed|fix|fixes|because|todo|fixme|prefer|prefers|preferred|convention|important|remember|avoid|don't|do not|instead|root cause|workaround|broke|broken|fail|fails|failed|failing|error|bug|agreed|require|requires|required|deprecated|blocked|deadline)\b`)
-	properRe   = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*[a-z0-9A-Z]$`)
 	durableRe  = regexp.MustCompile(`(?i)\b(?:always|never|convention|decided|from now on)\b`)
 	undecided  = regexp.MustCompile(`(?i)(?:\bnot|n't|\byet to)\s+(?:yet\s+)?(?:decided|always|never)\b`)
 	ruleLineRe = regexp.MustCompile(`^\s*(?:[-*_]\s*){3,}$|^\s*\|?\s*:?-{3,}`)
@@ -357,7 +354,54 @@ func isCommand(s string) bool {
 }
 
 func hasPath(s string) bool {
-	return strings.Contains(s, "://") || pathRe.MatchString(s) || fileRe.MatchString(s)
+	if strings.Contains(s, "://") {
+		return true
+	}
+	// The regexps are the slow part of summarising; most prose lines have
+	// neither a slash nor a dot between word characters and skip them.
+	return strings.IndexByte(s, '/') >= 0 && pathRe.MatchString(s) || strings.IndexByte(s, '.') >= 0 && fileRe.MatchString(s)
+}
+
+// keywords mark lines that carry a decision, a rule or a failure.
+var keywords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`decided decide decision must always never use uses using used fixed fix fixes
+		because todo fixme prefer prefers preferred convention important remember avoid don't instead workaround
+		broke broken fail fails failed failing error bug agreed require requires required deprecated blocked deadline`) {
+		keywords[w] = true
+	}
+}
+
+// hasKeyword reports whether s holds one of keywords as a whole word (case
+// folded), or one of the two-word ones.
+func hasKeyword(s string) bool {
+	low := strings.ToLower(s)
+	if strings.Contains(low, "do not") || strings.Contains(low, "root cause") {
+		return true
+	}
+	for _, w := range strings.FieldsFunc(low, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r == '\'' || r >= '0' && r <= '9' || r == '_' || r > 127)
+	}) {
+		if keywords[strings.Trim(w, "'")] || keywords[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// isProperWord: a capital letter, then letters or digits (at least two characters).
+func isProperWord(w string) bool {
+	if len(w) < 2 || w[0] < 'A' || w[0] > 'Z' {
+		return false
+	}
+	for i := 1; i < len(w); i++ {
+		c := w[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // factScore counts the kinds of fact a line carries; 0 means it is prose
@@ -376,10 +420,10 @@ func factScore(s string) int {
 	if isCommand(s) {
 		score++
 	}
-	if digitRe.MatchString(s) {
+	if strings.ContainsAny(s, "0123456789") {
 		score++
 	}
-	if keywordRe.MatchString(s) {
+	if hasKeyword(s) {
 		score++
 		if durableRe.MatchString(s) && !undecided.MatchString(s) {
 			score++ // a rule or a decision outranks a mere mention
@@ -401,7 +445,7 @@ func hasProperNoun(s string) bool {
 			continue
 		}
 		w := strings.Trim(words[i], `.,;:!?()[]{}"'`)
-		if len(w) >= 2 && properRe.MatchString(w) {
+		if isProperWord(w) {
 			return true
 		}
 	}
