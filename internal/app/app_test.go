@@ -2,9 +2,15 @@ package app
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hivemem/hivemem/internal/modelfetch"
 	"github.com/hivemem/hivemem/internal/palace"
@@ -72,5 +78,69 @@ func TestParaphraseFindsSection(t *testing.T) {
 		if len(hits) == 0 || hits[0].Heading != "2026-11-02 — car" {
 			t.Fatalf("%s search for %q: top hit %+v, want the car section", mode, q, hits)
 		}
+	}
+}
+
+// TestOpenAIEmbedderWiring: with embedder.provider = openai the palace
+// embeds through any /v1/embeddings endpoint, learns its dimension at open,
+// and an unreachable endpoint is a clear error, not a lexical fallback.
+func TestOpenAIEmbedderWiring(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/embeddings" {
+			http.NotFound(w, r)
+			return
+		}
+		calls.Add(1)
+		var req struct {
+			Input []string `json:"input"`
+			Model string   `json:"model"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Model != "toy" {
+			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
+			return
+		}
+		type item struct {
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		}
+		out := struct {
+			Data []item `json:"data"`
+		}{}
+		for i, s := range req.Input {
+			v := make([]float32, 8)
+			for _, c := range strings.ToLower(s) {
+				v[int(c)%8]++
+			}
+			out.Data = append(out.Data, item{Index: i, Embedding: v})
+		}
+		json.NewEncoder(w).Encode(out)
+	}))
+	defer srv.Close()
+	t.Setenv("HIVEMEM_EMBEDDER_PROVIDER", "openai")
+	t.Setenv("HIVEMEM_EMBEDDER_BASE_URL", srv.URL)
+	t.Setenv("HIVEMEM_EMBEDDER_MODEL", "toy")
+	ctx := context.Background()
+	a, err := Open(ctx, Options{Home: t.TempDir(), Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if a.Embedder.Provider != "openai" || a.Embedder.Dim != 8 || a.Palace.Mode() != palace.ModeHybrid {
+		t.Fatalf("embedder %+v, mode %s", a.Embedder, a.Palace.Mode())
+	}
+	if _, err := a.Palace.Remember(ctx, "ann", "note", "vectors from a remote endpoint", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := a.Palace.Search(ctx, palace.Query{Text: "remote vectors", Mode: palace.ModeVector})
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("vector search: %v, %v", hits, err)
+	}
+	if calls.Load() < 3 {
+		t.Fatalf("endpoint called %d times, want probe + mine + query", calls.Load())
+	}
+	srv.Close()
+	if _, err := Open(ctx, Options{Home: t.TempDir(), Create: true}); err == nil || !strings.Contains(err.Error(), "embedder") {
+		t.Fatalf("unreachable endpoint: err = %v, want a clear embedder error", err)
 	}
 }
