@@ -202,6 +202,46 @@ type Fused struct {
 // Rank fusion needs no calibration between BM25 and cosine scales, which
 // differ per query. With one ranking it keeps that ranking's order.
 func Fuse(lex, vec []store.Scored, k int, vecWeight float64) []Fused {
+	return combine(lex, vec,
+		func(rank int, _ float64) float64 { return 1 / float64(k+rank) },
+		func(rank int, _ float64) float64 { return vecWeight / float64(k+rank) })
+}
+
+// Fusion methods.
+const (
+	FusionScore = "score"
+	FusionRRF   = "rrf"
+)
+
+// FuseScores adds the two rankings' scores after min-max normalising each
+// over its candidate list: lexical + w·vector. Unlike rank fusion it keeps
+// how far ahead a strong BM25 match is, which on LoCoMo (dev split) gave the
+// best recall and MRR of the variants tried (README, "Benchmarks").
+func FuseScores(lex, vec []store.Scored, w float64) []Fused {
+	llo, lspan := scoreRange(lex)
+	vlo, vspan := scoreRange(vec)
+	return combine(lex, vec,
+		func(_ int, s float64) float64 { return (s - llo) / lspan },
+		func(_ int, s float64) float64 { return w * (s - vlo) / vspan })
+}
+
+// scoreRange is the low end and span of a best-first list's scores; a list
+// whose scores are all equal maps them to 1.
+func scoreRange(xs []store.Scored) (lo, span float64) {
+	if len(xs) == 0 {
+		return 0, 1
+	}
+	hi, lo := xs[0].Score, xs[len(xs)-1].Score
+	if hi-lo <= 0 {
+		return lo - 1, 1
+	}
+	return lo, hi - lo
+}
+
+// combine sums each candidate's contributions (given its 1-based rank and
+// score in each list) and orders the result best first; ties go to the
+// better single rank, then the id, so results are deterministic.
+func combine(lex, vec []store.Scored, lexPart, vecPart func(rank int, score float64) float64) []Fused {
 	m := make(map[string]*Fused, len(lex)+len(vec))
 	get := func(id string) *Fused {
 		f, ok := m[id]
@@ -214,12 +254,12 @@ func Fuse(lex, vec []store.Scored, k int, vecWeight float64) []Fused {
 	for i, s := range lex {
 		f := get(s.ID)
 		f.Lexical, f.LexicalRank = s.Score, i+1
-		f.Score += 1 / float64(k+i+1)
+		f.Score += lexPart(i+1, s.Score)
 	}
 	for i, s := range vec {
 		f := get(s.ID)
 		f.Vector, f.VectorRank = s.Score, i+1
-		f.Score += vecWeight / float64(k+i+1)
+		f.Score += vecPart(i+1, s.Score)
 	}
 	out := make([]Fused, 0, len(m))
 	for _, f := range m {
@@ -229,7 +269,6 @@ func Fuse(lex, vec []store.Scored, k int, vecWeight float64) []Fused {
 		if out[i].Score != out[j].Score {
 			return out[i].Score > out[j].Score
 		}
-		// Ties: the better single rank first, then id for determinism.
 		bi, bj := bestRank(out[i]), bestRank(out[j])
 		if bi != bj {
 			return bi < bj
@@ -248,59 +287,4 @@ func bestRank(f Fused) int {
 		r = f.VectorRank
 	}
 	return r
-}
-
-// Fusion methods.
-const (
-	FusionScore = "score"
-	FusionRRF   = "rrf"
-)
-
-// FuseScores adds the two rankings' scores after min-max normalising each
-// over its candidate list: lexical + w·vector. Unlike rank fusion it keeps
-// how far ahead a strong BM25 match is, which on LoCoMo (dev split) gave the
-// best recall and MRR of the variants tried (see README, "Ranking").
-func FuseScores(lex, vec []store.Scored, w float64) []Fused {
-	m := map[string]*Fused{}
-	get := func(id string) *Fused {
-		f, ok := m[id]
-		if !ok {
-			f = &Fused{ID: id}
-			m[id] = f
-		}
-		return f
-	}
-	norm := func(xs []store.Scored) (lo, span float64) {
-		if len(xs) == 0 {
-			return 0, 1
-		}
-		hi, lo := xs[0].Score, xs[len(xs)-1].Score
-		if hi-lo <= 0 {
-			return lo - 1, 1
-		}
-		return lo, hi - lo
-	}
-	lo, sp := norm(lex)
-	for i, s := range lex {
-		f := get(s.ID)
-		f.Lexical, f.LexicalRank = s.Score, i+1
-		f.Score += (s.Score - lo) / sp
-	}
-	lo, sp = norm(vec)
-	for i, s := range vec {
-		f := get(s.ID)
-		f.Vector, f.VectorRank = s.Score, i+1
-		f.Score += w * (s.Score - lo) / sp
-	}
-	out := make([]Fused, 0, len(m))
-	for _, f := range m {
-		out = append(out, *f)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Score != out[j].Score {
-			return out[i].Score > out[j].Score
-		}
-		return out[i].ID < out[j].ID
-	})
-	return out
 }
