@@ -22,6 +22,9 @@ func modelDir(t testing.TB) string {
 	dir := modelfetch.DefaultDir()
 	for _, f := range modelfetch.RequiredFiles {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("model not installed in %s (%s missing): CI must run `hivemem model fetch` first", dir, f)
+			}
 			t.Skipf("model not installed in %s (%s missing): run `hivemem model fetch` or set HIVEMEM_MODEL_DIR", dir, f)
 		}
 	}
