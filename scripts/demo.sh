@@ -18,8 +18,8 @@ bin/hivemem mine --home "$HOME_DIR"
 echo "==> status"
 bin/hivemem status --home "$HOME_DIR"
 echo
-echo '==> search "why did the sign-in check fail now and then on CI"'
-bin/hivemem search --home "$HOME_DIR" --results 3 "why did the sign-in check fail now and then on CI"
+echo '==> search "flaky authentication check on slow build machines"'
+bin/hivemem search --home "$HOME_DIR" --results 3 "flaky authentication check on slow build machines"
 echo '==> wake-up --wing coder'
 bin/hivemem wake-up --home "$HOME_DIR" --wing coder
 echo
