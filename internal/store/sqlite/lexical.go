@@ -80,6 +80,10 @@ func scopeToken(prefix, val string) string {
 //     the drawers matching the rare terms (see lexicalTier), which is exact
 //     whenever it can be proven to be, and skips scoring the common terms'
 //     long posting lists.
+//
+// In a process that opted in (WarmLexical), an in-memory index answers
+// instead whenever it is up to date, with the same plan and ranking (see
+// lexicalWarm).
 func (s *Store) Lexical(ctx context.Context, query string, f store.Filter, k int) ([]store.Scored, error) {
 	if err := f.Validate(); err != nil {
 		return nil, fmt.Errorf("lexical search: %w", err)
@@ -87,6 +91,11 @@ func (s *Store) Lexical(ctx context.Context, query string, f store.Filter, k int
 	terms := store.QueryTerms(query)
 	if len(terms) == 0 || k <= 0 {
 		return nil, nil
+	}
+	if res, ok, err := s.lexicalWarm(ctx, terms, f, k); err != nil {
+		return nil, fmt.Errorf("lexical search: %w", err)
+	} else if ok {
+		return res, nil
 	}
 	// One read transaction: the frequencies the plan is based on and the
 	// index the queries run on are the same snapshot.
@@ -420,10 +429,11 @@ type lexStats struct {
 	tokens map[string][]string
 }
 
-// tokenizer runs query terms through the palace's FTS5 tokenizer (porter
-// stemming included) in a private in-memory database, so that their
+// tokenizer runs text through the palace's FTS5 tokenizer (porter stemming
+// included) in a private in-memory database: query terms, so that their
 // document frequencies can be looked up in drawers_vocab exactly as
-// indexed, without reimplementing the tokenizer in Go.
+// indexed, and the non-ASCII text of the in-memory lexical index, which
+// the Go tokenizer (fts5tok.go) leaves to SQLite.
 type tokenizer struct {
 	mu   sync.Mutex
 	db   *sql.DB

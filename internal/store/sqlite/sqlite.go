@@ -1,7 +1,8 @@
 // Package sqlite is the embedded palace backend: one SQLite file in WAL mode
 // (pure Go, modernc.org/sqlite), drawers with their vectors as compact
-// float32 BLOBs, an FTS5 index for BM25, and an in-memory copy of the
-// vectors for exact similarity search.
+// float32 BLOBs, an FTS5 index for BM25, an in-memory copy of the vectors
+// for exact similarity search, and (in long-running processes) an in-memory
+// copy of the BM25 index.
 //
 // Writes go through one connection, serialised by a mutex in this process
 // and by SQLite's write lock (BEGIN IMMEDIATE plus a busy timeout) between
@@ -42,6 +43,7 @@ type Store struct {
 	vec  vecIndex
 	tok  tokenizer // for Lexical's planning
 	lex  lexStats
+	lexi lexIndex // in-memory BM25, for processes that opt in
 
 	closeOnce sync.Once
 	closeErr  error
@@ -131,6 +133,7 @@ func (s *Store) Path() string { return s.path }
 // Close implements store.Store; closing twice is harmless.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		s.lexi.stop()
 		errs := []error{s.tok.close()}
 		if s.rdb != nil {
 			errs = append(errs, s.rdb.Close())
@@ -206,6 +209,7 @@ func (s *Store) writeTx(ctx context.Context, what string, bump bool, fn func(tx 
 		return fmt.Errorf("%s: commit: %w", what, err)
 	}
 	s.vec.follow(gen-1, gen, d)
+	s.lexi.follow(&s.tok, gen-1, gen, d.lex)
 	return nil
 }
 
@@ -431,6 +435,7 @@ func (s *Store) Apply(ctx context.Context, u store.FileUpdate) error {
 			}
 			d.remove = u.Delete
 		}
+		d.lex.remove = u.Delete
 		if len(ins) > 0 {
 			stmt, err := tx.PrepareContext(ctx, `INSERT INTO drawers(`+drawerCols+`, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 				ON CONFLICT(id) DO NOTHING`)
@@ -473,6 +478,25 @@ func (s *Store) Apply(ctx context.Context, u store.FileUpdate) error {
 				d.meta = append(d.meta, vecRow{id: r.ID, wing: r.Wing, room: r.Room, agent: r.Agent, date: r.Date})
 			}
 		}
+		if !s.lexi.enabled.Load() {
+			d.lex.missed = len(ins)+len(upd) > 0
+		} else if len(ins)+len(upd) > 0 {
+			// Read back what the index needs (rowids, the text of updated
+			// drawers) only for a process that keeps one.
+			var ids []string
+			for _, ds := range [][]store.Drawer{ins, upd} {
+				for _, r := range ds {
+					ids = append(ids, r.ID)
+				}
+			}
+			rows, err := lexRowsByID(ctx, tx, ids)
+			if err != nil {
+				return d, fmt.Errorf("read back drawers: %w", err)
+			}
+			for _, id := range ids {
+				d.lex.add = append(d.lex.add, rows[id])
+			}
+		}
 		return d, nil
 	})
 }
@@ -493,6 +517,7 @@ func (s *Store) DeleteFile(ctx context.Context, source string) error {
 			}
 			d.remove = append(d.remove, id)
 		}
+		d.lex.remove = d.remove
 		if err := rows.Close(); err != nil {
 			return d, err
 		}
@@ -832,7 +857,7 @@ func (s *Store) Reset(ctx context.Context) error {
 				return vecDelta{}, err
 			}
 		}
-		return vecDelta{clear: true}, nil
+		return vecDelta{clear: true, lex: lexDelta{reset: true}}, nil
 	})
 }
 

@@ -57,14 +57,16 @@ type vecRow struct {
 	vec                         []float32
 }
 
-// vecDelta is what one committed write transaction did to the vectors, so
-// the index can follow it without a reload.
+// vecDelta is what one committed write transaction did to the vectors (and
+// to the full-text index), so the in-memory indexes can follow it without a
+// reload.
 type vecDelta struct {
 	clear  bool     // every vector dropped (ClearVectors, Reset)
 	dim    int      // new model dimension when > 0
 	remove []string // drawers deleted
 	upsert []vecRow // drawers that now have this vector
 	meta   []vecRow // drawers whose metadata changed (only matter if cached)
+	lex    lexDelta // what the write did to the full-text index
 }
 
 // dateCode packs YYYY-MM-DD into an int32 that sorts like the string; it is
@@ -290,6 +292,11 @@ type scope struct {
 // scopeFor translates f; ok is false when a named value was never seen, so
 // nothing can match.
 func (v *vecIndex) scopeFor(f store.Filter) (sc scope, ok bool) {
+	return scopeOf(v.codes, f)
+}
+
+// scopeOf translates f with the interned values codes.
+func scopeOf(codes map[string]int32, f store.Filter) (sc scope, ok bool) {
 	sc = scope{wing: -1, room: -1, agent: -1, since: dateCode(f.Since), until: dateCode(f.Until)}
 	sc.dated = f.Since != "" || f.Until != ""
 	for _, p := range []struct {
@@ -299,7 +306,7 @@ func (v *vecIndex) scopeFor(f store.Filter) (sc scope, ok bool) {
 		if p.val == "" {
 			continue
 		}
-		c, found := v.codes[p.val]
+		c, found := codes[p.val]
 		if !found {
 			return sc, false
 		}
@@ -309,19 +316,18 @@ func (v *vecIndex) scopeFor(f store.Filter) (sc scope, ok bool) {
 	return sc, true
 }
 
-func (v *vecIndex) in(sc *scope, i int) bool {
-	if sc.wing >= 0 && v.wing[i] != sc.wing ||
-		sc.room >= 0 && v.room[i] != sc.room ||
-		sc.agent >= 0 && v.agent[i] != sc.agent {
+// admits reports whether a row with these codes is in scope.
+func (sc *scope) admits(wing, room, agent, date int32) bool {
+	if sc.wing >= 0 && wing != sc.wing ||
+		sc.room >= 0 && room != sc.room ||
+		sc.agent >= 0 && agent != sc.agent {
 		return false
 	}
-	if sc.dated {
-		d := v.date[i]
-		if d == 0 || sc.since != 0 && d < sc.since || sc.until != 0 && d > sc.until {
-			return false
-		}
-	}
-	return true
+	return !sc.dated || date != 0 && (sc.since == 0 || date >= sc.since) && (sc.until == 0 || date <= sc.until)
+}
+
+func (v *vecIndex) in(sc *scope, i int) bool {
+	return sc.admits(v.wing[i], v.room[i], v.agent[i], v.date[i])
 }
 
 // search returns the k rows in scope with the highest dot product with q,
