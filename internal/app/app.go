@@ -30,6 +30,9 @@ type Options struct {
 	// Create initialises the home when it does not exist yet; otherwise a
 	// missing home is an error that says to run `hivemem init`.
 	Create bool
+	// LongRunning marks a server process (run, mcp): it keeps a warm
+	// in-memory BM25 index, which one-shot commands would only pay to build.
+	LongRunning bool
 }
 
 // App is an open hivemem home.
@@ -78,6 +81,9 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	st, err := OpenStore(ctx, h, cfg)
 	if err != nil {
 		return nil, err
+	}
+	if w, ok := st.(interface{ WarmLexical() }); ok && opts.LongRunning {
+		w.WarmLexical()
 	}
 	emb, info, err := NewEmbedder(ctx, cfg)
 	if err != nil {

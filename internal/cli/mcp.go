@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"github.com/hivemem/hivemem/internal/app"
+
 	"context"
 	"fmt"
 	"io"
@@ -49,7 +51,7 @@ func runMCP(ctx context.Context, g *globals, o mcpOptions) error {
 	if err := mcpserver.CheckIdentity(o.agent, o.scope); err != nil {
 		return err
 	}
-	a, err := g.open(ctx, true)
+	a, err := app.Open(ctx, app.Options{Home: g.home, Logger: g.logger, Create: true, LongRunning: true})
 	if err != nil {
 		return err
 	}
