@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"github.com/hivemem/hivemem/internal/store"
 	"os"
 	"time"
 
@@ -17,30 +18,11 @@ type StatusOutput struct {
 	Backend  string           `json:"backend"`
 	Search   string           `json:"search_mode" jsonschema:"hybrid, or lexical when no embedding model is installed"`
 	Embedder app.EmbedderInfo `json:"embedder"`
-	Index    IndexStatus      `json:"index"`
+	Index    store.Stats      `json:"index" jsonschema:"the palace; under scope own, wings lists only the agent's wing (totals stay hive-wide: counts, not content)"`
 	Agents   []AgentStatus    `json:"agents"`
 	// The identity of the server answering.
 	Agent string `json:"agent,omitempty" jsonschema:"the agent this server acts for"`
 	Scope string `json:"scope" jsonschema:"own: this server reads only its agent's memory; all: every agent's"`
-}
-
-// IndexStatus sums up the palace. Under scope own, Wings lists only the
-// agent's wing; the totals stay hive-wide (counts, not content).
-type IndexStatus struct {
-	Files     int          `json:"files"`
-	Drawers   int          `json:"drawers"`
-	Vectors   int          `json:"vectors"`
-	SizeBytes int64        `json:"size_bytes"`
-	Model     string       `json:"model,omitempty"`
-	Dim       int          `json:"dim,omitempty"`
-	LastMine  time.Time    `json:"last_mine,omitzero"`
-	Wings     []WingStatus `json:"wings"`
-}
-
-// WingStatus counts one wing's drawers.
-type WingStatus struct {
-	Wing    string `json:"wing"`
-	Drawers int    `json:"drawers"`
 }
 
 // AgentStatus is one agent's memory file against its budget.
@@ -63,17 +45,17 @@ func (s *server) status(ctx context.Context, _ StatusInput) (StatusOutput, strin
 	}
 	out := StatusOutput{
 		Home: a.Home.Root, Backend: a.Store.Backend(), Search: a.Palace.Mode(), Embedder: a.Embedder,
-		Index: IndexStatus{Files: st.Files, Drawers: st.Drawers, Vectors: st.Vectors, SizeBytes: st.SizeBytes,
-			Model: st.Model, Dim: st.Dim, LastMine: st.LastMine, Wings: []WingStatus{}},
+		Index:  st,
 		Agents: []AgentStatus{}, Agent: s.d.Agent, Scope: s.d.Scope,
 	}
 	wingDrawers := map[string]int{}
+	out.Index.Wings = []store.WingStats{}
 	for _, w := range st.Wings {
 		wingDrawers[w.Wing] = w.Drawers
 		if s.d.Scope == ScopeOwn && w.Wing != s.d.Agent {
 			continue
 		}
-		out.Index.Wings = append(out.Index.Wings, WingStatus{Wing: w.Wing, Drawers: w.Drawers})
+		out.Index.Wings = append(out.Index.Wings, w)
 	}
 	ids, err := a.Home.Agents()
 	if err != nil {

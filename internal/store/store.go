@@ -173,21 +173,21 @@ type FileUpdate struct {
 
 // Stats summarises the index for `status`.
 type Stats struct {
-	Files     int
-	Drawers   int
-	Vectors   int
-	Wings     []WingStats
-	SizeBytes int64
-	Backend   string
-	Model     string // model id the vectors were made with, "" if none
-	Dim       int
-	LastMine  time.Time
+	Files     int         `json:"files"`
+	Drawers   int         `json:"drawers"`
+	Vectors   int         `json:"vectors"`
+	Wings     []WingStats `json:"wings"`
+	SizeBytes int64       `json:"size_bytes"`
+	Backend   string      `json:"backend"`
+	Model     string      `json:"model,omitempty"` // model id the vectors were made with, "" if none
+	Dim       int         `json:"dim,omitempty"`
+	LastMine  time.Time   `json:"last_mine,omitzero"`
 }
 
 // WingStats counts drawers per wing.
 type WingStats struct {
-	Wing    string
-	Drawers int
+	Wing    string `json:"wing"`
+	Drawers int    `json:"drawers"`
 }
 
 // Store is the palace backend.

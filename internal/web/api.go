@@ -29,31 +29,12 @@ type StatusReport struct {
 	Home       string           `json:"home"`
 	SearchMode string           `json:"search_mode"`
 	Embedder   app.EmbedderInfo `json:"embedder"`
-	Index      IndexStats       `json:"index"`
+	Index      store.Stats      `json:"index"`
 	Reflector  ReflectorStatus  `json:"reflector"`
 	Agents     int              `json:"agents"`
 	Auth       AuthInfo         `json:"auth"`
 	// Manager is the manager's own report, null without a manager.
 	Manager any `json:"manager"`
-}
-
-// IndexStats summarises the palace.
-type IndexStats struct {
-	Backend   string      `json:"backend"`
-	Files     int         `json:"files"`
-	Drawers   int         `json:"drawers"`
-	Vectors   int         `json:"vectors"`
-	SizeBytes int64       `json:"size_bytes"`
-	Model     string      `json:"model,omitempty"`
-	Dim       int         `json:"dim,omitempty"`
-	LastMine  time.Time   `json:"last_mine,omitzero"`
-	Wings     []WingCount `json:"wings"`
-}
-
-// WingCount is the number of drawers in one wing.
-type WingCount struct {
-	Wing    string `json:"wing"`
-	Drawers int    `json:"drawers"`
 }
 
 // ReflectorStatus is the reflector's configuration at a glance.
@@ -86,10 +67,7 @@ func (h *Handler) status(r *http.Request) (StatusReport, error) {
 	rep := StatusReport{
 		Version: h.version, Time: time.Now().UTC(), Home: h.app.Home.Root, SearchMode: h.app.Palace.Mode(),
 		Embedder: h.app.Embedder, Agents: len(ids),
-		Index: IndexStats{
-			Backend: st.Backend, Files: st.Files, Drawers: st.Drawers, Vectors: st.Vectors, SizeBytes: st.SizeBytes,
-			Model: st.Model, Dim: st.Dim, LastMine: st.LastMine, Wings: []WingCount{},
-		},
+		Index: st,
 		Reflector: ReflectorStatus{
 			Enabled: cfg.Reflector.Enabled, Interval: duration(cfg.Reflector.Interval.Duration), Summarizer: cfg.Summarizer.Provider,
 		},
@@ -97,8 +75,8 @@ func (h *Handler) status(r *http.Request) (StatusReport, error) {
 	if rep.Index.Backend == "" {
 		rep.Index.Backend = h.app.Store.Backend()
 	}
-	for _, w := range st.Wings {
-		rep.Index.Wings = append(rep.Index.Wings, WingCount{Wing: w.Wing, Drawers: w.Drawers})
+	if rep.Index.Wings == nil {
+		rep.Index.Wings = []store.WingStats{}
 	}
 	for _, s := range h.refl.States() {
 		if s.Failures > 0 {
