@@ -20,7 +20,7 @@ test-go:
 	$(GO) test -count=1 -timeout 30m ./...
 
 fuzz:
-	scripts/fuzz.sh 10s
+	scripts/fuzz.sh 200000
 
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
