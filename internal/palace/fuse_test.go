@@ -31,6 +31,12 @@ func TestFusion(t *testing.T) {
 		{"lexical only", FuseScores(lex, nil, 0.5), []string{"a", "b", "c"}},
 		{"vector only", Fuse(nil, vec, 60, 1), []string{"c", "b", "d"}},
 		{"empty", FuseScores(nil, nil, 0.5), []string{}},
+		// A small hive: two close BM25 matches; the weaker one must not be
+		// flattened to zero, so the clear semantic winner comes first.
+		{"small hive", FuseScores(
+			[]store.Scored{{ID: "pilot", Score: 2.97}, {ID: "login", Score: 2.37}},
+			[]store.Scored{{ID: "login", Score: 0.56}, {ID: "pilot", Score: 0.39}, {ID: "x", Score: 0.32}, {ID: "y", Score: 0.28}},
+			0.5), []string{"login", "pilot", "x", "y"}},
 	}
 	for _, c := range cases {
 		got := ids(c.got)

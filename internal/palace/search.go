@@ -213,15 +213,21 @@ const (
 	FusionRRF   = "rrf"
 )
 
-// FuseScores adds the two rankings' scores after min-max normalising each
-// over its candidate list: lexical + w·vector. Unlike rank fusion it keeps
-// how far ahead a strong BM25 match is, which on LoCoMo (dev split) gave the
-// best recall and MRR of the variants tried (README, "Benchmarks").
+// FuseScores adds the two rankings' normalised scores: lexical + w·vector.
+// BM25 is divided by the best BM25 (zero keeps meaning "no match", so the
+// weakest of a few matches in a small hive is not flattened to nothing);
+// cosine, which has no natural zero, is min-max normalised over its
+// candidates. Unlike rank fusion it keeps how far ahead a strong match is,
+// which on LoCoMo (dev split) gave the best recall and MRR of the variants
+// tried (README, "Benchmarks").
 func FuseScores(lex, vec []store.Scored, w float64) []Fused {
-	llo, lspan := scoreRange(lex)
+	lspan := 1.0
+	if len(lex) > 0 && lex[0].Score > 0 {
+		lspan = lex[0].Score
+	}
 	vlo, vspan := scoreRange(vec)
 	return combine(lex, vec,
-		func(_ int, s float64) float64 { return (s - llo) / lspan },
+		func(_ int, s float64) float64 { return s / lspan },
 		func(_ int, s float64) float64 { return w * (s - vlo) / vspan })
 }
 
