@@ -68,17 +68,16 @@ spelling) or, with an OpenAI-compatible embedder configured, its model.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			lg, err := newLogger(g.stderr, g.logLevel, g.logFormat)
-			if err != nil {
+			if err := g.setLogger(); err != nil {
 				return err
 			}
-			g.logger = lg
 			if g.home == "" {
 				p := palacePath
 				if p == "" {
 					p = os.Getenv("MEMPALACE_PALACE_PATH")
 				}
 				if p != "" {
+					var err error
 					if g.home, err = homeFromPalacePath(p); err != nil {
 						return err
 					}
@@ -90,8 +89,7 @@ spelling) or, with an OpenAI-compatible embedder configured, its model.`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&palacePath, "palace", "", "where the palace lives (default $MEMPALACE_PALACE_PATH)")
 	pf.StringVar(&g.home, "home", "", "hivemem home directory (overrides --palace)")
-	pf.StringVar(&g.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
-	pf.StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
+	g.logFlags(pf)
 	root.AddCommand(
 		newMineCommand(g),
 		newSearchCommand(g),

@@ -13,6 +13,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/hivemem/hivemem/internal/app"
 )
@@ -70,18 +71,12 @@ func newRootCommand(g *globals) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			lg, err := newLogger(g.stderr, g.logLevel, g.logFormat)
-			if err != nil {
-				return err
-			}
-			g.logger = lg
-			return nil
+			return g.setLogger()
 		},
 	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.home, "home", "", "hivemem home directory (default $HIVEMEM_HOME, else ~/.local/share/hivemem)")
-	pf.StringVar(&g.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
-	pf.StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
+	g.logFlags(pf)
 	root.AddCommand(
 		newInitCommand(g),
 		newMineCommand(g),
@@ -102,6 +97,22 @@ func newRootCommand(g *globals) *cobra.Command {
 		newMCPCommand(g),
 	)
 	return root
+}
+
+// logFlags adds --log-level and --log-format, shared by both command sets.
+func (g *globals) logFlags(pf *pflag.FlagSet) {
+	pf.StringVar(&g.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	pf.StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
+}
+
+// setLogger builds the logger from the parsed flags.
+func (g *globals) setLogger() error {
+	lg, err := newLogger(g.stderr, g.logLevel, g.logFormat)
+	if err != nil {
+		return err
+	}
+	g.logger = lg
+	return nil
 }
 
 func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {

@@ -8,6 +8,7 @@
 package kernel
 
 import (
+	"math"
 	"os"
 	"runtime"
 	"sync"
@@ -184,5 +185,22 @@ func matMulTGo(c []float32, ldc int, a, b []float32, m, n, k int) {
 		for j := range cr {
 			cr[j] = dotGo(ar, b[j*k:(j+1)*k])
 		}
+	}
+}
+
+// Normalize scales v to unit length (accumulating in float64); a zero
+// vector is left as it is. Embedders return unit vectors so that the
+// palace's dot product is the cosine.
+func Normalize(v []float32) {
+	var ss float64
+	for _, x := range v {
+		ss += float64(x) * float64(x)
+	}
+	if ss == 0 {
+		return
+	}
+	inv := 1 / math.Sqrt(ss)
+	for i := range v {
+		v[i] = float32(float64(v[i]) * inv)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	backoffpkg "github.com/hivemem/hivemem/internal/backoff"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -99,14 +100,7 @@ func MineBackoff(n int) time.Duration { return backoff(MineBackoffMin, n) }
 // backoff doubles first for each failure after the first, up to
 // MineBackoffMax.
 func backoff(first time.Duration, n int) time.Duration {
-	if n <= 0 {
-		return 0
-	}
-	d := first
-	for i := 1; i < n && d < MineBackoffMax; i++ {
-		d *= 2
-	}
-	return min(d, MineBackoffMax)
+	return backoffpkg.Doubling(first, MineBackoffMax, n)
 }
 
 // Manager is one running `hivemem run`.

@@ -14,10 +14,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hivemem/hivemem/internal/palace"
 	"log/slog"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -238,15 +238,7 @@ func (s *server) ownOnly(what, name string) error {
 // checkName caps and cleans a free-form name argument (wing, room,
 // section) before it reaches a query.
 func checkName(what, s string) error {
-	switch {
-	case !utf8.ValidString(s):
-		return fmt.Errorf("%s is not valid UTF-8", what)
-	case strings.ContainsRune(s, 0):
-		return fmt.Errorf("%s contains a NUL byte", what)
-	case len(s) > MaxNameBytes:
-		return fmt.Errorf("%s is %d bytes, at most %d allowed", what, len(s), MaxNameBytes)
-	}
-	return nil
+	return palace.CheckText(what, s, MaxNameBytes)
 }
 
 // sdkLogger is the logger handed to the SDK. The SDK logs every session's

@@ -397,7 +397,7 @@ func (m *Model) forward(ctx context.Context, seqs [][]int32, out [][]float32) er
 		for j := range v {
 			v[j] *= inv
 		}
-		normalize(v)
+		kernel.Normalize(v)
 		out[s] = v
 	}
 	return nil
@@ -535,18 +535,4 @@ func expNonPos(z float64) float64 {
 	r := z - float64(n)*math.Ln2
 	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040)))))))
 	return p * math.Float64frombits(uint64(n+1023)<<52)
-}
-
-func normalize(v []float32) {
-	var ss float64
-	for _, x := range v {
-		ss += float64(x) * float64(x)
-	}
-	if ss == 0 {
-		return
-	}
-	inv := float32(1 / math.Sqrt(ss))
-	for i := range v {
-		v[i] *= inv
-	}
 }

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hivemem/hivemem/internal/kernel"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -359,7 +360,7 @@ func (c *Client) decode(raw []byte, n int) ([][]float32, error) {
 		if err := c.checkDim(len(v)); err != nil {
 			return nil, err
 		}
-		normalize(v)
+		kernel.Normalize(v)
 		out[i] = v
 	}
 	return out, nil
@@ -411,19 +412,4 @@ func parseVector(raw json.RawMessage) ([]float32, error) {
 		}
 	}
 	return v, nil
-}
-
-// normalize scales v to unit length; a zero vector is left as it is.
-func normalize(v []float32) {
-	var ss float64
-	for _, x := range v {
-		ss += float64(x) * float64(x)
-	}
-	if ss == 0 {
-		return
-	}
-	inv := 1 / math.Sqrt(ss)
-	for i := range v {
-		v[i] = float32(float64(v[i]) * inv)
-	}
 }

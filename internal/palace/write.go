@@ -23,13 +23,13 @@ const LockTimeout = 30 * time.Second
 // (creating the file from the template when missing), then mines the file
 // so the note is searchable at once.
 func (p *Palace) Remember(ctx context.Context, agent, heading, text string, now time.Time) (MineReport, error) {
-	if err := checkText("text", text, MaxRememberBytes); err != nil {
+	if err := CheckText("text", text, MaxRememberBytes); err != nil {
 		return MineReport{}, fmt.Errorf("remember: %w", err)
 	}
 	if strings.TrimSpace(text) == "" {
 		return MineReport{}, errors.New("remember: text is empty")
 	}
-	if err := checkText("heading", heading, 200); err != nil {
+	if err := CheckText("heading", heading, 200); err != nil {
 		return MineReport{}, fmt.Errorf("remember: %w", err)
 	}
 	if strings.ContainsAny(heading, "\r\n") {
@@ -56,7 +56,7 @@ func (p *Palace) Remember(ctx context.Context, agent, heading, text string, now 
 // Pin adds a durable fact to the agent's pinned region; pinning a fact that
 // is already there (after normalisation) changes nothing and reports false.
 func (p *Palace) Pin(ctx context.Context, agent, fact string) (bool, error) {
-	if err := checkText("fact", fact, 2000); err != nil {
+	if err := CheckText("fact", fact, 2000); err != nil {
 		return false, fmt.Errorf("pin: %w", err)
 	}
 	if strings.ContainsAny(fact, "\r\n") {
@@ -109,7 +109,9 @@ func (p *Palace) mineAgent(ctx context.Context, agent string) (MineReport, error
 	return p.Mine(ctx, path, MineOptions{})
 }
 
-func checkText(what, s string, limit int) error {
+// CheckText refuses untrusted text that is not valid UTF-8, holds a NUL
+// byte or exceeds limit bytes, naming the field in the error.
+func CheckText(what, s string, limit int) error {
 	switch {
 	case !utf8.ValidString(s):
 		return fmt.Errorf("%s is not valid UTF-8", what)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hivemem/hivemem/internal/backoff"
 	"os"
 	"path/filepath"
 	"time"
@@ -44,14 +45,7 @@ func (s AgentState) Due(now time.Time) bool {
 // Backoff returns the wait after the given number of consecutive failures:
 // 1 min, 2 min, 4 min, ... capped at 6 h. Zero failures wait nothing.
 func Backoff(failures int) time.Duration {
-	if failures <= 0 {
-		return 0
-	}
-	d := BackoffMin
-	for i := 1; i < failures && d < BackoffMax; i++ {
-		d *= 2
-	}
-	return min(d, BackoffMax)
+	return backoff.Doubling(BackoffMin, BackoffMax, failures)
 }
 
 // stateDoc is the on-disk form of the state file.
