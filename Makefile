@@ -10,14 +10,16 @@ demo:
 	scripts/demo.sh
 
 # The whole test suite: fetch the model (once) so the embedder tests run on
-# the real weights, then every Go test, then a short run of each fuzz target.
+# the real weights, then every Go test (with throwaway PostgreSQL servers
+# started around it when this machine can run them), then a short run of
+# each fuzz target.
 test: model test-go fuzz
 
 model:
 	$(GO) run ./cmd/hivemem model fetch
 
 test-go:
-	$(GO) test -count=1 -timeout 30m ./...
+	scripts/pg-test.sh run -- $(GO) test -count=1 -timeout 30m ./...
 
 fuzz:
 	scripts/fuzz.sh 200000

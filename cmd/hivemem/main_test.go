@@ -8,6 +8,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/hivemem/hivemem/internal/cli"
+	"github.com/hivemem/hivemem/internal/store/postgres/pgtest"
 )
 
 func TestMain(m *testing.M) {
@@ -32,6 +33,34 @@ func TestScripts(t *testing.T) {
 			env.Setenv("HIVEMEM_HOME", env.WorkDir+"/home")
 			env.Setenv("HIVEMEM_MODEL_DIR", env.WorkDir+"/no-model")
 			env.Setenv("XDG_DATA_HOME", env.WorkDir+"/xdg")
+			return nil
+		},
+	})
+}
+
+// TestPostgresScripts runs the scenarios in testdata/pgscript against a
+// shared PostgreSQL palace (a fresh schema per script on the server
+// scripts/pg-test.sh starts): migrate, mine, search, status, reindex, and
+// several hivemem processes mining into one database at once.
+func TestPostgresScripts(t *testing.T) {
+	pgtest.BaseDSN(t, pgtest.EnvPostgres)
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/pgscript",
+		Setup: func(env *testscript.Env) error {
+			dsn, drop, err := pgtest.NewSchema(pgtest.EnvPostgres)
+			if err != nil {
+				return err
+			}
+			env.Defer(func() {
+				if err := drop(); err != nil {
+					env.T().Log(err)
+				}
+			})
+			env.Setenv("HIVEMEM_HOME", env.WorkDir+"/home")
+			env.Setenv("HIVEMEM_MODEL_DIR", env.WorkDir+"/no-model")
+			env.Setenv("XDG_DATA_HOME", env.WorkDir+"/xdg")
+			env.Setenv("HIVEMEM_BACKEND", "postgres")
+			env.Setenv("HIVEMEM_DSN", dsn)
 			return nil
 		},
 	})

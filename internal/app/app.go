@@ -20,6 +20,7 @@ import (
 	"github.com/hivemem/hivemem/internal/openaiembed"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/postgres"
 	"github.com/hivemem/hivemem/internal/store/sqlite"
 )
 
@@ -95,7 +96,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	}
 	p, err := palace.New(ctx, h, st, emb, palace.Options{
 		MaxFileBytes: cfg.Palace.MaxFileBytes, RRFK: cfg.Search.RRFK,
-		CandidatePool: cfg.Search.CandidatePool, VectorWeight: cfg.Search.VectorWeight, Fusion: cfg.Search.Fusion, Logger: lg,
+		CandidatePool: cfg.Search.CandidatePool, VectorWeight: cfg.Search.VectorWeight, Fusion: cfg.Search.Fusion, QueryCache: queryCache(cfg.Search.QueryCache), Logger: lg,
 	})
 	if err != nil {
 		st.Close()
@@ -115,9 +116,26 @@ func OpenStore(ctx context.Context, h home.Home, cfg config.Config) (store.Store
 			return nil, fmt.Errorf("open palace: %w", err)
 		}
 		return sqlite.Open(ctx, filepath.Join(h.PalaceDir(), "palace.db"))
+	case "postgres":
+		return postgres.Open(ctx, PostgresOptions(cfg))
 	default:
 		return nil, fmt.Errorf("open palace: backend %q is not available in this build", cfg.Palace.Backend)
 	}
+}
+
+// queryCache maps the config's "0 disables" onto the palace's "< 0
+// disables" (where 0 means the default).
+func queryCache(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
+// PostgresOptions are the postgres store's options from the config.
+func PostgresOptions(cfg config.Config) postgres.Options {
+	p := cfg.Palace
+	return postgres.Options{DSN: p.DSN, MaxConns: p.MaxConns, StatementTimeout: p.StatementTimeout.Duration, VectorMode: p.VectorMode}
 }
 
 // ModelDir is where the MiniLM model is looked for.

@@ -18,7 +18,7 @@ import (
 
 // requireModel skips without the MiniLM model, except in CI, which
 // installs it (make test runs `hivemem model fetch` first).
-func requireModel(t *testing.T) {
+func requireModel(t testing.TB) {
 	t.Helper()
 	if ModelInstalled(modelfetch.DefaultDir()) {
 		return

@@ -20,6 +20,7 @@ type benchOptions struct {
 	modes    []string
 	keep     string
 	condense bool
+	noCapt   bool
 	asJSON   bool
 }
 
@@ -44,6 +45,7 @@ func newBenchCommand(g *globals) *cobra.Command {
 	f.StringSliceVar(&o.modes, "modes", nil, "modes to run (default lexical,vector,hybrid; vector modes need the model)")
 	f.StringVar(&o.keep, "keep-home", "", "build the benchmark home in this directory and keep it (default: a temporary one)")
 	f.BoolVar(&o.condense, "condense", false, "force-condense every conversation (extractive summariser) before mining, to measure what condensation costs recall")
+	f.BoolVar(&o.noCapt, "no-captions", false, "leave images shared in a turn out of the rendered memory files (ablation: by default a turn keeps its image caption)")
 	f.BoolVar(&o.asJSON, "json", false, "print one JSON object")
 	cmd.AddCommand(lc)
 	return cmd
@@ -71,7 +73,7 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 	if a.Embedder.Note != "" && !o.asJSON {
 		fmt.Fprintf(g.stderr, "note: %s — running lexical only\n", a.Embedder.Note)
 	}
-	lo := locomo.Options{Modes: o.modes, Limit: o.limit, Dataset: path}
+	lo := locomo.Options{Modes: o.modes, Limit: o.limit, Dataset: path, NoCaptions: o.noCapt}
 	condensed := 0
 	if o.condense {
 		// The whole of each file is mined after Prepare (memory file and

@@ -86,6 +86,7 @@ func newRootCommand(g *globals) *cobra.Command {
 		newRememberCommand(g),
 		newPinCommand(g),
 		newReindexCommand(g),
+		newMigrateCommand(g),
 		newReflectCommand(g),
 		newBackupsCommand(g),
 		newRestoreCommand(g),

@@ -149,7 +149,8 @@ func runStatus(ctx context.Context, g *globals, asJSON bool) error {
 	}
 	w := g.stdout
 	fmt.Fprintf(w, "home:     %s\n", r.Home)
-	fmt.Fprintf(w, "backend:  %s, %d files, %d drawers, %d vectors, %s\n", r.Backend, r.Index.Files, r.Index.Drawers, r.Index.Vectors, humanize.IBytes(uint64(r.Index.SizeBytes)))
+	fmt.Fprintf(w, "backend:  %s (vector search: %s), %d files, %d drawers, %d vectors, %s\n", r.Backend, r.Index.VectorMode,
+		r.Index.Files, r.Index.Drawers, r.Index.Vectors, humanize.IBytes(uint64(r.Index.SizeBytes)))
 	switch {
 	case r.Embedder.Provider == "none":
 		fmt.Fprintf(w, "search:   lexical-only — %s\n", r.Embedder.Note)

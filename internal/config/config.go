@@ -46,8 +46,12 @@ type Config struct {
 // Palace configures the index.
 type Palace struct {
 	Backend      string `toml:"backend"`        // sqlite (default) or postgres
-	DSN          string `toml:"dsn"`            // PostgreSQL connection string
+	DSN          string `toml:"dsn"`            // PostgreSQL connection string (postgres:// URL or key=value)
 	MaxFileBytes int64  `toml:"max_file_bytes"` // files above this are skipped by the miner
+	// PostgreSQL only.
+	MaxConns         int      `toml:"max_conns"`         // connection pool size (0: the DSN's pool_max_conns, else pgx's default)
+	StatementTimeout Duration `toml:"statement_timeout"` // server-side limit per statement
+	VectorMode       string   `toml:"vector_mode"`       // for a new palace: auto (pgvector when available), exact or pgvector
 }
 
 // Embedder configures the vector side of the palace.
@@ -68,6 +72,7 @@ type Search struct {
 	CandidatePool int     `toml:"candidate_pool"`
 	VectorWeight  float64 `toml:"vector_weight"` // weight of the vector ranking in the fusion (lexical is 1)
 	Fusion        string  `toml:"fusion"`        // score (normalised scores, default) or rrf (reciprocal rank)
+	QueryCache    int     `toml:"query_cache"`   // query embeddings kept for repeated searches; 0 disables
 }
 
 // Reflector configures condensation; read live on every pass.
@@ -104,9 +109,10 @@ type Manager struct {
 // Default returns the built-in settings.
 func Default() Config {
 	return Config{
-		Palace:   Palace{Backend: "sqlite", MaxFileBytes: 8 << 20},
+		Palace: Palace{Backend: "sqlite", MaxFileBytes: 8 << 20, StatementTimeout: Duration{30 * time.Second},
+			VectorMode: "auto"},
 		Embedder: Embedder{Provider: "auto", Timeout: Duration{30 * time.Second}},
-		Search:   Search{Results: 5, WakeUpBudget: 800, RRFK: 60, CandidatePool: 100, VectorWeight: 0.5, Fusion: "score"},
+		Search:   Search{Results: 5, WakeUpBudget: 800, RRFK: 60, CandidatePool: 100, VectorWeight: 0.5, Fusion: "score", QueryCache: 1024},
 		Reflector: Reflector{
 			Enabled: true, MinBytes: 16 << 10, BudgetBytes: 128 << 10, ByteTriggerPct: 50,
 			SectionTrigger: 50, RecentKeep: 12, Interval: Duration{30 * time.Minute},
@@ -160,9 +166,24 @@ func (c Config) Validate() error {
 		return errors.New("config: palace.max_file_bytes must be positive")
 	}
 	switch c.Palace.Backend {
-	case "sqlite", "postgres":
+	case "sqlite":
+	case "postgres":
+		if c.Palace.DSN == "" {
+			return errors.New("config: palace.backend is postgres but palace.dsn is empty (set it, or HIVEMEM_DSN)")
+		}
 	default:
 		return fmt.Errorf("config: palace.backend %q unknown (want sqlite or postgres)", c.Palace.Backend)
+	}
+	switch c.Palace.VectorMode {
+	case "auto", "exact", "pgvector":
+	default:
+		return fmt.Errorf("config: palace.vector_mode %q unknown (want auto, exact or pgvector)", c.Palace.VectorMode)
+	}
+	if c.Palace.MaxConns < 0 {
+		return errors.New("config: palace.max_conns must not be negative")
+	}
+	if c.Search.QueryCache < 0 {
+		return fmt.Errorf("config: search.query_cache must be >= 0 (0 disables), got %d", c.Search.QueryCache)
 	}
 	if c.Search.Fusion != "score" && c.Search.Fusion != "rrf" {
 		return fmt.Errorf("config: search.fusion %q unknown (want score or rrf)", c.Search.Fusion)
@@ -175,11 +196,22 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// envAliases are short names for a few keys: HIVEMEM_BACKEND and
+// HIVEMEM_DSN select a shared PostgreSQL palace. The long name wins when
+// both are set.
+var envAliases = map[string]string{
+	"HIVEMEM_PALACE_BACKEND": "HIVEMEM_BACKEND",
+	"HIVEMEM_PALACE_DSN":     "HIVEMEM_DSN",
+}
+
 // EnvKeys lists every environment variable Load honours, for documentation.
 func EnvKeys() []string {
 	var keys []string
 	walk(reflect.ValueOf(&Config{}).Elem(), func(name string, _ reflect.Value) error {
 		keys = append(keys, name)
+		if alias, ok := envAliases[name]; ok {
+			keys = append(keys, alias)
+		}
 		return nil
 	})
 	return keys
@@ -189,9 +221,19 @@ func applyEnv(cfg *Config, lookup func(string) (string, bool)) error {
 	return walk(reflect.ValueOf(cfg).Elem(), func(name string, f reflect.Value) error {
 		s, ok := lookup(name)
 		if !ok {
+			if alias, has := envAliases[name]; has {
+				if s, ok = lookup(alias); ok {
+					name = alias
+				}
+			}
+		}
+		if !ok {
 			return nil
 		}
 		if err := setField(f, s); err != nil {
+			if strings.HasSuffix(name, "DSN") {
+				s = "(redacted)"
+			}
 			return fmt.Errorf("environment %s=%q: %w", name, s, err)
 		}
 		return nil

@@ -71,3 +71,47 @@ func TestMissingFileIsDefaults(t *testing.T) {
 		t.Fatalf("EnvKeys = %v", keys)
 	}
 }
+
+// TestBackendEnv covers the short names HIVEMEM_BACKEND and HIVEMEM_DSN,
+// and that the long names win over them.
+func TestBackendEnv(t *testing.T) {
+	tests := []struct {
+		name        string
+		env         map[string]string
+		backend     string
+		dsn         string
+		wantErrPart string
+	}{
+		{"default", nil, "sqlite", "", ""},
+		{"short names", map[string]string{"HIVEMEM_BACKEND": "postgres", "HIVEMEM_DSN": "postgres://h/db"}, "postgres", "postgres://h/db", ""},
+		{"long names", map[string]string{"HIVEMEM_PALACE_BACKEND": "postgres", "HIVEMEM_PALACE_DSN": "host=h"}, "postgres", "host=h", ""},
+		{"long wins", map[string]string{"HIVEMEM_BACKEND": "postgres", "HIVEMEM_PALACE_BACKEND": "sqlite"}, "sqlite", "", ""},
+		{"postgres without dsn", map[string]string{"HIVEMEM_BACKEND": "postgres"}, "", "", "palace.dsn is empty"},
+		{"bad vector mode", map[string]string{"HIVEMEM_PALACE_VECTOR_MODE": "hnsw"}, "", "", "vector_mode"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, k := range []string{"HIVEMEM_BACKEND", "HIVEMEM_DSN", "HIVEMEM_PALACE_BACKEND", "HIVEMEM_PALACE_DSN", "HIVEMEM_PALACE_VECTOR_MODE"} {
+				if v, ok := tt.env[k]; ok {
+					t.Setenv(k, v)
+				} else {
+					t.Setenv(k, "")
+					os.Unsetenv(k)
+				}
+			}
+			cfg, err := Load(filepath.Join(t.TempDir(), "config.toml"))
+			if tt.wantErrPart != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErrPart) {
+					t.Fatalf("Load = %v, want an error about %q", err, tt.wantErrPart)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Palace.Backend != tt.backend || cfg.Palace.DSN != tt.dsn {
+				t.Errorf("backend %q dsn %q, want %q %q", cfg.Palace.Backend, cfg.Palace.DSN, tt.backend, tt.dsn)
+			}
+		})
+	}
+}

@@ -37,6 +37,9 @@ type Turn struct {
 	Speaker string
 	DiaID   string // "D<session>:<turn>"
 	Text    string
+	// Caption describes an image shared in the turn (LoCoMo's BLIP caption),
+	// "" when none was shared.
+	Caption string
 }
 
 // Question is one QA item with its evidence turns, normalised.
@@ -104,9 +107,10 @@ func convert(r rawSample) (Sample, error) {
 		}
 		n, _ := strconv.Atoi(m[1])
 		var turns []struct {
-			Speaker string `json:"speaker"`
-			DiaID   string `json:"dia_id"`
-			Text    string `json:"text"`
+			Speaker string          `json:"speaker"`
+			DiaID   string          `json:"dia_id"`
+			Text    string          `json:"text"`
+			Caption json.RawMessage `json:"blip_caption"`
 		}
 		if err := json.Unmarshal(raw, &turns); err != nil {
 			return s, fmt.Errorf("sample %s %s: %w", s.ID, k, err)
@@ -114,7 +118,7 @@ func convert(r rawSample) (Sample, error) {
 		sess := Session{N: n, DateTime: str(k + "_date_time")}
 		sess.Date = parseDate(sess.DateTime)
 		for _, t := range turns {
-			sess.Turns = append(sess.Turns, Turn{Speaker: t.Speaker, DiaID: t.DiaID, Text: t.Text})
+			sess.Turns = append(sess.Turns, Turn{Speaker: t.Speaker, DiaID: t.DiaID, Text: t.Text, Caption: caption(t.Caption)})
 		}
 		s.Sessions = append(s.Sessions, sess)
 	}
@@ -151,6 +155,17 @@ func convert(r rawSample) (Sample, error) {
 	return s, nil
 }
 
+// caption reads a turn's image caption; anything but a JSON string (absent,
+// null, another shape) is no caption rather than an error, since the
+// caption only adds text to a turn.
+func caption(raw json.RawMessage) string {
+	var c string
+	if json.Unmarshal(raw, &c) != nil {
+		return ""
+	}
+	return strings.Join(strings.Fields(c), " ")
+}
+
 // parseDate turns "1:56 pm on 8 May, 2023" into "2023-05-08".
 func parseDate(s string) string {
 	if i := strings.Index(s, " on "); i >= 0 {
@@ -165,9 +180,13 @@ func parseDate(s string) string {
 }
 
 // Render writes a conversation as one agent's memory file: a section per
-// session headed by its date, one line per turn keeping its dia id. It
+// session headed by its date, one line per turn keeping its dia id. With
+// captions, an image shared in a turn is written into its line as its
+// caption, as LoCoMo itself gives images to text-only models: an agent's
+// memory of the conversation holds what the picture showed, and without it
+// a turn such as "Here's our latest work!" says nothing of a painting. It
 // returns the file and, for each 1-based line, the dia id on it.
-func Render(s Sample) ([]byte, map[int]string) {
+func Render(s Sample, captions bool) ([]byte, map[int]string) {
 	var b strings.Builder
 	lines := map[int]string{}
 	line := 1
@@ -185,6 +204,9 @@ func Render(s Sample) ([]byte, map[int]string) {
 		for _, t := range sess.Turns {
 			lines[line] = t.DiaID
 			text := strings.ReplaceAll(t.Text, "\n", " ")
+			if captions && t.Caption != "" {
+				text += " [shared an image: " + t.Caption + "]"
+			}
 			w(fmt.Sprintf("[%s] %s: %s\n", t.DiaID, t.Speaker, text))
 		}
 	}

@@ -37,7 +37,7 @@ func TestLoadNormalisesEvidence(t *testing.T) {
 
 func TestRenderKeepsDiaIDs(t *testing.T) {
 	ss, _ := Load("testdata/tiny.json")
-	data, lines := Render(ss[0])
+	data, lines := Render(ss[0], true)
 	text := strings.Split(string(data), "\n")
 	for n, dia := range lines {
 		if !strings.HasPrefix(text[n-1], "["+dia+"]") {
@@ -46,6 +46,32 @@ func TestRenderKeepsDiaIDs(t *testing.T) {
 	}
 	if !strings.Contains(string(data), "## 2023-06-02 — session 2 (10:00 am on 2 June, 2023)") {
 		t.Errorf("session heading missing:\n%s", data)
+	}
+}
+
+func TestRenderCaptions(t *testing.T) {
+	ss, err := Load("testdata/tiny.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		captions bool
+		want     string
+	}{
+		// Whitespace in a caption (a newline included) is folded, so the
+		// turn stays one line.
+		{true, "[D3:2] Ben: Here is mine from last weekend. [shared an image: a photo of a red kayak on a river]\n"},
+		{false, "[D3:2] Ben: Here is mine from last weekend.\n"},
+	}
+	for _, tt := range tests {
+		data, _ := Render(ss[0], tt.captions)
+		if !strings.Contains(string(data), tt.want) {
+			t.Errorf("captions=%v: %q not in\n%s", tt.captions, tt.want, data)
+		}
+		// A null caption is no caption.
+		if !strings.Contains(string(data), "[D3:3] Ana: Nice!\n") {
+			t.Errorf("captions=%v: null caption changed the turn:\n%s", tt.captions, data)
+		}
 	}
 }
 

@@ -22,6 +22,8 @@ type Options struct {
 	Modes   []string // default: lexical, vector, hybrid (vector/hybrid only with an embedder)
 	Limit   int      // questions per conversation, 0 = all
 	Dataset string
+	// NoCaptions leaves shared images out of the rendered turns (see Render).
+	NoCaptions bool
 	// Prepare runs on each rendered memory file before mining (e.g. condensation).
 	Prepare  func(ctx context.Context, agent string) error
 	Progress func(done, total int)
@@ -100,7 +102,7 @@ func Run(ctx context.Context, p *palace.Palace, samples []Sample, opts Options) 
 	h := p.Home()
 	maps := &lineMaps{home: h, bySrc: map[string]map[int]string{}}
 	for _, s := range samples {
-		data, _ := Render(s)
+		data, _ := Render(s, !opts.NoCaptions)
 		path, err := h.MemoryPath(s.ID)
 		if err != nil {
 			return res, fmt.Errorf("locomo: sample id %q is not a usable agent id: %w", s.ID, err)

@@ -200,15 +200,34 @@ func (p *Palace) removeMissing(ctx context.Context, prefix string, seen map[stri
 		if !inside || seen[f.Source] {
 			continue
 		}
-		if _, err := os.Stat(p.home.Abs(f.Source)); err == nil {
-			continue // exists but was not collected (e.g. hidden): leave it alone
+		removed, err := p.removeVanished(ctx, f.Source)
+		if err != nil {
+			return n, err
 		}
-		if err := p.store.DeleteFile(ctx, f.Source); err != nil {
-			return n, fmt.Errorf("mine: remove %s: %w", f.Source, err)
+		if removed {
+			n++
 		}
-		n++
 	}
 	return n, nil
+}
+
+// removeVanished deletes a source's index entries if its file is gone,
+// under the source lock where the backend has one.
+func (p *Palace) removeVanished(ctx context.Context, source string) (bool, error) {
+	if l, ok := p.store.(SourceLocker); ok {
+		unlock, err := l.LockSource(ctx, source)
+		if err != nil {
+			return false, fmt.Errorf("mine: remove %s: %w", source, err)
+		}
+		defer unlock()
+	}
+	if _, err := os.Stat(p.home.Abs(source)); err == nil {
+		return false, nil // exists but was not collected (e.g. hidden): leave it alone
+	}
+	if err := p.store.DeleteFile(ctx, source); err != nil {
+		return false, fmt.Errorf("mine: remove %s: %w", source, err)
+	}
+	return true, nil
 }
 
 func (p *Palace) skip(path, reason string) MineReport {
@@ -237,6 +256,13 @@ func (p *Palace) mineFile(ctx context.Context, path string, opts MineOptions) (M
 	fileHash := hex.EncodeToString(sum[:])
 
 	wing, agent, roomOverride := p.metadata(path, opts)
+	if l, ok := p.store.(SourceLocker); ok {
+		unlock, err := l.LockSource(ctx, source)
+		if err != nil {
+			return MineReport{}, fmt.Errorf("mine %s: %w", path, err)
+		}
+		defer unlock()
+	}
 	old, err := p.store.GetFile(ctx, source)
 	if err == nil && old.Hash == fileHash && old.Wing == wing && old.Agent == agent && opts.Room == "" {
 		return MineReport{Files: 1, Unchanged: 1}, nil
@@ -415,8 +441,33 @@ func (p *Palace) fillMissingVectors(ctx context.Context) (int, error) {
 		for i, d := range ds {
 			ids[i], vecs[i] = d.ID, d.Vector
 		}
-		if err := p.store.SetVectors(ctx, ids, vecs); err != nil {
+		if err := p.setVectors(ctx, ids, vecs); err != nil {
 			return total, err
 		}
 	}
+}
+
+// setVectors stores vectors for drawers; drawers that another process
+// deleted since they were listed (a shared palace) are left out.
+func (p *Palace) setVectors(ctx context.Context, ids []string, vecs [][]float32) error {
+	err := p.store.SetVectors(ctx, ids, vecs)
+	if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	live, gerr := p.store.Get(ctx, ids)
+	if gerr != nil {
+		return errors.Join(err, gerr)
+	}
+	exists := make(map[string]bool, len(live))
+	for _, d := range live {
+		exists[d.ID] = true
+	}
+	var keepIDs []string
+	var keepVecs [][]float32
+	for i, id := range ids {
+		if exists[id] {
+			keepIDs, keepVecs = append(keepIDs, id), append(keepVecs, vecs[i])
+		}
+	}
+	return p.store.SetVectors(ctx, keepIDs, keepVecs)
 }

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/store"
 )
@@ -22,6 +24,16 @@ type Embedder interface {
 	ModelID() string
 }
 
+// SourceLocker is implemented by index backends that several processes
+// (on several machines) write at once, such as PostgreSQL: LockSource holds
+// one source file against every other writer until unlock is called. The
+// miner holds it across reading a file's drawers, diffing and applying, so
+// that two processes mining the same file cannot both insert its new
+// drawers or undo each other's deletes.
+type SourceLocker interface {
+	LockSource(ctx context.Context, source string) (unlock func(), err error)
+}
+
 // Options tunes mining and ranking; zero values take the defaults.
 type Options struct {
 	MaxFileBytes  int64   // files above are skipped (default 8 MiB)
@@ -31,6 +43,7 @@ type Options struct {
 	VectorWeight  float64 // weight of the vector ranking against lexical's 1 (default 0.5)
 	Fusion        string  // FusionScore (default) or FusionRRF
 	EmbedBatch    int     // texts per Embed call (default 32)
+	QueryCache    int     // query embeddings kept for repeated searches (default 1024; < 0 disables)
 	Logger        *slog.Logger
 }
 
@@ -41,6 +54,10 @@ type Palace struct {
 	emb   Embedder // nil: lexical-only
 	opts  Options
 	log   *slog.Logger
+	// queries caches query embeddings by text: agents repeat searches (the
+	// same question each session, a retried tool call), and embedding the
+	// query is most of a warm hybrid search's time. nil when disabled.
+	queries *lru.Cache[string, []float32]
 }
 
 // New opens the palace over an index. When the index holds vectors of
@@ -62,11 +79,21 @@ func New(ctx context.Context, h home.Home, st store.Store, emb Embedder, opts Op
 	if opts.EmbedBatch <= 0 {
 		opts.EmbedBatch = 32
 	}
+	if opts.QueryCache == 0 {
+		opts.QueryCache = 1024
+	}
 	lg := opts.Logger
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
 	p := &Palace{home: h, store: st, emb: emb, opts: opts, log: lg}
+	if opts.QueryCache > 0 {
+		c, err := lru.New[string, []float32](opts.QueryCache)
+		if err != nil {
+			return nil, fmt.Errorf("open palace: %w", err)
+		}
+		p.queries = c
+	}
 	if emb != nil {
 		model, dim, err := st.Model(ctx)
 		if err != nil {

@@ -7,6 +7,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -423,5 +425,28 @@ func TestReindexMatchesMine(t *testing.T) {
 	}
 	if err := f.st.Check(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestQueryEmbeddingCache: a repeated query is embedded once, and takes the
+// same ranking from the cached vector as from a fresh one.
+func TestQueryEmbeddingCache(t *testing.T) {
+	f := newFixture(t, &countingEmbedder{})
+	f.write("coder", "# Memory — Coder (coder)\n\n"+section(1)+section(2)+section(3))
+	f.mine()
+	f.emb.reset()
+	first := f.search("deploy of service2", store.Filter{})
+	again := f.search("deploy of service2", store.Filter{})
+	other := f.search("handler for endpoint3", store.Filter{})
+	got := f.emb.reset()
+	want := []string{"deploy of service2", "handler for endpoint3"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("embedded %q, want %q (a repeated query must come from the cache)", got, want)
+	}
+	if len(first) == 0 || !reflect.DeepEqual(first, again) {
+		t.Fatalf("cached query ranked differently:\n%+v\n%+v", first, again)
+	}
+	if len(other) == 0 || other[0].ID == first[0].ID {
+		t.Fatalf("a different query returned the first query's top hit: %+v", other)
 	}
 }

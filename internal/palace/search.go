@@ -177,6 +177,22 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 }
 
 func (p *Palace) vectorRank(ctx context.Context, text string, f store.Filter, k int) ([]store.Scored, error) {
+	q, err := p.embedQuery(ctx, text)
+	if err != nil {
+		return nil, err
+	}
+	return p.store.Vector(ctx, q, f, k)
+}
+
+// embedQuery embeds a query, or takes its vector from the cache. The
+// embedder is fixed for the palace's lifetime, so the text alone is the key.
+// Cached vectors are shared: nothing downstream writes to a query vector.
+func (p *Palace) embedQuery(ctx context.Context, text string) ([]float32, error) {
+	if p.queries != nil {
+		if v, ok := p.queries.Get(text); ok {
+			return v, nil
+		}
+	}
 	vs, err := p.emb.Embed(ctx, []string{text})
 	if err != nil {
 		return nil, fmt.Errorf("embed query: %w", err)
@@ -184,7 +200,10 @@ func (p *Palace) vectorRank(ctx context.Context, text string, f store.Filter, k 
 	if len(vs) != 1 {
 		return nil, fmt.Errorf("embedder returned %d vectors for one query", len(vs))
 	}
-	return p.store.Vector(ctx, vs[0], f, k)
+	if p.queries != nil {
+		p.queries.Add(text, vs[0])
+	}
+	return vs[0], nil
 }
 
 // Fused is one candidate after fusion.

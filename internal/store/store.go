@@ -179,9 +179,12 @@ type Stats struct {
 	Wings     []WingStats `json:"wings"`
 	SizeBytes int64       `json:"size_bytes"`
 	Backend   string      `json:"backend"`
-	Model     string      `json:"model,omitempty"` // model id the vectors were made with, "" if none
-	Dim       int         `json:"dim,omitempty"`
-	LastMine  time.Time   `json:"last_mine,omitzero"`
+	// VectorMode says how Vector searches: "exact" (hivemem scans every
+	// vector in scope) or "pgvector-hnsw" (PostgreSQL's HNSW index).
+	VectorMode string    `json:"vector_mode,omitempty"`
+	Model      string    `json:"model,omitempty"` // model id the vectors were made with, "" if none
+	Dim        int       `json:"dim,omitempty"`
+	LastMine   time.Time `json:"last_mine,omitzero"`
 }
 
 // WingStats counts drawers per wing.

@@ -804,7 +804,7 @@ func (s *Store) PutEmbeddings(ctx context.Context, model string, hashes []string
 
 // Stats implements store.Store.
 func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
-	st := store.Stats{Backend: s.Backend()}
+	st := store.Stats{Backend: s.Backend(), VectorMode: "exact"}
 	tx, err := s.rdb.BeginTx(ctx, nil)
 	if err != nil {
 		return st, fmt.Errorf("stats: %w", err)

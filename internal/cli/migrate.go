@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/config"
+	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/store/postgres"
+)
+
+// migrateReport is `hivemem migrate`.
+type migrateReport struct {
+	Backend    string `json:"backend"`
+	Target     string `json:"target,omitempty"` // user@host:port/db for PostgreSQL (never the password)
+	From       int    `json:"from_version,omitempty"`
+	To         int    `json:"to_version,omitempty"`
+	VectorMode string `json:"vector_mode"`
+}
+
+func newMigrateCommand(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Create or upgrade the palace schema (idempotent; every command also does it on open)",
+		Long: "Create or upgrade the palace's schema: with backend = \"postgres\" the tables, indexes and (where the server has it) the pgvector extension; " +
+			"with SQLite the database file. Safe to run again and from several machines at once; a schema newer than this binary is refused.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMigrate(cmd.Context(), g, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func runMigrate(ctx context.Context, g *globals, asJSON bool) error {
+	h, err := home.Resolve(g.home)
+	if err != nil {
+		return err
+	}
+	if !h.Exists() {
+		return fmt.Errorf("no hivemem home at %s: run `hivemem init` (or set HIVEMEM_HOME / --home)", h.Root)
+	}
+	cfg, err := config.Load(h.ConfigPath())
+	if err != nil {
+		return err
+	}
+	st, err := app.OpenStore(ctx, h, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	stats, err := st.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	r := migrateReport{Backend: st.Backend(), VectorMode: stats.VectorMode}
+	if p, ok := st.(*postgres.Store); ok {
+		r.Target = p.Target()
+		r.From, r.To = p.Migrated()
+	}
+	if asJSON {
+		return writeJSON(g.stdout, r)
+	}
+	switch {
+	case r.Target == "":
+		fmt.Fprintf(g.stdout, "%s palace schema is up to date (vector search: %s)\n", r.Backend, r.VectorMode)
+	case r.From == r.To:
+		fmt.Fprintf(g.stdout, "postgres palace %s: schema version %d, already up to date (vector search: %s)\n", r.Target, r.To, r.VectorMode)
+	default:
+		fmt.Fprintf(g.stdout, "postgres palace %s: schema migrated from version %d to %d (vector search: %s)\n", r.Target, r.From, r.To, r.VectorMode)
+	}
+	return nil
+}

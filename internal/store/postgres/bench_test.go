@@ -1,0 +1,251 @@
+package postgres_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/postgres"
+	"github.com/hivemem/hivemem/internal/store/postgres/pgtest"
+	"github.com/hivemem/hivemem/internal/store/sqlite"
+)
+
+// TestStoreBenchmark compares the backends on the same synthetic palace in
+// the same run: HIVEMEM_STORE_BENCH=100000 drawers (60-100 words from a
+// Zipf vocabulary of 30 000 words, headings of 3-6 words, random unit
+// 384-d vectors, 50 wings, files of 100 drawers) are mined into SQLite and
+// into PostgreSQL (exact vectors), and the same queries are timed on each;
+// then HIVEMEM_STORE_BENCH_HNSW drawers (default 5000: PGlite is WASM and
+// slow to load) go into PGlite with pgvector to measure the HNSW index's
+// recall@10 against exact search on the same queries. It only runs when
+// HIVEMEM_STORE_BENCH is set (the figures in the README come from it):
+//
+//	eval "$(scripts/pg-test.sh start)"
+//	HIVEMEM_STORE_BENCH=100000 go test -run TestStoreBenchmark -v -timeout 60m ./internal/store/postgres
+func TestStoreBenchmark(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("HIVEMEM_STORE_BENCH"))
+	if n <= 0 {
+		t.Skip("HIVEMEM_STORE_BENCH not set")
+	}
+	nh := 5000
+	if v, err := strconv.Atoi(os.Getenv("HIVEMEM_STORE_BENCH_HNSW")); err == nil && v > 0 {
+		nh = v
+	}
+	ctx := t.Context()
+	rng := rand.New(rand.NewPCG(2026, 11))
+	words := vocabulary(rng, 30000)
+	z := rand.NewZipf(rng, 1.07, 2, uint64(len(words)-1))
+	word := func() string { return words[z.Uint64()] }
+	files := synthFiles(rng, word, n)
+	queries := make([]string, 200)
+	qvecs := make([][]float32, len(queries))
+	for i := range queries {
+		var q []string
+		for range 2 + rng.IntN(3) {
+			q = append(q, word())
+		}
+		queries[i] = strings.Join(q, " ")
+		qvecs[i] = unit(rng, 384)
+	}
+
+	sq, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "palace.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sq.Close()
+	pg, err := postgres.Open(ctx, postgres.Options{DSN: pgtest.Schema(t, pgtest.EnvPostgres)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+
+	t.Logf("%d drawers, %d files, %d queries", n, len(files), len(queries))
+	t.Logf("| backend | mining (drawers/s) | lexical p50 / p95 | vector p50 / p95 | hybrid p50 / p95 | first vector search |")
+	t.Logf("|---|---|---|---|---|---|")
+	for _, s := range []store.Store{sq, pg} {
+		if err := s.SetModel(ctx, "bench", 384); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		for _, u := range files {
+			if err := s.Apply(ctx, u); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rate := float64(n) / time.Since(start).Seconds()
+		t0 := time.Now()
+		if _, err := s.Vector(ctx, qvecs[0], store.Filter{}, 10); err != nil {
+			t.Fatal(err)
+		}
+		first := time.Since(t0)
+		lex := timeEach(t, queries, func(i int) error { _, err := s.Lexical(ctx, queries[i], store.Filter{}, 10); return err })
+		vec := timeEach(t, queries, func(i int) error { _, err := s.Vector(ctx, qvecs[i], store.Filter{}, 10); return err })
+		hyb := timeEach(t, queries, func(i int) error {
+			if _, err := s.Lexical(ctx, queries[i], store.Filter{}, 100); err != nil {
+				return err
+			}
+			_, err := s.Vector(ctx, qvecs[i], store.Filter{}, 100)
+			return err
+		})
+		t.Logf("| %s | %.0f | %s | %s | %s | %s |", s.Backend(), rate, lex, vec, hyb, first.Round(time.Millisecond))
+	}
+	// Same ranking on both, query by query.
+	agree := 0
+	for _, q := range queries {
+		a, err := sq.Lexical(ctx, q, store.Filter{}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := pg.Lexical(ctx, q, store.Filter{}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.EqualFunc(a, b, func(x, y store.Scored) bool { return x.ID == y.ID }) {
+			agree++
+		}
+	}
+	t.Logf("lexical top 10 identical on %d of %d queries", agree, len(queries))
+
+	if os.Getenv(pgtest.EnvPGlite) == "" {
+		t.Logf("no PGlite: HNSW recall not measured")
+		return
+	}
+	hn, err := postgres.Open(ctx, postgres.Options{DSN: pgtest.Schema(t, pgtest.EnvPGlite)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hn.Close()
+	if err := hn.SetModel(ctx, "bench", 384); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	loaded := 0
+	for _, u := range files {
+		if loaded >= nh {
+			break
+		}
+		if err := hn.Apply(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		loaded += len(u.Insert)
+	}
+	rate := float64(loaded) / time.Since(start).Seconds()
+	var hits, total int
+	var hnswT, exactT []time.Duration
+	for i := range 50 {
+		t0 := time.Now()
+		a, err := hn.Vector(ctx, qvecs[i], store.Filter{}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hnswT = append(hnswT, time.Since(t0))
+		t0 = time.Now()
+		e, err := hn.VectorExact(ctx, qvecs[i], store.Filter{}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exactT = append(exactT, time.Since(t0))
+		in := map[string]bool{}
+		for _, x := range e {
+			in[x.ID] = true
+		}
+		for _, x := range a {
+			if in[x.ID] {
+				hits++
+			}
+		}
+		total += len(e)
+	}
+	t.Logf("HNSW on PGlite+pgvector, %d drawers (%.0f drawers/s loaded): recall@10 %.3f against exact over 50 queries; p50 %s (HNSW) vs %s (exact scan in SQL)",
+		loaded, rate, float64(hits)/float64(total), pct(hnswT, 50), pct(exactT, 50))
+}
+
+func synthFiles(rng *rand.Rand, word func() string, n int) []store.FileUpdate {
+	var files []store.FileUpdate
+	for i := 0; i < n; i += 100 {
+		src := fmt.Sprintf("hive/agents/a%d/f%d.md", i/100%50, i/100)
+		wing := fmt.Sprintf("wing%d", i/100%50)
+		u := store.FileUpdate{File: store.File{Source: src, Hash: src, Size: 1, MinedAt: time.Now(), Wing: wing, Agent: wing}}
+		for j := i; j < min(i+100, n); j++ {
+			var h, b []string
+			for range 3 + rng.IntN(4) {
+				h = append(h, word())
+			}
+			for range 60 + rng.IntN(41) {
+				b = append(b, word())
+			}
+			u.Insert = append(u.Insert, store.Drawer{
+				ID: fmt.Sprintf("d%d", j), Wing: wing, Room: "recent", Agent: wing, Source: src,
+				Heading: strings.Join(h, " "), LineStart: j - i + 1, LineEnd: j - i + 1,
+				Date: fmt.Sprintf("2026-%02d-%02d", 1+j%12, 1+j%28), Hash: fmt.Sprint(j),
+				Text: strings.Join(b, " "), Vector: unit(rng, 384),
+			})
+		}
+		files = append(files, u)
+	}
+	return files
+}
+
+func vocabulary(rng *rand.Rand, n int) []string {
+	const cons, vows = "bcdfghjklmnprstvwz", "aeiou"
+	seen := map[string]bool{}
+	var words []string
+	for len(words) < n {
+		var sb strings.Builder
+		for range 1 + rng.IntN(4) {
+			sb.WriteByte(cons[rng.IntN(len(cons))])
+			sb.WriteByte(vows[rng.IntN(len(vows))])
+		}
+		if rng.IntN(2) == 0 {
+			sb.WriteByte(cons[rng.IntN(len(cons))])
+		}
+		if w := sb.String(); !seen[w] && len(w) > 1 {
+			seen[w] = true
+			words = append(words, w)
+		}
+	}
+	return words
+}
+
+func unit(rng *rand.Rand, dim int) []float32 {
+	v := make([]float32, dim)
+	var s float64
+	for i := range v {
+		x := rng.NormFloat64()
+		v[i] = float32(x)
+		s += x * x
+	}
+	for i := range v {
+		v[i] = float32(float64(v[i]) / math.Sqrt(s))
+	}
+	return v
+}
+
+// timeEach runs fn for every query and returns "p50 / p95".
+func timeEach(t *testing.T, qs []string, fn func(i int) error) string {
+	t.Helper()
+	ds := make([]time.Duration, len(qs))
+	for i := range qs {
+		t0 := time.Now()
+		if err := fn(i); err != nil {
+			t.Fatal(err)
+		}
+		ds[i] = time.Since(t0)
+	}
+	return pct(ds, 50) + " / " + pct(ds, 95)
+}
+
+func pct(ds []time.Duration, p int) string {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	d := s[min(len(s)-1, len(s)*p/100)]
+	return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000)
+}

@@ -1,0 +1,138 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/fts"
+)
+
+// lexicalSQL scores every drawer whose tsvector matches the query (the GIN
+// index finds them) by FTS5's bm25: for each query token (given with its
+// IDF, once per occurrence in the query, as FTS5 sums per phrase) the
+// token's frequency f is the lexeme's one position, read by narrowing the
+// tsvector to the query's lexemes (setweight + ts_filter) first.
+// Parameters: $1 tokens, $2 IDFs, $3 k1+1, $4 k1, $5 1-b, $6 b, $7 average
+// row size, $8 the tsquery; the filter follows from $9, then the limit.
+const lexicalSQL = `SELECT d.id, sc.score FROM drawers d
+	CROSS JOIN LATERAL (
+		SELECT sum(q.w * ((u.positions[1]::float8 * $3::float8) / (u.positions[1]::float8 + $4::float8 * ($5::float8 + ($6::float8 * d.size) / $7::float8)))) AS score
+		FROM unnest(ts_filter(setweight(d.tsv, 'A', $1::text[]), '{a}')) u
+		JOIN unnest($1::text[], $2::float8[]) AS q(term, w) ON q.term = u.lexeme
+	) sc
+	WHERE d.tsv @@ $8::tsquery`
+
+// Lexical implements store.Store with FTS5's bm25 computed in SQL, planned
+// as the SQLite backend plans it (see the package comment).
+func (s *Store) Lexical(ctx context.Context, query string, f store.Filter, k int) ([]store.Scored, error) {
+	if err := f.Validate(); err != nil {
+		return nil, fmt.Errorf("lexical search: %w", err)
+	}
+	terms := store.QueryTerms(query)
+	if len(terms) == 0 || k <= 0 {
+		return nil, nil
+	}
+	var toks []string
+	for _, t := range terms {
+		for _, tok := range fts.Tokens(t) {
+			if len(tok) <= maxLexeme {
+				toks = append(toks, tok)
+			}
+		}
+	}
+	if len(toks) == 0 {
+		return nil, nil
+	}
+	// One snapshot: the statistics the plan is based on and the rows scored.
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, fmt.Errorf("lexical search: %w", s.wrap(err))
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only
+	var n, total int64
+	if err := tx.QueryRow(ctx, `SELECT drawers, tokens FROM palace WHERE id = 1`).Scan(&n, &total); err != nil {
+		return nil, fmt.Errorf("lexical search: %w", s.wrap(err))
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	df := make(map[string]int, len(toks))
+	rows, err := tx.Query(ctx, `SELECT term, df FROM terms WHERE term = ANY($1)`, toks)
+	if err != nil {
+		return nil, fmt.Errorf("lexical search: %w", s.wrap(err))
+	}
+	for rows.Next() {
+		var t string
+		var c int
+		if err := rows.Scan(&t, &c); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("lexical search: %w", s.wrap(err))
+		}
+		df[t] = c
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("lexical search: %w", s.wrap(err))
+	}
+	toks = prune(toks, df, int(n))
+	if len(toks) == 0 {
+		return nil, nil
+	}
+	idfs := make([]float64, len(toks))
+	var tsq []string
+	seen := make(map[string]bool, len(toks))
+	for i, t := range toks {
+		idfs[i] = fts.IDF(df[t], int(n))
+		if !seen[t] {
+			seen[t] = true
+			tsq = append(tsq, quoteLexeme(t))
+		}
+	}
+	where, fargs := filterSQL(f, 9)
+	q := lexicalSQL + where + fmt.Sprintf(` ORDER BY sc.score DESC, d.rowid LIMIT $%d`, 9+len(fargs))
+	args := []any{toks, idfs, fts.K1 + 1, fts.K1, 1 - fts.B, fts.B, float64(total) / float64(n), strings.Join(tsq, " | ")}
+	args = append(append(args, fargs...), k)
+	rows, err = tx.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("lexical search: %w", s.wrap(err))
+	}
+	defer rows.Close()
+	var out []store.Scored
+	for rows.Next() {
+		var sc store.Scored
+		if err := rows.Scan(&sc.ID, &sc.Score); err != nil {
+			return nil, fmt.Errorf("lexical search: %w", s.wrap(err))
+		}
+		sc.Rank = len(out) + 1
+		out = append(out, sc)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("lexical search: %w", s.wrap(err))
+	}
+	return out, nil
+}
+
+// prune drops tokens no drawer holds and, when rarer ones remain, tokens
+// in at least half of the n drawers: their IDF is clamped to 1e-6, so they
+// change no ranking, yet they would make the query score most of the
+// palace. The SQLite backend plans the same way.
+func prune(toks []string, df map[string]int, n int) []string {
+	var rare, common []string
+	for _, t := range toks {
+		switch c := df[t]; {
+		case c == 0:
+		case 2*c >= n:
+			common = append(common, t)
+		default:
+			rare = append(rare, t)
+		}
+	}
+	if len(rare) > 0 {
+		return rare
+	}
+	return common
+}

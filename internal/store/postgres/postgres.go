@@ -1,0 +1,1066 @@
+// Package postgres is the shared palace backend: one PostgreSQL database
+// that hivemem processes on several machines read and write at once.
+//
+// Layout. Drawers, files and the embedding cache are tables (schema.go);
+// migrations are numbered and idempotent, run under an advisory lock, and a
+// schema newer than the binary is refused.
+//
+// Full text. Text is tokenized in Go by internal/store/fts, the port of the
+// SQLite palace's FTS5 tokenizer ('porter unicode61 remove_diacritics 2'),
+// so both backends index the same tokens. Each drawer keeps a tsvector of
+// its heading and text tokens (one position per lexeme, holding the token's
+// BM25 frequency: 2 per heading hit plus 1 per text hit) under a GIN index,
+// its FTS5 row size, and the palace keeps document frequencies (terms) and
+// totals (palace.drawers, palace.tokens) in step inside every write
+// transaction. Lexical computes FTS5's bm25 (k1 = 1.2, b = 0.75, FTS5's
+// IDF with its clamp, heading weight 2, text 1, the scope column's 3 tokens
+// counted in the row size) in SQL over the GIN matches, and plans the query
+// as the SQLite backend does (terms no drawer holds are dropped, and terms
+// in half the drawers or more when rarer ones remain). Scores equal the
+// SQLite backend's up to float rounding (the per-row sum runs in another
+// order: relative differences around 1e-16), so rankings agree except
+// between drawers whose scores tie to the last bits. Known differences:
+// non-ASCII text is tokenized with Go's Unicode tables rather than SQLite's
+// (see internal/store/fts); a query term the tokenizer splits into several
+// tokens is searched as those tokens, not as a phrase; tokens of 2047 bytes
+// or more are not indexed (a tsvector limit) and frequencies are capped at
+// 16383 per drawer.
+//
+// Vectors. With the pgvector extension (created when the palace is made,
+// if the server has it), vectors live in a vector column with an HNSW
+// cosine index and Vector orders by <=> in SQL (iterative index scans, so
+// filters do not starve the result; hnsw.ef_search is raised to k). Without
+// it they are little-endian float32 BLOBs, and Vector scans an in-memory
+// copy exactly, as the SQLite backend does, reloading it when the palace
+// generation shows a write. Stats reports which (VectorMode).
+//
+// Concurrency. Every write transaction first bumps the palace generation,
+// which takes the palace row's lock: writes from all processes are
+// serialised there, so they can neither deadlock nor interleave their
+// document-frequency updates. LockSource (an advisory lock per source) lets
+// the miner hold one file's read-diff-apply against other processes.
+package postgres
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hivemem/hivemem/internal/store"
+)
+
+// Options configures Open.
+type Options struct {
+	DSN string // a libpq connection string or postgres:// URL (pool_max_conns etc. honoured)
+	// MaxConns caps the pool (0: the DSN's pool_max_conns, else pgx's
+	// default). PGlite serves one connection: 1 works.
+	MaxConns int
+	// StatementTimeout bounds every statement on the server (0: 30 s,
+	// negative: none), unless the DSN sets statement_timeout itself.
+	StatementTimeout time.Duration
+	// VectorMode for a new palace: "auto" (default: pgvector when the
+	// server has it), "exact" or "pgvector". An existing palace keeps its own.
+	VectorMode string
+}
+
+// DefaultStatementTimeout is used when Options.StatementTimeout is 0.
+const DefaultStatementTimeout = 30 * time.Second
+
+// Store is the PostgreSQL palace. It is safe for concurrent use.
+type Store struct {
+	pool   *pgxpool.Pool
+	target string // user@host:port/database, for messages (never the password)
+	mode   string
+	from   int // schema version found at open
+
+	vec vecCache // exact mode only
+
+	iterOnce sync.Once // pgvector's iterative scans, probed once
+	iter     bool
+
+	locks sync.Map // source -> *sync.Mutex, in-process half of LockSource
+
+	closeOnce sync.Once
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open connects, checks the server and brings the schema up to date.
+func Open(ctx context.Context, opts Options) (*Store, error) {
+	if opts.DSN == "" {
+		return nil, errors.New("open postgres palace: no DSN (set palace.dsn or HIVEMEM_DSN)")
+	}
+	cfg, err := pgxpool.ParseConfig(opts.DSN)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres palace: bad DSN: %w", redactErr(err, opts.DSN))
+	}
+	cc := cfg.ConnConfig
+	target := fmt.Sprintf("%s@%s:%d/%s", cc.User, cc.Host, cc.Port, cc.Database)
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = int32(opts.MaxConns)
+	}
+	if _, ok := cc.RuntimeParams["statement_timeout"]; !ok && opts.StatementTimeout >= 0 {
+		t := opts.StatementTimeout
+		if t == 0 {
+			t = DefaultStatementTimeout
+		}
+		cc.RuntimeParams["statement_timeout"] = fmt.Sprint(t.Milliseconds())
+	}
+	if _, ok := cc.RuntimeParams["application_name"]; !ok {
+		cc.RuntimeParams["application_name"] = "hivemem"
+	}
+	if sp, ok := cc.RuntimeParams["search_path"]; ok {
+		// Also set it explicitly: PGlite ignores startup parameters.
+		cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+			_, err := c.Exec(ctx, `SELECT set_config('search_path', $1::text, false)`, sp)
+			return err
+		}
+	}
+	if cc.ConnectTimeout == 0 {
+		cc.ConnectTimeout = 10 * time.Second
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres palace %s: %w", target, err)
+	}
+	s := &Store{pool: pool, target: target}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		pool.Close()
+		return nil, connectError(target, err)
+	}
+	mode, from, err := migrate(ctx, conn.Conn(), cmpOr(opts.VectorMode, "auto"))
+	conn.Release()
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open postgres palace %s: %w", target, err)
+	}
+	s.mode, s.from = mode, from
+	return s, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// Backend implements store.Store.
+func (s *Store) Backend() string { return "postgres" }
+
+// VectorMode is ModeExact or ModePGVector.
+func (s *Store) VectorMode() string { return s.mode }
+
+// Target names the server and database (user@host:port/db), for messages.
+func (s *Store) Target() string { return s.target }
+
+// Migrated reports the schema version found at open and the one now.
+func (s *Store) Migrated() (from, to int) { return s.from, SchemaVersion }
+
+// Close implements store.Store; closing twice is harmless.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.pool.Close()
+		s.vec.invalidate()
+	})
+	return nil
+}
+
+// vcol is the column holding vectors in this palace's mode.
+func (s *Store) vcol() string {
+	if s.mode == ModePGVector {
+		return "embedding"
+	}
+	return "vec"
+}
+
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+func readModel(ctx context.Context, q querier) (string, int, error) {
+	var model string
+	var dim int
+	if err := q.QueryRow(ctx, `SELECT model, dim FROM palace WHERE id = 1`).Scan(&model, &dim); err != nil {
+		return "", 0, fmt.Errorf("read model: %w", err)
+	}
+	return model, dim, nil
+}
+
+// write runs fn in a transaction that first bumps the palace generation
+// (taking the palace row's lock: writers are serialised) and returns the
+// model dimension to fn.
+func (s *Store) write(ctx context.Context, what string, fn func(tx pgx.Tx, dim int) error) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, s.wrap(err))
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
+	var dim int
+	if err := tx.QueryRow(ctx, `UPDATE palace SET generation = generation + 1 WHERE id = 1 RETURNING dim`).Scan(&dim); err != nil {
+		return fmt.Errorf("%s: bump generation: %w", what, s.wrap(err))
+	}
+	if err := fn(tx, dim); err != nil {
+		return fmt.Errorf("%s: %w", what, s.wrap(err))
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("%s: commit: %w", what, s.wrap(err))
+	}
+	return nil
+}
+
+// Model implements store.Store.
+func (s *Store) Model(ctx context.Context) (string, int, error) {
+	m, d, err := readModel(ctx, s.pool)
+	return m, d, s.wrap(err)
+}
+
+// SetModel implements store.Store. In pgvector mode a change of dimension
+// also rebuilds the (then empty) HNSW index for the new one.
+func (s *Store) SetModel(ctx context.Context, model string, dim int) error {
+	if model == "" || dim <= 0 {
+		return fmt.Errorf("set model: need a model name and a positive dimension, got %q and %d", model, dim)
+	}
+	if s.mode == ModePGVector && dim > 2000 {
+		return fmt.Errorf("set model: pgvector's HNSW index takes at most 2000 dimensions, the model has %d", dim)
+	}
+	return s.write(ctx, "set model", func(tx pgx.Tx, oldDim int) error {
+		old, _, err := readModel(ctx, tx)
+		if err != nil {
+			return err
+		}
+		if old == model && oldDim == dim {
+			return nil
+		}
+		n, err := countVectors(ctx, tx, s.vcol())
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			return fmt.Errorf("palace holds %d vectors of model %q (dimension %d): clear them before switching to %q (dimension %d)", n, old, oldDim, model, dim)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE palace SET model = $1, dim = $2 WHERE id = 1`, model, dim); err != nil {
+			return err
+		}
+		if s.mode == ModePGVector && oldDim != dim {
+			if _, err := tx.Exec(ctx, `DROP INDEX IF EXISTS drawers_embedding_hnsw`); err != nil {
+				return err
+			}
+			// dim is our own validated integer: the cast needs a literal.
+			q := fmt.Sprintf(`CREATE INDEX drawers_embedding_hnsw ON drawers USING hnsw ((embedding::vector(%d)) vector_cosine_ops)`, dim)
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return fmt.Errorf("create the HNSW index: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+func countVectors(ctx context.Context, q querier, col string) (int, error) {
+	var n int
+	if err := q.QueryRow(ctx, `SELECT count(*) FROM drawers WHERE `+col+` IS NOT NULL`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count vectors: %w", err)
+	}
+	return n, nil
+}
+
+// ClearVectors implements store.Store.
+func (s *Store) ClearVectors(ctx context.Context) error {
+	return s.write(ctx, "clear vectors", func(tx pgx.Tx, _ int) error {
+		_, err := tx.Exec(ctx, `UPDATE drawers SET `+s.vcol()+` = NULL WHERE `+s.vcol()+` IS NOT NULL`)
+		return err
+	})
+}
+
+const fileCols = `source, hash, size, mined_at, wing, agent`
+
+func scanFiles(rows pgx.Rows) ([]store.File, error) {
+	defer rows.Close()
+	var out []store.File
+	for rows.Next() {
+		var f store.File
+		var at *time.Time
+		if err := rows.Scan(&f.Source, &f.Hash, &f.Size, &at, &f.Wing, &f.Agent); err != nil {
+			return nil, err
+		}
+		if at != nil {
+			f.MinedAt = at.UTC()
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// GetFile implements store.Store.
+func (s *Store) GetFile(ctx context.Context, source string) (store.File, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+fileCols+` FROM files WHERE source = $1`, source)
+	if err != nil {
+		return store.File{}, fmt.Errorf("get file %q: %w", source, s.wrap(err))
+	}
+	files, err := scanFiles(rows)
+	if err != nil {
+		return store.File{}, fmt.Errorf("get file %q: %w", source, s.wrap(err))
+	}
+	if len(files) == 0 {
+		return store.File{}, fmt.Errorf("get file %q: %w", source, store.ErrNotFound)
+	}
+	return files[0], nil
+}
+
+// Files implements store.Store; the prefix is compared character for
+// character (no LIKE wildcards, no case folding).
+func (s *Store) Files(ctx context.Context, prefix string) ([]store.File, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+fileCols+` FROM files WHERE left(source, length($1)) = $1 ORDER BY source COLLATE "C"`, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("list files %q: %w", prefix, s.wrap(err))
+	}
+	files, err := scanFiles(rows)
+	if err != nil {
+		return nil, fmt.Errorf("list files %q: %w", prefix, s.wrap(err))
+	}
+	return files, nil
+}
+
+const drawerCols = `d.id, d.wing, d.room, d.agent, d.source, d.heading, d.line_start, d.line_end, d.date, d.hash, d.text`
+
+func scanDrawers(rows pgx.Rows) ([]store.Drawer, error) {
+	defer rows.Close()
+	var out []store.Drawer
+	for rows.Next() {
+		var d store.Drawer
+		if err := rows.Scan(&d.ID, &d.Wing, &d.Room, &d.Agent, &d.Source, &d.Heading, &d.LineStart, &d.LineEnd, &d.Date, &d.Hash, &d.Text); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// Drawers implements store.Store.
+func (s *Store) Drawers(ctx context.Context, source string) ([]store.Drawer, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+drawerCols+` FROM drawers d WHERE d.source = $1 ORDER BY d.line_start, d.rowid`, source)
+	if err != nil {
+		return nil, fmt.Errorf("list drawers of %q: %w", source, s.wrap(err))
+	}
+	ds, err := scanDrawers(rows)
+	if err != nil {
+		return nil, fmt.Errorf("list drawers of %q: %w", source, s.wrap(err))
+	}
+	return ds, nil
+}
+
+// checkDrawer refuses drawers the rest of the system could not handle (as
+// the SQLite backend does).
+func checkDrawer(d *store.Drawer, source string) error {
+	if d.ID == "" {
+		return errors.New("drawer with an empty id")
+	}
+	if d.Source == "" {
+		d.Source = source
+	} else if d.Source != source {
+		return fmt.Errorf("drawer %q belongs to %q, not to the file being applied (%q)", d.ID, d.Source, source)
+	}
+	if err := store.ValidDate(d.Date); err != nil {
+		return fmt.Errorf("drawer %q: %w", d.ID, err)
+	}
+	if d.LineStart < 0 || d.LineEnd < d.LineStart {
+		return fmt.Errorf("drawer %q: bad line range %d-%d", d.ID, d.LineStart, d.LineEnd)
+	}
+	return nil
+}
+
+// checkVector validates v against the recorded dimension.
+func checkVector(v []float32, dim int) error {
+	if dim == 0 {
+		return errors.New("no embedding model recorded: set the model before storing vectors")
+	}
+	if len(v) != dim {
+		return fmt.Errorf("vector has dimension %d, the model's is %d", len(v), dim)
+	}
+	for i, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return fmt.Errorf("vector component %d is %v", i, x)
+		}
+	}
+	return nil
+}
+
+// vectorText writes v as pgvector's input text, "[x,y,...]", with every
+// float32 exactly.
+func vectorText(v []float32) string {
+	b := make([]byte, 0, 12*len(v)+2)
+	b = append(b, '[')
+	for i, x := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = fmt.Appendf(b, "%g", x)
+	}
+	return string(append(b, ']'))
+}
+
+func encodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+func appendVector(dst []float32, b []byte) []float32 {
+	n := len(b) / 4
+	off := len(dst)
+	dst = slices.Grow(dst, n)[:off+n]
+	out := dst[off:]
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return dst
+}
+
+// Apply implements store.Store.
+func (s *Store) Apply(ctx context.Context, u store.FileUpdate) error {
+	src := u.File.Source
+	if src == "" {
+		return errors.New("apply: file update without a source")
+	}
+	ins := slices.Clone(u.Insert)
+	upd := slices.Clone(u.Update)
+	for _, ds := range [][]store.Drawer{ins, upd} {
+		for i := range ds {
+			if err := checkDrawer(&ds[i], src); err != nil {
+				return fmt.Errorf("apply %q: %w", src, err)
+			}
+		}
+	}
+	// Tokenizing is the expensive part: done before the transaction.
+	insIdx := make([]indexed, len(ins))
+	for i, d := range ins {
+		insIdx[i] = index(d.Heading, d.Text)
+	}
+	return s.write(ctx, fmt.Sprintf("apply %q", src), func(tx pgx.Tx, dim int) error {
+		for _, d := range ins {
+			if len(d.Vector) > 0 {
+				if err := checkVector(d.Vector, dim); err != nil {
+					return fmt.Errorf("drawer %q: %w", d.ID, err)
+				}
+			}
+		}
+		f := u.File
+		var at *time.Time
+		if !f.MinedAt.IsZero() {
+			t := f.MinedAt.UTC()
+			at = &t
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO files(`+fileCols+`) VALUES ($1, $2, $3, $4, $5, $6)
+			ON CONFLICT (source) DO UPDATE SET hash = excluded.hash, size = excluded.size, mined_at = excluded.mined_at,
+			wing = excluded.wing, agent = excluded.agent`, f.Source, f.Hash, f.Size, at, f.Wing, f.Agent); err != nil {
+			return fmt.Errorf("write file record: %w", err)
+		}
+		var delta statsDelta
+		if len(u.Delete) > 0 {
+			if err := deleteDrawers(ctx, tx, `id = ANY($1)`, []any{u.Delete}, &delta); err != nil {
+				return err
+			}
+		}
+		if len(ins) > 0 {
+			if err := s.insertDrawers(ctx, tx, ins, insIdx, &delta); err != nil {
+				return err
+			}
+		}
+		if len(upd) > 0 {
+			if err := updateDrawers(ctx, tx, upd, &delta); err != nil {
+				return err
+			}
+		}
+		return delta.apply(ctx, tx)
+	})
+}
+
+// insertBatch bounds the rows of one INSERT (the parameter count stays far
+// below PostgreSQL's 65535, and PGlite gets no COPY).
+const insertBatch = 500
+
+func (s *Store) insertDrawers(ctx context.Context, tx pgx.Tx, ds []store.Drawer, idx []indexed, delta *statsDelta) error {
+	all := make([]string, len(ds))
+	seen := make(map[string]bool, len(ds))
+	for i, d := range ds {
+		if seen[d.ID] {
+			return fmt.Errorf("insert drawer %q: it is given twice", d.ID)
+		}
+		seen[d.ID] = true
+		all[i] = d.ID
+	}
+	// Writers are serialised (see write), so nothing can insert one of
+	// these ids between this check and the insert.
+	var dup *string
+	if err := tx.QueryRow(ctx, `SELECT min(id) FROM drawers WHERE id = ANY($1)`, all).Scan(&dup); err != nil {
+		return fmt.Errorf("insert drawers: %w", err)
+	}
+	if dup != nil {
+		return fmt.Errorf("insert drawer %q: it already exists", *dup)
+	}
+	for lo := 0; lo < len(ds); lo += insertBatch {
+		hi := min(lo+insertBatch, len(ds))
+		n := hi - lo
+		ids, wings, rooms, agents, sources, headings := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		starts, ends := make([]int32, n), make([]int32, n)
+		dates, hashes, texts, tsvs := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		sizes := make([]int32, n)
+		vecText := make([]*string, n)
+		vecBlob := make([][]byte, n)
+		for i, d := range ds[lo:hi] {
+			x := idx[lo+i]
+			ids[i], wings[i], rooms[i], agents[i], sources[i], headings[i] = d.ID, d.Wing, d.Room, d.Agent, d.Source, d.Heading
+			starts[i], ends[i] = int32(d.LineStart), int32(d.LineEnd)
+			dates[i], hashes[i], texts[i], tsvs[i], sizes[i] = d.Date, d.Hash, d.Text, x.tsv, int32(x.size)
+			if len(d.Vector) > 0 {
+				if s.mode == ModePGVector {
+					t := vectorText(d.Vector)
+					vecText[i] = &t
+				} else {
+					vecBlob[i] = encodeVector(d.Vector)
+				}
+			}
+			delta.drawers++
+			delta.tokens += int64(x.size)
+			delta.add(x.terms, 1)
+		}
+		var vecParam any = vecBlob
+		vecType, vecExpr := "bytea[]", "u.v"
+		if s.mode == ModePGVector {
+			vecParam, vecType, vecExpr = vecText, "text[]", "u.v::vector"
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO drawers(id, wing, room, agent, source, heading, line_start, line_end, date, hash, text, tsv, size, `+s.vcol()+`)
+			SELECT u.id, u.wing, u.room, u.agent, u.source, u.heading, u.ls, u.le, u.date, u.hash, u.text, u.tsv::tsvector, u.size, `+vecExpr+`
+			FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::int[],
+				$9::text[], $10::text[], $11::text[], $12::text[], $13::int[], $14::`+vecType+`)
+				AS u(id, wing, room, agent, source, heading, ls, le, date, hash, text, tsv, size, v)`,
+			ids, wings, rooms, agents, sources, headings, starts, ends, dates, hashes, texts, tsvs, sizes, vecParam)
+		if err != nil {
+			return fmt.Errorf("insert drawers: %w", err)
+		}
+	}
+	return nil
+}
+
+// deleteDrawers deletes the drawers matching where and counts what they
+// took out of the full-text statistics.
+func deleteDrawers(ctx context.Context, tx pgx.Tx, where string, args []any, delta *statsDelta) error {
+	rows, err := tx.Query(ctx, `DELETE FROM drawers WHERE `+where+` RETURNING size, tsvector_to_array(tsv)`, args...)
+	if err != nil {
+		return fmt.Errorf("delete drawers: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var size int32
+		var terms []string
+		if err := rows.Scan(&size, &terms); err != nil {
+			return fmt.Errorf("delete drawers: %w", err)
+		}
+		delta.drawers--
+		delta.tokens -= int64(size)
+		delta.add(terms, -1)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("delete drawers: %w", err)
+	}
+	return nil
+}
+
+// updateDrawers rewrites metadata; a changed heading re-indexes the drawer.
+func updateDrawers(ctx context.Context, tx pgx.Tx, ds []store.Drawer, delta *statsDelta) error {
+	ids := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i] = d.ID
+	}
+	rows, err := tx.Query(ctx, `SELECT id, heading, text, size, tsvector_to_array(tsv) FROM drawers WHERE id = ANY($1) FOR UPDATE`, ids)
+	if err != nil {
+		return fmt.Errorf("update drawers: %w", err)
+	}
+	type old struct {
+		heading, text string
+		size          int32
+		terms         []string
+	}
+	have := make(map[string]old, len(ds))
+	for rows.Next() {
+		var id string
+		var o old
+		if err := rows.Scan(&id, &o.heading, &o.text, &o.size, &o.terms); err != nil {
+			rows.Close()
+			return fmt.Errorf("update drawers: %w", err)
+		}
+		have[id] = o
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("update drawers: %w", err)
+	}
+	batch := &pgx.Batch{}
+	for _, d := range ds {
+		o, ok := have[d.ID]
+		if !ok {
+			return fmt.Errorf("update drawer %q: %w", d.ID, store.ErrNotFound)
+		}
+		if o.heading == d.Heading {
+			batch.Queue(`UPDATE drawers SET wing = $1, room = $2, agent = $3, source = $4, line_start = $5, line_end = $6, date = $7 WHERE id = $8`,
+				d.Wing, d.Room, d.Agent, d.Source, d.LineStart, d.LineEnd, d.Date, d.ID)
+			continue
+		}
+		x := index(d.Heading, o.text)
+		delta.tokens += int64(x.size) - int64(o.size)
+		delta.add(o.terms, -1)
+		delta.add(x.terms, 1)
+		batch.Queue(`UPDATE drawers SET wing = $1, room = $2, agent = $3, source = $4, line_start = $5, line_end = $6, date = $7,
+			heading = $8, tsv = $9::tsvector, size = $10 WHERE id = $11`,
+			d.Wing, d.Room, d.Agent, d.Source, d.LineStart, d.LineEnd, d.Date, d.Heading, x.tsv, x.size, d.ID)
+	}
+	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+		return fmt.Errorf("update drawers: %w", err)
+	}
+	return nil
+}
+
+// DeleteFile implements store.Store.
+func (s *Store) DeleteFile(ctx context.Context, source string) error {
+	return s.write(ctx, fmt.Sprintf("delete file %q", source), func(tx pgx.Tx, _ int) error {
+		var delta statsDelta
+		if err := deleteDrawers(ctx, tx, `source = $1`, []any{source}, &delta); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM files WHERE source = $1`, source); err != nil {
+			return err
+		}
+		return delta.apply(ctx, tx)
+	})
+}
+
+// MissingVectors implements store.Store.
+func (s *Store) MissingVectors(ctx context.Context, limit int) ([]store.Drawer, error) {
+	q := `SELECT ` + drawerCols + ` FROM drawers d WHERE d.` + s.vcol() + ` IS NULL ORDER BY d.rowid`
+	args := []any{}
+	if limit > 0 {
+		q += ` LIMIT $1`
+		args = append(args, limit)
+	}
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list drawers without vectors: %w", s.wrap(err))
+	}
+	ds, err := scanDrawers(rows)
+	if err != nil {
+		return nil, fmt.Errorf("list drawers without vectors: %w", s.wrap(err))
+	}
+	return ds, nil
+}
+
+// SetVectors implements store.Store.
+func (s *Store) SetVectors(ctx context.Context, ids []string, vecs [][]float32) error {
+	if len(ids) != len(vecs) {
+		return fmt.Errorf("set vectors: %d ids but %d vectors", len(ids), len(vecs))
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return s.write(ctx, "set vectors", func(tx pgx.Tx, dim int) error {
+		for i, id := range ids {
+			if len(vecs[i]) == 0 {
+				return fmt.Errorf("drawer %q: empty vector", id)
+			}
+			if err := checkVector(vecs[i], dim); err != nil {
+				return fmt.Errorf("drawer %q: %w", id, err)
+			}
+		}
+		for lo := 0; lo < len(ids); lo += insertBatch {
+			hi := min(lo+insertBatch, len(ids))
+			var q string
+			var vp any
+			if s.mode == ModePGVector {
+				vs := make([]string, hi-lo)
+				for i := range vs {
+					vs[i] = vectorText(vecs[lo+i])
+				}
+				q, vp = `UPDATE drawers d SET embedding = u.v::vector FROM unnest($1::text[], $2::text[]) u(id, v) WHERE d.id = u.id RETURNING d.id`, vs
+			} else {
+				vs := make([][]byte, hi-lo)
+				for i := range vs {
+					vs[i] = encodeVector(vecs[lo+i])
+				}
+				q, vp = `UPDATE drawers d SET vec = u.v FROM unnest($1::text[], $2::bytea[]) u(id, v) WHERE d.id = u.id RETURNING d.id`, vs
+			}
+			rows, err := tx.Query(ctx, q, ids[lo:hi], vp)
+			if err != nil {
+				return err
+			}
+			done := make(map[string]bool, hi-lo)
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					rows.Close()
+					return err
+				}
+				done[id] = true
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			for _, id := range ids[lo:hi] {
+				if !done[id] {
+					return fmt.Errorf("drawer %q: %w", id, store.ErrNotFound)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// Get implements store.Store.
+func (s *Store) Get(ctx context.Context, ids []string) ([]store.Drawer, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+drawerCols+` FROM drawers d WHERE d.id = ANY($1)`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("get drawers: %w", s.wrap(err))
+	}
+	ds, err := scanDrawers(rows)
+	if err != nil {
+		return nil, fmt.Errorf("get drawers: %w", s.wrap(err))
+	}
+	found := make(map[string]store.Drawer, len(ds))
+	for _, d := range ds {
+		found[d.ID] = d
+	}
+	out := make([]store.Drawer, 0, len(found))
+	for _, id := range ids {
+		if d, ok := found[id]; ok {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// filterSQL renders f as SQL conditions on the drawers table aliased d,
+// numbering its parameters from next.
+func filterSQL(f store.Filter, next int) (string, []any) {
+	var conds []string
+	var args []any
+	add := func(cond string, v any) {
+		conds = append(conds, fmt.Sprintf(cond, next+len(args)))
+		args = append(args, v)
+	}
+	if f.Wing != "" {
+		add("d.wing = $%d", f.Wing)
+	}
+	if f.Room != "" {
+		add("d.room = $%d", f.Room)
+	}
+	if f.Agent != "" {
+		add("d.agent = $%d", f.Agent)
+	}
+	if f.Since != "" {
+		add("d.date >= $%d COLLATE \"C\"", f.Since)
+	}
+	if f.Until != "" {
+		add("d.date <= $%d COLLATE \"C\"", f.Until)
+	}
+	if f.Since != "" || f.Until != "" {
+		conds = append(conds, "d.date <> ''")
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " AND " + strings.Join(conds, " AND "), args
+}
+
+// List implements store.Store.
+func (s *Store) List(ctx context.Context, f store.Filter, limit int) ([]store.Drawer, error) {
+	if err := f.Validate(); err != nil {
+		return nil, fmt.Errorf("list drawers: %w", err)
+	}
+	where, args := filterSQL(f, 1)
+	q := `SELECT ` + drawerCols + ` FROM drawers d WHERE true` + where + ` ORDER BY d.source COLLATE "C", d.line_start, d.rowid`
+	if limit > 0 {
+		q += fmt.Sprintf(` LIMIT %d`, limit)
+	}
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list drawers: %w", s.wrap(err))
+	}
+	ds, err := scanDrawers(rows)
+	if err != nil {
+		return nil, fmt.Errorf("list drawers: %w", s.wrap(err))
+	}
+	return ds, nil
+}
+
+// CachedEmbeddings implements store.Store.
+func (s *Store) CachedEmbeddings(ctx context.Context, model string, hashes []string) (map[string][]float32, error) {
+	out := make(map[string][]float32)
+	if len(hashes) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT hash, vector FROM embed_cache WHERE model = $1 AND hash = ANY($2)`, model, hashes)
+	if err != nil {
+		return nil, fmt.Errorf("read embedding cache: %w", s.wrap(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var h string
+		var b []byte
+		if err := rows.Scan(&h, &b); err != nil {
+			return nil, fmt.Errorf("read embedding cache: %w", s.wrap(err))
+		}
+		out[h] = appendVector(make([]float32, 0, len(b)/4), b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read embedding cache: %w", s.wrap(err))
+	}
+	return out, nil
+}
+
+// PutEmbeddings implements store.Store. Vectors for the palace's recorded
+// model must have its dimension; within one call all vectors must agree.
+func (s *Store) PutEmbeddings(ctx context.Context, model string, hashes []string, vecs [][]float32) error {
+	if model == "" {
+		return errors.New("put embeddings: empty model name")
+	}
+	if len(hashes) != len(vecs) {
+		return fmt.Errorf("put embeddings: %d hashes but %d vectors", len(hashes), len(vecs))
+	}
+	if len(hashes) == 0 {
+		return nil
+	}
+	recorded, dim, err := readModel(ctx, s.pool)
+	if err != nil {
+		return fmt.Errorf("put embeddings: %w", s.wrap(err))
+	}
+	if recorded != model {
+		dim = len(vecs[0])
+	}
+	blobs := make([][]byte, len(vecs))
+	for i, h := range hashes {
+		if h == "" {
+			return errors.New("put embeddings: empty text hash")
+		}
+		if len(vecs[i]) == 0 {
+			return fmt.Errorf("put embeddings: hash %q: empty vector", h)
+		}
+		if err := checkVector(vecs[i], dim); err != nil {
+			return fmt.Errorf("put embeddings: hash %q: %w", h, err)
+		}
+		blobs[i] = encodeVector(vecs[i])
+	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("put embeddings: %w", s.wrap(err))
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
+	for lo := 0; lo < len(hashes); lo += insertBatch {
+		hi := min(lo+insertBatch, len(hashes))
+		// The last value of a hash given twice in one call wins, as it
+		// would with one statement per row.
+		idx := make(map[string]int, hi-lo)
+		for i := lo; i < hi; i++ {
+			idx[hashes[i]] = i
+		}
+		var hs []string
+		var bs [][]byte
+		for i := lo; i < hi; i++ {
+			if idx[hashes[i]] == i {
+				hs, bs = append(hs, hashes[i]), append(bs, blobs[i])
+			}
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO embed_cache(model, hash, vector) SELECT $1, u.h, u.v FROM unnest($2::text[], $3::bytea[]) u(h, v)
+			ON CONFLICT (model, hash) DO UPDATE SET vector = excluded.vector`, model, hs, bs); err != nil {
+			return fmt.Errorf("put embeddings: %w", s.wrap(err))
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("put embeddings: %w", s.wrap(err))
+	}
+	return nil
+}
+
+// Stats implements store.Store. VectorMode says how vectors are searched.
+func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
+	st := store.Stats{Backend: s.Backend(), VectorMode: s.mode}
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return st, fmt.Errorf("stats: %w", s.wrap(err))
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only
+	var last *time.Time
+	err = tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM files), (SELECT count(*) FROM drawers),
+		(SELECT count(*) FROM drawers WHERE `+s.vcol()+` IS NOT NULL), (SELECT max(mined_at) FROM files),
+		(SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c
+			WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'm'))`).
+		Scan(&st.Files, &st.Drawers, &st.Vectors, &last, &st.SizeBytes)
+	if err != nil {
+		return st, fmt.Errorf("stats: %w", s.wrap(err))
+	}
+	if last != nil {
+		st.LastMine = last.UTC()
+	}
+	if st.Model, st.Dim, err = readModel(ctx, tx); err != nil {
+		return st, fmt.Errorf("stats: %w", s.wrap(err))
+	}
+	rows, err := tx.Query(ctx, `SELECT wing, count(*) FROM drawers GROUP BY wing ORDER BY wing`)
+	if err != nil {
+		return st, fmt.Errorf("stats: %w", s.wrap(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var w store.WingStats
+		if err := rows.Scan(&w.Wing, &w.Drawers); err != nil {
+			return st, fmt.Errorf("stats: %w", s.wrap(err))
+		}
+		st.Wings = append(st.Wings, w)
+	}
+	if err := rows.Err(); err != nil {
+		return st, fmt.Errorf("stats: %w", s.wrap(err))
+	}
+	return st, nil
+}
+
+// Reset implements store.Store.
+func (s *Store) Reset(ctx context.Context) error {
+	return s.write(ctx, "reset", func(tx pgx.Tx, _ int) error {
+		for _, q := range []string{
+			`DELETE FROM drawers`,
+			`DELETE FROM files`,
+			`DELETE FROM terms`,
+			`UPDATE palace SET drawers = 0, tokens = 0 WHERE id = 1`,
+		} {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Check implements store.Store: the maintained BM25 statistics against a
+// recount from the drawers, and every vector's dimension against the model.
+// All problems found are reported together.
+func (s *Store) Check(ctx context.Context) error {
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return fmt.Errorf("check %s: %w", s.target, s.wrap(err))
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only
+	var problems []string
+	var n, wantN, tokens, wantTokens int64
+	var dim int
+	if err := tx.QueryRow(ctx, `SELECT p.drawers, p.tokens, p.dim, (SELECT count(*) FROM drawers), (SELECT coalesce(sum(size), 0) FROM drawers)
+		FROM palace p WHERE id = 1`).Scan(&n, &tokens, &dim, &wantN, &wantTokens); err != nil {
+		return fmt.Errorf("check %s: %w", s.target, s.wrap(err))
+	}
+	if n != wantN || tokens != wantTokens {
+		problems = append(problems, fmt.Sprintf("statistics: palace counts %d drawers and %d tokens, the drawers table %d and %d", n, tokens, wantN, wantTokens))
+	}
+	var bad int
+	var example *string
+	if err := tx.QueryRow(ctx, `SELECT count(*), min(coalesce(t.term, c.term)) FROM terms t
+		FULL JOIN (SELECT u AS term, count(*) AS df FROM drawers, unnest(tsvector_to_array(tsv)) u GROUP BY u) c ON c.term = t.term
+		WHERE t.df IS DISTINCT FROM c.df`).Scan(&bad, &example); err != nil {
+		return fmt.Errorf("check %s: %w", s.target, s.wrap(err))
+	}
+	if bad > 0 {
+		problems = append(problems, fmt.Sprintf("document frequencies: %d terms (e.g. %q) disagree with the drawers", bad, deref(example)))
+	}
+	lenExpr := `length(vec) <> $1 * 4`
+	if s.mode == ModePGVector {
+		lenExpr = `vector_dims(embedding) <> $1`
+	}
+	if err := tx.QueryRow(ctx, `SELECT count(*), min(id) FROM drawers WHERE `+s.vcol()+` IS NOT NULL AND `+lenExpr, dim).Scan(&bad, &example); err != nil {
+		return fmt.Errorf("check %s: %w", s.target, s.wrap(err))
+	}
+	if bad > 0 {
+		problems = append(problems, fmt.Sprintf("vectors: %d drawers (e.g. %q) have a vector that is not of dimension %d", bad, deref(example), dim))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("check %s: %d problem(s):\n  %s", s.target, len(problems), strings.Join(problems, "\n  "))
+	}
+	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// LockSource takes a lock on one source that every process using this
+// database respects (a session advisory lock, waited for with polling so
+// that the statement timeout does not cut the wait short), plus an
+// in-process mutex. The miner holds it across reading a file's drawers,
+// diffing and applying, so two processes mining one file cannot both
+// insert its new drawers or undo each other's deletes. With a pool of one
+// connection (PGlite) only the in-process half is taken: holding the one
+// connection would starve the miner.
+func (s *Store) LockSource(ctx context.Context, source string) (unlock func(), err error) {
+	mv, _ := s.locks.LoadOrStore(source, &sync.Mutex{})
+	mu := mv.(*sync.Mutex)
+	mu.Lock()
+	if s.pool.Config().MaxConns < 2 {
+		return mu.Unlock, nil
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		mu.Unlock()
+		return nil, fmt.Errorf("lock %q: %w", source, s.wrap(err))
+	}
+	key := sourceKey(source)
+	wait := 5 * time.Millisecond
+	for {
+		var ok bool
+		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&ok); err != nil {
+			conn.Release()
+			mu.Unlock()
+			return nil, fmt.Errorf("lock %q: %w", source, s.wrap(err))
+		}
+		if ok {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			conn.Release()
+			mu.Unlock()
+			return nil, fmt.Errorf("lock %q: %w", source, ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 200*time.Millisecond)
+	}
+	return func() {
+		if _, err := conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, key); err != nil {
+			// The session's locks go with it.
+			conn.Conn().Close(context.Background()) //nolint:errcheck // closing a broken session
+		}
+		conn.Release()
+		mu.Unlock()
+	}, nil
+}
+
+// sourceKey maps a source to an advisory lock key (64-bit FNV-1a; a
+// collision only makes two files wait for each other).
+func sourceKey(source string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("hivemem source\x00" + source))
+	return int64(h.Sum64())
+}

@@ -1,0 +1,143 @@
+package postgres
+
+import (
+	"errors"
+	"net"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/postgres/pgtest"
+	"github.com/hivemem/hivemem/internal/store/storetest"
+)
+
+func openSchema(t *testing.T, env, mode string) *Store {
+	t.Helper()
+	dsn := pgtest.Schema(t, env)
+	s, err := Open(t.Context(), Options{DSN: dsn, VectorMode: mode})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return s
+}
+
+// TestConformance runs the store suite on Debian's PostgreSQL (no
+// pgvector: exact vectors scored by hivemem).
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		s := openSchema(t, pgtest.EnvPostgres, "auto")
+		if s.VectorMode() != ModeExact {
+			t.Fatalf("vector mode on a server without pgvector = %q", s.VectorMode())
+		}
+		return s
+	})
+}
+
+// TestConformancePGVector runs the store suite on PGlite with pgvector
+// (HNSW index, <=> in SQL).
+func TestConformancePGVector(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		s := openSchema(t, pgtest.EnvPGlite, "auto")
+		if s.VectorMode() != ModePGVector {
+			t.Fatalf("vector mode on PGlite with pgvector = %q", s.VectorMode())
+		}
+		return s
+	})
+}
+
+// TestOpenErrors checks the errors an operator sees for a server that is
+// not there, a wrong password, a missing database and a palace written by
+// a newer hivemem, on the real server: each names the problem, and none
+// shows the password.
+func TestOpenErrors(t *testing.T) {
+	pw := pgtest.BaseDSN(t, pgtest.EnvPostgresPassword)
+	u, err := url.Parse(pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrongPW := *u
+	wrongPW.User = url.UserPassword(u.User.Username(), "wrong-secret-pw")
+	noDB := *u
+	noDB.Path = "/no_such_database"
+	// A closed port: listen, note the port, close.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := *u
+	closed.Host = l.Addr().String()
+	l.Close()
+
+	newer := openSchema(t, pgtest.EnvPostgres, "auto")
+	newerDSN := pgtest.Schema(t, pgtest.EnvPostgres)
+	s, err := Open(t.Context(), Options{DSN: newerDSN})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(t.Context(), `UPDATE palace SET schema_version = 99`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	newer.Close()
+
+	tests := []struct {
+		name string
+		dsn  string
+		want error
+		text string
+	}{
+		{"unreachable", closed.String(), ErrUnreachable, "connection refused"},
+		{"wrong password", wrongPW.String(), ErrAuth, "password"},
+		{"missing database", noDB.String(), ErrNoDatabase, "no_such_database"},
+		{"newer schema", newerDSN, ErrSchemaTooNew, "schema version 99"},
+		{"bad dsn", "postgres://user:secret-in-dsn@host:notaport/db", nil, "bad DSN"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Open(t.Context(), Options{DSN: tt.dsn})
+			if err == nil {
+				s.Close()
+				t.Fatal("Open succeeded")
+			}
+			if tt.want != nil && !errors.Is(err, tt.want) {
+				t.Errorf("error %q is not %v", err, tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.text) {
+				t.Errorf("error %q does not mention %q", err, tt.text)
+			}
+			for _, secret := range []string{"wrong-secret-pw", "right-password", "secret-in-dsn"} {
+				if strings.Contains(err.Error(), secret) {
+					t.Errorf("error shows the password: %q", err)
+				}
+			}
+		})
+	}
+	// The right password works, and migrating again is a no-op.
+	for range 2 {
+		s, err := Open(t.Context(), Options{DSN: pw})
+		if err != nil {
+			t.Fatalf("Open with the right password: %v", err)
+		}
+		if from, to := s.Migrated(); from != to && from != 0 {
+			t.Errorf("Migrated() = %d, %d", from, to)
+		}
+		s.Close()
+	}
+}
+
+// TestStatementTimeout: a statement that runs past palace.statement_timeout
+// is cut off by the server with an error that says so.
+func TestStatementTimeout(t *testing.T) {
+	dsn := pgtest.Schema(t, pgtest.EnvPostgres)
+	s, err := Open(t.Context(), Options{DSN: dsn, StatementTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.pool.Exec(t.Context(), `SELECT pg_sleep(1)`)
+	if err = s.wrap(err); !errors.Is(err, ErrTimeout) {
+		t.Errorf("pg_sleep(1) under a 50 ms timeout: %v", err)
+	}
+}
