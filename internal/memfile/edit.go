@@ -50,7 +50,7 @@ func AppendSection(data []byte, heading, body string) ([]byte, error) {
 	b.Grow(len(text) + len(heading) + len(body) + 16)
 	b.WriteString(text)
 	if text != "" && !strings.HasSuffix(text, "\n") {
-		b.WriteString(eol)
+		b.WriteString(endLine(text, eol))
 	}
 	if f.tail.open() {
 		b.WriteString(f.tail.closer() + eol)
@@ -131,7 +131,7 @@ func AddPinned(data []byte, fact string) (out []byte, ok bool, err error) {
 		pos := len(f.Header)
 		var ins strings.Builder
 		if pos > 0 && f.Header != bom && !strings.HasSuffix(f.Header, "\n") {
-			ins.WriteString(eol)
+			ins.WriteString(endLine(f.Header, eol))
 		}
 		if len(f.Sections) == 0 && f.tail.open() {
 			ins.WriteString(f.tail.closer() + eol)
@@ -208,7 +208,7 @@ func Build(header string, pinned []string, condensed string, recentBody string, 
 	var b strings.Builder
 	h := closeBlock(cleanText(header), 0, eol)
 	if h != "" && h != bom && !strings.HasSuffix(h, "\n") {
-		h += eol
+		h += endLine(h, eol)
 		// A header ending in "\r" has just become CRLF: follow it.
 		eol = eolOf(h, eol)
 	}
@@ -239,7 +239,7 @@ func Build(header string, pinned []string, condensed string, recentBody string, 
 	if rb := closeBlock(cleanText(recentBody), 0, eol); rb != "" {
 		b.WriteString(rb)
 		if !strings.HasSuffix(rb, "\n") {
-			b.WriteString(eol)
+			b.WriteString(endLine(rb, eol))
 		}
 	}
 	for i, s := range recent {
@@ -247,7 +247,7 @@ func Build(header string, pinned []string, condensed string, recentBody string, 
 		if i < len(recent)-1 {
 			raw = closeBlock(raw, len(firstLine(raw)), eol)
 			if !strings.HasSuffix(raw, "\n") {
-				raw += eol
+				raw += endLine(raw, eol)
 			}
 		}
 		b.WriteString(raw)
@@ -327,17 +327,32 @@ func closeBlock(text string, from int, eol string) string {
 	b.WriteString(text[last:])
 	if fs.open() {
 		if text != "" && !strings.HasSuffix(text, "\n") {
-			b.WriteString(eol)
+			b.WriteString(endLine(text, eol))
 		}
 		b.WriteString(fs.closer() + eol)
 	}
 	return b.String()
 }
 
+// endLine is what completes text's unterminated last line: after a lone
+// "\r" only "\n", so that the line reads as the CRLF it was cut from
+// (appending a whole eol would leave "\r\r\n"), else eol.
+func endLine(text, eol string) string {
+	if strings.HasSuffix(text, "\r") {
+		return "\n"
+	}
+	return eol
+}
+
 // eolOf returns the line ending of text's first line, or def if it has none.
+// A text of one line ending in a lone "\r" counts as CRLF: completing that
+// line (endLine) makes it one, and the rest of the file must follow it, or
+// a rebuilt file would change its line endings on the next rebuild.
 func eolOf(text, def string) string {
 	i := strings.IndexByte(text, '\n')
 	switch {
+	case i < 0 && strings.HasSuffix(text, "\r"):
+		return "\r\n"
 	case i < 0:
 		return def
 	case i > 0 && text[i-1] == '\r':
