@@ -135,7 +135,7 @@ func queryCache(n int) int {
 // PostgresOptions are the postgres store's options from the config.
 func PostgresOptions(cfg config.Config) postgres.Options {
 	p := cfg.Palace
-	return postgres.Options{DSN: p.DSN, MaxConns: p.MaxConns, StatementTimeout: p.StatementTimeout.Duration, VectorMode: p.VectorMode}
+	return postgres.Options{DSN: p.DSN, MaxConns: p.MaxConns, StatementTimeout: p.StatementTimeout.Duration, VectorMode: p.VectorMode, EfSearch: p.HNSWEfSearch}
 }
 
 // ModelDir is where the MiniLM model is looked for.

@@ -52,6 +52,7 @@ type Palace struct {
 	MaxConns         int      `toml:"max_conns"`         // connection pool size (0: the DSN's pool_max_conns, else pgx's default)
 	StatementTimeout Duration `toml:"statement_timeout"` // server-side limit per statement
 	VectorMode       string   `toml:"vector_mode"`       // for a new palace: auto (pgvector when available), exact or pgvector
+	HNSWEfSearch     int      `toml:"hnsw_ef_search"`    // pgvector's hnsw.ef_search (0: hivemem's default, 200)
 }
 
 // Embedder configures the vector side of the palace.
@@ -178,6 +179,9 @@ func (c Config) Validate() error {
 	case "auto", "exact", "pgvector":
 	default:
 		return fmt.Errorf("config: palace.vector_mode %q unknown (want auto, exact or pgvector)", c.Palace.VectorMode)
+	}
+	if c.Palace.HNSWEfSearch < 0 || c.Palace.HNSWEfSearch > 1000 {
+		return fmt.Errorf("config: palace.hnsw_ef_search must be between 0 (default) and 1000, got %d", c.Palace.HNSWEfSearch)
 	}
 	if c.Palace.MaxConns < 0 {
 		return errors.New("config: palace.max_conns must not be negative")

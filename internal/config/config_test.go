@@ -41,6 +41,8 @@ func TestLoadErrors(t *testing.T) {
 		{"bad env int", "", "HIVEMEM_REFLECTOR_MIN_BYTES", "lots", "HIVEMEM_REFLECTOR_MIN_BYTES"},
 		{"bad env duration", "", "HIVEMEM_REFLECTOR_INTERVAL", "soon", "HIVEMEM_REFLECTOR_INTERVAL"},
 		{"bad backend", "[palace]\nbackend = \"mysql\"\n", "", "", "palace.backend"},
+		{"negative query cache", "[search]\nquery_cache = -1\n", "", "", "search.query_cache"},
+		{"ef_search too big", "[palace]\nhnsw_ef_search = 5000\n", "", "", "palace.hnsw_ef_search"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -29,10 +29,11 @@
 // Vectors. With the pgvector extension (created when the palace is made,
 // if the server has it), vectors live in a vector column with an HNSW
 // cosine index and Vector orders by <=> in SQL (iterative index scans, so
-// filters do not starve the result; hnsw.ef_search is raised to k). Without
-// it they are little-endian float32 BLOBs, and Vector scans an in-memory
-// copy exactly, as the SQLite backend does, reloading it when the palace
-// generation shows a write. Stats reports which (VectorMode).
+// filters do not starve the result; hnsw.ef_search is Options.EfSearch,
+// 200 by default, raised to k). Without it they are little-endian float32
+// BLOBs, and Vector scans an in-memory copy exactly, as the SQLite backend
+// does, reloading it when the palace generation shows a write. Stats
+// reports which (VectorMode).
 //
 // Concurrency. Every write transaction first bumps the palace generation,
 // which takes the palace row's lock: writes from all processes are
@@ -42,6 +43,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -71,7 +73,15 @@ type Options struct {
 	// VectorMode for a new palace: "auto" (default: pgvector when the
 	// server has it), "exact" or "pgvector". An existing palace keeps its own.
 	VectorMode string
+	// EfSearch is pgvector's hnsw.ef_search for Vector: candidates the
+	// HNSW walk keeps, so recall against exact search grows with it and so
+	// does latency (see TestHNSWRecall). It is raised to k when k is larger
+	// (HNSW returns at most ef_search rows). 0 means DefaultEfSearch.
+	EfSearch int
 }
+
+// DefaultEfSearch is hnsw.ef_search when Options.EfSearch is 0.
+const DefaultEfSearch = 200
 
 // DefaultStatementTimeout is used when Options.StatementTimeout is 0.
 const DefaultStatementTimeout = 30 * time.Second
@@ -82,6 +92,7 @@ type Store struct {
 	target string // user@host:port/database, for messages (never the password)
 	mode   string
 	from   int // schema version found at open
+	ef     int // hnsw.ef_search floor (pgvector mode)
 
 	vec vecCache // exact mode only
 
@@ -99,6 +110,9 @@ var _ store.Store = (*Store)(nil)
 func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.DSN == "" {
 		return nil, errors.New("open postgres palace: no DSN (set palace.dsn or HIVEMEM_DSN)")
+	}
+	if opts.EfSearch < 0 || opts.EfSearch > maxEfSearch {
+		return nil, fmt.Errorf("open postgres palace: hnsw ef_search must be between 1 and %d (0: default %d), got %d", maxEfSearch, DefaultEfSearch, opts.EfSearch)
 	}
 	cfg, err := pgxpool.ParseConfig(opts.DSN)
 	if err != nil {
@@ -133,13 +147,13 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres palace %s: %w", target, err)
 	}
-	s := &Store{pool: pool, target: target}
+	s := &Store{pool: pool, target: target, ef: cmp.Or(opts.EfSearch, DefaultEfSearch)}
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		pool.Close()
 		return nil, connectError(target, err)
 	}
-	mode, from, err := migrate(ctx, conn.Conn(), cmpOr(opts.VectorMode, "auto"))
+	mode, from, err := migrate(ctx, conn.Conn(), cmp.Or(opts.VectorMode, "auto"))
 	conn.Release()
 	if err != nil {
 		pool.Close()
@@ -147,13 +161,6 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	s.mode, s.from = mode, from
 	return s, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // Backend implements store.Store.

@@ -127,6 +127,21 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
+// TestOpenRejectsBadEfSearch: an hnsw.ef_search pgvector would refuse is an
+// error at open, before any connection, not a failure at the first search.
+func TestOpenRejectsBadEfSearch(t *testing.T) {
+	for _, ef := range []int{-1, 1001} {
+		s, err := Open(t.Context(), Options{DSN: "postgres://nobody@127.0.0.1:1/none", EfSearch: ef})
+		if err == nil {
+			s.Close()
+			t.Fatalf("Open with EfSearch %d succeeded", ef)
+		}
+		if !strings.Contains(err.Error(), "ef_search") {
+			t.Errorf("EfSearch %d: error %q does not name ef_search", ef, err)
+		}
+	}
+}
+
 // TestStatementTimeout: a statement that runs past palace.statement_timeout
 // is cut off by the server with an error that says so.
 func TestStatementTimeout(t *testing.T) {

@@ -57,9 +57,9 @@ func (s *Store) vector(ctx context.Context, q []float32, f store.Filter, k int, 
 const maxEfSearch = 1000
 
 // vectorSQL orders by cosine distance in SQL. The HNSW index serves the
-// ORDER BY when the planner prefers it; ef_search is at least 100 and raised to k (up to
-// pgvector's 1000) and, with pgvector 0.8 or later, iterative scans keep
-// filtered queries from coming back short.
+// ORDER BY when the planner prefers it; ef_search is Options.EfSearch,
+// raised to k (up to pgvector's 1000) and, with pgvector 0.8 or later,
+// iterative scans keep filtered queries from coming back short.
 func (s *Store) vectorSQL(ctx context.Context, q []float32, f store.Filter, k int, exact bool) ([]store.Scored, error) {
 	iterative := s.iterative() // before the transaction: the pool may have one connection
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
@@ -77,7 +77,7 @@ func (s *Store) vectorSQL(ctx context.Context, q []float32, f store.Filter, k in
 	if len(q) != dim {
 		return nil, fmt.Errorf("query has dimension %d, the model's is %d", len(q), dim)
 	}
-	settings := fmt.Sprintf(`SELECT set_config('hnsw.ef_search', '%d', true)`, min(max(k, 100), maxEfSearch))
+	settings := fmt.Sprintf(`SELECT set_config('hnsw.ef_search', '%d', true)`, min(max(k, s.ef), maxEfSearch))
 	if exact {
 		settings += `, set_config('enable_indexscan', 'off', true)`
 	} else if iterative {
