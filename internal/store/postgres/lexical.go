@@ -1,8 +1,10 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -83,37 +85,115 @@ func (s *Store) Lexical(ctx context.Context, query string, f store.Filter, k int
 		return nil, nil
 	}
 	idfs := make([]float64, len(toks))
-	var tsq []string
-	seen := make(map[string]bool, len(toks))
 	for i, t := range toks {
 		idfs[i] = fts.IDF(df[t], int(n))
-		if !seen[t] {
-			seen[t] = true
-			tsq = append(tsq, quoteLexeme(t))
+	}
+	avg := float64(total) / float64(n)
+	if res, ok, err := s.lexicalTier(ctx, tx, toks, idfs, df, avg, f, k); err != nil {
+		return nil, fmt.Errorf("lexical search: %w", s.wrap(err))
+	} else if ok {
+		return res, nil
+	}
+	res, err := s.lexicalRun(ctx, tx, toks, idfs, distinct(toks), avg, f, k)
+	if err != nil {
+		return nil, fmt.Errorf("lexical search: %w", s.wrap(err))
+	}
+	return res, nil
+}
+
+// tierBudget is how many drawers the rare terms may match for the tier
+// to be tried (or a sixth of what all the terms match, if more).
+const tierBudget = 2000
+
+// lexicalTier answers from the drawers holding one of the query's rarest
+// terms alone, when that is provably the exact answer: each such drawer is
+// scored over every query token as usual, and a drawer holding none of the
+// rare terms scores less than the sum of the other tokens' IDF·(k1+1)
+// (BM25's term part stays below IDF·(k1+1) however often the term occurs).
+// If the k-th best rare-term drawer beats that bound, nothing else can
+// enter the top k. Common query words then cost nothing, where scoring
+// every drawer that holds them is most of a full query's time. ok is false
+// when the split does not prove itself; the caller runs the full query.
+func (s *Store) lexicalTier(ctx context.Context, tx pgx.Tx, toks []string, idfs []float64, df map[string]int, avg float64, f store.Filter, k int) (_ []store.Scored, ok bool, err error) {
+	terms := distinct(toks)
+	if len(terms) < 2 {
+		return nil, false, nil
+	}
+	slices.SortStableFunc(terms, func(a, b string) int { return cmp.Compare(df[a], df[b]) })
+	all := 0
+	for _, t := range terms {
+		all += df[t]
+	}
+	budget := max(tierBudget, all/6)
+	j, sum := 0, 0
+	for j < len(terms)-1 && sum+df[terms[j]] <= budget {
+		sum += df[terms[j]]
+		j++
+	}
+	if j == 0 {
+		return nil, false, nil
+	}
+	rare := make(map[string]bool, j)
+	for _, t := range terms[:j] {
+		rare[t] = true
+	}
+	bound := 0.0
+	for i, t := range toks {
+		if !rare[t] {
+			bound += idfs[i] * (fts.K1 + 1)
 		}
+	}
+	// Slack for float rounding in the server's sum.
+	bound = bound*1.001 + 1e-9
+	res, err := s.lexicalRun(ctx, tx, toks, idfs, terms[:j], avg, f, k)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(res) < k || res[k-1].Score <= bound {
+		return nil, false, nil
+	}
+	return res, true, nil
+}
+
+// lexicalRun scores the drawers in scope whose tsvector holds one of match
+// by every query token (toks with their IDFs) and returns the best k.
+func (s *Store) lexicalRun(ctx context.Context, tx pgx.Tx, toks []string, idfs []float64, match []string, avg float64, f store.Filter, k int) ([]store.Scored, error) {
+	tsq := make([]string, len(match))
+	for i, t := range match {
+		tsq[i] = quoteLexeme(t)
 	}
 	where, fargs := filterSQL(f, 9)
 	q := lexicalSQL + where + fmt.Sprintf(` ORDER BY sc.score DESC, d.rowid LIMIT $%d`, 9+len(fargs))
-	args := []any{toks, idfs, fts.K1 + 1, fts.K1, 1 - fts.B, fts.B, float64(total) / float64(n), strings.Join(tsq, " | ")}
+	args := []any{toks, idfs, fts.K1 + 1, fts.K1, 1 - fts.B, fts.B, avg, strings.Join(tsq, " | ")}
 	args = append(append(args, fargs...), k)
-	rows, err = tx.Query(ctx, q, args...)
+	rows, err := tx.Query(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("lexical search: %w", s.wrap(err))
+		return nil, err
 	}
 	defer rows.Close()
 	var out []store.Scored
 	for rows.Next() {
 		var sc store.Scored
 		if err := rows.Scan(&sc.ID, &sc.Score); err != nil {
-			return nil, fmt.Errorf("lexical search: %w", s.wrap(err))
+			return nil, err
 		}
 		sc.Rank = len(out) + 1
 		out = append(out, sc)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("lexical search: %w", s.wrap(err))
+	return out, rows.Err()
+}
+
+// distinct returns toks without repeats, in order of first appearance.
+func distinct(toks []string) []string {
+	seen := make(map[string]bool, len(toks))
+	var out []string
+	for _, t := range toks {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
 	}
-	return out, nil
+	return out
 }
 
 // prune drops tokens no drawer holds and, when rarer ones remain, tokens

@@ -16,7 +16,9 @@
 // IDF with its clamp, heading weight 2, text 1, the scope column's 3 tokens
 // counted in the row size) in SQL over the GIN matches, and plans the query
 // as the SQLite backend does (terms no drawer holds are dropped, and terms
-// in half the drawers or more when rarer ones remain). Scores equal the
+// in half the drawers or more when rarer ones remain; the drawers holding
+// the rarest terms are tried alone first, kept when provably the exact top
+// k: lexicalTier). Scores equal the
 // SQLite backend's up to float rounding (the per-row sum runs in another
 // order: relative differences around 1e-16), so rankings agree except
 // between drawers whose scores tie to the last bits. Known differences:
