@@ -34,6 +34,10 @@ type Options struct {
 	// LongRunning marks a server process (run, mcp): it keeps a warm
 	// in-memory BM25 index, which one-shot commands would only pay to build.
 	LongRunning bool
+	// NoQueryCache embeds every query afresh (search.query_cache ignored),
+	// so that a benchmark asking the same question in several modes times
+	// the model in each.
+	NoQueryCache bool
 }
 
 // App is an open hivemem home.
@@ -96,7 +100,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	}
 	p, err := palace.New(ctx, h, st, emb, palace.Options{
 		MaxFileBytes: cfg.Palace.MaxFileBytes, RRFK: cfg.Search.RRFK,
-		CandidatePool: cfg.Search.CandidatePool, VectorWeight: cfg.Search.VectorWeight, Fusion: cfg.Search.Fusion, QueryCache: queryCache(cfg.Search.QueryCache), Logger: lg,
+		CandidatePool: cfg.Search.CandidatePool, VectorWeight: cfg.Search.VectorWeight, Fusion: cfg.Search.Fusion, QueryCache: queryCache(cfg.Search.QueryCache, opts.NoQueryCache), Logger: lg,
 	})
 	if err != nil {
 		st.Close()
@@ -125,8 +129,8 @@ func OpenStore(ctx context.Context, h home.Home, cfg config.Config) (store.Store
 
 // queryCache maps the config's "0 disables" onto the palace's "< 0
 // disables" (where 0 means the default).
-func queryCache(n int) int {
-	if n == 0 {
+func queryCache(n int, off bool) int {
+	if n == 0 || off {
 		return -1
 	}
 	return n

@@ -65,7 +65,8 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	}
-	a, err := app.Open(ctx, app.Options{Home: dir, Logger: g.logger, Create: true})
+	// Every mode embeds its queries itself: latency includes the model.
+	a, err := app.Open(ctx, app.Options{Home: dir, Logger: g.logger, Create: true, NoQueryCache: true})
 	if err != nil {
 		return err
 	}
