@@ -59,6 +59,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pgvector/pgvector-go"
 
 	"github.com/hivemem/hivemem/internal/store"
 )
@@ -406,20 +407,6 @@ func checkVector(v []float32, dim int) error {
 	return nil
 }
 
-// vectorText writes v as pgvector's input text, "[x,y,...]", with every
-// float32 exactly.
-func vectorText(v []float32) string {
-	b := make([]byte, 0, 12*len(v)+2)
-	b = append(b, '[')
-	for i, x := range v {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = fmt.Appendf(b, "%g", x)
-	}
-	return string(append(b, ']'))
-}
-
 func encodeVector(v []float32) []byte {
 	b := make([]byte, 4*len(v))
 	for i, x := range v {
@@ -537,7 +524,7 @@ func (s *Store) insertDrawers(ctx context.Context, tx pgx.Tx, ds []store.Drawer,
 			dates[i], hashes[i], texts[i], tsvs[i], sizes[i] = d.Date, d.Hash, d.Text, x.tsv, int32(x.size)
 			if len(d.Vector) > 0 {
 				if s.mode == ModePGVector {
-					t := vectorText(d.Vector)
+					t := pgvector.NewVector(d.Vector).String()
 					vecText[i] = &t
 				} else {
 					vecBlob[i] = encodeVector(d.Vector)
@@ -700,7 +687,7 @@ func (s *Store) SetVectors(ctx context.Context, ids []string, vecs [][]float32) 
 			if s.mode == ModePGVector {
 				vs := make([]string, hi-lo)
 				for i := range vs {
-					vs[i] = vectorText(vecs[lo+i])
+					vs[i] = pgvector.NewVector(vecs[lo+i]).String()
 				}
 				q, vp = `UPDATE drawers d SET embedding = u.v::vector FROM unnest($1::text[], $2::text[]) u(id, v) WHERE d.id = u.id RETURNING d.id`, vs
 			} else {

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
 
 	"github.com/hivemem/hivemem/internal/kernel"
 	"github.com/hivemem/hivemem/internal/store"
@@ -91,7 +92,7 @@ func (s *Store) vectorSQL(ctx context.Context, q []float32, f store.Filter, k in
 	dist := fmt.Sprintf(`d.embedding::vector(%d) <=> $1::vector(%d)`, dim, dim)
 	sql := `SELECT d.id, 1 - (` + dist + `) FROM drawers d WHERE d.embedding IS NOT NULL` + where +
 		` ORDER BY ` + dist + fmt.Sprintf(` LIMIT %d`, k)
-	rows, err := tx.Query(ctx, sql, append([]any{vectorText(q)}, fargs...)...)
+	rows, err := tx.Query(ctx, sql, append([]any{pgvector.NewVector(q)}, fargs...)...)
 	if err != nil {
 		return nil, s.wrap(err)
 	}
