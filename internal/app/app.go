@@ -98,9 +98,18 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if emb == nil && info.Note != "" {
 		lg.Info("search is lexical-only", "why", info.Note)
 	}
+	// Mined files carry this home's id, so that in a shared palace each
+	// machine removes only its own. A home that cannot keep an id (a
+	// read-only one) still searches; it mines as "no home", which claims
+	// nothing another machine mined.
+	origin, err := h.ID()
+	if err != nil {
+		lg.Warn("no home id: files mined here are not attributed to this home", "err", err)
+	}
 	p, err := palace.New(ctx, h, st, emb, palace.Options{
 		MaxFileBytes: cfg.Palace.MaxFileBytes, RRFK: cfg.Search.RRFK,
-		CandidatePool: cfg.Search.CandidatePool, VectorWeight: cfg.Search.VectorWeight, Fusion: cfg.Search.Fusion, QueryCache: queryCache(cfg.Search.QueryCache, opts.NoQueryCache), Logger: lg,
+		CandidatePool: cfg.Search.CandidatePool, VectorWeight: cfg.Search.VectorWeight, Fusion: cfg.Search.Fusion,
+		QueryCache: queryCache(cfg.Search.QueryCache, opts.NoQueryCache), Origin: origin, Logger: lg,
 	})
 	if err != nil {
 		st.Close()

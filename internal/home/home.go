@@ -4,8 +4,11 @@
 package home
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -94,6 +97,59 @@ func (h Home) Init() error {
 		}
 	}
 	return nil
+}
+
+// IDPath is where the home's id is kept (see ID).
+func (h Home) IDPath() string { return filepath.Join(h.Root, "home-id") }
+
+// ID names this home among the machines that share one palace: the host
+// name and random hex ("build-7-3f9a1c2e"), made on first use and kept in
+// IDPath. Mined files record it, so each home removes and reindexes only
+// its own files in a shared palace. Two processes creating it at once
+// agree: the file is linked into place only if absent, and both read it.
+func (h Home) ID() (string, error) {
+	if id, err := readID(h.IDPath()); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return id, err
+	}
+	host, _ := os.Hostname()
+	host = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' {
+			return r
+		}
+		return -1
+	}, host)
+	if host == "" {
+		host = "home"
+	}
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("home id: %w", err)
+	}
+	tmp, err := os.CreateTemp(h.Root, ".home-id-*")
+	if err != nil {
+		return "", fmt.Errorf("home id: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	_, werr := fmt.Fprintf(tmp, "%s-%s\n", host, hex.EncodeToString(b[:]))
+	if err := errors.Join(werr, tmp.Sync(), tmp.Close()); err != nil {
+		return "", fmt.Errorf("home id: %w", err)
+	}
+	if err := os.Link(tmp.Name(), h.IDPath()); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("home id: %w", err)
+	}
+	return readID(h.IDPath())
+}
+
+func readID(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	id := strings.TrimSpace(string(data))
+	if id == "" || len(id) > 200 || strings.ContainsAny(id, "\x00\n") {
+		return "", fmt.Errorf("home id in %s is malformed: delete it and a new one is made", path)
+	}
+	return id, nil
 }
 
 // Exists reports whether the home has been initialised.

@@ -2,8 +2,10 @@ package home
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -68,5 +70,36 @@ func TestPathsAndAgents(t *testing.T) {
 	}
 	if h.Abs("hive/agents/alice/memory.md") != p {
 		t.Fatal("Abs does not invert Rel")
+	}
+}
+
+// TestID: a home's id is made once and then stable, the same for
+// processes racing to make it, and distinct between homes.
+func TestID(t *testing.T) {
+	h := Home{Root: t.TempDir()}
+	ids := make([]string, 8)
+	errs := make([]error, 8)
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Go(func() { ids[i], errs[i] = h.ID() })
+	}
+	wg.Wait()
+	for i := range ids {
+		if errs[i] != nil || ids[i] != ids[0] || ids[i] == "" {
+			t.Fatalf("concurrent ID() = %q, %v; want one id for all (first %q)", ids[i], errs[i], ids[0])
+		}
+	}
+	if again, err := h.ID(); err != nil || again != ids[0] {
+		t.Fatalf("ID() again = %q, %v; want %q", again, err, ids[0])
+	}
+	other, err := Home{Root: t.TempDir()}.ID()
+	if err != nil || other == ids[0] {
+		t.Fatalf("another home's ID() = %q, %v; want a different id", other, err)
+	}
+	if err := os.WriteFile(h.IDPath(), []byte("\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.ID(); err == nil || !strings.Contains(err.Error(), "malformed") {
+		t.Fatalf("ID() of an empty id file = %v, want a malformed error", err)
 	}
 }

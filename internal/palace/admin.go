@@ -12,7 +12,8 @@ import (
 // Reindex drops the index and rebuilds it from the markdown: the hive, and
 // every file mined from outside it that still exists (with its wing and
 // agent). Embeddings come back from the cache, so it costs no model time
-// for text seen before.
+// for text seen before. In a shared palace (a SourceLocker backend) only
+// this home's files are dropped and rebuilt; other machines' stay.
 func (p *Palace) Reindex(ctx context.Context) (MineReport, error) {
 	files, err := p.store.Files(ctx, "")
 	if err != nil {
@@ -20,11 +21,20 @@ func (p *Palace) Reindex(ctx context.Context) (MineReport, error) {
 	}
 	var outside []store.File
 	for _, f := range files {
-		if !strings.HasPrefix(f.Source, "hive/") {
+		if !strings.HasPrefix(f.Source, "hive/") && p.owns(f) {
 			outside = append(outside, f)
 		}
 	}
-	if err := p.store.Reset(ctx); err != nil {
+	if _, shared := p.store.(SourceLocker); shared {
+		for _, f := range files {
+			if !p.owns(f) {
+				continue
+			}
+			if err := p.store.DeleteFile(ctx, f.Source); err != nil {
+				return MineReport{}, fmt.Errorf("reindex: %w", err)
+			}
+		}
+	} else if err := p.store.Reset(ctx); err != nil {
 		return MineReport{}, fmt.Errorf("reindex: %w", err)
 	}
 	if err := p.home.Init(); err != nil {

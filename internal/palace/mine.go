@@ -224,10 +224,27 @@ func (p *Palace) removeVanished(ctx context.Context, source string) (bool, error
 	if _, err := os.Stat(p.home.Abs(source)); err == nil {
 		return false, nil // exists but was not collected (e.g. hidden): leave it alone
 	}
+	// Read under the lock: another home may have just mined it.
+	f, err := p.store.GetFile(ctx, source)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("mine: remove %s: %w", source, err)
+	}
+	if !p.owns(f) {
+		return false, nil // another machine's file in a shared palace
+	}
 	if err := p.store.DeleteFile(ctx, source); err != nil {
 		return false, fmt.Errorf("mine: remove %s: %w", source, err)
 	}
 	return true, nil
+}
+
+// owns reports whether this home may remove a file's index entries: one it
+// mined, or one no home claimed (mined before files had an origin).
+func (p *Palace) owns(f store.File) bool {
+	return f.Origin == "" || f.Origin == p.opts.Origin
 }
 
 func (p *Palace) skip(path, reason string) MineReport {
@@ -292,7 +309,7 @@ func (p *Palace) mineFile(ctx context.Context, path string, opts MineOptions) (M
 		have[d.ID] = d
 	}
 	rep := MineReport{Files: 1, Changed: 1}
-	u := store.FileUpdate{File: store.File{Source: source, Hash: fileHash, Size: int64(len(data)), MinedAt: time.Now().UTC(), Wing: wing, Agent: agent}}
+	u := store.FileUpdate{File: store.File{Source: source, Hash: fileHash, Size: int64(len(data)), MinedAt: time.Now().UTC(), Wing: wing, Agent: agent, Origin: p.opts.Origin}}
 	for _, d := range want {
 		h, ok := have[d.ID]
 		if !ok {

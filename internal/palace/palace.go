@@ -45,6 +45,10 @@ type Options struct {
 	EmbedBatch    int     // texts per Embed call (default 32)
 	QueryCache    int     // query embeddings kept for repeated searches (default 1024; < 0 disables)
 	Logger        *slog.Logger
+	// Origin names this home in the index (home.ID): mined files carry it,
+	// and in a shared palace (a SourceLocker backend) mining and Reindex
+	// remove only files this home mined (or that no home claimed).
+	Origin string
 }
 
 // Palace ties the home, the index and the embedder together.

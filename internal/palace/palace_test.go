@@ -450,3 +450,73 @@ func TestQueryEmbeddingCache(t *testing.T) {
 		t.Fatalf("a different query returned the first query's top hit: %+v", other)
 	}
 }
+
+// TestSharedPalaceOrigins: two homes (two machines) mining into one index.
+// Each removes only the files it mined: a file the other home mined is not
+// gone just because this home does not have it.
+func TestSharedPalaceOrigins(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "palace.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	open := func(origin, agent string) (*palace.Palace, home.Home, string) {
+		h := home.Home{Root: t.TempDir()}
+		if err := h.Init(); err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(h.AgentsDir(), agent)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "memory.md")
+		if err := os.WriteFile(path, []byte("# Memory\n\n"+section(len(agent))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p, err := palace.New(ctx, h, st, nil, palace.Options{Origin: origin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p, h, path
+	}
+	pa, ha, annPath := open("machine-a", "ann")
+	pb, hb, _ := open("machine-b", "bob")
+	sources := func() []string {
+		fs, err := st.Files(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, f := range fs {
+			out = append(out, f.Source+"@"+f.Origin)
+		}
+		return out
+	}
+	mine := func(p *palace.Palace, h home.Home) {
+		if _, err := p.Mine(ctx, h.AgentsDir(), palace.MineOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mine(pa, ha)
+	mine(pb, hb)
+	both := []string{"hive/agents/ann/memory.md@machine-a", "hive/agents/bob/memory.md@machine-b"}
+	if got := sources(); !slices.Equal(got, both) {
+		t.Fatalf("after both mined: %q, want %q", got, both)
+	}
+	mine(pa, ha) // machine A has no bob: bob stays
+	if got := sources(); !slices.Equal(got, both) {
+		t.Fatalf("machine A's re-mine removed another machine's file: %q", got)
+	}
+	if err := os.Remove(annPath); err != nil {
+		t.Fatal(err)
+	}
+	mine(pb, hb) // machine B has no ann either, but ann is not B's to remove
+	if got := sources(); !slices.Equal(got, both) {
+		t.Fatalf("machine B removed machine A's file: %q", got)
+	}
+	mine(pa, ha) // A's own file is gone on A: removed
+	if got, want := sources(), both[1:]; !slices.Equal(got, want) {
+		t.Fatalf("after A lost ann: %q, want %q", got, want)
+	}
+}

@@ -43,6 +43,10 @@ type File struct {
 	MinedAt time.Time
 	Wing    string
 	Agent   string
+	// Origin is the home that mined the file (home.ID). In a palace shared
+	// by several machines each removes and reindexes only its own files:
+	// a file another home mined is not gone just because it is not here.
+	Origin string
 }
 
 // Filter scopes a search or listing. Empty fields match everything. A drawer

@@ -294,7 +294,7 @@ func (s *Store) ClearVectors(ctx context.Context) error {
 	})
 }
 
-const fileCols = `source, hash, size, mined_at, wing, agent`
+const fileCols = `source, hash, size, mined_at, wing, agent, origin`
 
 func scanFiles(rows pgx.Rows) ([]store.File, error) {
 	defer rows.Close()
@@ -302,7 +302,7 @@ func scanFiles(rows pgx.Rows) ([]store.File, error) {
 	for rows.Next() {
 		var f store.File
 		var at *time.Time
-		if err := rows.Scan(&f.Source, &f.Hash, &f.Size, &at, &f.Wing, &f.Agent); err != nil {
+		if err := rows.Scan(&f.Source, &f.Hash, &f.Size, &at, &f.Wing, &f.Agent, &f.Origin); err != nil {
 			return nil, err
 		}
 		if at != nil {
@@ -460,9 +460,9 @@ func (s *Store) Apply(ctx context.Context, u store.FileUpdate) error {
 			t := f.MinedAt.UTC()
 			at = &t
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO files(`+fileCols+`) VALUES ($1, $2, $3, $4, $5, $6)
+		if _, err := tx.Exec(ctx, `INSERT INTO files(`+fileCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7)
 			ON CONFLICT (source) DO UPDATE SET hash = excluded.hash, size = excluded.size, mined_at = excluded.mined_at,
-			wing = excluded.wing, agent = excluded.agent`, f.Source, f.Hash, f.Size, at, f.Wing, f.Agent); err != nil {
+			wing = excluded.wing, agent = excluded.agent, origin = excluded.origin`, f.Source, f.Hash, f.Size, at, f.Wing, f.Agent, f.Origin); err != nil {
 			return fmt.Errorf("write file record: %w", err)
 		}
 		var delta statsDelta

@@ -33,7 +33,8 @@ CREATE TABLE files (
 	size     bigint NOT NULL,
 	mined_at timestamptz, -- NULL when unknown
 	wing     text NOT NULL,
-	agent    text NOT NULL
+	agent    text NOT NULL,
+	origin   text NOT NULL  -- the home that mined it (store.File.Origin)
 );
 
 CREATE TABLE drawers (

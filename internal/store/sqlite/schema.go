@@ -92,6 +92,8 @@ CREATE TABLE embed_cache (
 	PRIMARY KEY (model, hash)
 ) WITHOUT ROWID;
 `,
+	// 2: which home mined each file (store.File.Origin).
+	`ALTER TABLE files ADD COLUMN origin TEXT NOT NULL DEFAULT '';`,
 }
 
 // schemaVersion is the version this binary writes.

@@ -265,7 +265,7 @@ func (s *Store) ClearVectors(ctx context.Context) error {
 
 // GetFile implements store.Store.
 func (s *Store) GetFile(ctx context.Context, source string) (store.File, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT source, hash, size, mined_at, wing, agent FROM files WHERE source = ?`, source)
+	rows, err := s.rdb.QueryContext(ctx, `SELECT source, hash, size, mined_at, wing, agent, origin FROM files WHERE source = ?`, source)
 	if err != nil {
 		return store.File{}, fmt.Errorf("get file %q: %w", source, err)
 	}
@@ -282,7 +282,7 @@ func (s *Store) GetFile(ctx context.Context, source string) (store.File, error) 
 // Files implements store.Store. The prefix is compared byte for byte
 // (LIKE would be case-insensitive and treat % and _ as wildcards).
 func (s *Store) Files(ctx context.Context, prefix string) ([]store.File, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT source, hash, size, mined_at, wing, agent FROM files
+	rows, err := s.rdb.QueryContext(ctx, `SELECT source, hash, size, mined_at, wing, agent, origin FROM files
 		WHERE substr(source, 1, length(?1)) = ?1 ORDER BY source`, prefix)
 	if err != nil {
 		return nil, fmt.Errorf("list files %q: %w", prefix, err)
@@ -300,7 +300,7 @@ func scanFiles(rows *sql.Rows) ([]store.File, error) {
 	for rows.Next() {
 		var f store.File
 		var ns int64
-		if err := rows.Scan(&f.Source, &f.Hash, &f.Size, &ns, &f.Wing, &f.Agent); err != nil {
+		if err := rows.Scan(&f.Source, &f.Hash, &f.Size, &ns, &f.Wing, &f.Agent, &f.Origin); err != nil {
 			return nil, err
 		}
 		f.MinedAt = fromNanos(ns)
@@ -417,9 +417,9 @@ func (s *Store) Apply(ctx context.Context, u store.FileUpdate) error {
 			return d, err
 		}
 		f := u.File
-		if _, err := tx.ExecContext(ctx, `INSERT INTO files(source, hash, size, mined_at, wing, agent) VALUES (?, ?, ?, ?, ?, ?)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO files(source, hash, size, mined_at, wing, agent, origin) VALUES (?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT(source) DO UPDATE SET hash = excluded.hash, size = excluded.size, mined_at = excluded.mined_at,
-			wing = excluded.wing, agent = excluded.agent`, f.Source, f.Hash, f.Size, toNanos(f.MinedAt), f.Wing, f.Agent); err != nil {
+			wing = excluded.wing, agent = excluded.agent, origin = excluded.origin`, f.Source, f.Hash, f.Size, toNanos(f.MinedAt), f.Wing, f.Agent, f.Origin); err != nil {
 			return d, fmt.Errorf("write file record: %w", err)
 		}
 		if len(u.Delete) > 0 {

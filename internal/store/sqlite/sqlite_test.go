@@ -380,3 +380,37 @@ func TestCanceledContext(t *testing.T) {
 		t.Errorf("Check with a canceled context succeeded")
 	}
 }
+
+// TestMigrateFromVersion1 opens a palace written before files had an
+// origin: it is upgraded in place, keeps its files (with no origin), and
+// takes origins from then on.
+func TestMigrateFromVersion1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "palace.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{migrations[0], `PRAGMA user_version = 1`,
+		`INSERT INTO files(source, hash, size, mined_at, wing, agent) VALUES ('hive/agents/ada/memory.md', 'h', 1, 0, 'ada', 'ada')`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	s, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatalf("Open of a version-1 palace: %v", err)
+	}
+	defer s.Close()
+	f, err := s.GetFile(t.Context(), "hive/agents/ada/memory.md")
+	if err != nil || f.Wing != "ada" || f.Origin != "" {
+		t.Fatalf("file after migration = %+v, %v", f, err)
+	}
+	f.Origin = "laptop-1"
+	if err := s.Apply(t.Context(), store.FileUpdate{File: f}); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := s.GetFile(t.Context(), f.Source); err != nil || f.Origin != "laptop-1" {
+		t.Fatalf("file after Apply = %+v, %v", f, err)
+	}
+}

@@ -70,7 +70,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 var minedAt = time.Date(2026, 3, 4, 5, 6, 7, 123456000, time.UTC)
 
 func file(source, wing, agent string) store.File {
-	return store.File{Source: source, Hash: "h-" + source, Size: 1234, MinedAt: minedAt, Wing: wing, Agent: agent}
+	return store.File{Source: source, Hash: "h-" + source, Size: 1234, MinedAt: minedAt, Wing: wing, Agent: agent, Origin: "laptop-1a2b3c"}
 }
 
 // drawer builds a drawer with every field set; LineStart follows n so that
@@ -193,9 +193,10 @@ func testRoundTrip(t *testing.T, s store.Store) {
 	}
 	sameDrawers(t, "List limit 2", two, byLine[:2])
 
-	// Re-applying the same file record with new values overwrites it.
+	// Re-applying the same file record with new values overwrites it (the
+	// origin too: the home that mined it last owns it).
 	f2 := f
-	f2.Hash, f2.Size, f2.MinedAt = "h2", 99, minedAt.Add(time.Hour)
+	f2.Hash, f2.Size, f2.MinedAt, f2.Origin = "h2", 99, minedAt.Add(time.Hour), "server-4d5e6f"
 	apply(t, s, store.FileUpdate{File: f2})
 	if got, err := s.GetFile(ctx, src); err != nil {
 		t.Fatalf("GetFile: %v", err)
