@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"github.com/dustin/go-humanize"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/app"
@@ -24,6 +23,7 @@ import (
 // every agent.
 type statusReport struct {
 	Home     string                `json:"home"`
+	HomeID   string                `json:"home_id,omitempty"` // this home's name in a shared palace (files it mined carry it)
 	Backend  string                `json:"backend"`
 	Search   string                `json:"search_mode"`
 	Embedder app.EmbedderInfo      `json:"embedder"`
@@ -68,6 +68,9 @@ func collectStatus(ctx context.Context, a *app.App) (statusReport, error) {
 		return statusReport{}, err
 	}
 	r := statusReport{Home: a.Home.Root, Backend: a.Store.Backend(), Search: a.Palace.Mode(), Embedder: a.Embedder, Index: st}
+	if id, err := a.Home.ID(); err == nil {
+		r.HomeID = id
+	}
 	refl := reflector.New(reflector.Deps{Home: a.Home, Settings: func() config.Config { return a.Config }})
 	agents, err := manager.CollectAgents(ctx, a, a.Config, st, refl, manager.LastCondensed(a.Home.LogPath()))
 	if err != nil {
@@ -148,7 +151,11 @@ func runStatus(ctx context.Context, g *globals, asJSON bool) error {
 		return writeJSON(g.stdout, r)
 	}
 	w := g.stdout
-	fmt.Fprintf(w, "home:     %s\n", r.Home)
+	if r.HomeID != "" {
+		fmt.Fprintf(w, "home:     %s (id %s)\n", r.Home, r.HomeID)
+	} else {
+		fmt.Fprintf(w, "home:     %s\n", r.Home)
+	}
 	fmt.Fprintf(w, "backend:  %s (vector search: %s), %d files, %d drawers, %d vectors, %s\n", r.Backend, r.Index.VectorMode,
 		r.Index.Files, r.Index.Drawers, r.Index.Vectors, humanize.IBytes(uint64(r.Index.SizeBytes)))
 	switch {
