@@ -110,6 +110,108 @@ func TestStoreBenchmark(t *testing.T) {
 
 }
 
+// TestVectorRefreshBenchmark times what a search pays after another
+// process wrote, in exact mode: HIVEMEM_STORE_BENCH_REFRESH drawers (the
+// synthetic palace of TestStoreBenchmark) are mined through one Store,
+// another Store searches, and then, for each round, the first writes one
+// Apply replacing a file's 100 drawers (100 deleted, 100 inserted) and the
+// second's next Vector search is timed: incremental (the cache fetches the
+// changed rows and tombstones) against a full reload (the cache dropped
+// first, as every such search did before). Runs only when
+// HIVEMEM_STORE_BENCH_REFRESH is set:
+//
+//	eval "$(scripts/pg-test.sh start)"
+//	HIVEMEM_STORE_BENCH_REFRESH=100000 go test -run TestVectorRefreshBenchmark -v -timeout 60m ./internal/store/postgres
+func TestVectorRefreshBenchmark(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("HIVEMEM_STORE_BENCH_REFRESH"))
+	if n <= 0 {
+		t.Skip("HIVEMEM_STORE_BENCH_REFRESH not set")
+	}
+	ctx := t.Context()
+	rng := rand.New(rand.NewPCG(2026, 13))
+	words := vocabulary(rng, 30000)
+	z := rand.NewZipf(rng, 1.07, 2, uint64(len(words)-1))
+	word := func() string { return words[z.Uint64()] }
+	files := synthFiles(rng, word, n)
+	dsn := pgtest.Schema(t, pgtest.EnvPostgres)
+	open := func() *postgres.Store {
+		s, err := postgres.Open(ctx, postgres.Options{DSN: dsn, VectorMode: "exact"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	w, r := open(), open()
+	if err := w.SetModel(ctx, "bench", 384); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for _, u := range files {
+		if err := w.Apply(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d drawers mined at %.0f drawers/s", n, float64(n)/time.Since(start).Seconds())
+	q := unit(rng, 384)
+	search := func() time.Duration {
+		t0 := time.Now()
+		res, err := r.Vector(ctx, q, store.Filter{}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != 10 {
+			t.Fatalf("%d results", len(res))
+		}
+		return time.Since(t0)
+	}
+	t.Logf("first search (full load): %s", search().Round(time.Millisecond))
+	var steady []time.Duration
+	for range 20 {
+		steady = append(steady, search())
+	}
+	// rewrite replaces the drawers of files[i] with 100 new ones.
+	round := 0
+	rewrite := func(i int) time.Duration {
+		round++
+		u := files[i%len(files)]
+		var del []string
+		for _, d := range u.Insert {
+			del = append(del, d.ID)
+		}
+		fresh := synthFiles(rng, word, len(u.Insert))[0].Insert
+		for j := range fresh {
+			fresh[j].ID = fmt.Sprintf("%s-r%d", del[j], round)
+			fresh[j].Source, fresh[j].Wing, fresh[j].Agent = u.File.Source, u.File.Wing, u.File.Agent
+		}
+		u.Delete, u.Insert = del, fresh
+		files[i%len(files)] = u
+		t0 := time.Now()
+		if err := w.Apply(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(t0)
+	}
+	const rounds = 10
+	var incr, full, applies []time.Duration
+	full0, incr0 := r.VecRefreshes()
+	for i := range rounds {
+		applies = append(applies, rewrite(2*i))
+		incr = append(incr, search())
+		rewrite(2*i + 1)
+		r.DropVecCache()
+		full = append(full, search())
+	}
+	fullN, incrN := r.VecRefreshes()
+	if fullN-full0 != rounds || incrN-incr0 != rounds {
+		t.Fatalf("%d full reloads and %d incremental refreshes, want %d of each", fullN-full0, incrN-incr0, rounds)
+	}
+	t.Logf("%d drawers; Apply replacing 100 drawers p50 %s; search without a write p50 %s", n, pct(applies, 50), pct(steady, 50))
+	t.Logf("first search after the Apply: incremental p50 %s (max %s), full reload p50 %s (max %s)",
+		pct(incr, 50), pct(incr, 100), pct(full, 50), pct(full, 100))
+	t.Logf("incremental, round by round: %v", roundMS(incr))
+}
+
 // TestHNSWRecall measures the pgvector path against exact search on the
 // same queries, in PGlite with pgvector (WASM, so slow to load: the palace
 // is HIVEMEM_STORE_BENCH_HNSW drawers, default 5000). Two vector sets:
@@ -302,6 +404,14 @@ func timeEach(t *testing.T, qs []string, fn func(i int) error) string {
 		ds[i] = time.Since(t0)
 	}
 	return pct(ds, 50) + " / " + pct(ds, 95)
+}
+
+func roundMS(ds []time.Duration) []time.Duration {
+	out := make([]time.Duration, len(ds))
+	for i, d := range ds {
+		out[i] = d.Round(100 * time.Microsecond)
+	}
+	return out
 }
 
 func pct(ds []time.Duration, p int) string {

@@ -34,8 +34,14 @@
 // filters do not starve the result; hnsw.ef_search is Options.EfSearch,
 // 200 by default, raised to k). Without it they are little-endian float32
 // BLOBs, and Vector scans an in-memory copy exactly, as the SQLite backend
-// does, reloading it when the palace generation shows a write. Stats
-// reports which (VectorMode).
+// does. The copy follows every process's writes incrementally: each drawer
+// row records the generation that last inserted or changed it (drawers.gen)
+// and deletions leave tombstones, so the first search after a write fetches,
+// in one snapshot, only the rows and tombstones newer than the copy. Writes
+// that change every drawer at once (ClearVectors, Reset, a model change)
+// set palace.reset_gen instead; tombstones are pruned tombHorizon
+// generations on (palace.tomb_floor); a copy older than either reloads
+// whole (refreshVectors). Stats reports which mode (VectorMode).
 //
 // Concurrency. Every write transaction first bumps the palace generation,
 // which takes the palace row's lock: writes from all processes are
@@ -98,6 +104,10 @@ type Store struct {
 	ef     int // hnsw.ef_search floor (pgvector mode)
 
 	vec vecCache // exact mode only
+	// Tombstones older than tombHorizon generations are pruned by every
+	// pruneEvery-th write (fields rather than constants so that tests can
+	// make them small).
+	tombHorizon, pruneEvery int64
 
 	iterOnce sync.Once // pgvector's iterative scans, probed once
 	iter     bool
@@ -150,7 +160,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres palace %s: %w", target, err)
 	}
-	s := &Store{pool: pool, target: target, ef: cmp.Or(opts.EfSearch, DefaultEfSearch)}
+	s := &Store{pool: pool, target: target, ef: cmp.Or(opts.EfSearch, DefaultEfSearch), tombHorizon: tombHorizon, pruneEvery: pruneEvery}
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		pool.Close()
@@ -209,21 +219,44 @@ func readModel(ctx context.Context, q querier) (string, int, error) {
 	return model, dim, nil
 }
 
+// Tombstone pruning defaults: a vector cache that missed more than
+// tombHorizon writes reloads everything (about what fetching that many
+// writes' changes would cost anyway); the prune runs on one write in
+// pruneEvery, so the others pay nothing for it.
+const (
+	tombHorizon = 10000
+	pruneEvery  = 100
+)
+
 // write runs fn in a transaction that first bumps the palace generation
-// (taking the palace row's lock: writers are serialised) and returns the
-// model dimension to fn.
-func (s *Store) write(ctx context.Context, what string, fn func(tx pgx.Tx, dim int) error) error {
+// (taking the palace row's lock: writers are serialised, and commit in
+// generation order) and passes fn the model dimension and the new
+// generation, which every drawer row fn inserts, updates or deletes must
+// record (drawers.gen, tombstones) for the vector caches to follow.
+func (s *Store) write(ctx context.Context, what string, fn func(tx pgx.Tx, dim int, gen int64) error) error {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, s.wrap(err))
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
 	var dim int
-	if err := tx.QueryRow(ctx, `UPDATE palace SET generation = generation + 1 WHERE id = 1 RETURNING dim`).Scan(&dim); err != nil {
+	var gen int64
+	if err := tx.QueryRow(ctx, `UPDATE palace SET generation = generation + 1 WHERE id = 1 RETURNING dim, generation`).Scan(&dim, &gen); err != nil {
 		return fmt.Errorf("%s: bump generation: %w", what, s.wrap(err))
 	}
-	if err := fn(tx, dim); err != nil {
+	if err := fn(tx, dim, gen); err != nil {
 		return fmt.Errorf("%s: %w", what, s.wrap(err))
+	}
+	if s.mode == ModeExact && gen%s.pruneEvery == 0 && gen > s.tombHorizon {
+		// In the same transaction as the floor, so that no reader sees
+		// tombstones gone without the floor that says so.
+		floor := gen - s.tombHorizon
+		if _, err := tx.Exec(ctx, `DELETE FROM tombstones WHERE gen <= $1`, floor); err != nil {
+			return fmt.Errorf("%s: prune tombstones: %w", what, s.wrap(err))
+		}
+		if _, err := tx.Exec(ctx, `UPDATE palace SET tomb_floor = greatest(tomb_floor, $1) WHERE id = 1`, floor); err != nil {
+			return fmt.Errorf("%s: prune tombstones: %w", what, s.wrap(err))
+		}
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("%s: commit: %w", what, s.wrap(err))
@@ -246,7 +279,7 @@ func (s *Store) SetModel(ctx context.Context, model string, dim int) error {
 	if s.mode == ModePGVector && dim > 2000 {
 		return fmt.Errorf("set model: pgvector's HNSW index takes at most 2000 dimensions, the model has %d", dim)
 	}
-	return s.write(ctx, "set model", func(tx pgx.Tx, oldDim int) error {
+	return s.write(ctx, "set model", func(tx pgx.Tx, oldDim int, gen int64) error {
 		old, _, err := readModel(ctx, tx)
 		if err != nil {
 			return err
@@ -261,7 +294,8 @@ func (s *Store) SetModel(ctx context.Context, model string, dim int) error {
 		if n > 0 {
 			return fmt.Errorf("palace holds %d vectors of model %q (dimension %d): clear them before switching to %q (dimension %d)", n, old, oldDim, model, dim)
 		}
-		if _, err := tx.Exec(ctx, `UPDATE palace SET model = $1, dim = $2 WHERE id = 1`, model, dim); err != nil {
+		// reset_gen: vector caches reload, taking the new dimension.
+		if _, err := tx.Exec(ctx, `UPDATE palace SET model = $1, dim = $2, reset_gen = $3 WHERE id = 1`, model, dim, gen); err != nil {
 			return err
 		}
 		if s.mode == ModePGVector && oldDim != dim {
@@ -288,8 +322,14 @@ func countVectors(ctx context.Context, q querier, col string) (int, error) {
 
 // ClearVectors implements store.Store.
 func (s *Store) ClearVectors(ctx context.Context) error {
-	return s.write(ctx, "clear vectors", func(tx pgx.Tx, _ int) error {
-		_, err := tx.Exec(ctx, `UPDATE drawers SET `+s.vcol()+` = NULL WHERE `+s.vcol()+` IS NOT NULL`)
+	return s.write(ctx, "clear vectors", func(tx pgx.Tx, _ int, gen int64) error {
+		// Rather than stamping every row with gen (and having caches fetch
+		// them all), reset_gen makes older caches reload: same cost, no
+		// write amplification.
+		if _, err := tx.Exec(ctx, `UPDATE drawers SET `+s.vcol()+` = NULL WHERE `+s.vcol()+` IS NOT NULL`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `UPDATE palace SET reset_gen = $1 WHERE id = 1`, gen)
 		return err
 	})
 }
@@ -419,11 +459,15 @@ func appendVector(dst []float32, b []byte) []float32 {
 	n := len(b) / 4
 	off := len(dst)
 	dst = slices.Grow(dst, n)[:off+n]
-	out := dst[off:]
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
+	decodeVector(dst[off:], b)
 	return dst
+}
+
+// decodeVector fills dst from the little-endian float32s in b.
+func decodeVector(dst []float32, b []byte) {
+	for i := range dst {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
 }
 
 // Apply implements store.Store.
@@ -446,7 +490,7 @@ func (s *Store) Apply(ctx context.Context, u store.FileUpdate) error {
 	for i, d := range ins {
 		insIdx[i] = index(d.Heading, d.Text)
 	}
-	return s.write(ctx, fmt.Sprintf("apply %q", src), func(tx pgx.Tx, dim int) error {
+	return s.write(ctx, fmt.Sprintf("apply %q", src), func(tx pgx.Tx, dim int, gen int64) error {
 		for _, d := range ins {
 			if len(d.Vector) > 0 {
 				if err := checkVector(d.Vector, dim); err != nil {
@@ -467,17 +511,17 @@ func (s *Store) Apply(ctx context.Context, u store.FileUpdate) error {
 		}
 		var delta statsDelta
 		if len(u.Delete) > 0 {
-			if err := deleteDrawers(ctx, tx, `id = ANY($1)`, []any{u.Delete}, &delta); err != nil {
+			if err := s.deleteDrawers(ctx, tx, gen, `id = ANY($1)`, []any{u.Delete}, &delta); err != nil {
 				return err
 			}
 		}
 		if len(ins) > 0 {
-			if err := s.insertDrawers(ctx, tx, ins, insIdx, &delta); err != nil {
+			if err := s.insertDrawers(ctx, tx, gen, ins, insIdx, &delta); err != nil {
 				return err
 			}
 		}
 		if len(upd) > 0 {
-			if err := updateDrawers(ctx, tx, upd, &delta); err != nil {
+			if err := updateDrawers(ctx, tx, gen, upd, &delta); err != nil {
 				return err
 			}
 		}
@@ -489,7 +533,7 @@ func (s *Store) Apply(ctx context.Context, u store.FileUpdate) error {
 // below PostgreSQL's 65535, and PGlite gets no COPY).
 const insertBatch = 500
 
-func (s *Store) insertDrawers(ctx context.Context, tx pgx.Tx, ds []store.Drawer, idx []indexed, delta *statsDelta) error {
+func (s *Store) insertDrawers(ctx context.Context, tx pgx.Tx, gen int64, ds []store.Drawer, idx []indexed, delta *statsDelta) error {
 	all := make([]string, len(ds))
 	seen := make(map[string]bool, len(ds))
 	for i, d := range ds {
@@ -539,12 +583,12 @@ func (s *Store) insertDrawers(ctx context.Context, tx pgx.Tx, ds []store.Drawer,
 		if s.mode == ModePGVector {
 			vecParam, vecType, vecExpr = vecText, "text[]", "u.v::vector"
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO drawers(id, wing, room, agent, source, heading, line_start, line_end, date, hash, text, tsv, size, `+s.vcol()+`)
-			SELECT u.id, u.wing, u.room, u.agent, u.source, u.heading, u.ls, u.le, u.date, u.hash, u.text, u.tsv::tsvector, u.size, `+vecExpr+`
+		_, err := tx.Exec(ctx, `INSERT INTO drawers(id, wing, room, agent, source, heading, line_start, line_end, date, hash, text, tsv, size, `+s.vcol()+`, gen)
+			SELECT u.id, u.wing, u.room, u.agent, u.source, u.heading, u.ls, u.le, u.date, u.hash, u.text, u.tsv::tsvector, u.size, `+vecExpr+`, $15
 			FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::int[],
 				$9::text[], $10::text[], $11::text[], $12::text[], $13::int[], $14::`+vecType+`)
 				AS u(id, wing, room, agent, source, heading, ls, le, date, hash, text, tsv, size, v)`,
-			ids, wings, rooms, agents, sources, headings, starts, ends, dates, hashes, texts, tsvs, sizes, vecParam)
+			ids, wings, rooms, agents, sources, headings, starts, ends, dates, hashes, texts, tsvs, sizes, vecParam, gen)
 		if err != nil {
 			return fmt.Errorf("insert drawers: %w", err)
 		}
@@ -552,10 +596,20 @@ func (s *Store) insertDrawers(ctx context.Context, tx pgx.Tx, ds []store.Drawer,
 	return nil
 }
 
-// deleteDrawers deletes the drawers matching where and counts what they
-// took out of the full-text statistics.
-func deleteDrawers(ctx context.Context, tx pgx.Tx, where string, args []any, delta *statsDelta) error {
-	rows, err := tx.Query(ctx, `DELETE FROM drawers WHERE `+where+` RETURNING size, tsvector_to_array(tsv)`, args...)
+// deleteDrawers deletes the drawers matching where, counts what they took
+// out of the full-text statistics and, in exact mode, leaves a tombstone
+// at gen for each so that other processes' vector caches drop them.
+func (s *Store) deleteDrawers(ctx context.Context, tx pgx.Tx, gen int64, where string, args []any, delta *statsDelta) error {
+	q := `DELETE FROM drawers WHERE ` + where + ` RETURNING size, tsvector_to_array(tsv)`
+	if s.mode == ModeExact {
+		// ON CONFLICT: should one write ever delete an id twice (delete,
+		// re-insert, delete), one tombstone says it all.
+		q = fmt.Sprintf(`WITH d AS (DELETE FROM drawers WHERE %s RETURNING id, size, tsv),
+			t AS (INSERT INTO tombstones(gen, id) SELECT $%d, id FROM d ON CONFLICT DO NOTHING)
+			SELECT size, tsvector_to_array(tsv) FROM d`, where, len(args)+1)
+		args = append(slices.Clip(args), gen)
+	}
+	rows, err := tx.Query(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("delete drawers: %w", err)
 	}
@@ -576,8 +630,9 @@ func deleteDrawers(ctx context.Context, tx pgx.Tx, where string, args []any, del
 	return nil
 }
 
-// updateDrawers rewrites metadata; a changed heading re-indexes the drawer.
-func updateDrawers(ctx context.Context, tx pgx.Tx, ds []store.Drawer, delta *statsDelta) error {
+// updateDrawers rewrites metadata (stamping gen: wing, room, agent and date
+// are in the vector caches); a changed heading re-indexes the drawer.
+func updateDrawers(ctx context.Context, tx pgx.Tx, gen int64, ds []store.Drawer, delta *statsDelta) error {
 	ids := make([]string, len(ds))
 	for i, d := range ds {
 		ids[i] = d.ID
@@ -612,8 +667,8 @@ func updateDrawers(ctx context.Context, tx pgx.Tx, ds []store.Drawer, delta *sta
 			return fmt.Errorf("update drawer %q: %w", d.ID, store.ErrNotFound)
 		}
 		if o.heading == d.Heading {
-			batch.Queue(`UPDATE drawers SET wing = $1, room = $2, agent = $3, source = $4, line_start = $5, line_end = $6, date = $7 WHERE id = $8`,
-				d.Wing, d.Room, d.Agent, d.Source, d.LineStart, d.LineEnd, d.Date, d.ID)
+			batch.Queue(`UPDATE drawers SET wing = $1, room = $2, agent = $3, source = $4, line_start = $5, line_end = $6, date = $7, gen = $8 WHERE id = $9`,
+				d.Wing, d.Room, d.Agent, d.Source, d.LineStart, d.LineEnd, d.Date, gen, d.ID)
 			continue
 		}
 		x := index(d.Heading, o.text)
@@ -621,8 +676,8 @@ func updateDrawers(ctx context.Context, tx pgx.Tx, ds []store.Drawer, delta *sta
 		delta.add(o.terms, -1)
 		delta.add(x.terms, 1)
 		batch.Queue(`UPDATE drawers SET wing = $1, room = $2, agent = $3, source = $4, line_start = $5, line_end = $6, date = $7,
-			heading = $8, tsv = $9::tsvector, size = $10 WHERE id = $11`,
-			d.Wing, d.Room, d.Agent, d.Source, d.LineStart, d.LineEnd, d.Date, d.Heading, x.tsv, x.size, d.ID)
+			heading = $8, tsv = $9::tsvector, size = $10, gen = $11 WHERE id = $12`,
+			d.Wing, d.Room, d.Agent, d.Source, d.LineStart, d.LineEnd, d.Date, d.Heading, x.tsv, x.size, gen, d.ID)
 	}
 	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 		return fmt.Errorf("update drawers: %w", err)
@@ -632,9 +687,9 @@ func updateDrawers(ctx context.Context, tx pgx.Tx, ds []store.Drawer, delta *sta
 
 // DeleteFile implements store.Store.
 func (s *Store) DeleteFile(ctx context.Context, source string) error {
-	return s.write(ctx, fmt.Sprintf("delete file %q", source), func(tx pgx.Tx, _ int) error {
+	return s.write(ctx, fmt.Sprintf("delete file %q", source), func(tx pgx.Tx, _ int, gen int64) error {
 		var delta statsDelta
-		if err := deleteDrawers(ctx, tx, `source = $1`, []any{source}, &delta); err != nil {
+		if err := s.deleteDrawers(ctx, tx, gen, `source = $1`, []any{source}, &delta); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM files WHERE source = $1`, source); err != nil {
@@ -671,7 +726,7 @@ func (s *Store) SetVectors(ctx context.Context, ids []string, vecs [][]float32) 
 	if len(ids) == 0 {
 		return nil
 	}
-	return s.write(ctx, "set vectors", func(tx pgx.Tx, dim int) error {
+	return s.write(ctx, "set vectors", func(tx pgx.Tx, dim int, gen int64) error {
 		for i, id := range ids {
 			if len(vecs[i]) == 0 {
 				return fmt.Errorf("drawer %q: empty vector", id)
@@ -689,15 +744,15 @@ func (s *Store) SetVectors(ctx context.Context, ids []string, vecs [][]float32) 
 				for i := range vs {
 					vs[i] = pgvector.NewVector(vecs[lo+i]).String()
 				}
-				q, vp = `UPDATE drawers d SET embedding = u.v::vector FROM unnest($1::text[], $2::text[]) u(id, v) WHERE d.id = u.id RETURNING d.id`, vs
+				q, vp = `UPDATE drawers d SET embedding = u.v::vector, gen = $3 FROM unnest($1::text[], $2::text[]) u(id, v) WHERE d.id = u.id RETURNING d.id`, vs
 			} else {
 				vs := make([][]byte, hi-lo)
 				for i := range vs {
 					vs[i] = encodeVector(vecs[lo+i])
 				}
-				q, vp = `UPDATE drawers d SET vec = u.v FROM unnest($1::text[], $2::bytea[]) u(id, v) WHERE d.id = u.id RETURNING d.id`, vs
+				q, vp = `UPDATE drawers d SET vec = u.v, gen = $3 FROM unnest($1::text[], $2::bytea[]) u(id, v) WHERE d.id = u.id RETURNING d.id`, vs
 			}
-			rows, err := tx.Query(ctx, q, ids[lo:hi], vp)
+			rows, err := tx.Query(ctx, q, ids[lo:hi], vp, gen)
 			if err != nil {
 				return err
 			}
@@ -935,18 +990,21 @@ func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
 
 // Reset implements store.Store.
 func (s *Store) Reset(ctx context.Context) error {
-	return s.write(ctx, "reset", func(tx pgx.Tx, _ int) error {
+	return s.write(ctx, "reset", func(tx pgx.Tx, _ int, gen int64) error {
+		// No tombstones: reset_gen makes every older vector cache reload,
+		// so the existing ones are of no use either.
 		for _, q := range []string{
 			`DELETE FROM drawers`,
 			`DELETE FROM files`,
 			`DELETE FROM terms`,
-			`UPDATE palace SET drawers = 0, tokens = 0 WHERE id = 1`,
+			`DELETE FROM tombstones`,
 		} {
 			if _, err := tx.Exec(ctx, q); err != nil {
 				return err
 			}
 		}
-		return nil
+		_, err := tx.Exec(ctx, `UPDATE palace SET drawers = 0, tokens = 0, reset_gen = $1 WHERE id = 1`, gen)
+		return err
 	})
 }
 

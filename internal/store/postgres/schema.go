@@ -24,7 +24,13 @@ CREATE TABLE palace (
 	dim            int NOT NULL,
 	vector_mode    text NOT NULL,   -- exact or pgvector-hnsw, chosen when the palace is created
 	drawers        bigint NOT NULL, -- BM25's row count
-	tokens         bigint NOT NULL  -- BM25's total row size
+	tokens         bigint NOT NULL, -- BM25's total row size
+	-- The exact mode's vector caches refresh incrementally (vector.go): a
+	-- cache older than reset_gen (the last write that changed every drawer
+	-- at once: ClearVectors, Reset, a model change) or than tomb_floor
+	-- (tombstones up to it are pruned) reloads everything instead.
+	reset_gen      bigint NOT NULL DEFAULT 0,
+	tomb_floor     bigint NOT NULL DEFAULT 0
 );
 
 CREATE TABLE files (
@@ -56,7 +62,8 @@ CREATE TABLE drawers (
 	-- row's token count as FTS5 counts it (heading + text + 3 scope tokens).
 	tsv        tsvector NOT NULL,
 	size       int NOT NULL,
-	vec        bytea -- exact mode: little-endian float32 x dim, NULL until embedded
+	vec        bytea, -- exact mode: little-endian float32 x dim, NULL until embedded
+	gen        bigint NOT NULL -- the generation that last inserted or updated the row
 );
 
 CREATE INDEX drawers_source ON drawers(source, line_start);
@@ -64,6 +71,15 @@ CREATE INDEX drawers_wing_room ON drawers(wing, room);
 CREATE INDEX drawers_agent ON drawers(agent);
 CREATE INDEX drawers_date ON drawers(date);
 CREATE INDEX drawers_tsv ON drawers USING gin(tsv);
+CREATE INDEX drawers_gen ON drawers(gen);
+
+-- Drawers deleted at each generation (exact mode), so that vector caches
+-- can drop them; pruned up to palace.tomb_floor.
+CREATE TABLE tombstones (
+	gen bigint NOT NULL,
+	id  text NOT NULL,
+	PRIMARY KEY (gen, id)
+);
 
 -- Document frequencies of every indexed token (BM25's IDF), kept in step
 -- by each write transaction.
@@ -137,7 +153,8 @@ func migrate(ctx context.Context, conn *pgx.Conn, wantMode string) (mode string,
 			return "", v, fmt.Errorf("migrate schema to version %d: %w", i+1, err)
 		}
 		if i == 0 {
-			if _, err := tx.Exec(ctx, `INSERT INTO palace VALUES (1, 0, 0, '', 0, $1, 0, 0)`, mode); err != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO palace(id, schema_version, generation, model, dim, vector_mode, drawers, tokens)
+				VALUES (1, 0, 0, '', 0, $1, 0, 0)`, mode); err != nil {
 				return "", v, fmt.Errorf("migrate schema to version 1: %w", err)
 			}
 			if mode == ModePGVector {

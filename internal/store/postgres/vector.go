@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
@@ -139,12 +140,14 @@ func (s *Store) iterative() bool {
 }
 
 // vecCache is the exact mode's in-memory copy of every vector: one
-// contiguous []float32 and the fields filters look at. It is reloaded
-// whenever the palace generation moved (any process's write).
+// contiguous []float32 and the fields filters look at, row i of each slice
+// being one drawer (in no particular order: ties are broken by id). When
+// the palace generation moved it is brought up to date incrementally (see
+// refreshVectors), or reloaded whole.
 type vecCache struct {
 	mu     sync.RWMutex
 	loaded bool
-	gen    int64
+	gen    int64 // the palace generation the copy reflects
 	dim    int
 	vecs   []float32
 	ids    []string
@@ -152,13 +155,17 @@ type vecCache struct {
 	room   []string
 	agent  []string
 	date   []string
+	row    map[string]int // id -> row
+
+	// How the copy was brought up to date, for tests and benchmarks.
+	fullLoads, deltas atomic.Int64
 }
 
 func (v *vecCache) invalidate() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.loaded = false
-	v.vecs, v.ids, v.wing, v.room, v.agent, v.date = nil, nil, nil, nil, nil, nil
+	v.vecs, v.ids, v.wing, v.room, v.agent, v.date, v.row = nil, nil, nil, nil, nil, nil, nil
 }
 
 // vectorScan answers from the in-memory copy after checking (one small
@@ -173,12 +180,11 @@ func (s *Store) vectorScan(ctx context.Context, q []float32, f store.Filter, k i
 	if !v.loaded || v.gen != gen {
 		v.mu.RUnlock()
 		v.mu.Lock()
-		if !v.loaded || v.gen < gen {
-			if err := s.loadVectors(ctx); err != nil {
-				v.loaded = false
-				v.mu.Unlock()
-				return nil, err
-			}
+		if err := s.refreshVectors(ctx); err != nil {
+			// A half-applied delta must not be searched: reload next time.
+			v.loaded = false
+			v.mu.Unlock()
+			return nil, err
 		}
 		v.mu.Unlock()
 		v.mu.RLock()
@@ -258,24 +264,135 @@ func (h *hitHeap) Pop() any {
 	return last
 }
 
-// loadVectors reads every vector in one snapshot; callers hold v.mu.
-func (s *Store) loadVectors(ctx context.Context) error {
+// refreshVectors brings the copy up to the current generation; callers
+// hold v.mu for writing. The palace row and the changes are read in one
+// repeatable-read snapshot: writers are serialised on the palace row and
+// commit in generation order, so the snapshot holds exactly the writes up
+// to its generation, each change once. Since the copy was taken at v.gen,
+// every drawer inserted or updated since has drawers.gen > v.gen, and every
+// one deleted since has a tombstone with gen > v.gen (unless pruned:
+// tomb_floor); changes no row records (ClearVectors, Reset, a model
+// change) raise reset_gen. A copy older than either, or not loaded, is
+// reloaded whole.
+func (s *Store) refreshVectors(ctx context.Context) error {
 	v := &s.vec
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return s.wrap(err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only
-	var gen int64
+	var gen, resetGen, tombFloor int64
 	var dim int
-	if err := tx.QueryRow(ctx, `SELECT generation, dim FROM palace WHERE id = 1`).Scan(&gen, &dim); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT generation, reset_gen, tomb_floor, dim FROM palace WHERE id = 1`).Scan(&gen, &resetGen, &tombFloor, &dim); err != nil {
 		return s.wrap(err)
 	}
+	switch {
+	case v.loaded && v.gen == gen:
+		// Another search refreshed it while this one waited for the lock.
+		return nil
+	case !v.loaded || v.gen < max(resetGen, tombFloor) || v.gen > gen || v.dim != dim:
+		// v.gen > gen: the palace was made again (its generations restart).
+		if err := s.loadVectors(ctx, tx, dim); err != nil {
+			return err
+		}
+		v.fullLoads.Add(1)
+	default:
+		if err := s.applyDelta(ctx, tx, dim); err != nil {
+			return err
+		}
+		v.deltas.Add(1)
+	}
+	v.gen, v.dim, v.loaded = gen, dim, true
+	return nil
+}
+
+// applyDelta applies the changes since v.gen from tx's snapshot:
+// tombstones first, then the changed rows, so that a drawer deleted and
+// inserted again since ends up present and one deleted for good absent.
+func (s *Store) applyDelta(ctx context.Context, tx pgx.Tx, dim int) error {
+	v := &s.vec
+	rows, err := tx.Query(ctx, `SELECT id FROM tombstones WHERE gen > $1`, v.gen)
+	if err != nil {
+		return s.wrap(err)
+	}
+	var gone []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return s.wrap(err)
+		}
+		gone = append(gone, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return s.wrap(err)
+	}
+	for _, id := range gone {
+		v.remove(id)
+	}
+	rows, err = tx.Query(ctx, `SELECT id, wing, room, agent, date, vec FROM drawers WHERE gen > $1`, v.gen)
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, wing, room, agent, date string
+		var b []byte
+		if err := rows.Scan(&id, &wing, &room, &agent, &date, &b); err != nil {
+			return s.wrap(err)
+		}
+		if b == nil {
+			v.remove(id) // no vector (yet, or any more): not searchable
+			continue
+		}
+		if len(b) != 4*dim {
+			return fmt.Errorf("drawer %q has a vector of %d bytes, the model's dimension is %d", id, len(b), dim)
+		}
+		i, ok := v.row[id]
+		if !ok {
+			v.row[id] = len(v.ids)
+			v.ids = append(v.ids, id)
+			v.wing, v.room, v.agent, v.date = append(v.wing, wing), append(v.room, room), append(v.agent, agent), append(v.date, date)
+			v.vecs = appendVector(v.vecs, b)
+			continue
+		}
+		v.wing[i], v.room[i], v.agent[i], v.date[i] = wing, room, agent, date
+		decodeVector(v.vecs[i*dim:(i+1)*dim], b)
+	}
+	if err := rows.Err(); err != nil {
+		return s.wrap(err)
+	}
+	return nil
+}
+
+// remove drops a drawer from the copy, if there, by moving the last row
+// into its place: the vectors stay one contiguous slice.
+func (v *vecCache) remove(id string) {
+	i, ok := v.row[id]
+	if !ok {
+		return
+	}
+	delete(v.row, id)
+	last := len(v.ids) - 1
+	if i != last {
+		v.ids[i], v.wing[i], v.room[i], v.agent[i], v.date[i] = v.ids[last], v.wing[last], v.room[last], v.agent[last], v.date[last]
+		copy(v.vecs[i*v.dim:(i+1)*v.dim], v.vecs[last*v.dim:])
+		v.row[v.ids[i]] = i
+	}
+	v.ids, v.wing, v.room, v.agent, v.date = v.ids[:last], v.wing[:last], v.room[:last], v.agent[:last], v.date[:last]
+	v.vecs = v.vecs[:last*v.dim]
+}
+
+// loadVectors reads every vector from tx's snapshot; callers hold v.mu.
+func (s *Store) loadVectors(ctx context.Context, tx pgx.Tx, dim int) error {
+	v := &s.vec
 	rows, err := tx.Query(ctx, `SELECT id, wing, room, agent, date, vec FROM drawers WHERE vec IS NOT NULL ORDER BY rowid`)
 	if err != nil {
 		return s.wrap(err)
 	}
 	defer rows.Close()
+	v.row = make(map[string]int, len(v.ids)) // sized for about as many as last time
 	v.vecs, v.ids, v.wing, v.room, v.agent, v.date = v.vecs[:0], v.ids[:0], v.wing[:0], v.room[:0], v.agent[:0], v.date[:0]
 	intern := map[string]string{}
 	in := func(s string) string {
@@ -294,6 +411,7 @@ func (s *Store) loadVectors(ctx context.Context) error {
 		if len(b) != 4*dim {
 			return fmt.Errorf("drawer %q has a vector of %d bytes, the model's dimension is %d", id, len(b), dim)
 		}
+		v.row[id] = len(v.ids)
 		v.ids = append(v.ids, id)
 		v.wing, v.room, v.agent, v.date = append(v.wing, in(wing)), append(v.room, in(room)), append(v.agent, in(agent)), append(v.date, date)
 		v.vecs = appendVector(v.vecs, b)
@@ -301,6 +419,5 @@ func (s *Store) loadVectors(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return s.wrap(err)
 	}
-	v.gen, v.dim, v.loaded = gen, dim, true
 	return nil
 }
