@@ -413,15 +413,35 @@ func TestVectorCacheConcurrentWriters(t *testing.T) {
 		queries[i] = m.unit()
 	}
 	done := make(chan struct{})
+	// The reader says when a search finished. Every 10 writes the writer
+	// waits for two more: the second began after those writes, so some
+	// search between two such points had to catch up with them. Without
+	// this, on a loaded machine the writer could finish before the reader
+	// ever ran, and the test would exercise nothing incremental.
+	searched := make(chan struct{}, 1)
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		defer close(done)
-		for _, u := range ups {
+		for i, u := range ups {
 			if err := w.Apply(ctx, u); err != nil {
 				t.Errorf("Apply: %v", err)
 				return
+			}
+			if i%10 == 9 {
+				select {
+				case <-searched:
+				default:
+				}
+				for range 2 {
+					select {
+					case <-searched:
+					case <-time.After(time.Minute):
+						t.Errorf("the reader stopped searching")
+						return
+					}
+				}
 			}
 		}
 	}()
@@ -437,7 +457,10 @@ func TestVectorCacheConcurrentWriters(t *testing.T) {
 				t.Errorf("Vector: %v", err)
 				return
 			}
-			time.Sleep(time.Millisecond)
+			select {
+			case searched <- struct{}{}:
+			default:
+			}
 		}
 	}()
 	wg.Wait()
@@ -450,8 +473,8 @@ func TestVectorCacheConcurrentWriters(t *testing.T) {
 		}
 	}
 	m.check("after the writers", "?")
-	if n := r.vec.deltas.Load(); n < 2 {
-		t.Errorf("%d incremental refreshes during the writes, want several", n)
+	if n := r.vec.deltas.Load(); n < 6 {
+		t.Errorf("%d incremental refreshes during the writes, want at least one per pause (6)", n)
 	}
 	if n := r.vec.fullLoads.Load(); n != 1 {
 		t.Errorf("%d full reloads, want 1 (the first search)", n)
