@@ -228,12 +228,20 @@ func Update(ctx context.Context, path string, perm os.FileMode, fn func(old []by
 // DefaultSalvageGrace is how long Update watches a replaced file for late appends.
 const DefaultSalvageGrace = 25 * time.Millisecond
 
+// SalvageMaxWait bounds how long Salvage keeps watching after the grace
+// while another process still holds the replaced file open.
+const SalvageMaxWait = 3 * time.Second
+
 // Salvage copies bytes that reached the old file after it was replaced: an
 // agent that opened the file for append just before the rename writes into
 // the old inode, and without this those lines would be lost. old is the
 // replaced file, open for reading, of which off bytes were already taken
-// into the new file at path. It checks at once and again during grace, and
-// returns how many bytes it appended to path.
+// into the new file at path. It checks at once and again during grace;
+// then, where the system tells (Linux's /proc), it goes on watching while
+// any other process still has the old file open, up to SalvageMaxWait:
+// an appender descheduled between its open and its write (a loaded
+// machine) can write long after any fixed grace. It returns how many bytes
+// it appended to path.
 func Salvage(old *os.File, off int64, path string, grace time.Duration) (int64, error) {
 	var total int64
 	check := func() error {
@@ -269,6 +277,7 @@ func Salvage(old *os.File, off int64, path string, grace time.Duration) (int64, 
 	if err := check(); err != nil {
 		return total, err
 	}
+	start := time.Now()
 	if grace > 0 {
 		for _, d := range []time.Duration{grace / 5, grace - grace/5} {
 			time.Sleep(d)
@@ -276,6 +285,19 @@ func Salvage(old *os.File, off int64, path string, grace time.Duration) (int64, 
 				return total, err
 			}
 		}
+	}
+	for time.Since(start) < SalvageMaxWait {
+		if held, err := heldOpenElsewhere(old); err != nil || !held {
+			break // nobody else has it (or the system cannot tell)
+		}
+		time.Sleep(5 * time.Millisecond)
+		if err := check(); err != nil {
+			return total, err
+		}
+	}
+	// Whatever an opener wrote before closing is in the old file now.
+	if err := check(); err != nil {
+		return total, err
 	}
 	return total, nil
 }

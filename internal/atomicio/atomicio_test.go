@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +32,8 @@ func TestMain(m *testing.M) {
 		os.Exit(childWriter(os.Getenv("HIVEMEM_ATOMICIO_PATH")))
 	case "locker":
 		os.Exit(childLocker(os.Getenv("HIVEMEM_ATOMICIO_PATH")))
+	case "slowappender":
+		os.Exit(childSlowAppender(os.Getenv("HIVEMEM_ATOMICIO_PATH")))
 	default:
 		fmt.Fprintln(os.Stderr, "unknown child role")
 		os.Exit(2)
@@ -72,6 +75,31 @@ func childLocker(path string) int {
 	fmt.Println("locked")
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	if err := unlock(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// childSlowAppender opens path for append as an agent does (no lock),
+// says so, and writes its line only when told to on stdin: an appender
+// descheduled between its open and its write.
+func childSlowAppender(path string) int {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("opened")
+	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if _, err := f.WriteString("late agent line\n"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := f.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -541,5 +569,48 @@ func TestUpdateKeepsConcurrentAppend(t *testing.T) {
 	got, _ := os.ReadFile(path)
 	if string(got) != "zero\none\nagent line\n" {
 		t.Fatalf("file = %q, the concurrent append was lost", got)
+	}
+}
+
+// TestUpdateWaitsForSlowAppender: an agent opened the file before Update
+// swapped it and writes long after the grace period (a loaded machine can
+// deschedule it that long). While it still holds the old file open,
+// Update keeps watching, so its line reaches the new file.
+func TestUpdateWaitsForSlowAppender(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("needs /proc to see who holds the file open")
+	}
+	path := filepath.Join(t.TempDir(), "memory.md")
+	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd, stdin, stdout := startChild(t, "slowappender", path)
+	if line, err := stdout.ReadString('\n'); err != nil || line != "opened\n" {
+		t.Fatalf("child: %q, %v", line, err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- Update(context.Background(), path, 0o644, func(old []byte) ([]byte, error) {
+			return append([]byte("zero\n"), old...), nil
+		})
+	}()
+	time.Sleep(10 * DefaultSalvageGrace) // well past the grace
+	select {
+	case err := <-done:
+		t.Fatalf("Update returned (%v) while an appender still held the old file open", err)
+	default:
+	}
+	if _, err := io.WriteString(stdin, "go\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("child: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	if string(got) != "zero\none\nlate agent line\n" {
+		t.Fatalf("file = %q, the late append was lost", got)
 	}
 }

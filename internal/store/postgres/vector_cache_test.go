@@ -473,8 +473,10 @@ func TestVectorCacheConcurrentWriters(t *testing.T) {
 		}
 	}
 	m.check("after the writers", "?")
-	if n := r.vec.deltas.Load(); n < 6 {
-		t.Errorf("%d incremental refreshes during the writes, want at least one per pause (6)", n)
+	// Each of the 6 pauses is caught up by a refresh; only the first can
+	// have been the initial full load.
+	if n := r.vec.deltas.Load(); n < 5 {
+		t.Errorf("%d incremental refreshes during the writes, want at least one per pause after the first (5)", n)
 	}
 	if n := r.vec.fullLoads.Load(); n != 1 {
 		t.Errorf("%d full reloads, want 1 (the first search)", n)

@@ -1,0 +1,49 @@
+package atomicio
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+)
+
+// heldOpenElsewhere reports whether a process other than this one has f's
+// file open, by looking through /proc/*/fd (processes of other users that
+// cannot be read are skipped: agents run as the user hivemem runs as).
+func heldOpenElsewhere(f *os.File) (bool, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	want, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return false, errors.New("no inode for the replaced file")
+	}
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return false, err
+	}
+	self := os.Getpid()
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		dir := filepath.Join("/proc", p.Name(), "fd")
+		fds, err := os.ReadDir(dir)
+		if err != nil {
+			continue // gone, or not ours to read
+		}
+		for _, fd := range fds {
+			fi, err := os.Stat(filepath.Join(dir, fd.Name()))
+			if err != nil {
+				continue
+			}
+			if got, ok := fi.Sys().(*syscall.Stat_t); ok && got.Dev == want.Dev && got.Ino == want.Ino {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
