@@ -15,3 +15,13 @@ func (s *Store) DropVecCache() {
 	defer s.vec.mu.Unlock()
 	s.vec.loaded = false
 }
+
+// LexWarmStats reports how many searches the warm lexical index answered,
+// how many full builds it installed and how many deltas it applied.
+func (s *Store) LexWarmStats() (answered, builds, deltas int64) {
+	x := &s.lexw
+	return x.answered.Load(), x.builds.Load(), x.deltas.Load()
+}
+
+// WaitLexWarm waits for a background build of the warm lexical index.
+func (s *Store) WaitLexWarm() { s.lexw.wg.Wait() }

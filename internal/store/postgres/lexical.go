@@ -49,6 +49,11 @@ func (s *Store) Lexical(ctx context.Context, query string, f store.Filter, k int
 	if len(toks) == 0 {
 		return nil, nil
 	}
+	if res, ok, err := s.lexicalWarm(ctx, toks, f, k); err != nil {
+		return nil, fmt.Errorf("lexical search: %w", err)
+	} else if ok {
+		return res, nil
+	}
 	// One snapshot: the statistics the plan is based on and the rows scored.
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {

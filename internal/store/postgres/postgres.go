@@ -26,7 +26,11 @@
 // (see internal/store/fts); a query term the tokenizer splits into several
 // tokens is searched as those tokens, not as a phrase; tokens of 2047 bytes
 // or more are not indexed (a tsvector limit) and frequencies are capped at
-// 16383 per drawer.
+// 16383 per drawer. A long-running process (WarmLexical) keeps an
+// in-memory copy of the postings instead (internal/store/lexindex, shared
+// with the SQLite backend; lexwarm.go), which ranks the same rows by the
+// same formula without the per-row cost of SQL, and follows other
+// processes' writes as the vector copy below does.
 //
 // Vectors. With the pgvector extension (created when the palace is made,
 // if the server has it), vectors live in a vector column with an HNSW
@@ -103,7 +107,8 @@ type Store struct {
 	from   int // schema version found at open
 	ef     int // hnsw.ef_search floor (pgvector mode)
 
-	vec vecCache // exact mode only
+	vec  vecCache // exact mode only
+	lexw lexWarm  // only in processes that call WarmLexical
 	// Tombstones older than tombHorizon generations are pruned by every
 	// pruneEvery-th write (fields rather than constants so that tests can
 	// make them small).
@@ -191,6 +196,7 @@ func (s *Store) Migrated() (from, to int) { return s.from, SchemaVersion }
 // Close implements store.Store; closing twice is harmless.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		s.lexw.stop() // before the pool closes under a build
 		s.pool.Close()
 		s.vec.invalidate()
 	})
@@ -232,7 +238,8 @@ const (
 // (taking the palace row's lock: writers are serialised, and commit in
 // generation order) and passes fn the model dimension and the new
 // generation, which every drawer row fn inserts, updates or deletes must
-// record (drawers.gen, tombstones) for the vector caches to follow.
+// record (drawers.gen, tombstones) for the vector caches and warm lexical
+// indexes to follow.
 func (s *Store) write(ctx context.Context, what string, fn func(tx pgx.Tx, dim int, gen int64) error) error {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -247,7 +254,7 @@ func (s *Store) write(ctx context.Context, what string, fn func(tx pgx.Tx, dim i
 	if err := fn(tx, dim, gen); err != nil {
 		return fmt.Errorf("%s: %w", what, s.wrap(err))
 	}
-	if s.mode == ModeExact && gen%s.pruneEvery == 0 && gen > s.tombHorizon {
+	if gen%s.pruneEvery == 0 && gen > s.tombHorizon {
 		// In the same transaction as the floor, so that no reader sees
 		// tombstones gone without the floor that says so.
 		floor := gen - s.tombHorizon
@@ -597,18 +604,16 @@ func (s *Store) insertDrawers(ctx context.Context, tx pgx.Tx, gen int64, ds []st
 }
 
 // deleteDrawers deletes the drawers matching where, counts what they took
-// out of the full-text statistics and, in exact mode, leaves a tombstone
-// at gen for each so that other processes' vector caches drop them.
+// out of the full-text statistics and leaves a tombstone at gen for each
+// so that other processes' vector caches (exact mode) and warm lexical
+// indexes (either mode) drop them.
 func (s *Store) deleteDrawers(ctx context.Context, tx pgx.Tx, gen int64, where string, args []any, delta *statsDelta) error {
-	q := `DELETE FROM drawers WHERE ` + where + ` RETURNING size, tsvector_to_array(tsv)`
-	if s.mode == ModeExact {
-		// ON CONFLICT: should one write ever delete an id twice (delete,
-		// re-insert, delete), one tombstone says it all.
-		q = fmt.Sprintf(`WITH d AS (DELETE FROM drawers WHERE %s RETURNING id, size, tsv),
-			t AS (INSERT INTO tombstones(gen, id) SELECT $%d, id FROM d ON CONFLICT DO NOTHING)
-			SELECT size, tsvector_to_array(tsv) FROM d`, where, len(args)+1)
-		args = append(slices.Clip(args), gen)
-	}
+	// ON CONFLICT: should one write ever delete an id twice (delete,
+	// re-insert, delete), one tombstone says it all.
+	q := fmt.Sprintf(`WITH d AS (DELETE FROM drawers WHERE %s RETURNING id, size, tsv),
+		t AS (INSERT INTO tombstones(gen, id) SELECT $%d, id FROM d ON CONFLICT DO NOTHING)
+		SELECT size, tsvector_to_array(tsv) FROM d`, where, len(args)+1)
+	args = append(slices.Clip(args), gen)
 	rows, err := tx.Query(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("delete drawers: %w", err)

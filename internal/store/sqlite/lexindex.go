@@ -4,15 +4,16 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/lexindex"
 )
 
-// lexIndex is an in-memory copy of what FTS5's bm25 reads for drawers_fts
+// lexIndex keeps an in-memory copy (internal/store/lexindex, shared with
+// the PostgreSQL backend) of what FTS5's bm25 reads for drawers_fts
 // (postings with per-row hit counts, row sizes, totals), so that a warm
 // process ranks a query in a fraction of the time FTS5 takes: FTS5 spends
 // about a microsecond per matching row looking up its size. It is only
@@ -30,41 +31,7 @@ type lexIndex struct {
 	wg     sync.WaitGroup
 
 	mu   sync.RWMutex
-	data *lexData // nil until built, or after a write it could not follow
-}
-
-// lexData is one generation's index. Rows are slots; a deleted drawer's
-// slot is only marked dead (its postings stay until the next compaction),
-// so a delete costs nothing per posting.
-type lexData struct {
-	gen int64
-
-	rowid []int64
-	ids   []string
-	wing  []int32
-	room  []int32
-	agent []int32
-	date  []int32 // dateCode
-	size  []int32 // tokens in heading, text and scope: FTS5's row size
-	alive []bool
-
-	slot  map[string]int32 // live drawer id -> slot
-	codes map[string]int32 // interned wing/room/agent values
-	names []string         // code -> value
-
-	post  map[string]*postings
-	scope map[string]int32 // scope token -> live drawers holding it
-	total int64            // tokens over live rows (FTS5's column total)
-	live  int
-	dead  int
-}
-
-// postings lists the slots whose heading or text hold a token, with the
-// token's bm25 weight there: 2 per heading hit plus 1 per text hit (the
-// weights of bm25Weights), which is the frequency bm25 uses.
-type postings struct {
-	slots []int32
-	freq  []uint32
+	data *lexindex.Index // nil until built, or after a write it could not follow
 }
 
 // lexRow is a drawer as the index sees it.
@@ -128,14 +95,14 @@ func (x *lexIndex) kick(s *Store) {
 		}
 		x.mu.Lock()
 		defer x.mu.Unlock()
-		if x.enabled.Load() && (x.data == nil || x.data.gen < d.gen) {
+		if x.enabled.Load() && (x.data == nil || x.data.Gen < d.Gen) {
 			x.data = d
 		}
 	}()
 }
 
 // buildLex reads every drawer in one snapshot and indexes it.
-func buildLex(ctx context.Context, s *Store) (*lexData, error) {
+func buildLex(ctx context.Context, s *Store) (*lexindex.Index, error) {
 	tx, err := s.rdb.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("build lexical index: %w", err)
@@ -150,14 +117,14 @@ func buildLex(ctx context.Context, s *Store) (*lexData, error) {
 		return nil, fmt.Errorf("build lexical index: %w", err)
 	}
 	defer rows.Close()
-	d := newLexData(gen)
+	d := lexindex.New(gen, scopeTokens)
 	var batch []lexRow
 	flush := func() error {
 		if err := tokenizeRows(ctx, &s.tok, batch); err != nil {
 			return err
 		}
 		for i := range batch {
-			d.add(&batch[i])
+			d.Add(batch[i].row())
 		}
 		batch = batch[:0]
 		return nil
@@ -179,34 +146,32 @@ func buildLex(ctx context.Context, s *Store) (*lexData, error) {
 	if err := flush(); err != nil {
 		return nil, fmt.Errorf("build lexical index: %w", err)
 	}
-	d.pack()
+	d.Pack()
 	return d, nil
 }
 
-// pack moves every posting list into two shared arrays of exactly the size
-// needed, so that a built index holds no append slack (a list that grows
-// later is copied out on its first append: its capacity is its length).
-func (d *lexData) pack() {
-	n := 0
-	for _, p := range d.post {
-		n += len(p.slots)
+// row is r as the shared index takes it: heading and text tokens counted
+// with bm25Weights (2 per heading hit, 1 per text hit), and FTS5's row
+// size, which counts the scope column's tokens too.
+func (r *lexRow) row() *lexindex.Row {
+	freq := make(map[string]uint32, len(r.headToks)+len(r.textToks))
+	for _, t := range r.headToks {
+		freq[t] += 2
 	}
-	slots, freq := make([]int32, 0, n), make([]uint32, 0, n)
-	for _, p := range d.post {
-		lo := len(slots)
-		slots, freq = append(slots, p.slots...), append(freq, p.freq...)
-		p.slots, p.freq = slots[lo:len(slots):len(slots)], freq[lo:len(freq):len(freq)]
+	for _, t := range r.textToks {
+		freq[t]++
 	}
-}
-
-func newLexData(gen int64) *lexData {
-	return &lexData{
-		gen:   gen,
-		slot:  make(map[string]int32),
-		codes: make(map[string]int32),
-		post:  make(map[string]*postings),
-		scope: make(map[string]int32),
+	out := &lexindex.Row{
+		Rowid: r.rowid, ID: r.id, Wing: r.wing, Room: r.room, Agent: r.agent, Date: r.date,
+		Size:  len(r.headToks) + len(r.textToks) + len(scopeTokens(r.wing, r.room, r.agent)),
+		Terms: make([]string, 0, len(freq)),
+		Freq:  make([]uint32, 0, len(freq)),
 	}
+	for t, f := range freq {
+		out.Terms = append(out.Terms, t)
+		out.Freq = append(out.Freq, f)
+	}
+	return out
 }
 
 // tokenizeRows fills the tokens of rows: in Go for ASCII text, through
@@ -249,129 +214,6 @@ func scopeTokens(wing, room, agent string) []string {
 	return out
 }
 
-func (d *lexData) code(s string) int32 {
-	c, ok := d.codes[s]
-	if !ok {
-		c = int32(len(d.names))
-		d.codes[s] = c
-		d.names = append(d.names, s)
-	}
-	return c
-}
-
-// add indexes a tokenized row, replacing a live row of the same id.
-func (d *lexData) add(r *lexRow) {
-	d.remove(r.id)
-	i := int32(len(d.ids))
-	d.slot[r.id] = i
-	d.rowid = append(d.rowid, r.rowid)
-	d.ids = append(d.ids, r.id)
-	d.wing = append(d.wing, d.code(r.wing))
-	d.room = append(d.room, d.code(r.room))
-	d.agent = append(d.agent, d.code(r.agent))
-	d.date = append(d.date, dateCode(r.date))
-	d.alive = append(d.alive, true)
-	sc := scopeTokens(r.wing, r.room, r.agent)
-	for _, t := range sc {
-		d.scope[t]++
-	}
-	size := len(r.headToks) + len(r.textToks) + len(sc)
-	d.size = append(d.size, int32(size))
-	d.total += int64(size)
-	d.live++
-	freq := make(map[string]uint32, len(r.headToks)+len(r.textToks))
-	for _, t := range r.headToks {
-		freq[t] += 2
-	}
-	for _, t := range r.textToks {
-		freq[t]++
-	}
-	for t, f := range freq {
-		p := d.post[t]
-		if p == nil {
-			p = &postings{}
-			d.post[t] = p
-		}
-		p.slots = append(p.slots, i)
-		p.freq = append(p.freq, f)
-	}
-}
-
-// remove marks a drawer's row dead.
-func (d *lexData) remove(id string) {
-	i, ok := d.slot[id]
-	if !ok {
-		return
-	}
-	delete(d.slot, id)
-	d.alive[i] = false
-	for _, t := range scopeTokens(d.names[d.wing[i]], d.names[d.room[i]], d.names[d.agent[i]]) {
-		if d.scope[t]--; d.scope[t] == 0 {
-			delete(d.scope, t)
-		}
-	}
-	d.total -= int64(d.size[i])
-	d.live--
-	d.dead++
-}
-
-// compact drops dead rows once they are a large part of the index, so that
-// postings do not fill up with them.
-func (d *lexData) compact() {
-	if d.dead < 1024 || d.dead < d.live/8 {
-		return
-	}
-	remap := make([]int32, len(d.ids))
-	n := int32(0)
-	for i, ok := range d.alive {
-		remap[i] = -1
-		if !ok {
-			continue
-		}
-		remap[i] = n
-		d.rowid[n], d.ids[n], d.wing[n], d.room[n], d.agent[n] = d.rowid[i], d.ids[i], d.wing[i], d.room[i], d.agent[i]
-		d.date[n], d.size[n], d.alive[n] = d.date[i], d.size[i], true
-		d.slot[d.ids[n]] = n
-		n++
-	}
-	d.rowid, d.ids, d.wing, d.room, d.agent = d.rowid[:n], d.ids[:n], d.wing[:n], d.room[:n], d.agent[:n]
-	d.date, d.size, d.alive = d.date[:n], d.size[:n], d.alive[:n]
-	for t, p := range d.post {
-		j := 0
-		for k, sl := range p.slots {
-			if r := remap[sl]; r >= 0 {
-				p.slots[j], p.freq[j] = r, p.freq[k]
-				j++
-			}
-		}
-		if j == 0 {
-			delete(d.post, t)
-			continue
-		}
-		p.slots, p.freq = p.slots[:j], p.freq[:j]
-	}
-	d.dead = 0
-}
-
-// df is the number of live rows whose heading or text hold t: the hit count
-// FTS5's bm25 takes a term's IDF from.
-func (d *lexData) df(t string) int {
-	p := d.post[t]
-	if p == nil {
-		return 0
-	}
-	if d.dead == 0 {
-		return len(p.slots)
-	}
-	n := 0
-	for _, sl := range p.slots {
-		if d.alive[sl] {
-			n++
-		}
-	}
-	return n
-}
-
 // follow applies a committed write that moved the palace from oldGen to
 // newGen (see vecIndex.follow); text is tokenized before the lock is taken.
 func (x *lexIndex) follow(tk *tokenizer, oldGen, newGen int64, delta lexDelta) {
@@ -387,26 +229,26 @@ func (x *lexIndex) follow(tk *tokenizer, oldGen, newGen int64, delta lexDelta) {
 	err := tokenizeRows(context.Background(), tk, delta.add)
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.data == nil || x.data.gen == newGen {
+	if x.data == nil || x.data.Gen == newGen {
 		return
 	}
-	if err != nil || delta.missed || x.data.gen != oldGen {
+	if err != nil || delta.missed || x.data.Gen != oldGen {
 		x.data = nil
 		return
 	}
 	d = x.data
 	if delta.reset {
-		d = newLexData(newGen)
+		d = lexindex.New(newGen, scopeTokens)
 		x.data = d
 	}
-	d.gen = newGen
+	d.Gen = newGen
 	for _, id := range delta.remove {
-		d.remove(id)
+		d.Remove(id)
 	}
 	for i := range delta.add {
-		d.add(&delta.add[i])
+		d.Add(delta.add[i].row())
 	}
-	d.compact()
+	d.Compact()
 }
 
 // lexicalWarm answers Lexical from the in-memory index; ok is false when
@@ -428,7 +270,7 @@ func (s *Store) lexicalWarm(ctx context.Context, terms []string, f store.Filter,
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	d := x.data
-	if d == nil || d.gen < gen {
+	if d == nil || d.Gen < gen {
 		x.kick(s)
 		return nil, false, nil
 	}
@@ -437,16 +279,16 @@ func (s *Store) lexicalWarm(ctx context.Context, terms []string, f store.Filter,
 	byTerm := make(map[string]string, len(terms))
 	for i, t := range terms {
 		ts := toks[i]
-		if len(ts) > 1 || len(ts) == 1 && d.scope[ts[0]] > 0 {
+		if len(ts) > 1 || len(ts) == 1 && d.HasScope(ts[0]) {
 			return nil, false, nil // a phrase, or a token scope also holds
 		}
 		infos[i] = termInfo{term: t, tokens: len(ts), known: len(ts) == 1}
 		if infos[i].known {
-			infos[i].df = d.df(ts[0])
+			infos[i].df = d.DF(ts[0])
 			byTerm[t] = ts[0]
 		}
 	}
-	infos = prune(infos, d.live)
+	infos = prune(infos, d.Live())
 	if len(infos) == 0 {
 		return nil, true, nil
 	}
@@ -454,7 +296,7 @@ func (s *Store) lexicalWarm(ctx context.Context, terms []string, f store.Filter,
 	for i, ti := range infos {
 		q[i] = byTerm[ti.term]
 	}
-	return d.search(q, f, k), true, nil
+	return d.Search(q, f, k), true, nil
 }
 
 // queryTokens tokenizes query terms: in Go when ASCII, else with SQLite.
@@ -478,99 +320,6 @@ func queryTokens(ctx context.Context, tk *tokenizer, terms []string) ([][]string
 		}
 	}
 	return out, nil
-}
-
-// bm25 constants as in fts5_aux.c. Variables, not constants, so that Go
-// computes k1+1 in float64 as C does rather than exactly at compile time.
-var (
-	bm25K1 = 1.2
-	bm25B  = 0.75
-)
-
-// lexScratch is a query's per-row score accumulator, reused across
-// queries.
-type lexScratch struct {
-	acc     []float64
-	touched []int32
-}
-
-var lexScratchPool = sync.Pool{New: func() any { return &lexScratch{} }}
-
-// search ranks the live rows in f's scope matching any of the tokens (one
-// per query phrase, in query order) by FTS5's bm25 with weights
-// bm25Weights, best first, ties by rowid: what topK returns for the same
-// query. Callers hold the read lock.
-func (d *lexData) search(tokens []string, f store.Filter, k int) []store.Scored {
-	sc, ok := scopeOf(d.codes, f)
-	if !ok || d.live == 0 {
-		return nil
-	}
-	n := float64(d.live)
-	avgdl := float64(d.total) / n
-	k1p1 := float64(bm25K1 + 1.0)
-	oneMinusB := float64(1 - bm25B)
-	scr := lexScratchPool.Get().(*lexScratch)
-	defer lexScratchPool.Put(scr)
-	if len(scr.acc) < len(d.ids) {
-		scr.acc = make([]float64, len(d.ids))
-	}
-	acc := scr.acc
-	touched := scr.touched[:0]
-	for _, t := range tokens {
-		p := d.post[t]
-		if p == nil {
-			continue
-		}
-		w := idf(d.df(t), d.live)
-		for j, sl := range p.slots {
-			if !d.alive[sl] || !sc.all && !sc.admits(d.wing[sl], d.room[sl], d.agent[sl], d.date[sl]) {
-				continue
-			}
-			fr := float64(p.freq[j])
-			dl := float64(d.size[sl])
-			den := float64(fr + float64(bm25K1*float64(oneMinusB+float64(float64(bm25B*dl)/avgdl))))
-			if acc[sl] == 0 {
-				touched = append(touched, sl)
-			}
-			acc[sl] += float64(w * float64(float64(fr*k1p1)/den))
-		}
-	}
-	best := make([]lexHit, 0, k+1)
-	worse := func(a, b lexHit) bool { // a ranks after b
-		if a.score != b.score {
-			return a.score < b.score
-		}
-		return a.rowid > b.rowid
-	}
-	for _, sl := range touched {
-		h := lexHit{slot: sl, rowid: d.rowid[sl], score: acc[sl]}
-		acc[sl] = 0
-		if len(best) == k && !worse(best[k-1], h) {
-			continue
-		}
-		i, _ := slices.BinarySearchFunc(best, h, func(a, b lexHit) int {
-			if worse(a, b) {
-				return 1
-			}
-			return -1
-		})
-		best = slices.Insert(best, i, h)
-		if len(best) > k {
-			best = best[:k]
-		}
-	}
-	scr.touched = touched[:0]
-	out := make([]store.Scored, len(best))
-	for i, h := range best {
-		out[i] = store.Scored{ID: d.ids[h.slot], Score: h.score, Rank: i + 1}
-	}
-	return out
-}
-
-type lexHit struct {
-	slot  int32
-	rowid int64
-	score float64
 }
 
 // lexRowsByID reads the rowid and text of drawers just written in tx, for

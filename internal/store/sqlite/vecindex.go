@@ -14,6 +14,7 @@ import (
 
 	"github.com/hivemem/hivemem/internal/kernel"
 	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/lexindex"
 )
 
 // parallelMin is the number of candidate rows above which a scan is split
@@ -69,20 +70,9 @@ type vecDelta struct {
 	lex    lexDelta // what the write did to the full-text index
 }
 
-// dateCode packs YYYY-MM-DD into an int32 that sorts like the string; it is
-// only given dates that store.ValidDate accepted.
-func dateCode(s string) int32 {
-	if len(s) != 10 {
-		return 0
-	}
-	var n int32
-	for i := 0; i < 10; i++ {
-		if c := s[i]; c >= '0' && c <= '9' {
-			n = n*10 + int32(c-'0')
-		}
-	}
-	return n
-}
+// dateCode packs YYYY-MM-DD into an int32 that sorts like the string (the
+// lexical index's encoding, shared so that both indexes filter alike).
+func dateCode(s string) int32 { return lexindex.DateCode(s) }
 
 // code interns s; callers hold the write lock.
 func (v *vecIndex) code(s string) int32 {
@@ -282,52 +272,16 @@ func loadRange(ctx context.Context, db *sql.DB, sizeHint int, from, to int64) (l
 }
 
 // scope is a Filter translated to the index's codes.
-type scope struct {
-	all               bool
-	wing, room, agent int32 // -1: any
-	since, until      int32 // 0: unbounded
-	dated             bool  // a date bound is set, so undated rows are out
-}
+type scope = lexindex.Scope
 
 // scopeFor translates f; ok is false when a named value was never seen, so
 // nothing can match.
 func (v *vecIndex) scopeFor(f store.Filter) (sc scope, ok bool) {
-	return scopeOf(v.codes, f)
-}
-
-// scopeOf translates f with the interned values codes.
-func scopeOf(codes map[string]int32, f store.Filter) (sc scope, ok bool) {
-	sc = scope{wing: -1, room: -1, agent: -1, since: dateCode(f.Since), until: dateCode(f.Until)}
-	sc.dated = f.Since != "" || f.Until != ""
-	for _, p := range []struct {
-		val string
-		dst *int32
-	}{{f.Wing, &sc.wing}, {f.Room, &sc.room}, {f.Agent, &sc.agent}} {
-		if p.val == "" {
-			continue
-		}
-		c, found := codes[p.val]
-		if !found {
-			return sc, false
-		}
-		*p.dst = c
-	}
-	sc.all = sc.wing < 0 && sc.room < 0 && sc.agent < 0 && !sc.dated
-	return sc, true
-}
-
-// admits reports whether a row with these codes is in scope.
-func (sc *scope) admits(wing, room, agent, date int32) bool {
-	if sc.wing >= 0 && wing != sc.wing ||
-		sc.room >= 0 && room != sc.room ||
-		sc.agent >= 0 && agent != sc.agent {
-		return false
-	}
-	return !sc.dated || date != 0 && (sc.since == 0 || date >= sc.since) && (sc.until == 0 || date <= sc.until)
+	return lexindex.ScopeOf(v.codes, f)
 }
 
 func (v *vecIndex) in(sc *scope, i int) bool {
-	return sc.admits(v.wing[i], v.room[i], v.agent[i], v.date[i])
+	return sc.Admits(v.wing[i], v.room[i], v.agent[i], v.date[i])
 }
 
 // search returns the k rows in scope with the highest dot product with q,
@@ -384,7 +338,7 @@ func (v *vecIndex) scan(q []float32, sc *scope, lo, hi int, t *topK) {
 	var buf [blockRows]float32
 	for b := lo; b < hi; b += blockRows {
 		e := min(b+blockRows, hi)
-		if sc.all {
+		if sc.All() {
 			out := buf[:e-b]
 			kernel.DotBatch(out, q, v.vecs[b*d:e*d], d)
 			for j, s := range out {
