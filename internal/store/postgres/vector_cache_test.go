@@ -6,13 +6,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/postgres/pgtest"
+	"github.com/hivemem/hivemem/internal/store/storetest"
 )
 
 // twoProcesses opens two Stores on one fresh exact-mode schema: a writer
@@ -92,35 +92,6 @@ func (m *cacheModel) apply(u store.FileUpdate) {
 	}
 }
 
-// bruteForce mirrors storetest's reference ranking: float64 dot products
-// over every drawer in scope, best first, ties by id.
-func bruteForce(ds map[string]store.Drawer, q []float32, f store.Filter, k int) []store.Scored {
-	var out []store.Scored
-	for _, d := range ds {
-		if len(d.Vector) == 0 || !f.Matches(d) {
-			continue
-		}
-		var s float64
-		for i := range q {
-			s += float64(q[i]) * float64(d.Vector[i])
-		}
-		out = append(out, store.Scored{ID: d.ID, Score: s})
-	}
-	sort.Slice(out, func(a, b int) bool {
-		if out[a].Score != out[b].Score {
-			return out[a].Score > out[b].Score
-		}
-		return out[a].ID < out[b].ID
-	})
-	if len(out) > k {
-		out = out[:k]
-	}
-	for i := range out {
-		out[i].Rank = i + 1
-	}
-	return out
-}
-
 // check searches through the reader and compares with the reference, and
 // asserts how the reader's cache was brought up to date: "full" (one
 // reload), "delta" (one incremental refresh), "" (neither) or "?" (any).
@@ -136,7 +107,7 @@ func (m *cacheModel) check(step, want string) {
 				if err != nil {
 					m.t.Fatalf("%s: Vector: %v", step, err)
 				}
-				want := bruteForce(m.ref, q, f, k)
+				want := storetest.BruteForce(m.ref, q, f, k)
 				if !slices.EqualFunc(got, want, func(a, b store.Scored) bool {
 					return a.ID == b.ID && a.Rank == b.Rank && math.Abs(a.Score-b.Score) < 1e-5
 				}) {

@@ -769,9 +769,10 @@ func randUnit(rng *rand.Rand, dim int) []float32 {
 	return v
 }
 
-// bruteForce is the reference ranking: float64 dot products over every
-// drawer in scope, best first, ties by id.
-func bruteForce(ds map[string]store.Drawer, q []float32, f store.Filter, k int) []store.Scored {
+// BruteForce is the reference vector ranking every backend is held to:
+// float64 dot products over every drawer in scope (those with a vector),
+// best first, ties by id, at most k.
+func BruteForce(ds map[string]store.Drawer, q []float32, f store.Filter, k int) []store.Scored {
 	var out []store.Scored
 	for _, d := range ds {
 		if len(d.Vector) == 0 || !f.Matches(d) {
@@ -857,7 +858,7 @@ func testVectorExact(t *testing.T, s store.Store) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				sameRanking(t, fmt.Sprintf("%s query %d %+v k=%d", stage, qi, tc.f, tc.k), got, bruteForce(ref, q, tc.f, tc.k))
+				sameRanking(t, fmt.Sprintf("%s query %d %+v k=%d", stage, qi, tc.f, tc.k), got, BruteForce(ref, q, tc.f, tc.k))
 			}
 		}
 	}
@@ -906,7 +907,7 @@ func testVectorFilters(t *testing.T, s store.Store) {
 		if err != nil {
 			t.Fatalf("Vector(%+v): %v", f, err)
 		}
-		sameRanking(t, fmt.Sprintf("Vector(%+v)", f), got, bruteForce(ref, q, f, 5))
+		sameRanking(t, fmt.Sprintf("Vector(%+v)", f), got, BruteForce(ref, q, f, 5))
 	}
 }
 
@@ -931,7 +932,7 @@ func testVectorsFollowWrites(t *testing.T, s store.Store) {
 		if err != nil {
 			t.Fatalf("step %d: Vector: %v", step, err)
 		}
-		sameRanking(t, fmt.Sprintf("step %d %+v", step, f), got, bruteForce(ref, q, f, 7))
+		sameRanking(t, fmt.Sprintf("step %d %+v", step, f), got, BruteForce(ref, q, f, 7))
 	}
 	query(-1)
 	for step := range 80 {
