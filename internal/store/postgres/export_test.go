@@ -24,4 +24,4 @@ func (s *Store) LexWarmStats() (answered, builds, deltas int64) {
 }
 
 // WaitLexWarm waits for a background build of the warm lexical index.
-func (s *Store) WaitLexWarm() { s.lexw.wg.Wait() }
+func (s *Store) WaitLexWarm() { s.lexw.Wait() }

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
@@ -24,16 +23,7 @@ import (
 // is built, while it is rebuilt, and when a refresh does not prove it
 // consistent, Lexical runs in SQL.
 type lexWarm struct {
-	enabled  atomic.Bool
-	building atomic.Bool
-
-	// ctx ends background builds when the store closes; wg waits for them.
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-
-	mu   sync.RWMutex
-	data *lexindex.Index // nil until built, or when it must be rebuilt
+	lexindex.Warm
 
 	// For tests and benchmarks: searches the index answered, full builds
 	// installed, deltas applied.
@@ -45,52 +35,11 @@ type lexWarm struct {
 // Lexical with exactly the SQL path's ranking, much faster. Long-running
 // processes (servers) should call it once after Open; one-shot commands
 // should not, as the build reads every drawer.
-func (s *Store) WarmLexical() {
-	x := &s.lexw
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.ctx == nil {
-		x.ctx, x.cancel = context.WithCancel(context.Background())
-	}
-	x.enabled.Store(true)
-}
+func (s *Store) WarmLexical() { s.lexw.Enable() }
 
-// stop ends a background build and waits for it (at Close, before the pool
-// closes under it).
-func (x *lexWarm) stop() {
-	x.mu.Lock()
-	x.enabled.Store(false)
-	if x.cancel != nil {
-		x.cancel()
-	}
-	x.mu.Unlock()
-	x.wg.Wait()
-	x.mu.Lock()
-	x.data = nil
-	x.mu.Unlock()
-}
-
-// kick starts a background build unless one is running. Callers hold x.mu
-// (either way), so that stop cannot miss a build started as it runs.
+// kick starts a background build unless one is running; callers hold Mu.
 func (x *lexWarm) kick(s *Store) {
-	if !x.enabled.Load() || !x.building.CompareAndSwap(false, true) {
-		return
-	}
-	x.wg.Add(1)
-	go func() {
-		defer x.wg.Done()
-		defer x.building.Store(false)
-		d, err := s.buildLex(x.ctx)
-		if err != nil {
-			return // SQL keeps answering; the next search tries again
-		}
-		x.mu.Lock()
-		defer x.mu.Unlock()
-		if x.enabled.Load() && (x.data == nil || x.data.Gen < d.Gen) {
-			x.data = d
-			x.builds.Add(1)
-		}
-	}()
+	x.Kick(s.buildLex, func() { x.builds.Add(1) })
 }
 
 // lexRowsSQL reads drawers as the index takes them: each tsvector lexeme
@@ -159,11 +108,11 @@ func (s *Store) buildLex(ctx context.Context) (*lexindex.Index, error) {
 // and token counts, kept by every writer, then check the result: a
 // mismatch (say, a delete by an older hivemem that left no tombstone)
 // drops the index rather than let it answer. When the index cannot be
-// brought up to date here, x.data is nil on return and a rebuild runs in
+// brought up to date here, x.Data is nil on return and a rebuild runs in
 // the background.
 func (s *Store) refreshLex(ctx context.Context) error {
 	x := &s.lexw
-	d := x.data
+	d := x.Data
 	if d == nil {
 		return nil
 	}
@@ -182,12 +131,12 @@ func (s *Store) refreshLex(ctx context.Context) error {
 		return nil
 	case d.Gen < max(resetGen, tombFloor) || d.Gen > gen:
 		// d.Gen > gen: the palace was made again (its generations restart).
-		x.data = nil
+		x.Data = nil
 		x.kick(s)
 		return nil
 	}
 	// From here on a failure leaves d half-updated: it must not answer.
-	x.data = nil
+	x.Data = nil
 	rows, err := tx.Query(ctx, `SELECT id FROM tombstones WHERE gen > $1`, d.Gen)
 	if err != nil {
 		return s.wrap(err)
@@ -214,7 +163,7 @@ func (s *Store) refreshLex(ctx context.Context) error {
 	}
 	d.Compact()
 	d.Gen = gen
-	x.data = d
+	x.Data = d
 	x.deltas.Add(1)
 	return nil
 }
@@ -226,30 +175,30 @@ func (s *Store) refreshLex(ctx context.Context) error {
 // query's tokens as Lexical takes them, in order, repeats included.
 func (s *Store) lexicalWarm(ctx context.Context, toks []string, f store.Filter, k int) (_ []store.Scored, ok bool, err error) {
 	x := &s.lexw
-	if !x.enabled.Load() {
+	if !x.Enabled() {
 		return nil, false, nil
 	}
 	var gen int64
 	if err := s.pool.QueryRow(ctx, `SELECT generation FROM palace WHERE id = 1`).Scan(&gen); err != nil {
 		return nil, false, s.wrap(err)
 	}
-	x.mu.RLock()
-	if d := x.data; d == nil || d.Gen != gen {
-		x.mu.RUnlock()
-		x.mu.Lock()
-		if x.data == nil {
+	x.Mu.RLock()
+	if d := x.Data; d == nil || d.Gen != gen {
+		x.Mu.RUnlock()
+		x.Mu.Lock()
+		if x.Data == nil {
 			x.kick(s)
 		} else if err := s.refreshLex(ctx); err != nil {
-			x.mu.Unlock()
+			x.Mu.Unlock()
 			return nil, false, err
 		}
-		x.mu.Unlock()
-		x.mu.RLock()
+		x.Mu.Unlock()
+		x.Mu.RLock()
 	}
-	defer x.mu.RUnlock()
+	defer x.Mu.RUnlock()
 	// A newer generation than the one read is as good: another search
 	// refreshed the index past it meanwhile.
-	d := x.data
+	d := x.Data
 	if d == nil || d.Gen < gen {
 		return nil, false, nil
 	}

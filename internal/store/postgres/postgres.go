@@ -196,7 +196,7 @@ func (s *Store) Migrated() (from, to int) { return s.from, SchemaVersion }
 // Close implements store.Store; closing twice is harmless.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
-		s.lexw.stop() // before the pool closes under a build
+		s.lexw.Stop() // before the pool closes under a build
 		s.pool.Close()
 		s.vec.invalidate()
 	})

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/lexindex"
@@ -22,16 +20,7 @@ import (
 // then, and for anything it cannot answer exactly (a term that is a phrase
 // to the tokenizer, or equals a scope token), Lexical runs on FTS5.
 type lexIndex struct {
-	enabled  atomic.Bool
-	building atomic.Bool
-
-	// ctx ends background builds when the store closes; wg waits for them.
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-
-	mu   sync.RWMutex
-	data *lexindex.Index // nil until built, or after a write it could not follow
+	lexindex.Warm
 }
 
 // lexRow is a drawer as the index sees it.
@@ -55,50 +44,11 @@ type lexDelta struct {
 // Lexical with exactly FTS5's ranking, much faster. Long-running processes
 // (servers) should call it once after Open; one-shot commands should not,
 // as the build reads every drawer.
-func (s *Store) WarmLexical() {
-	x := &s.lexi
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.ctx == nil {
-		x.ctx, x.cancel = context.WithCancel(context.Background())
-	}
-	x.enabled.Store(true)
-}
+func (s *Store) WarmLexical() { s.lexi.Enable() }
 
-// stop ends a background build and waits for it (at Close).
-func (x *lexIndex) stop() {
-	x.mu.Lock()
-	x.enabled.Store(false)
-	if x.cancel != nil {
-		x.cancel()
-	}
-	x.mu.Unlock()
-	x.wg.Wait()
-	x.mu.Lock()
-	x.data = nil
-	x.mu.Unlock()
-}
-
-// kick starts a background build unless one is running. Callers hold x.mu
-// (either way), so that stop cannot miss a build started as it runs.
+// kick starts a background build unless one is running; callers hold Mu.
 func (x *lexIndex) kick(s *Store) {
-	if !x.enabled.Load() || !x.building.CompareAndSwap(false, true) {
-		return
-	}
-	x.wg.Add(1)
-	go func() {
-		defer x.wg.Done()
-		defer x.building.Store(false)
-		d, err := buildLex(x.ctx, s)
-		if err != nil {
-			return // FTS5 keeps answering; the next search tries again
-		}
-		x.mu.Lock()
-		defer x.mu.Unlock()
-		if x.enabled.Load() && (x.data == nil || x.data.Gen < d.Gen) {
-			x.data = d
-		}
-	}()
+	x.Kick(func(ctx context.Context) (*lexindex.Index, error) { return buildLex(ctx, s) }, nil)
 }
 
 // buildLex reads every drawer in one snapshot and indexes it.
@@ -217,29 +167,29 @@ func scopeTokens(wing, room, agent string) []string {
 // follow applies a committed write that moved the palace from oldGen to
 // newGen (see vecIndex.follow); text is tokenized before the lock is taken.
 func (x *lexIndex) follow(tk *tokenizer, oldGen, newGen int64, delta lexDelta) {
-	if !x.enabled.Load() {
+	if !x.Enabled() {
 		return
 	}
-	x.mu.RLock()
-	d := x.data
-	x.mu.RUnlock()
+	x.Mu.RLock()
+	d := x.Data
+	x.Mu.RUnlock()
 	if d == nil {
 		return
 	}
 	err := tokenizeRows(context.Background(), tk, delta.add)
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.data == nil || x.data.Gen == newGen {
+	x.Mu.Lock()
+	defer x.Mu.Unlock()
+	if x.Data == nil || x.Data.Gen == newGen {
 		return
 	}
-	if err != nil || delta.missed || x.data.Gen != oldGen {
-		x.data = nil
+	if err != nil || delta.missed || x.Data.Gen != oldGen {
+		x.Data = nil
 		return
 	}
-	d = x.data
+	d = x.Data
 	if delta.reset {
 		d = lexindex.New(newGen, scopeTokens)
-		x.data = d
+		x.Data = d
 	}
 	d.Gen = newGen
 	for _, id := range delta.remove {
@@ -256,7 +206,7 @@ func (x *lexIndex) follow(tk *tokenizer, oldGen, newGen int64, delta lexDelta) {
 // generation, or a term it cannot score exactly), and then FTS5 must.
 func (s *Store) lexicalWarm(ctx context.Context, terms []string, f store.Filter, k int) (_ []store.Scored, ok bool, err error) {
 	x := &s.lexi
-	if !x.enabled.Load() {
+	if !x.Enabled() {
 		return nil, false, nil
 	}
 	gen, err := readGeneration(ctx, s.rdb)
@@ -267,9 +217,9 @@ func (s *Store) lexicalWarm(ctx context.Context, terms []string, f store.Filter,
 	if err != nil {
 		return nil, false, err
 	}
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	d := x.data
+	x.Mu.RLock()
+	defer x.Mu.RUnlock()
+	d := x.Data
 	if d == nil || d.Gen < gen {
 		x.kick(s)
 		return nil, false, nil

@@ -222,7 +222,7 @@ func TestLexicalWarmFollowsWrites(t *testing.T) {
 
 	// Own writes: a re-mine (delete + insert), metadata and heading
 	// updates, a deleted file. The index must follow without a rebuild.
-	built := warm.lexi.data
+	built := warm.lexi.Data
 	ins := lexCorpus(rng, words, "f1.md", 200)
 	for i := range ins {
 		ins[i].ID = fmt.Sprintf("f1.md#new%d", i)
@@ -245,7 +245,7 @@ func TestLexicalWarmFollowsWrites(t *testing.T) {
 	if err := warm.SetModel(ctx, "m", 4); err != nil { // a write that leaves the text alone
 		t.Fatal(err)
 	}
-	if warm.lexi.data != built {
+	if warm.lexi.Data != built {
 		t.Fatal("own writes made the index rebuild instead of following")
 	}
 	compareAll(t, warm, cold, qs, fs, ks)
@@ -263,7 +263,7 @@ func TestLexicalWarmFollowsWrites(t *testing.T) {
 		}
 	}
 	// 3400 rows were added in all; a compaction leaves fewer slots.
-	if d := warm.lexi.data; d != built || d.Dead() >= 1024 || d.Slots() != d.Live()+d.Dead() || d.Slots() >= 3400 {
+	if d := warm.lexi.Data; d != built || d.Dead() >= 1024 || d.Slots() != d.Live()+d.Dead() || d.Slots() >= 3400 {
 		t.Fatalf("index rebuilt (%v) or not compacted (%d slots, %d live, %d dead)", d != built, d.Slots(), d.Live(), d.Dead())
 	}
 	compareAll(t, warm, cold, qs, fs, ks)

@@ -133,7 +133,7 @@ func (s *Store) Path() string { return s.path }
 // Close implements store.Store; closing twice is harmless.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
-		s.lexi.stop()
+		s.lexi.Stop()
 		errs := []error{s.tok.close()}
 		if s.rdb != nil {
 			errs = append(errs, s.rdb.Close())
@@ -478,7 +478,7 @@ func (s *Store) Apply(ctx context.Context, u store.FileUpdate) error {
 				d.meta = append(d.meta, vecRow{id: r.ID, wing: r.Wing, room: r.Room, agent: r.Agent, date: r.Date})
 			}
 		}
-		if !s.lexi.enabled.Load() {
+		if !s.lexi.Enabled() {
 			d.lex.missed = len(ins)+len(upd) > 0
 		} else if len(ins)+len(upd) > 0 {
 			// Read back what the index needs (rowids, the text of updated
