@@ -25,12 +25,7 @@ import (
 func TestLexicalMatchesSQLite(t *testing.T) {
 	ctx := t.Context()
 	rng := rand.New(rand.NewPCG(7, 29))
-	words := make([]string, 400)
-	for i := range words {
-		words[i] = fmt.Sprintf("w%dx", i)
-	}
-	z := rand.NewZipf(rng, 1.2, 3, uint64(len(words)-1))
-	word := func() string { return words[z.Uint64()] }
+	words, word := zipfWords(rng, 400)
 	sq, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "palace.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -106,4 +101,15 @@ func TestLexicalMatchesSQLite(t *testing.T) {
 			}
 		}
 	}
+}
+
+// zipfWords makes n words and a draw from them with a Zipf law, so that a
+// random palace mixes words most drawers hold with rare ones.
+func zipfWords(rng *rand.Rand, n int) (words []string, word func() string) {
+	words = make([]string, n)
+	for i := range words {
+		words[i] = fmt.Sprintf("w%dx", i)
+	}
+	z := rand.NewZipf(rng, 1.2, 3, uint64(n-1))
+	return words, func() string { return words[z.Uint64()] }
 }

@@ -46,12 +46,7 @@ func sameRanking(t *testing.T, what string, got, want []store.Scored) {
 func TestLexicalWarm(t *testing.T) {
 	ctx := t.Context()
 	rng := rand.New(rand.NewPCG(11, 5))
-	words := make([]string, 300)
-	for i := range words {
-		words[i] = fmt.Sprintf("w%dx", i)
-	}
-	z := rand.NewZipf(rng, 1.2, 3, uint64(len(words)-1))
-	word := func() string { return words[z.Uint64()] }
+	words, word := zipfWords(rng, 300)
 	sq, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "palace.db"))
 	if err != nil {
 		t.Fatal(err)

@@ -7,12 +7,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/fts"
 )
 
 // ftsTokenize is the tokenizer of drawers_fts (see the schema); the query
@@ -221,7 +221,7 @@ func (s *Store) lexicalTier(ctx context.Context, db querier, infos []termInfo, n
 		}
 		bound := 0.0
 		for _, ti := range sorted[j:] {
-			bound += 2.2 * idf(ti.df, n)
+			bound += (fts.K1 + 1) * fts.IDF(ti.df, n)
 		}
 		// Slack for float rounding and for a drawer count a write ahead of FTS5's.
 		bound = bound*1.001 + 1e-9
@@ -267,15 +267,6 @@ func (s *Store) lexicalTier(ctx context.Context, db querier, infos []termInfo, n
 		return res, true, nil
 	}
 	return nil, false, nil
-}
-
-// idf is FTS5's bm25 IDF for a term in df of n rows, clamp included.
-func idf(df, n int) float64 {
-	v := math.Log((float64(n) - float64(df) + 0.5) / (float64(df) + 0.5))
-	if v <= 0 {
-		return 1e-6
-	}
-	return v
 }
 
 // scored runs a ranking query returning (id, score) rows, best first.
