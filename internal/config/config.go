@@ -149,6 +149,10 @@ func Load(path string) (Config, error) {
 	return cfg, cfg.Validate()
 }
 
+// maxCandidatePool bounds search.candidate_pool: each ranker scores and
+// sorts that many candidates per query, so a larger pool only costs time.
+const maxCandidatePool = 10000
+
 // Validate rejects settings that cannot work.
 func (c Config) Validate() error {
 	r := c.Reflector
@@ -185,6 +189,9 @@ func (c Config) Validate() error {
 	}
 	if c.Palace.MaxConns < 0 {
 		return errors.New("config: palace.max_conns must not be negative")
+	}
+	if c.Search.CandidatePool < 0 || c.Search.CandidatePool > maxCandidatePool {
+		return fmt.Errorf("config: search.candidate_pool must be between 0 (default) and %d, got %d", maxCandidatePool, c.Search.CandidatePool)
 	}
 	if c.Search.QueryCache < 0 {
 		return fmt.Errorf("config: search.query_cache must be >= 0 (0 disables), got %d", c.Search.QueryCache)

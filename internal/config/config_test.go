@@ -43,6 +43,8 @@ func TestLoadErrors(t *testing.T) {
 		{"bad backend", "[palace]\nbackend = \"mysql\"\n", "", "", "palace.backend"},
 		{"negative query cache", "[search]\nquery_cache = -1\n", "", "", "search.query_cache"},
 		{"ef_search too big", "[palace]\nhnsw_ef_search = 5000\n", "", "", "palace.hnsw_ef_search"},
+		{"candidate pool too big", "[search]\ncandidate_pool = 10000000\n", "", "", "search.candidate_pool"},
+		{"negative candidate pool", "[search]\ncandidate_pool = -5\n", "", "", "search.candidate_pool"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -275,6 +275,13 @@ func (d *Index) Search(tokens []string, f store.Filter, k int) []store.Scored {
 			acc[sl] += float64(w * float64(float64(fr*k1p1)/den))
 		}
 	}
+	// No more than the touched rows can rank: k comes from configuration
+	// and may be far larger (or MaxInt, where k+1 would overflow).
+	k = min(k, len(touched))
+	if k == 0 {
+		scr.touched = touched[:0]
+		return nil
+	}
 	best := make([]hit, 0, k+1)
 	worse := func(a, b hit) bool { // a ranks after b
 		if a.score != b.score {
@@ -316,14 +323,19 @@ type hit struct {
 // DateCode packs YYYY-MM-DD into an int32 that sorts like the string; it is
 // 0 for anything else (undated).
 func DateCode(s string) int32 {
-	if len(s) != 10 {
+	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
 		return 0
 	}
 	var n int32
 	for i := 0; i < 10; i++ {
-		if c := s[i]; c >= '0' && c <= '9' {
-			n = n*10 + int32(c-'0')
+		if i == 4 || i == 7 {
+			continue
 		}
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0
+		}
+		n = n*10 + int32(c-'0')
 	}
 	return n
 }

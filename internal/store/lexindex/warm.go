@@ -28,7 +28,7 @@ type Warm struct {
 func (w *Warm) Enable() {
 	w.Mu.Lock()
 	defer w.Mu.Unlock()
-	if w.ctx == nil {
+	if w.ctx == nil || w.ctx.Err() != nil { // first time, or after Stop
 		w.ctx, w.cancel = context.WithCancel(context.Background())
 	}
 	w.enabled.Store(true)
