@@ -57,31 +57,15 @@ func WriteFile(path string, data []byte, perm os.FileMode) (err error) {
 	if dir == "" {
 		dir = "."
 	}
-	tmp, err := os.CreateTemp(dir, "."+base+".*"+tempSuffix)
+	tmpName, err := writeTemp(dir, base, data, mode)
 	if err != nil {
-		return fmt.Errorf("atomicio: create temp file for %s: %w", path, err)
+		return fmt.Errorf("atomicio: %s: %w", path, err)
 	}
-	tmpName := tmp.Name()
 	defer func() {
 		if err != nil {
-			_ = tmp.Close()
 			_ = os.Remove(tmpName)
 		}
 	}()
-	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("atomicio: write %s: %w", tmpName, err)
-	}
-	// CreateTemp makes 0600 files; set the wanted mode explicitly (this is not
-	// subject to the umask, which is what keeps an existing file's mode).
-	if err = tmp.Chmod(mode); err != nil {
-		return fmt.Errorf("atomicio: chmod %s: %w", tmpName, err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("atomicio: fsync %s: %w", tmpName, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("atomicio: close %s: %w", tmpName, err)
-	}
 	if err = os.Rename(tmpName, target); err != nil {
 		return fmt.Errorf("atomicio: rename %s over %s: %w", tmpName, target, err)
 	}
@@ -117,7 +101,7 @@ func resolveTarget(path string, perm os.FileMode) (string, os.FileMode, error) {
 	switch {
 	case err == nil:
 		if !fi.Mode().IsRegular() {
-			return "", 0, fmt.Errorf("atomicio: %s is not a regular file (%s)", path, fi.Mode().Type())
+			return "", 0, fmt.Errorf("atomicio: %s is %s, not a regular file", path, describeType(fi.Mode()))
 		}
 		return target, fi.Mode().Perm(), nil
 	case errors.Is(err, fs.ErrNotExist):
@@ -152,6 +136,10 @@ func syncDir(dir string) error {
 // error wrapping ErrLocked. The lock file is left in place after unlock:
 // removing it would let two writers lock two different inodes.
 func Lock(ctx context.Context, path string) (unlock func() error, err error) {
+	// Lock the file a symlink leads to: two links to one file are one file.
+	if resolved, err := filepath.EvalSymlinks(path); err == nil {
+		path = resolved
+	}
 	lockPath := path + LockSuffix
 	fl := flock.New(lockPath, flock.SetPermissions(0o644))
 	delay := 2 * time.Millisecond
@@ -177,9 +165,11 @@ func Lock(ctx context.Context, path string) (unlock func() error, err error) {
 
 // Update is a locked read-modify-write of path: it takes Lock, reads the file
 // (a missing file reads as nil), calls fn with the old bytes and writes what
-// fn returns with WriteFile. If fn returns the old bytes unchanged nothing is
+// fn returns with Swap. If fn returns the old bytes unchanged nothing is
 // written, so a no-op update does not wake file watchers. An error from fn
-// aborts the update and leaves the file untouched.
+// aborts the update and leaves the file untouched. When another program
+// replaced the file after it was read (an editor's save), Update reads it
+// again and calls fn again, a few times before giving up.
 func Update(ctx context.Context, path string, perm os.FileMode, fn func(old []byte) ([]byte, error)) (err error) {
 	unlock, err := Lock(ctx, path)
 	if err != nil {
@@ -190,10 +180,23 @@ func Update(ctx context.Context, path string, perm os.FileMode, fn func(old []by
 			err = fmt.Errorf("atomicio: unlock %s: %w", path, uerr)
 		}
 	}()
+	if _, err := Recover(path); err != nil {
+		return fmt.Errorf("atomicio: update %s: %w", path, err)
+	}
+	const attempts = 5
+	for i := 0; ; i++ {
+		err := updateOnce(ctx, path, perm, fn)
+		if !errors.Is(err, ErrReplaced) || i == attempts-1 {
+			return err
+		}
+	}
+}
+
+func updateOnce(ctx context.Context, path string, perm os.FileMode, fn func(old []byte) ([]byte, error)) error {
 	// Keep the old file open: agents append without the lock, and a write
-	// that lands in it after we read is carried over by Salvage.
+	// that lands in it after we read is carried over by Swap.
 	var old []byte
-	fh, err := os.Open(path)
+	fh, err := OpenRegular(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -214,15 +217,8 @@ func Update(ctx context.Context, path string, perm os.FileMode, fn func(old []by
 	if bytes.Equal(old, data) {
 		return nil
 	}
-	if err := WriteFile(path, data, perm); err != nil {
-		return err
-	}
-	if fh != nil {
-		if _, err := Salvage(fh, int64(len(old)), path, DefaultSalvageGrace); err != nil {
-			return fmt.Errorf("atomicio: update %s: %w", path, err)
-		}
-	}
-	return nil
+	_, err = Swap(path, fh, int64(len(old)), data, perm, DefaultSalvageGrace)
+	return err
 }
 
 // DefaultSalvageGrace is how long Update watches a replaced file for late appends.
@@ -243,7 +239,15 @@ const SalvageMaxWait = 3 * time.Second
 // machine) can write long after any fixed grace. It returns how many bytes
 // it appended to path.
 func Salvage(old *os.File, off int64, path string, grace time.Duration) (int64, error) {
-	var total int64
+	n, _, err := salvage(old, off, path, grace, nil)
+	return n, err
+}
+
+// salvage is Salvage that also tells whether another process still held
+// the old file when it stopped watching (so more may still arrive), and
+// calls carried (if not nil) with the new offset after each append, so a
+// kept file's name can follow what is already carried.
+func salvage(old *os.File, off int64, path string, grace time.Duration, carried func(off int64) error) (total int64, held bool, err error) {
 	check := func() error {
 		st, err := old.Stat()
 		if err != nil {
@@ -272,34 +276,39 @@ func Salvage(old *os.File, off int64, path string, grace time.Duration) (int64, 
 		}
 		off += int64(n)
 		total += int64(n)
+		if carried != nil {
+			return carried(off)
+		}
 		return nil
 	}
 	if err := check(); err != nil {
-		return total, err
+		return total, false, err
 	}
 	start := time.Now()
 	if grace > 0 {
 		for _, d := range []time.Duration{grace / 5, grace - grace/5} {
 			time.Sleep(d)
 			if err := check(); err != nil {
-				return total, err
+				return total, false, err
+			}
+		}
+		for time.Since(start) < SalvageMaxWait {
+			if h, err := heldOpenElsewhere(old); err != nil || !h {
+				break // nobody else has it (or the system cannot tell)
+			}
+			time.Sleep(5 * time.Millisecond)
+			if err := check(); err != nil {
+				return total, false, err
 			}
 		}
 	}
-	for time.Since(start) < SalvageMaxWait {
-		if held, err := heldOpenElsewhere(old); err != nil || !held {
-			break // nobody else has it (or the system cannot tell)
-		}
-		time.Sleep(5 * time.Millisecond)
-		if err := check(); err != nil {
-			return total, err
-		}
-	}
+	held, herr := heldOpenElsewhere(old)
+	held = held && herr == nil
 	// Whatever an opener wrote before closing is in the old file now.
 	if err := check(); err != nil {
-		return total, err
+		return total, held, err
 	}
-	return total, nil
+	return total, held, nil
 }
 
 // IsTempName reports whether name (a base name) looks like a temp file left

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -34,6 +35,8 @@ func TestMain(m *testing.M) {
 		os.Exit(childLocker(os.Getenv("HIVEMEM_ATOMICIO_PATH")))
 	case "slowappender":
 		os.Exit(childSlowAppender(os.Getenv("HIVEMEM_ATOMICIO_PATH")))
+	case "stuckswapper":
+		os.Exit(childStuckSwapper(os.Getenv("HIVEMEM_ATOMICIO_PATH")))
 	default:
 		fmt.Fprintln(os.Stderr, "unknown child role")
 		os.Exit(2)
@@ -100,6 +103,33 @@ func childSlowAppender(path string) int {
 		return 1
 	}
 	if err := f.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// childStuckSwapper replaces path under its lock and then sits in Salvage's
+// grace for an hour: a writer that is killed after its swap, before it has
+// carried the late appends.
+func childStuckSwapper(path string) int {
+	unlock, err := Lock(context.Background(), path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer unlock()
+	fh, err := OpenRegular(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	old, err := io.ReadAll(fh)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if _, err := Swap(path, fh, int64(len(old)), append(old, "swapped line\n"...), 0o644, time.Hour); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -612,5 +642,124 @@ func TestUpdateWaitsForSlowAppender(t *testing.T) {
 	got, _ := os.ReadFile(path)
 	if string(got) != "zero\none\nlate agent line\n" {
 		t.Fatalf("file = %q, the late append was lost", got)
+	}
+}
+
+// TestRecover: a replaced file kept by Swap (the writer was killed before
+// it finished salvaging, or an agent held it open past SalvageMaxWait) is
+// carried into the live file by the next Recover and then removed; a kept
+// file that is still the live one (killed before the swap) is only removed.
+func TestRecover(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		liveSame bool   // the kept file is the live file itself
+		late     string // written to the kept file past its offset
+		want     string
+	}{
+		{name: "late bytes carried", late: "late line\n", want: "new\nlate line\n"},
+		{name: "nothing late", want: "new\n"},
+		{name: "killed before the swap", liveSame: true, want: "old\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "memory.md")
+			if err := os.WriteFile(path, []byte("old\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			kept := keptName(dir, "memory.md", int64(len("old\n")))
+			if err := os.Link(path, kept); err != nil {
+				t.Fatal(err)
+			}
+			if !c.liveSame {
+				if err := WriteFile(path, []byte("new\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if c.late != "" {
+				f, err := os.OpenFile(kept, os.O_WRONLY|os.O_APPEND, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := f.WriteString(c.late); err != nil {
+					t.Fatal(err)
+				}
+				f.Close()
+			}
+			n, err := Recover(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := os.ReadFile(path)
+			if string(got) != c.want || n != int64(len(c.late)) && !c.liveSame {
+				t.Errorf("file %q after carrying %d bytes, want %q", got, n, c.want)
+			}
+			if _, err := os.Stat(kept); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("kept file still there (%v)", err)
+			}
+		})
+	}
+}
+
+// TestKeptOffset: only Swap's kept names for this file parse.
+func TestKeptOffset(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		off  int64
+		ok   bool
+	}{
+		{".memory.md.120.a1b2c3.swapped", 120, true},
+		{".memory.md.0.a1b2c3.swapped", 0, true},
+		{".other.md.120.a1b2c3.swapped", 0, false},
+		{".memory.md.-1.a1b2c3.swapped", 0, false},
+		{".memory.md.x.a1b2c3.swapped", 0, false},
+		{".memory.md.120.a1b2c3.tmp", 0, false},
+		{"memory.md", 0, false},
+	} {
+		off, ok := keptOffset(c.name, "memory.md")
+		if off != c.off || ok != c.ok {
+			t.Errorf("keptOffset(%q) = %d, %v; want %d, %v", c.name, off, ok, c.off, c.ok)
+		}
+	}
+}
+
+// TestKilledAfterSwap: a writer is killed right after its swap, before it
+// has carried an agent's late append (made through a descriptor opened
+// before the swap). The replaced file was kept, so the next locked access
+// carries the line: it is not lost with the writer.
+func TestKilledAfterSwap(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.md")
+	if err := os.WriteFile(path, []byte("first line\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	agent, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(path)
+	cmd, stdin, _ := startChild(t, "stuckswapper", path)
+	defer stdin.Close()
+	for { // until the child's swap is visible
+		now, err := os.Stat(path)
+		if err == nil && !os.SameFile(before, now) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if _, err := agent.WriteString("late agent line\n"); err != nil {
+		t.Fatal(err)
+	}
+	agent.Close()
+	err = Update(context.Background(), path, 0o644, func(old []byte) ([]byte, error) { return old, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	if string(got) != "first line\nswapped line\nlate agent line\n" {
+		t.Errorf("file after the next update = %q", got)
+	}
+	if kept, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*"+keptSuffix)); len(kept) != 0 {
+		t.Errorf("kept files left: %v", kept)
 	}
 }

@@ -48,7 +48,7 @@ func newBenchCommand(g *globals) *cobra.Command {
 	f.BoolVar(&o.noCapt, "no-captions", false, "leave images shared in a turn out of the rendered memory files (ablation: by default a turn keeps its image caption)")
 	f.BoolVar(&o.asJSON, "json", false, "print one JSON object")
 	cmd.AddCommand(lc)
-	return cmd
+	return groupCommand(cmd)
 }
 
 func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string) error {

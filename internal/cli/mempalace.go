@@ -38,7 +38,7 @@ func progName(argv0 string) string {
 // wake-up and status with MemPalace's flags, the palace located by
 // --palace or MEMPALACE_PALACE_PATH.
 func MainMempalace(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	g := &globals{stdout: stdout, stderr: stderr, stdin: stdin}
+	g := &globals{stdout: stdout, stderr: stderr, stdin: stdin, mempalace: true}
 	return execute(ctx, newMempalaceCommand(g), "mempalace", args, stdin, stdout, stderr)
 }
 

@@ -41,7 +41,7 @@ func newModelCommand(g *globals) *cobra.Command {
 	}
 	status.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.AddCommand(fetch, status)
-	return cmd
+	return groupCommand(cmd)
 }
 
 func modelDir(g *globals, dir string) string {

@@ -30,6 +30,9 @@ type globals struct {
 	stderr    io.Writer
 	stdin     io.Reader
 	logger    *slog.Logger
+	// mempalace is set when the binary answers as MemPalace's CLI, whose
+	// forms keep MemPalace's behaviour where hivemem's differ.
+	mempalace bool
 }
 
 // Main runs the command line and returns the process exit code.
@@ -41,7 +44,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 // execute runs a command tree and turns its error into an exit code,
 // printing it prefixed with the program name.
 func execute(ctx context.Context, root *cobra.Command, prog string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root.SetArgs(args)
+	root.SetArgs(textAfterDash(root, args))
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/spf13/cobra"
 )
 
@@ -27,14 +28,20 @@ func newRememberCommand(g *globals) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&o.heading, "heading", "", "section heading after the date (default: the text's first line)")
 	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print JSON")
-	return cmd
+	return takesText(cmd)
 }
 
 func runRemember(ctx context.Context, g *globals, o rememberOptions, agent, text string) error {
 	if text == "-" {
-		b, err := io.ReadAll(io.LimitReader(g.stdin, 1<<20))
+		// One byte past the limit tells an over-long note from one that
+		// fits; the cut may split a character, so the size is checked here,
+		// before the palace checks the text is UTF-8.
+		b, err := io.ReadAll(io.LimitReader(g.stdin, palace.MaxRememberBytes+1))
 		if err != nil {
 			return fmt.Errorf("remember: read stdin: %w", err)
+		}
+		if len(b) > palace.MaxRememberBytes {
+			return fmt.Errorf("remember: text from stdin is %d bytes or more, at most %d allowed", len(b), palace.MaxRememberBytes)
 		}
 		text = string(b)
 	}
@@ -48,16 +55,35 @@ func runRemember(ctx context.Context, g *globals, o rememberOptions, agent, text
 		return err
 	}
 	defer release()
-	rep, err := a.Palace.Remember(ctx, agent, o.heading, text, time.Now())
+	res, err := a.Palace.Remember(ctx, agent, o.heading, text, time.Now())
 	if err != nil {
 		return err
 	}
 	path, _ := a.Home.MemoryPath(agent)
+	warnMineFailed(g, "note", path, res.MineErr)
 	if o.asJSON {
-		return writeJSON(g.stdout, map[string]any{"agent": agent, "path": path, "mine": rep})
+		out := map[string]any{"agent": agent, "path": path, "mine": res.Mine}
+		if res.MineErr != nil {
+			out["mine_error"] = res.MineErr.Error()
+		}
+		return writeJSON(g.stdout, out)
 	}
-	fmt.Fprintf(g.stdout, "remembered in %s (%d drawers added)\n", path, rep.Added)
+	if res.MineErr != nil {
+		fmt.Fprintf(g.stdout, "remembered in %s (not indexed yet)\n", path)
+		return nil
+	}
+	fmt.Fprintf(g.stdout, "remembered in %s (%d drawers added)\n", path, res.Mine.Added)
 	return nil
+}
+
+// warnMineFailed says on stderr that a write succeeded but mining it
+// failed, so that nobody retries (which would write it twice); the command
+// still exits 0.
+func warnMineFailed(g *globals, what, path string, err error) {
+	if err != nil {
+		fmt.Fprintf(g.stderr, "warning: the %s is saved in %s but not searchable yet: %v; "+
+			"the next mine indexes it (hivemem run does so by itself), do not add it again\n", what, path, err)
+	}
 }
 
 func newPinCommand(g *globals) *cobra.Command {
@@ -71,7 +97,7 @@ func newPinCommand(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+	return takesText(cmd)
 }
 
 func runPin(ctx context.Context, g *globals, agent, fact string, asJSON bool) error {
@@ -85,14 +111,20 @@ func runPin(ctx context.Context, g *globals, agent, fact string, asJSON bool) er
 		return err
 	}
 	defer release()
-	added, err := a.Palace.Pin(ctx, agent, fact)
+	res, err := a.Palace.Pin(ctx, agent, fact)
 	if err != nil {
 		return err
 	}
+	path, _ := a.Home.MemoryPath(agent)
+	warnMineFailed(g, "fact", path, res.MineErr)
 	if asJSON {
-		return writeJSON(g.stdout, map[string]any{"agent": agent, "added": added})
+		out := map[string]any{"agent": agent, "added": res.Added}
+		if res.MineErr != nil {
+			out["mine_error"] = res.MineErr.Error()
+		}
+		return writeJSON(g.stdout, out)
 	}
-	if added {
+	if res.Added {
 		fmt.Fprintf(g.stdout, "pinned for %s\n", agent)
 	} else {
 		fmt.Fprintf(g.stdout, "already pinned for %s\n", agent)

@@ -153,6 +153,9 @@ func Load(path string) (Config, error) {
 // sorts that many candidates per query, so a larger pool only costs time.
 const maxCandidatePool = 10000
 
+// maxWakeUpBudget is palace.MaxWakeUpBudget (config is below palace).
+const maxWakeUpBudget = 100000
+
 // Validate rejects settings that cannot work.
 func (c Config) Validate() error {
 	r := c.Reflector
@@ -192,6 +195,9 @@ func (c Config) Validate() error {
 	}
 	if c.Search.CandidatePool < 0 || c.Search.CandidatePool > maxCandidatePool {
 		return fmt.Errorf("config: search.candidate_pool must be between 0 (default) and %d, got %d", maxCandidatePool, c.Search.CandidatePool)
+	}
+	if c.Search.WakeUpBudget < 0 || c.Search.WakeUpBudget > maxWakeUpBudget {
+		return fmt.Errorf("config: search.wake_up_budget must be between 0 (default) and %d tokens, got %d", maxWakeUpBudget, c.Search.WakeUpBudget)
 	}
 	if c.Search.QueryCache < 0 {
 		return fmt.Errorf("config: search.query_cache must be >= 0 (0 disables), got %d", c.Search.QueryCache)

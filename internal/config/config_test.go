@@ -45,6 +45,7 @@ func TestLoadErrors(t *testing.T) {
 		{"ef_search too big", "[palace]\nhnsw_ef_search = 5000\n", "", "", "palace.hnsw_ef_search"},
 		{"candidate pool too big", "[search]\ncandidate_pool = 10000000\n", "", "", "search.candidate_pool"},
 		{"negative candidate pool", "[search]\ncandidate_pool = -5\n", "", "", "search.candidate_pool"},
+		{"negative wake-up budget", "[search]\nwake_up_budget = -5\n", "", "", "search.wake_up_budget"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

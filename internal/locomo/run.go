@@ -2,6 +2,7 @@ package locomo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -158,6 +159,9 @@ func Run(ctx context.Context, p *palace.Palace, samples []Sample, opts Options) 
 				t0 := time.Now()
 				hits, err := p.Search(ctx, palace.Query{Text: q.Text, Mode: mode, Results: 50, Filter: store.Filter{Wing: s.ID}})
 				lat := time.Since(t0)
+				if errors.Is(err, palace.ErrNoWords) {
+					err = nil // nothing a lexical search can look for: a miss
+				}
 				if err != nil {
 					return res, fmt.Errorf("locomo %s %q: %w", s.ID, q.Text, err)
 				}

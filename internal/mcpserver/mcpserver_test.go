@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/mcpserver"
 	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/palace"
@@ -310,6 +311,42 @@ func TestPin(t *testing.T) {
 		{"another agent", map[string]any{"fact": "x", "agent": "bob"}, `writes only to agent "alice"`},
 	} {
 		t.Run(c.name, func(t *testing.T) { fails(t, cs, mcpserver.ToolPin, c.args, c.want) })
+	}
+}
+
+// TestRememberPinMineFails: with a model that does not load, the note and
+// the fact are written but cannot be mined. The calls succeed, with the
+// reason in mine_error, so a client does not retry and write them twice.
+func TestRememberPinMineFails(t *testing.T) {
+	root, model := t.TempDir(), t.TempDir()
+	for _, f := range []string{"model.fp16.safetensors", "tokenizer.json", "config.json"} {
+		if err := os.WriteFile(filepath.Join(model, f), []byte("not a model"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := fmt.Sprintf("[embedder]\nprovider = \"minilm\"\nmodel_dir = %q\n", model)
+	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.Open(context.Background(), app.Options{Home: root, Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
+
+	note := "the build cache lives on the second disk"
+	rem := ok[mcpserver.RememberOutput](t, cs, mcpserver.ToolRemember, map[string]any{"text": note, "heading": "cache"})
+	if rem.MineError == "" || rem.DrawersAdded != 0 || rem.Section.Heading != "2026-11-29 — cache" {
+		t.Fatalf("remember = %+v; want the section written and the mining failure in mine_error", rem)
+	}
+	pin := ok[mcpserver.PinOutput](t, cs, mcpserver.ToolPin, map[string]any{"fact": "Releases ship on Tuesdays"})
+	if !pin.Added || pin.MineError == "" || pin.Pinned != 1 {
+		t.Fatalf("pin = %+v; want added with the mining failure in mine_error", pin)
+	}
+	data := readFile(t, a, "alice")
+	if strings.Count(data, note) != 1 || strings.Count(data, "- Releases ship on Tuesdays\n") != 1 {
+		t.Fatalf("note or fact not written exactly once:\n%s", data)
 	}
 }
 

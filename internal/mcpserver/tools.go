@@ -91,6 +91,7 @@ type RememberOutput struct {
 	Source       string      `json:"source" jsonschema:"the memory file, relative to the hivemem home"`
 	Section      SectionInfo `json:"section" jsonschema:"the section appended"`
 	DrawersAdded int         `json:"drawers_added" jsonschema:"new search drawers (the note is searchable at once)"`
+	MineError    string      `json:"mine_error,omitempty" jsonschema:"the note is saved, but indexing it failed: it becomes searchable on the next mine; do not remember it again"`
 }
 
 // PinInput is memory_pin's arguments.
@@ -101,10 +102,11 @@ type PinInput struct {
 
 // PinOutput says whether the fact was new.
 type PinOutput struct {
-	Agent  string `json:"agent"`
-	Fact   string `json:"fact"`
-	Added  bool   `json:"added" jsonschema:"false when the same fact was already pinned"`
-	Pinned int    `json:"pinned" jsonschema:"pinned facts in the file now"`
+	Agent     string `json:"agent"`
+	Fact      string `json:"fact"`
+	Added     bool   `json:"added" jsonschema:"false when the same fact was already pinned"`
+	Pinned    int    `json:"pinned" jsonschema:"pinned facts in the file now"`
+	MineError string `json:"mine_error,omitempty" jsonschema:"the fact is saved, but indexing it failed: it becomes searchable on the next mine; do not pin it again"`
 }
 
 // ReadInput is memory_read's arguments.
@@ -338,6 +340,11 @@ func (s *server) search(ctx context.Context, in SearchInput) (SearchOutput, stri
 	p := s.d.App.Palace
 	hits, err := p.Search(ctx, palace.Query{Text: in.Query, Results: in.Results,
 		Filter: store.Filter{Wing: in.Wing, Room: in.Room, Agent: in.Agent, Since: in.Since, Until: in.Until}})
+	if errors.Is(err, palace.ErrUnknownWing) && in.Wing == s.d.Agent {
+		// The bound agent's own wing, before it has a memory file:
+		// nothing to find yet, not a mistyped wing.
+		hits, err = nil, nil
+	}
 	if err != nil {
 		return out, "", err
 	}
@@ -384,26 +391,31 @@ func (s *server) remember(ctx context.Context, in RememberInput) (RememberOutput
 		return RememberOutput{}, "", err
 	}
 	now := s.d.Now()
-	var rep palace.MineReport
+	var res palace.WriteResult
 	err = s.locked(ctx, func() (err error) {
-		rep, err = s.d.App.Palace.Remember(ctx, agent, in.Heading, in.Text, now)
+		res, err = s.d.App.Palace.Remember(ctx, agent, in.Heading, in.Text, now)
 		return err
 	})
 	if err != nil {
 		return RememberOutput{}, "", err
 	}
 	path, _ := s.d.App.Home.MemoryPath(agent)
-	out := RememberOutput{Agent: agent, Source: s.d.App.Home.Rel(path), DrawersAdded: rep.Added}
+	out := RememberOutput{Agent: agent, Source: s.d.App.Home.Rel(path), DrawersAdded: res.Mine.Added}
+	if res.MineErr != nil {
+		s.d.Logger.Warn("memory_remember: the note is saved, mining it failed; the next mine catches up", "agent", agent, "err", res.MineErr)
+		out.MineError = res.MineErr.Error()
+	}
 	// Point at the section written: the newest one dated today (with the
 	// heading asked for), which is the last one unless an agent appended
 	// in between.
 	if data, err := os.ReadFile(path); err == nil {
 		if f, err := memfile.Parse(data); err == nil {
 			prefix := now.UTC().Format("2006-01-02") + " — "
+			heading := strings.TrimSpace(in.Heading) // as Remember writes it
 			secs := f.Recent()
 			for i := len(secs) - 1; i >= 0; i-- {
 				h := secs[i].Heading
-				if in.Heading != "" && h == prefix+in.Heading || in.Heading == "" && strings.HasPrefix(h, prefix) {
+				if heading != "" && h == prefix+heading || heading == "" && strings.HasPrefix(h, prefix) {
 					out.Section = sectionInfo(secs[i])
 					break
 				}
@@ -418,15 +430,19 @@ func (s *server) pin(ctx context.Context, in PinInput) (PinOutput, string, error
 	if err != nil {
 		return PinOutput{}, "", err
 	}
-	var added bool
+	var res palace.WriteResult
 	err = s.locked(ctx, func() (err error) {
-		added, err = s.d.App.Palace.Pin(ctx, agent, in.Fact)
+		res, err = s.d.App.Palace.Pin(ctx, agent, in.Fact)
 		return err
 	})
 	if err != nil {
 		return PinOutput{}, "", err
 	}
-	out := PinOutput{Agent: agent, Fact: in.Fact, Added: added}
+	out := PinOutput{Agent: agent, Fact: in.Fact, Added: res.Added}
+	if res.MineErr != nil {
+		s.d.Logger.Warn("memory_pin: the fact is saved, mining it failed; the next mine catches up", "agent", agent, "err", res.MineErr)
+		out.MineError = res.MineErr.Error()
+	}
 	path, _ := s.d.App.Home.MemoryPath(agent)
 	if data, err := os.ReadFile(path); err == nil {
 		if f, err := memfile.Parse(data); err == nil {

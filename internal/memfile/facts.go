@@ -66,48 +66,22 @@ func factFromLine(line string) (fact string, ok bool) {
 	return strings.Join(strings.Fields(s), " "), true
 }
 
-// isPlaceholderLine reports whether a whole line is a placeholder such as
-// "_(none yet)_" (optionally bulleted).
+// isPlaceholderLine reports whether a whole line is the placeholder
+// hivemem writes under an empty region, "_(none yet)_" (optionally bulleted
+// or indented).
 func isPlaceholderLine(line string) bool {
-	s := stripListMarker(strings.TrimSpace(trimEOL(line)))
-	return s != "" && isPlaceholder(s)
+	return isPlaceholder(stripListMarker(strings.TrimSpace(trimEOL(line))))
 }
 
-// isPlaceholder reports whether a trimmed, unbulleted line only says that
-// there is nothing here: a short "none…"/"nothing…" wrapped in italics or
-// parentheses ("_(none yet)_", "(none)", "_none_", "*nothing yet*"), or a
-// bare "none" / "none yet". "None of the tests need network" is a fact.
+// isPlaceholder reports whether a trimmed, unbulleted line is Placeholder,
+// the text Template and Build (and the system hivemem replaces) write under
+// an empty region. Only that exact text is one: anything else in a pinned
+// region was written by someone and is a fact, however much it looks like
+// a placeholder ("(none on staging hosts)", "*Nothing runs on Fridays*").
+// Misreading a hand-written placeholder as a fact keeps one line too many;
+// misreading a fact as a placeholder would drop it on the next condensation.
 func isPlaceholder(s string) bool {
-	inner, wrapped := unwrap(s)
-	inner = strings.ToLower(strings.TrimRight(inner, ".…! "))
-	words := strings.Fields(inner)
-	if len(words) == 0 || (words[0] != "none" && words[0] != "nothing") {
-		return false
-	}
-	if wrapped {
-		return len(words) <= 4
-	}
-	return inner == "none" || inner == "none yet" || inner == "nothing yet"
-}
-
-// unwrap strips matching emphasis and bracket pairs around s ("_(x)_" → "x")
-// and reports whether there were any.
-func unwrap(s string) (string, bool) {
-	pairs := [][2]string{{"_", "_"}, {"*", "*"}, {"(", ")"}, {"[", "]"}}
-	wrapped := false
-	for {
-		s = strings.TrimSpace(s)
-		changed := false
-		for _, p := range pairs {
-			if len(s) >= 2 && strings.HasPrefix(s, p[0]) && strings.HasSuffix(s, p[1]) {
-				s = s[len(p[0]) : len(s)-len(p[1])]
-				wrapped, changed = true, true
-			}
-		}
-		if !changed {
-			return s, wrapped
-		}
-	}
+	return s == Placeholder
 }
 
 // IsPlaceholderBody reports whether a region body holds nothing but blank

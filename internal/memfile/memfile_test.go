@@ -254,26 +254,39 @@ func TestNormalizeFact(t *testing.T) {
 	}
 }
 
+// TestPlaceholders: only the placeholder hivemem writes (Template, Build;
+// the system it replaces wrote the same text) is one. Lines that merely look
+// like placeholders were written by someone and are facts: reading them as
+// placeholders would drop them on the next condensation.
 func TestPlaceholders(t *testing.T) {
 	tests := []struct {
 		line        string
 		placeholder bool
 	}{
 		{"_(none yet)_", true},
-		{"_(none)_", true},
-		{"(none yet)", true},
-		{"_none_", true},
-		{"*nothing yet*", true},
 		{"- _(none yet)_", true},
-		{"  _(None yet.)_  ", true},
-		{"**(none so far)**", true},
-		{"none", true},
-		{"None yet", true},
+		{"* _(none yet)_", true},
+		{"  _(none yet)_  ", true},
+		{"_(none yet)_\r\n", true}, // a CRLF file
+		{"_(none yet)_\n", true},
+		{Placeholder, true},
+		{"_(none)_", false},
+		{"(none yet)", false},
+		{"_none_", false},
+		{"*nothing yet*", false},
+		{"  _(None yet.)_  ", false},
+		{"**(none so far)**", false},
+		{"none", false},
+		{"None yet", false},
+		{"*Nothing runs on Fridays*", false},
+		{"(none on staging hosts)", false},
+		{"_None of it is cached_", false},
 		{"None of the integration tests need network.", false},
 		{"_None of the integration tests need network_", false},
-		{"nothing", false}, // bare, not a known placeholder phrase
+		{"nothing", false},
 		{"(see below)", false},
 		{"_important_", false},
+		{"📌 _(none yet)_", false},
 		{"", false},
 	}
 	for _, tt := range tests {
@@ -296,8 +309,18 @@ func TestPinned(t *testing.T) {
 		},
 		{
 			name: "placeholders are never facts",
-			file: HeadingPinned + "\n_(none yet)_\n(none)\n_none_\n- real\n" + HeadingCondensed + "\n_(none yet)_\n",
+			file: HeadingPinned + "\n_(none yet)_\n- _(none yet)_\n- real\n" + HeadingCondensed + "\n_(none yet)_\n",
 			want: []string{"real"},
+		},
+		{
+			name: "a file written by an earlier version: template, CRLF, placeholders in both regions",
+			file: "# Memory — Old (old)\r\n\r\n" + HeadingPinned + "\r\n" + Placeholder + "\r\n" + HeadingCondensed + "\r\n" + Placeholder + "\r\n" + HeadingRecent + "\r\n## 2026-01-02 — x\r\nbody\r\n",
+			want: nil,
+		},
+		{
+			name: "look-alikes someone wrote are facts",
+			file: HeadingPinned + "\n- *Nothing runs on Fridays*\n(none on staging hosts)\n_none_\n" + Placeholder + "\n",
+			want: []string{"*Nothing runs on Fridays*", "(none on staging hosts)", "_none_"},
 		},
 		{
 			name: "duplicate pinned regions merge in order, deduped",

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/store"
 )
 
@@ -48,7 +49,14 @@ func (p *Palace) Reindex(ctx context.Context) (MineReport, error) {
 		if _, err := os.Stat(p.home.Abs(f.Source)); err != nil {
 			continue
 		}
-		r, err := p.Mine(ctx, p.home.Abs(f.Source), MineOptions{Wing: f.Wing, Agent: f.Agent})
+		agent := f.Agent
+		if agent != "" && home.ValidateAgentID(agent) != nil {
+			// Mined before --agent was held to the id rule: drop it
+			// rather than fail the rebuild.
+			p.log.Warn("reindex: dropping an invalid agent id", "source", f.Source, "agent", agent)
+			agent = ""
+		}
+		r, err := p.Mine(ctx, p.home.Abs(f.Source), MineOptions{Wing: f.Wing, Agent: agent})
 		if err != nil {
 			return rep, fmt.Errorf("reindex: %w", err)
 		}

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hivemem/hivemem/internal/chunk"
+	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/store"
 )
@@ -69,6 +70,9 @@ func (r *MineReport) add(o MineReport) {
 func (p *Palace) Mine(ctx context.Context, path string, opts MineOptions) (MineReport, error) {
 	start := time.Now()
 	var rep MineReport
+	if path == "" {
+		return rep, errors.New("mine: the path is empty: name a directory or a file")
+	}
 	if err := p.validateMineOptions(opts); err != nil {
 		return rep, err
 	}
@@ -139,6 +143,9 @@ func (p *Palace) Mine(ctx context.Context, path string, opts MineOptions) (MineR
 	return rep, nil
 }
 
+// validateMineOptions refuses metadata that could not be searched for or
+// that names no agent: the agent is held to the agent id rule, as
+// everywhere else.
 func (p *Palace) validateMineOptions(o MineOptions) error {
 	for _, v := range []struct{ name, val string }{{"wing", o.Wing}, {"agent", o.Agent}, {"room", o.Room}} {
 		if v.val == "" {
@@ -146,6 +153,11 @@ func (p *Palace) validateMineOptions(o MineOptions) error {
 		}
 		if len(v.val) > 128 || !utf8.ValidString(v.val) || strings.ContainsAny(v.val, "\x00\n\r") {
 			return fmt.Errorf("mine: invalid --%s %q", v.name, v.val)
+		}
+	}
+	if o.Agent != "" {
+		if err := home.ValidateAgentID(o.Agent); err != nil {
+			return fmt.Errorf("mine: --agent: %w", err)
 		}
 	}
 	return nil

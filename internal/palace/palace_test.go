@@ -2,6 +2,7 @@ package palace_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -360,14 +362,14 @@ func TestRememberPinWakeUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Added == 0 {
+	if rep.Mine.Added == 0 || rep.MineErr != nil {
 		t.Fatalf("remember did not mine: %+v", rep)
 	}
-	if added, err := f.p.Pin(ctx, "carol", "Releases ship on Tuesdays"); err != nil || !added {
-		t.Fatalf("pin: %v %v", added, err)
+	if res, err := f.p.Pin(ctx, "carol", "Releases ship on Tuesdays"); err != nil || !res.Added || res.MineErr != nil {
+		t.Fatalf("pin: %+v %v", res, err)
 	}
-	if added, err := f.p.Pin(ctx, "carol", "- Releases ship on Tuesdays"); err != nil || added {
-		t.Fatalf("duplicate pin: %v %v", added, err)
+	if res, err := f.p.Pin(ctx, "carol", "- Releases ship on Tuesdays"); err != nil || res.Added {
+		t.Fatalf("duplicate pin: %+v %v", res, err)
 	}
 	hits := f.search("cookie expiry", store.Filter{Wing: "carol"})
 	if len(hits) == 0 || hits[0].Heading != "2026-11-29 — login flake" {
@@ -389,6 +391,81 @@ func TestRememberPinWakeUp(t *testing.T) {
 	}
 	if _, err := f.p.WakeUp(ctx, "nobody", 800); err == nil {
 		t.Fatal("wake-up of an unknown wing should fail")
+	}
+}
+
+// failingEmbedder embeds like countingEmbedder until fail is set, then
+// fails every call, as a broken model or an unreachable endpoint does.
+type failingEmbedder struct {
+	countingEmbedder
+	fail atomic.Bool
+}
+
+func (e *failingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if e.fail.Load() {
+		return nil, errors.New("embedding endpoint unreachable")
+	}
+	return e.countingEmbedder.Embed(ctx, texts)
+}
+
+// TestRememberPinMineFails: when mining fails after the write, Remember and
+// Pin report the write as done (no error, the mine's failure in MineErr), so
+// a caller does not retry and duplicate the note; the next mine catches the
+// index up.
+func TestRememberPinMineFails(t *testing.T) {
+	ctx := context.Background()
+	h := home.Home{Root: t.TempDir()}
+	if err := h.Init(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(h.PalaceDir(), "palace.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	emb := &failingEmbedder{}
+	p, err := palace.New(ctx, h, st, emb, palace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb.fail.Store(true)
+	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	note := "the build cache lives on the second disk"
+	res, err := p.Remember(ctx, "carol", "cache", note, now)
+	if err != nil {
+		t.Fatalf("remember reported the write as failed although it happened: %v", err)
+	}
+	if res.MineErr == nil || !strings.Contains(res.MineErr.Error(), "unreachable") || !res.Added || res.Mine.Added != 0 {
+		t.Fatalf("remember: %+v, want the mining error in MineErr", res)
+	}
+	pin, err := p.Pin(ctx, "carol", "Releases ship on Tuesdays")
+	if err != nil || !pin.Added || pin.MineErr == nil {
+		t.Fatalf("pin: %+v, %v; want added with the mining error in MineErr", pin, err)
+	}
+	path, _ := h.MemoryPath("carol")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), note); n != 1 {
+		t.Fatalf("note written %d times:\n%s", n, data)
+	}
+	if n := strings.Count(string(data), "- Releases ship on Tuesdays\n"); n != 1 {
+		t.Fatalf("fact written %d times:\n%s", n, data)
+	}
+	if fs, err := st.Files(ctx, ""); err != nil || len(fs) != 0 {
+		t.Fatalf("a failed mine recorded files: %+v", fs)
+	}
+
+	// The next mine (the manager's watcher or scan, hivemem mine) catches up.
+	emb.fail.Store(false)
+	rep, err := p.Mine(ctx, path, palace.MineOptions{})
+	if err != nil || rep.Changed != 1 || rep.Added == 0 {
+		t.Fatalf("catch-up mine: %+v, %v", rep, err)
+	}
+	hits, err := p.Search(ctx, palace.Query{Text: "build cache second disk", Filter: store.Filter{Wing: "carol"}})
+	if err != nil || len(hits) == 0 || hits[0].Heading != "2026-11-29 — cache" {
+		t.Fatalf("note not searchable after the catch-up mine: %+v, %v", hits, err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"sort"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/store"
 )
 
@@ -31,9 +33,18 @@ const MaxResults = 1000
 type Query struct {
 	Text    string
 	Filter  store.Filter
-	Results int    // default 5
+	Results int    // 1 to MaxResults; 0 means 5
 	Mode    string // hybrid (default), lexical, vector
 }
+
+// ErrNoWords is returned for a lexical search whose query has no word to
+// look for (only punctuation or symbols, such as "*" or "()"): it could
+// never match anything.
+var ErrNoWords = errors.New("query has no words to search for")
+
+// ErrUnknownWing is returned for a search filtered to a wing the palace
+// does not have.
+var ErrUnknownWing = errors.New("unknown wing")
 
 // Hit is one search result with every score that produced it.
 type Hit struct {
@@ -70,6 +81,14 @@ func ValidateDate(s string) error {
 	return nil
 }
 
+// ValidateResults accepts a number of hits from 1 to MaxResults.
+func ValidateResults(n int) error {
+	if n < 1 || n > MaxResults {
+		return fmt.Errorf("results must be between 1 and %d, got %d", MaxResults, n)
+	}
+	return nil
+}
+
 // Mode reports what Search can do: hybrid with an embedder, else lexical.
 func (p *Palace) Mode() string {
 	if p.emb == nil {
@@ -95,14 +114,22 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 	if q.Results == 0 {
 		q.Results = 5
 	}
-	if q.Results < 0 || q.Results > MaxResults {
-		return nil, fmt.Errorf("search: results must be between 1 and %d, got %d", MaxResults, q.Results)
+	if err := ValidateResults(q.Results); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
 	}
 	if err := ValidateDate(q.Filter.Since); err != nil {
 		return nil, fmt.Errorf("search: --since: %w", err)
 	}
 	if err := ValidateDate(q.Filter.Until); err != nil {
 		return nil, fmt.Errorf("search: --until: %w", err)
+	}
+	if f := q.Filter; f.Since != "" && f.Until != "" && f.Since > f.Until {
+		return nil, fmt.Errorf("search: since %s is after until %s: no date is in that range", f.Since, f.Until)
+	}
+	if q.Filter.Agent != "" {
+		if err := home.ValidateAgentID(q.Filter.Agent); err != nil {
+			return nil, fmt.Errorf("search: agent: %w", err)
+		}
 	}
 	mode := q.Mode
 	if mode == "" {
@@ -118,6 +145,11 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 			return nil, fmt.Errorf("search: vector mode needs an embedding model (run `hivemem model fetch`)")
 		}
 		mode = ModeLexical
+	}
+	// Lexical search looks only for words; the vector side of a hybrid
+	// search can still answer a query without any.
+	if mode == ModeLexical && store.QueryTerms(q.Text) == nil {
+		return nil, fmt.Errorf("search: %w: %q has no letters or digits", ErrNoWords, q.Text)
 	}
 	pool := max(p.opts.CandidatePool, q.Results*3)
 
@@ -173,7 +205,36 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 			VectorScore: f.Vector, VectorRank: f.VectorRank,
 		})
 	}
+	// A hit proves its wing exists; only an empty result can hide a
+	// mistyped one.
+	if len(hits) == 0 && q.Filter.Wing != "" {
+		if err := p.checkWing(ctx, q.Filter.Wing); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+	}
 	return hits, nil
+}
+
+// checkWing returns ErrUnknownWing for a wing the palace does not have.
+// Wake-up knows a wing by the agent's memory file or a mined memory.md
+// under it; a search also covers any mined file, so a wing is known when
+// it is an agent with a memory file or the wing of any mined file.
+func (p *Palace) checkWing(ctx context.Context, wing string) error {
+	if path, err := p.home.MemoryPath(wing); err == nil {
+		if _, err := os.Stat(path); err == nil {
+			return nil
+		}
+	}
+	files, err := p.store.Files(ctx, "")
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if f.Wing == wing {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w %q: no agent or mined file has it", ErrUnknownWing, wing)
 }
 
 func (p *Palace) vectorRank(ctx context.Context, text string, f store.Filter, k int) ([]store.Scored, error) {

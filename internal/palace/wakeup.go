@@ -18,6 +18,9 @@ import (
 // DefaultWakeUpBudget is the digest's size in estimated tokens.
 const DefaultWakeUpBudget = 800
 
+// MaxWakeUpBudget is the largest budget WakeUp takes, in estimated tokens.
+const MaxWakeUpBudget = 100000
+
 // Digest is a wake-up: what a new session should know first.
 type Digest struct {
 	Wing      string       `json:"wing,omitempty"`
@@ -51,13 +54,17 @@ type AgentLine struct {
 // WakeUp builds the digest for a wing (an agent) straight from its memory
 // file — pinned facts, condensed history, then the newest sections' headings
 // with their first lines — cut to the token budget in that order of
-// priority. With no wing it gives one line per agent.
+// priority. With no wing it gives one line per agent. The budget is in
+// estimated tokens, 1 to MaxWakeUpBudget; 0 means DefaultWakeUpBudget, and
+// a negative budget is an error.
 func (p *Palace) WakeUp(ctx context.Context, wing string, budget int) (Digest, error) {
-	if budget <= 0 {
+	switch {
+	case budget < 0:
+		return Digest{}, fmt.Errorf("wake-up: budget %d is negative (want 1 to %d tokens, or 0 for the default)", budget, MaxWakeUpBudget)
+	case budget == 0:
 		budget = DefaultWakeUpBudget
-	}
-	if budget > 100000 {
-		return Digest{}, fmt.Errorf("wake-up: budget %d is too large (at most 100000 tokens)", budget)
+	case budget > MaxWakeUpBudget:
+		return Digest{}, fmt.Errorf("wake-up: budget %d is too large (at most %d tokens)", budget, MaxWakeUpBudget)
 	}
 	if wing == "" {
 		return p.wakeUpHive(ctx, budget)
@@ -129,6 +136,10 @@ func (p *Palace) WakeUp(ctx context.Context, wing string, budget int) (Digest, e
 	return d, ctx.Err()
 }
 
+// wakeUpHive is the hive-wide digest: a title line, then one line per agent
+// while they fit the budget. A budget too small for the title gives an
+// empty, truncated digest: agent lines without their title would not say
+// what they are.
 func (p *Palace) wakeUpHive(ctx context.Context, budget int) (Digest, error) {
 	ids, err := p.home.Agents()
 	if err != nil {
@@ -136,10 +147,13 @@ func (p *Palace) wakeUpHive(ctx context.Context, budget int) (Digest, error) {
 	}
 	d := Digest{Budget: budget}
 	var b strings.Builder
-	used := 0
 	head := fmt.Sprintf("# Wake-up — hive (%d agents)\n", len(ids))
+	used := chunk.EstimateTokens(head)
+	if used > budget {
+		d.Truncated = true
+		return d, nil
+	}
 	b.WriteString(head)
-	used += chunk.EstimateTokens(head)
 	for _, id := range ids {
 		if err := ctx.Err(); err != nil {
 			return d, err

@@ -19,22 +19,45 @@ const MaxRememberBytes = 64 << 10
 // LockTimeout bounds how long a write waits for another writer of the same file.
 const LockTimeout = 30 * time.Second
 
+// WriteResult reports a Remember or Pin whose write succeeded: a nil error
+// from either means the memory file holds the note or fact, whatever
+// happens after. The file is then mined so the note is searchable at once.
+// When that fails, the write still stands: MineErr says why the index is
+// behind, and the next mine of the file (the manager's watcher or periodic
+// scan, `hivemem mine`, the next remember or pin) catches it up: a file
+// whose mine failed is not recorded as mined, and drawers left without a
+// vector are filled by every mine. Callers report MineErr as a warning
+// (like the reflector's Result.MineError), never as a failed write: a retry
+// would write the note twice.
+type WriteResult struct {
+	// Added is false for a Pin whose fact was already pinned (nothing
+	// written, nothing mined); true otherwise.
+	Added bool
+	// Mine is what mining the file did; zero when MineErr is set.
+	Mine MineReport
+	// MineErr is the mining error, nil when the index is up to date.
+	MineErr error
+}
+
 // Remember appends a dated section to an agent's memory file under its lock
 // (creating the file from the template when missing), then mines the file
-// so the note is searchable at once.
-func (p *Palace) Remember(ctx context.Context, agent, heading, text string, now time.Time) (MineReport, error) {
+// so the note is searchable at once. An error means nothing was written; a
+// failed mine after the write is reported in WriteResult.MineErr.
+func (p *Palace) Remember(ctx context.Context, agent, heading, text string, now time.Time) (WriteResult, error) {
 	if err := CheckText("text", text, MaxRememberBytes); err != nil {
-		return MineReport{}, fmt.Errorf("remember: %w", err)
+		return WriteResult{}, fmt.Errorf("remember: %w", err)
 	}
 	if strings.TrimSpace(text) == "" {
-		return MineReport{}, errors.New("remember: text is empty")
+		return WriteResult{}, errors.New("remember: text is empty")
 	}
 	if err := CheckText("heading", heading, 200); err != nil {
-		return MineReport{}, fmt.Errorf("remember: %w", err)
+		return WriteResult{}, fmt.Errorf("remember: %w", err)
 	}
 	if strings.ContainsAny(heading, "\r\n") {
-		return MineReport{}, errors.New("remember: heading must be one line")
+		return WriteResult{}, errors.New("remember: heading must be one line")
 	}
+	// A blank heading is no heading: the note's first line stands in.
+	heading = strings.TrimSpace(heading)
 	date := now.UTC().Format("2006-01-02")
 	if heading == "" {
 		heading = firstLine(text)
@@ -48,22 +71,23 @@ func (p *Palace) Remember(ctx context.Context, agent, heading, text string, now 
 		return memfile.AppendSection(old, full, text)
 	})
 	if err != nil {
-		return MineReport{}, fmt.Errorf("remember: %w", err)
+		return WriteResult{}, fmt.Errorf("remember: %w", err)
 	}
-	return p.mineAgent(ctx, agent)
+	return p.mineWritten(ctx, agent), nil
 }
 
 // Pin adds a durable fact to the agent's pinned region; pinning a fact that
-// is already there (after normalisation) changes nothing and reports false.
-func (p *Palace) Pin(ctx context.Context, agent, fact string) (bool, error) {
+// is already there (after normalisation) changes nothing and reports Added
+// false. As for Remember, an error means nothing was written.
+func (p *Palace) Pin(ctx context.Context, agent, fact string) (WriteResult, error) {
 	if err := CheckText("fact", fact, 2000); err != nil {
-		return false, fmt.Errorf("pin: %w", err)
+		return WriteResult{}, fmt.Errorf("pin: %w", err)
 	}
 	if strings.ContainsAny(fact, "\r\n") {
-		return false, errors.New("pin: a fact must be one line")
+		return WriteResult{}, errors.New("pin: a fact must be one line")
 	}
 	if strings.TrimSpace(fact) == "" {
-		return false, errors.New("pin: fact is empty")
+		return WriteResult{}, errors.New("pin: fact is empty")
 	}
 	added := false
 	err := p.updateMemory(ctx, agent, func(old []byte) ([]byte, error) {
@@ -72,12 +96,22 @@ func (p *Palace) Pin(ctx context.Context, agent, fact string) (bool, error) {
 		return out, err
 	})
 	if err != nil {
-		return false, fmt.Errorf("pin: %w", err)
+		return WriteResult{}, fmt.Errorf("pin: %w", err)
 	}
-	if added {
-		_, err = p.mineAgent(ctx, agent)
+	if !added {
+		return WriteResult{}, nil
 	}
-	return added, err
+	return p.mineWritten(ctx, agent), nil
+}
+
+// mineWritten mines an agent's file after a write. A failure is kept in the
+// result, not returned: the write has happened.
+func (p *Palace) mineWritten(ctx context.Context, agent string) WriteResult {
+	rep, err := p.mineAgent(ctx, agent)
+	if err != nil {
+		return WriteResult{Added: true, MineErr: err}
+	}
+	return WriteResult{Added: true, Mine: rep}
 }
 
 // updateMemory runs fn on an agent's memory file under its lock and swaps

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -272,12 +273,20 @@ func (r *Reflector) Restore(ctx context.Context, agent, name string) (RestoreRes
 				err = fmt.Errorf("unlock: %w", uerr)
 			}
 		}()
-		cur, err := os.ReadFile(path)
+		if _, err := atomicio.Recover(path); err != nil {
+			return err
+		}
+		var cur []byte
+		fh, err := atomicio.OpenRegular(path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
 			return fmt.Errorf("read %s: %w", path, err)
 		default:
+			defer fh.Close()
+			if cur, err = io.ReadAll(fh); err != nil {
+				return fmt.Errorf("read %s: %w", path, err)
+			}
 			res.OldBytes = int64(len(cur))
 			if string(cur) == string(data) {
 				res.Unchanged = true
@@ -290,13 +299,19 @@ func (r *Reflector) Restore(ctx context.Context, agent, name string) (RestoreRes
 			}
 			res.PreRestoreBackup = pre.Name
 		}
-		if err := atomicio.WriteFile(path, data, 0o644); err != nil {
+		// Swap carries a line an agent appends during the restore into the
+		// restored file, as after a condensation.
+		sw, err := atomicio.Swap(path, fh, int64(len(cur)), data, 0o644, r.salvageGrace)
+		if !sw.Swapped {
 			if res.PreRestoreBackup != "" {
 				_ = removeBackupDir(r.home, res.PreRestoreBackup, agent)
 			}
 			return err
 		}
-		res.NewBytes = int64(len(data))
+		if err != nil {
+			r.log.Warn("reflector: restored with an error", "agent", agent, "err", err)
+		}
+		res.NewBytes = int64(len(data)) + sw.Salvaged
 		return nil
 	}()
 	if err != nil {

@@ -95,8 +95,9 @@ type Reflector struct {
 	lockTimeout  time.Duration
 	salvageGrace time.Duration
 	now          func() time.Time
-	// writeFile is atomicio.WriteFile; tests replace it to fail the swap.
-	writeFile func(path string, data []byte, perm os.FileMode) error
+	// swapFile is atomicio.Swap with the salvage grace; tests replace it to
+	// fail the swap or to act inside it.
+	swapFile func(path string, old *os.File, off int64, data []byte) (atomicio.SwapResult, error)
 
 	mu   sync.Mutex
 	sems map[string]chan struct{}
@@ -107,7 +108,7 @@ func New(d Deps) *Reflector {
 	r := &Reflector{
 		home: d.Home, settingsFn: d.Settings, events: d.Events, miner: d.Miner, log: d.Logger,
 		sum: d.Summarizer, lockTimeout: d.LockTimeout, salvageGrace: d.SalvageGrace, now: d.Now,
-		writeFile: atomicio.WriteFile, sems: map[string]chan struct{}{},
+		sems: map[string]chan struct{}{},
 	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
@@ -117,6 +118,9 @@ func New(d Deps) *Reflector {
 	}
 	if r.salvageGrace == 0 {
 		r.salvageGrace = DefaultSalvageGrace
+	}
+	r.swapFile = func(path string, old *os.File, off int64, data []byte) (atomicio.SwapResult, error) {
+		return atomicio.Swap(path, old, off, data, 0o644, r.salvageGrace)
 	}
 	if r.now == nil {
 		r.now = time.Now
@@ -436,7 +440,10 @@ func (ru *run) swap(cfg config.Config, path string, data []byte, p plan, out sum
 		}
 	}()
 
-	fh, err := os.Open(path)
+	if _, err := atomicio.Recover(path); err != nil {
+		return ru.abort(ReasonReadFailed, err.Error(), err)
+	}
+	fh, err := atomicio.OpenRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return ru.abort(ReasonChanged, "the memory file was removed during the summary", err)
 	}
@@ -486,18 +493,23 @@ func (ru *run) swap(cfg config.Config, path string, data []byte, p plan, out sum
 	if err != nil {
 		return ru.abort(ReasonBackupFailed, err.Error(), err)
 	}
-	if err := r.writeFile(path, newData, 0o644); err != nil {
-		// A failure after the rename (directory fsync) still swapped the
-		// file: only a file that kept its old bytes is an abort.
-		if now, rerr := os.ReadFile(path); rerr != nil || !bytes.Equal(now, newData) {
-			_ = removeBackupDir(r.home, b.Name, ru.agent)
-			return ru.abort(ReasonWriteFailed, err.Error(), err)
+	sw, err := r.swapFile(path, fh, int64(len(cur)), newData)
+	switch {
+	case !sw.Swapped:
+		_ = removeBackupDir(r.home, b.Name, ru.agent)
+		if errors.Is(err, atomicio.ErrReplaced) {
+			return ru.abort(ReasonChanged, "another program replaced the file during the swap", err)
 		}
-		r.log.Warn("reflector: memory file swapped but not synced", "agent", ru.agent, "err", err)
+		return ru.abort(ReasonWriteFailed, err.Error(), err)
+	case err != nil:
+		// Swapped, but the directory fsync or carrying a late append
+		// failed: the replaced file is kept, and the next locked access
+		// carries what it holds.
+		r.log.Warn("reflector: memory file swapped with an error", "agent", ru.agent, "err", err)
 	}
-	salvaged, err := r.salvage(fh, int64(len(cur)), path)
-	if err != nil {
-		r.log.Error("reflector: appending late writes to the new file failed; they are in the backup", "agent", ru.agent, "backup", b.Path, "err", err)
+	salvaged := sw.Salvaged
+	if salvaged > 0 {
+		r.log.Info("reflector: salvaged a late append", "path", path, "bytes", salvaged)
 	}
 	locked = false
 	if err := unlock(); err != nil {
@@ -525,15 +537,6 @@ func (ru *run) swap(cfg config.Config, path string, data []byte, p plan, out sum
 	return ru.res, nil
 }
 
-// salvage carries appends that reached the old file after the swap.
-func (r *Reflector) salvage(old *os.File, off int64, path string) (int64, error) {
-	n, err := atomicio.Salvage(old, off, path, r.salvageGrace)
-	if n > 0 {
-		r.log.Info("reflector: salvaged a late append", "path", path, "bytes", n)
-	}
-	return n, err
-}
-
 // readLocked reads path under its lock, so it never sees a half-finished
 // write by another hivemem writer.
 func (r *Reflector) readLocked(ctx context.Context, path string) ([]byte, error) {
@@ -543,7 +546,11 @@ func (r *Reflector) readLocked(ctx context.Context, path string) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
-	data, rerr := os.ReadFile(path)
+	_, rerr := atomicio.Recover(path)
+	var data []byte
+	if rerr == nil {
+		data, rerr = atomicio.ReadRegular(path)
+	}
 	uerr := unlock()
 	if rerr != nil {
 		return nil, rerr

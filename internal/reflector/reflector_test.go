@@ -265,7 +265,9 @@ func TestAbortReasons(t *testing.T) {
 			must(e.t, os.WriteFile(e.home.BackupsDir(), []byte("in the way"), 0o644))
 		}, msg: "backup"},
 		{reason: ReasonWriteFailed, setup: func(e *env) {
-			e.r.writeFile = func(string, []byte, os.FileMode) error { return errors.New("disk full") }
+			e.r.swapFile = func(string, *os.File, int64, []byte) (atomicio.SwapResult, error) {
+				return atomicio.SwapResult{}, errors.New("disk full")
+			}
 		}, msg: "disk full"},
 		{reason: ReasonCanceled, sum: func(e *env) *fakeSum {
 			return &fakeSum{fn: func(ctx context.Context, req summarize.Request) (summarize.Result, error) {
@@ -603,14 +605,14 @@ func TestSalvage(t *testing.T) {
 	e.r.salvageGrace = 30 * time.Millisecond
 	e.write("alice", memoryFile(20, 1500))
 	lateCh := make(chan *os.File, 1)
-	e.r.writeFile = func(path string, data []byte, perm os.FileMode) error {
+	swap := e.r.swapFile
+	e.r.swapFile = func(path string, old *os.File, off int64, data []byte) (atomicio.SwapResult, error) {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
-			return err
+			return atomicio.SwapResult{}, err
 		}
-		err = atomicio.WriteFile(path, data, perm)
 		lateCh <- f // opened before the rename, written after it
-		return err
+		return swap(path, old, off, data)
 	}
 	done := make(chan struct{})
 	go func() {

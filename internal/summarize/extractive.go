@@ -3,8 +3,10 @@ package summarize
 import (
 	"context"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Extractive is the built-in summariser: no network, no model, deterministic.
@@ -25,6 +27,16 @@ const (
 	maxDetailWords  = 40
 	maxHoistWords   = 30
 	maxKeywordHoist = 10
+)
+
+// Limits that bound the output in bytes, not only in words: a token with no
+// spaces (a base64 blob, a minified line, a long URL, a line of CJK text)
+// costs one word per wordBytes bytes, and a token longer than maxTokenBytes
+// is cut, marked "…", when it is copied into the summary. Nothing is lost:
+// the reflector archives every evicted section verbatim before it swaps.
+const (
+	wordBytes     = 16
+	maxTokenBytes = 128
 )
 
 // Summarize implements Summarizer. Budget rules: the newest material wins;
@@ -525,13 +537,64 @@ func normFact(s string) string {
 	return strings.TrimRight(s, ".")
 }
 
-func countWords(s string) int { return len(strings.Fields(s)) }
+// countWords counts s against the word budget: each whitespace-separated
+// token is one word per started wordBytes bytes, so the budget bounds the
+// summary's size in bytes as well as in words.
+func countWords(s string) int {
+	n := 0
+	for _, w := range strings.Fields(s) {
+		n += tokenWords(w)
+	}
+	return n
+}
 
-// truncateWords keeps the first n words of s, marking the cut.
+func tokenWords(w string) int { return (len(w) + wordBytes - 1) / wordBytes }
+
+// truncateWords keeps the first n words of s (as countWords counts them),
+// cutting every token longer than maxTokenBytes, and marks each cut with
+// "…". A token that only partly fits is cut at the budget.
 func truncateWords(s string, n int) string {
-	w := strings.Fields(s)
-	if len(w) <= n {
+	fields := strings.Fields(s)
+	long := slices.ContainsFunc(fields, func(w string) bool { return len(w) > maxTokenBytes })
+	if !long && countWords(s) <= n {
 		return s
 	}
-	return strings.Join(w[:n], " ") + "…"
+	var b strings.Builder
+	left := n
+	for _, w := range fields {
+		if len(w) > maxTokenBytes {
+			w = cutBytes(w, maxTokenBytes-len("…")) + "…"
+		}
+		if c := tokenWords(w); c > left {
+			if left > 0 {
+				if b.Len() > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(cutBytes(w, left*wordBytes-len("…")))
+			}
+			if !strings.HasSuffix(b.String(), "…") {
+				b.WriteString("…")
+			}
+			break
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w)
+		left -= tokenWords(w)
+	}
+	return b.String()
+}
+
+// cutBytes returns the longest prefix of s of at most n bytes that does not
+// split a UTF-8 sequence.
+func cutBytes(s string, n int) string {
+	if n >= len(s) {
+		return s
+	}
+	n = max(n, 0)
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

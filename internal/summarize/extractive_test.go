@@ -205,6 +205,42 @@ func TestExtractiveBudget(t *testing.T) {
 	}
 }
 
+// TestTruncateWordsBytes: a token costs a word per wordBytes bytes and one
+// longer than maxTokenBytes is cut, so the word budget bounds bytes too.
+// Ordinary text is counted and kept as before.
+func TestTruncateWordsBytes(t *testing.T) {
+	blob := strings.Repeat("QUJDRA", 1000)
+	cjk := strings.Repeat("決定", 100) // 600 bytes, no spaces
+	tests := []struct {
+		name  string
+		s     string
+		n     int
+		words int // countWords(s)
+		want  string
+	}{
+		{name: "prose unchanged", s: "fixed  the build in /src/a.go", n: 40, words: 5, want: "fixed  the build in /src/a.go"},
+		{name: "prose cut at n words", s: "a b c d e", n: 3, words: 5, want: "a b c…"},
+		{name: "17 bytes is two words", s: "internationalized", n: 1, words: 2, want: "international…"},
+		{name: "long token cut in place", s: "see " + blob + " later", n: 40, words: 1 + 375 + 1, want: "see " + blob[:maxTokenBytes-len("…")] + "… later"},
+		{name: "long token cut at the budget", s: "see " + blob, n: 3, words: 376, want: "see " + blob[:2*wordBytes-len("…")] + "…"},
+		{name: "cut never splits a character", s: cjk, n: 2, words: 38, want: strings.Repeat("決定", 4) + "決…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := countWords(tt.s); got != tt.words {
+				t.Errorf("countWords = %d, want %d", got, tt.words)
+			}
+			got := truncateWords(tt.s, tt.n)
+			if got != tt.want {
+				t.Errorf("truncateWords(%d) = %q, want %q", tt.n, got, tt.want)
+			}
+			if w := countWords(got); got != tt.s && w > tt.n {
+				t.Errorf("truncateWords(%d) = %q, %d words", tt.n, got, w)
+			}
+		})
+	}
+}
+
 // TestExtractiveOldCondensed checks that the old text loses its oldest lines
 // first and keeps its newest, within its share of the budget.
 func TestExtractiveOldCondensed(t *testing.T) {

@@ -225,8 +225,11 @@ func (h *Handler) search(r *http.Request, pq palace.Query) (SearchResponse, erro
 	start := time.Now()
 	hits, err := h.app.Palace.Search(r.Context(), pq)
 	if err != nil {
-		if errors.Is(err, palace.ErrEmptyQuery) {
+		switch {
+		case errors.Is(err, palace.ErrEmptyQuery), errors.Is(err, palace.ErrNoWords):
 			return SearchResponse{}, statusError(http.StatusBadRequest, err)
+		case errors.Is(err, palace.ErrUnknownWing):
+			return SearchResponse{}, statusError(http.StatusNotFound, err)
 		}
 		return SearchResponse{}, err
 	}

@@ -181,7 +181,8 @@ const sseHeartbeat = 15 * time.Second
 // and wakes at once for events appended through this process's log. Each
 // event's id is its end offset in the log, so a reconnecting EventSource
 // (Last-Event-ID) resumes without losing or repeating one. Without an id
-// or "from" it starts at the end of the log.
+// or "from" it starts at the end of the log. HEAD gets the headers only.
+// The stream ends when the client goes away, or on Close.
 func (h *Handler) apiEventStream(w http.ResponseWriter, r *http.Request) {
 	f, err := parseEventFilter(r)
 	if err != nil {
@@ -208,14 +209,21 @@ func (h *Handler) apiEventStream(w http.ResponseWriter, r *http.Request) {
 			off = st.Size()
 		}
 	}
-	rc := http.NewResponseController(w)
-	// A server-wide write timeout must not cut a stream that is meant to
-	// stay open; an error here only means the server has none.
-	_ = rc.SetWriteDeadline(time.Time{})
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream; charset=utf-8")
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("X-Accel-Buffering", "no")
+	if r.Method == http.MethodHead {
+		// The headers are the whole answer: a HEAD response has no body,
+		// so the writes of a stream would be discarded and never fail, and
+		// the stream would hold the connection for good.
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	rc := http.NewResponseController(w)
+	// A server-wide write timeout must not cut a stream that is meant to
+	// stay open; an error here only means the server has none.
+	_ = rc.SetWriteDeadline(time.Time{})
 	w.WriteHeader(http.StatusOK)
 	if _, err := io.WriteString(w, "retry: 3000\n: hivemem event stream\n\n"); err != nil {
 		return

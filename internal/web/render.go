@@ -528,18 +528,14 @@ func writeText(b *strings.Builder, s string, o renderOpts) {
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) }
 
 // snippet cuts a hit's text to about n bytes around the first line that
-// has a query term, on line boundaries where it can.
+// has a query term (lower case, as from store.QueryTerms), on line
+// boundaries where it can. It only ever cuts text at rune starts, and adds
+// nothing but the "… " and " …" marks of a cut.
 func snippet(text string, terms []string, n int) (string, bool) {
 	if len(text) <= n {
 		return text, false
 	}
-	lower := strings.ToLower(text)
-	at := -1
-	for _, t := range terms {
-		if k := strings.Index(lower, t); k >= 0 && (at < 0 || k < at) {
-			at = k
-		}
-	}
+	at := indexFold(text, terms)
 	from := 0
 	if at > n/3 {
 		from = at - n/3
@@ -547,11 +543,11 @@ func snippet(text string, terms []string, n int) (string, bool) {
 			from = k + 1
 		}
 	}
-	to := min(len(text), from+n)
-	for from > 0 && !utf8.RuneStart(text[from]) {
+	for from > 0 && from < len(text) && !utf8.RuneStart(text[from]) {
 		from++
 	}
-	for to < len(text) && !utf8.RuneStart(text[to]) {
+	to := min(len(text), from+max(n, 0))
+	for to > from && to < len(text) && !utf8.RuneStart(text[to]) {
 		to--
 	}
 	out := text[from:to]
@@ -562,4 +558,30 @@ func snippet(text string, terms []string, n int) (string, bool) {
 		out += " …"
 	}
 	return out, true
+}
+
+// indexFold is the offset in s of the first match of any of terms (lower
+// case) in s lower-cased, or -1: strings.Index(strings.ToLower(s), term),
+// but as an offset into s itself, at the start of one of its runes. An
+// offset into the lower-cased copy is not one into s: lower-casing can
+// change a rune's length ("Ⱥ", 2 bytes, is "ⱥ", 3; an invalid byte
+// becomes U+FFFD, 3 bytes).
+func indexFold(s string, terms []string) int {
+	var b strings.Builder
+	b.Grow(len(s))
+	from := make([]int, 0, len(s)) // from[k]: where in s the rune of lower[k] starts
+	for i, r := range s {
+		b.WriteRune(unicode.ToLower(r))
+		for len(from) < b.Len() {
+			from = append(from, i)
+		}
+	}
+	lower := b.String()
+	at := -1
+	for _, t := range terms {
+		if k := strings.Index(lower, t); t != "" && k >= 0 && (at < 0 || from[k] < at) {
+			at = from[k]
+		}
+	}
+	return at
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestRenderBlocks(t *testing.T) {
@@ -96,6 +97,14 @@ func TestSnippet(t *testing.T) {
 		{"short", "all of it", []string{"it"}, 100, "all of it", false},
 		{"around the term", long, []string{"needle"}, 200, "the needle is here", true},
 		{"no term: start", long, []string{"absent"}, 100, "filler words here", true},
+		// Lower-casing "Ⱥ" (2 bytes) gives "ⱥ" (3 bytes): an offset in the
+		// lower-cased text lies past the term in the original.
+		{"case folding longer", strings.Repeat("Ⱥ", 400) + " zebracorn marker", []string{"zebracorn"}, 600, "zebracorn marker", true},
+		{"term folds", strings.Repeat("Ⱥ", 400) + " ZebraCorn marker" + strings.Repeat(" x", 400), []string{"zebracorn"}, 200, "ZebraCorn marker", true},
+		{"term with folding rune", strings.Repeat("x ", 400) + "ȺB" + strings.Repeat(" y", 400), []string{"ⱥb"}, 100, "ȺB", true},
+		// "K" (Kelvin sign, 3 bytes) lower-cases to "k" (1 byte).
+		{"case folding shorter", strings.Repeat("\u212a", 400) + " needle" + strings.Repeat(" z", 400), []string{"needle"}, 100, "needle", true},
+		{"invalid utf-8", strings.Repeat("\xff", 400) + " needle" + strings.Repeat(" z", 400), []string{"needle"}, 100, "needle", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -107,10 +116,57 @@ func TestSnippet(t *testing.T) {
 	}
 }
 
+// FuzzSnippet: snippet never panics, keeps valid UTF-8 valid, and adds
+// nothing to its input but the marks of a cut.
+func FuzzSnippet(f *testing.F) {
+	f.Add(strings.Repeat("Ⱥ", 400)+" zebracorn marker", "zebracorn", 600)
+	f.Add(strings.Repeat("\u212a", 300)+" needle\nline", "needle", 100)
+	f.Add("short", "s", 10)
+	f.Add("a\nb\nc\n"+strings.Repeat("é", 50), "é", 7)
+	f.Add("\xff\xfe\x80abc", "abc", 1)
+	f.Fuzz(func(t *testing.T, text, term string, n int) {
+		n = max(n%2048, -n%2048) // 0 to 2047
+		out, cut := snippet(text, strings.Fields(strings.ToLower(term)), n)
+		if !cut {
+			if out != text || len(text) > n {
+				t.Fatalf("uncut snippet(%q, %d) = %q", text, n, out)
+			}
+			return
+		}
+		if utf8.ValidString(text) && !utf8.ValidString(out) {
+			t.Fatalf("snippet of valid UTF-8 is not: %q", out)
+		}
+		mid := strings.TrimSuffix(strings.TrimPrefix(out, "… "), " …")
+		if !strings.Contains(text, mid) {
+			t.Fatalf("snippet(%q, %d) = %q: %q is not part of the text", text, n, out, mid)
+		}
+		if len(mid) > n {
+			t.Fatalf("snippet(%q, %d) = %q: longer than %d bytes", text, n, out, n)
+		}
+	})
+}
+
 func TestSafeNext(t *testing.T) {
 	for in, want := range map[string]string{
 		"/events": "/events", "": "/", "//evil.example": "/", `/\evil.example`: "/",
 		"https://evil.example": "/", "/a\r\nSet-Cookie: x": "/", "/agents/x?view=raw": "/agents/x?view=raw",
+		"/agents/x#top": "/agents/x#top", "/search?q=a%20b&next=//evil.example": "/search?q=a%20b&next=//evil.example",
+		"/agents/x/archive/2026-11.md": "/agents/x/archive/2026-11.md",
+		// Browsers drop TAB, CR and LF anywhere in a URL, and leading or
+		// trailing C0 controls and spaces.
+		"/\t/evil.example": "/", "/\n/evil.example": "/", "/\r/evil.example": "/", "\t//evil.example": "/",
+		" //evil.example": "/", "/ /evil.example": "/", "/\x00/evil.example": "/", "/\x7f": "/", "/\u0085/x": "/",
+		"/\u00a0/x": "/", "/\u2028/x": "/",
+		// ... and read "\" as "/".
+		`\\evil.example`: "/", `/\/evil.example`: "/", `\/evil.example`: "/",
+		// Encoded, the same characters are refused in the path.
+		"/%09/evil.example": "/", "/%0a/evil.example": "/", "/%5C/evil.example": "/", "/%00": "/",
+		// Scheme, host, user, and paths that are not a single "/".
+		"https:evil.example": "/", "https:/evil.example": "/", "javascript:alert(1)": "/", "//user@evil.example": "/",
+		"///evil.example": "/", "////evil.example": "/", "/.//evil.example": "/", "/..//evil.example": "/",
+		"/agents//x": "/", "evil.example": "/", "agents/x": "/", "?next=/": "/", "#/x": "/",
+		// Malformed or not UTF-8.
+		"/%zz": "/", "/\xff": "/",
 	} {
 		if got := safeNext(in); got != want {
 			t.Errorf("safeNext(%q) = %q, want %q", in, got, want)

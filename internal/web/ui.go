@@ -16,6 +16,7 @@ import (
 	"math"
 	"mime"
 	"net/http"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -23,6 +24,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hivemem/hivemem/internal/chunk"
 	"github.com/hivemem/hivemem/internal/home"
@@ -657,10 +660,21 @@ type loginData struct {
 	Need  bool
 }
 
-// safeNext keeps a post-login redirect on this site: a path, never
-// "//host" or a scheme.
+// safeNext keeps a post-login redirect on this site: it returns s when s
+// is a path on this origin ("/agents/x?view=raw"), else "/". Refused are
+// control characters and white space anywhere, raw or %-encoded in the
+// path (browsers drop TAB, CR and LF from a URL, so "/\t/host" is
+// "//host"), backslashes (browsers read "\" as "/"), a scheme, host or
+// user, and a path that does not start with "/" or holds "//" ("///host",
+// or "/.//host", which is "//host" once its dot segment is resolved).
 func safeNext(s string) string {
-	if !strings.HasPrefix(s, "/") || strings.HasPrefix(s, "//") || strings.HasPrefix(s, `/\`) || strings.ContainsAny(s, "\r\n") {
+	bad := func(r rune) bool { return r == '\\' || unicode.IsControl(r) || unicode.IsSpace(r) }
+	if !strings.HasPrefix(s, "/") || !utf8.ValidString(s) || strings.ContainsFunc(s, bad) {
+		return "/"
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" ||
+		!strings.HasPrefix(u.Path, "/") || strings.Contains(u.Path, "//") || strings.ContainsFunc(u.Path, bad) {
 		return "/"
 	}
 	return s

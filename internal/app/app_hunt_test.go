@@ -1,0 +1,187 @@
+package app
+
+// Hunt tests for the remember / pin path of an opened app: many writers in
+// one process (one App and several), pins deduplicated under concurrency,
+// and an unusable home refused with a clear error.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hivemem/hivemem/internal/memfile"
+	"github.com/hivemem/hivemem/internal/writelock"
+)
+
+func openHuntApp(t *testing.T, root string) *App {
+	t.Helper()
+	t.Setenv("HIVEMEM_EMBEDDER_PROVIDER", "none")
+	a, err := Open(context.Background(), Options{Home: root, Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
+// TestHuntConcurrentRememberAndPin: goroutines remember and pin through
+// one shared App and through separate Apps on the same home (separate
+// SQLite handles), and an agent appends raw lines meanwhile. Every note,
+// every raw line and every pin is in the file once it is all over, each
+// distinct pin exactly once, and the same fact pinned by many writers at
+// once is reported "added" exactly once.
+func TestHuntConcurrentRememberAndPin(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "home")
+	apps := []*App{openHuntApp(t, root)}
+	for range 2 {
+		apps = append(apps, openHuntApp(t, root))
+	}
+	shared := apps[0]
+	ctx := context.Background()
+	if _, err := shared.Palace.Remember(ctx, "alice", "", "first note\nFIRST", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	path, _ := shared.Home.MemoryPath("alice")
+
+	const writers, per = 6, 8
+	var wg sync.WaitGroup
+	var sameAdded atomic.Int32
+	errs := make(chan error, 10*writers*per)
+	// Every real caller (CLI, MCP) holds the palace write lock around
+	// Remember and Pin; so do these writers, each with its own Lock value
+	// (as separate processes would have).
+	locked := func(a *App, fn func() error) error {
+		release, err := writelock.New(a.Home.PalaceDir(), "hunt").Acquire(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer release()
+		return fn()
+	}
+	for w := range writers {
+		a := apps[w%len(apps)]
+		wg.Go(func() {
+			for i := range per {
+				if err := locked(a, func() error {
+					_, err := a.Palace.Remember(ctx, "alice", "", fmt.Sprintf("note %d-%d\nNOTE-%d-%03d", w, i, w, i), time.Now())
+					return err
+				}); err != nil {
+					errs <- fmt.Errorf("remember: %w", err)
+				}
+				if err := locked(a, func() error {
+					_, err := a.Palace.Pin(ctx, "alice", fmt.Sprintf("PIN-%d-%03d", w, i))
+					return err
+				}); err != nil {
+					errs <- fmt.Errorf("pin: %w", err)
+				}
+				var added bool
+				if err := locked(a, func() (err error) {
+					res, err := a.Palace.Pin(ctx, "alice", "  - the same fact for everyone  ")
+					added = res.Added
+					return err
+				}); err != nil {
+					errs <- fmt.Errorf("pin same: %w", err)
+				}
+				if added {
+					sameAdded.Add(1)
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for i := range writers * per {
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				errs <- err
+				return
+			}
+			fmt.Fprintf(f, "## 2026-12-01 — raw %d\nRAW-%03d\n", i, i)
+			f.Close()
+		}
+	})
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := memfile.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	pins := map[string]int{}
+	for _, p := range f.Pinned() {
+		pins[memfile.NormalizeFact(p)]++
+	}
+	for w := range writers {
+		for i := range per {
+			if !strings.Contains(text, fmt.Sprintf("NOTE-%d-%03d\n", w, i)) {
+				t.Errorf("note %d-%d lost", w, i)
+			}
+			if n := strings.Count(text, fmt.Sprintf("- PIN-%d-%03d\n", w, i)); n != 1 {
+				t.Errorf("pin %d-%d is %d times in the file", w, i, n)
+			}
+		}
+	}
+	for i := range writers * per {
+		if !strings.Contains(text, fmt.Sprintf("RAW-%03d\n", i)) {
+			t.Errorf("raw line %d lost", i)
+		}
+	}
+	if n := strings.Count(text, "the same fact for everyone"); n != 1 || sameAdded.Load() != 1 {
+		t.Errorf("the shared fact is %d times in the file and was reported added %d times; want 1 and 1", n, sameAdded.Load())
+	}
+	kinds := map[memfile.Kind]int{}
+	for _, s := range f.Sections {
+		kinds[s.Kind]++
+	}
+	if kinds[memfile.KindPinned] != 1 {
+		t.Errorf("%d pinned regions", kinds[memfile.KindPinned])
+	}
+}
+
+// TestHuntOpenUnusableHome: a home whose hive/agents is a file, or whose
+// palace directory is a file, is refused with an error naming the path,
+// not a panic.
+func TestHuntOpenUnusableHome(t *testing.T) {
+	t.Setenv("HIVEMEM_EMBEDDER_PROVIDER", "none")
+	for name, setup := range map[string]func(root string) error{
+		"agents-is-file": func(root string) error {
+			if err := os.MkdirAll(filepath.Join(root, "hive"), 0o755); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(root, "hive", "agents"), []byte("x"), 0o644)
+		},
+		"palace-is-file": func(root string) error {
+			if err := os.MkdirAll(filepath.Join(root, "hive", "agents"), 0o755); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(root, "palace"), []byte("x"), 0o644)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "home")
+			if err := setup(root); err != nil {
+				t.Fatal(err)
+			}
+			a, err := Open(context.Background(), Options{Home: root, Create: true})
+			if err == nil {
+				a.Close()
+				t.Fatal("opened an unusable home")
+			}
+			if !strings.Contains(err.Error(), root) {
+				t.Errorf("error does not name the path: %v", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,535 @@
+package mcpserver_test
+
+// Edge-case hunt: every tool driven with hostile and malformed arguments
+// through a real client over the SDK's in-memory transport. A refusal must
+// be a tool error (isError) whose text names the problem; nothing may be a
+// protocol error, a panic, a hang, or a silent success on wrong input.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/mcpserver"
+)
+
+// badAgentIDs are agent ids that must never name a file.
+var badAgentIDs = []string{
+	".", "..", "../x", "a/b", `a\b`, "CON", "Alice", "a\x00b", strings.Repeat("a", 65),
+	"аlice", "ａｌｉｃｅ", "alice ", " alice", "-x", "_x", "x..y", "\xff",
+}
+
+// TestHuntAgentArguments: every tool that takes an agent refuses each bad
+// id with "invalid agent id" (or, for the bound agent's writes, by the
+// binding), and never touches the file system.
+func TestHuntAgentArguments(t *testing.T) {
+	a := newHome(t, testFiles, true)
+	unbound := connect(t, mcpserver.Deps{App: a})
+	for _, id := range badAgentIDs {
+		for _, c := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{mcpserver.ToolRemember, map[string]any{"text": "x", "agent": id}},
+			{mcpserver.ToolPin, map[string]any{"fact": "x", "agent": id}},
+			{mcpserver.ToolRead, map[string]any{"agent": id}},
+			{mcpserver.ToolCondense, map[string]any{"agent": id}},
+			{mcpserver.ToolCondense, map[string]any{"agent": id, "dry_run": true}},
+			{mcpserver.ToolSearch, map[string]any{"query": "login", "agent": id}},
+		} {
+			t.Run(fmt.Sprintf("%s %q", c.tool, id), func(t *testing.T) {
+				res := call(t, unbound, c.tool, c.args)
+				if !res.IsError {
+					t.Fatalf("succeeded: %s", text(res))
+				}
+				// A lone \xff arrives as U+FFFD: still an invalid id.
+				if got := text(res); !strings.Contains(got, "invalid agent id") {
+					t.Fatalf("error %q does not say invalid agent id", got)
+				}
+			})
+		}
+	}
+	ents, _ := os.ReadDir(a.Home.AgentsDir())
+	if len(ents) != 2 {
+		t.Errorf("agents dir now holds %d entries", len(ents))
+	}
+	// A valid id with no file: reads and condensations say so.
+	fails(t, unbound, mcpserver.ToolRead, map[string]any{"agent": "nobody"}, "no memory file")
+	fails(t, unbound, mcpserver.ToolCondense, map[string]any{"agent": "nobody", "dry_run": true}, "no memory file")
+	fails(t, unbound, mcpserver.ToolWakeUp, map[string]any{"wing": "nobody"}, "unknown wing")
+	fails(t, unbound, mcpserver.ToolWakeUp, map[string]any{"wing": "../alice"}, "unknown wing")
+}
+
+// TestHuntSearchArguments: malformed search arguments are tool errors
+// naming the argument.
+func TestHuntSearchArguments(t *testing.T) {
+	cs := connect(t, mcpserver.Deps{App: newHome(t, testFiles, true)})
+	cases := []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"query 100 KB", map[string]any{"query": strings.Repeat("a", 100<<10)}, "query"},
+		{"query number", map[string]any{"query": 5}, "query"},
+		{"query null", map[string]any{"query": nil}, "query"},
+		{"query array", map[string]any{"query": []string{"a"}}, "query"},
+		{"query NUL only", map[string]any{"query": "\x00\x00"}, "empty"},
+		{"results 1e9", map[string]any{"query": "x", "results": 1e9}, "results"},
+		{"results float", map[string]any{"query": "x", "results": 2.5}, "results"},
+		{"results string number", map[string]any{"query": "x", "results": "5"}, "results"},
+		{"results bool", map[string]any{"query": "x", "results": true}, "results"},
+		{"since slashes", map[string]any{"query": "x", "since": "2024/01/01"}, "since"},
+		{"since month 13", map[string]any{"query": "x", "since": "2024-13-45"}, "since"},
+		{"since with time", map[string]any{"query": "x", "since": "2024-01-01T00:00:00Z"}, "since"},
+		{"until number", map[string]any{"query": "x", "until": 20240101}, "until"},
+		{"agent slash", map[string]any{"query": "x", "agent": "a/b"}, "invalid agent id"},
+		{"wing NUL", map[string]any{"query": "x", "wing": "a\x00"}, "NUL"},
+		{"room long", map[string]any{"query": "x", "room": strings.Repeat("r", 201)}, "room"},
+		{"arguments not an object", nil, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.args == nil {
+				// No arguments at all: query is required.
+				fails(t, cs, mcpserver.ToolSearch, map[string]any{}, "query")
+				return
+			}
+			fails(t, cs, mcpserver.ToolSearch, c.args, c.want)
+		})
+	}
+}
+
+// TestHuntSearchSinceAfterUntil: a date range whose start is after its
+// end can match nothing. The HTTP API refuses it ("since ... is after
+// until ..."); memory_search answers an empty success, so an agent that
+// swapped the two dates learns nothing about its mistake.
+func TestHuntSearchSinceAfterUntil(t *testing.T) {
+	cs := connect(t, mcpserver.Deps{App: newHome(t, testFiles, true)})
+	// The range holds matching sections when the right way round.
+	in := ok[mcpserver.SearchOutput](t, cs, mcpserver.ToolSearch, map[string]any{"query": "login", "since": "2026-11-01", "until": "2026-11-30"})
+	if len(in.Hits) == 0 {
+		t.Fatal("no hits in the forward range")
+	}
+	res := call(t, cs, mcpserver.ToolSearch, map[string]any{"query": "login", "since": "2026-11-30", "until": "2026-11-01"})
+	if !res.IsError {
+		t.Fatalf("since 2026-11-30 after until 2026-11-01 succeeded with an empty result (%s); want a tool error naming since/until", text(res))
+	}
+	if got := text(res); !strings.Contains(got, "since") {
+		t.Fatalf("error %q does not name since", got)
+	}
+}
+
+// TestHuntSearchQuerySyntax: FTS5 operators, quotes and SQL are searched
+// as words: a result, never a tool error from the query language. A query
+// with no word at all can never match in the lexical-only palace: a tool
+// error that says so, not an empty result.
+func TestHuntSearchQuerySyntax(t *testing.T) {
+	cs := connect(t, mcpserver.Deps{App: newHome(t, testFiles, true)})
+	for _, q := range []string{
+		`"unbalanced login`, `login*`, `* login`, `NEAR(login flaky)`, `NEAR`, `login NEAR/3 test`, `(login`, `login)`,
+		`login AND`, `OR login`, `NOT`, `-login`, `heading:login`, `{text}: login`, `^login`, `'; DROP TABLE drawers; --`,
+		`the of and`, `... login`, `日本語`, "login\u200btest", "login\x00test", strings.Repeat("login ", 600),
+	} {
+		t.Run(q[:min(len(q), 30)], func(t *testing.T) {
+			out := ok[mcpserver.SearchOutput](t, cs, mcpserver.ToolSearch, map[string]any{"query": q})
+			if out.Mode != "lexical" || out.Hits == nil {
+				t.Fatalf("out = %+v", out)
+			}
+		})
+	}
+	for _, q := range []string{`*`, `...`, `()`, `🎉`} {
+		t.Run("no words "+q, func(t *testing.T) {
+			fails(t, cs, mcpserver.ToolSearch, map[string]any{"query": q}, "no words to search for")
+		})
+	}
+}
+
+// TestHuntRememberAndPin: malformed notes and facts.
+func TestHuntRememberAndPin(t *testing.T) {
+	a := newHome(t, testFiles, true)
+	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
+	before := readFile(t, a, "alice")
+	for _, c := range []struct {
+		name, tool string
+		args       map[string]any
+		want       string
+	}{
+		{"text empty", mcpserver.ToolRemember, map[string]any{"text": ""}, "text"},
+		{"text blank", mcpserver.ToolRemember, map[string]any{"text": " \n\t "}, "empty"},
+		{"text NUL", mcpserver.ToolRemember, map[string]any{"text": "a\x00b"}, "NUL"},
+		{"text over 64 KiB", mcpserver.ToolRemember, map[string]any{"text": strings.Repeat("x", 64<<10+1)}, "text"},
+		{"text number", mcpserver.ToolRemember, map[string]any{"text": 42}, "text"},
+		{"heading two lines", mcpserver.ToolRemember, map[string]any{"text": "x", "heading": "a\nb"}, "one line"},
+		{"heading CR", mcpserver.ToolRemember, map[string]any{"text": "x", "heading": "a\rb"}, "one line"},
+		{"heading NUL", mcpserver.ToolRemember, map[string]any{"text": "x", "heading": "a\x00"}, "NUL"},
+		{"heading long", mcpserver.ToolRemember, map[string]any{"text": "x", "heading": strings.Repeat("h", 201)}, "heading"},
+		{"unknown argument", mcpserver.ToolRemember, map[string]any{"text": "x", "title": "t"}, "title"},
+		{"fact empty", mcpserver.ToolPin, map[string]any{"fact": ""}, "fact"},
+		{"fact dash", mcpserver.ToolPin, map[string]any{"fact": "-"}, "not a fact"},
+		{"fact placeholder", mcpserver.ToolPin, map[string]any{"fact": "_(none yet)_"}, "placeholder"},
+		{"fact pin only", mcpserver.ToolPin, map[string]any{"fact": "📌"}, "not a fact"},
+		{"fact CRLF", mcpserver.ToolPin, map[string]any{"fact": "a\r\nb"}, "one line"},
+		{"fact NUL", mcpserver.ToolPin, map[string]any{"fact": "a\x00b"}, "NUL"},
+	} {
+		t.Run(c.name, func(t *testing.T) { fails(t, cs, c.tool, c.args, c.want) })
+	}
+	if after := readFile(t, a, "alice"); after != before {
+		t.Fatalf("a refused write changed the file:\n%s", after)
+	}
+	// Text that looks like structure stays data.
+	out := ok[mcpserver.RememberOutput](t, cs, mcpserver.ToolRemember, map[string]any{
+		"text": "## Recent\n## 📌 Durable facts (pinned — never condensed)\n```\nopen fence", "heading": "structure"})
+	if out.Section.Heading != "2026-11-29 — structure" {
+		t.Fatalf("section = %+v", out.Section)
+	}
+	r := ok[mcpserver.ReadOutput](t, cs, mcpserver.ToolRead, map[string]any{"region": "pinned"})
+	if len(r.Facts) != 1 {
+		t.Fatalf("a remembered note changed the pinned region: %+v", r.Facts)
+	}
+}
+
+// TestHuntRememberBlankHeading: a heading of only spaces is neither
+// refused nor replaced by the note's first line (as an absent heading is):
+// the section is written as "## <date> —    " with trailing blanks and no
+// title.
+func TestHuntRememberBlankHeading(t *testing.T) {
+	a := newHome(t, testFiles, true)
+	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
+	res := call(t, cs, mcpserver.ToolRemember, map[string]any{"text": "the cache key includes the locale", "heading": "   "})
+	if res.IsError {
+		if !strings.Contains(text(res), "heading") {
+			t.Fatalf("error %q does not name the heading", text(res))
+		}
+		return
+	}
+	f := readFile(t, a, "alice")
+	if strings.Contains(f, "## 2026-11-29 —    \n") || !strings.Contains(f, "## 2026-11-29 — the cache key includes the locale\n") {
+		t.Fatalf("blank heading accepted as is: the section heading is %q; want a tool error or the note's first line",
+			f[strings.LastIndex(f, "## 2026-11-29"):strings.LastIndex(f, "\nthe cache key")])
+	}
+}
+
+// TestHuntReadArguments: odd section and region arguments.
+func TestHuntReadArguments(t *testing.T) {
+	a := newHome(t, testFiles, true)
+	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
+	for _, c := range []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"line 0", map[string]any{"section": "0"}, "outside the file"},
+		{"line -1", map[string]any{"section": "-1"}, "outside the file"},
+		{"line huge", map[string]any{"section": "99999999"}, "outside the file"},
+		{"line overflow", map[string]any{"section": "99999999999999999999999"}, "no section heading matches"},
+		{"blank", map[string]any{"section": "   "}, "section is empty"},
+		{"only hashes", map[string]any{"section": "## "}, "##"},
+		{"ambiguous", map[string]any{"section": "login"}, "ambiguous"},
+		{"no match", map[string]any{"section": "nothing like this"}, "no section heading matches"},
+		{"region upper", map[string]any{"region": "ALL"}, "region"},
+		{"region unknown", map[string]any{"region": "archive"}, "region"},
+		{"region and section", map[string]any{"region": "all", "section": "1"}, "not both"},
+		{"section NUL", map[string]any{"section": "a\x00"}, "NUL"},
+		{"section long", map[string]any{"section": strings.Repeat("s", 201)}, "section"},
+		{"section number type", map[string]any{"section": 3}, "section"},
+	} {
+		t.Run(c.name, func(t *testing.T) { fails(t, cs, mcpserver.ToolRead, c.args, c.want) })
+	}
+	// A line number with a sign or spaces still resolves.
+	r := ok[mcpserver.ReadOutput](t, cs, mcpserver.ToolRead, map[string]any{"section": " +8 "})
+	if r.Section == nil || r.Section.StartLine > 8 || r.Section.EndLine < 8 {
+		t.Fatalf("section +8 = %+v", r.Section)
+	}
+}
+
+// TestHuntBrokenMemoryFiles: tools over memory files that are invalid
+// UTF-8, binary, empty or not files: a tool error naming the problem, or
+// a sane result, never a protocol error or a panic.
+func TestHuntBrokenMemoryFiles(t *testing.T) {
+	a := newHome(t, testFiles, true)
+	write := func(id string, data []byte) {
+		p, _ := a.Home.MemoryPath(id)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("badutf8", []byte("# M\n\n## 2026-11-01 — caf\xe9\nbody\n"))
+	write("binary", []byte("\x00\x01\x02 binary\n"))
+	write("empty", nil)
+	if err := os.MkdirAll(filepath.Join(a.Home.AgentsDir(), "dirfile", "memory.md"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, mcpserver.Deps{App: a})
+	for _, id := range []string{"badutf8", "binary"} {
+		fails(t, cs, mcpserver.ToolRead, map[string]any{"agent": id}, id)
+		fails(t, cs, mcpserver.ToolWakeUp, map[string]any{"wing": id}, id)
+		fails(t, cs, mcpserver.ToolRemember, map[string]any{"agent": id, "text": "x"}, "")
+		fails(t, cs, mcpserver.ToolPin, map[string]any{"agent": id, "fact": "x"}, "")
+	}
+	fails(t, cs, mcpserver.ToolRead, map[string]any{"agent": "dirfile"}, "dirfile")
+	fails(t, cs, mcpserver.ToolRemember, map[string]any{"agent": "dirfile", "text": "x"}, "")
+	r := ok[mcpserver.ReadOutput](t, cs, mcpserver.ToolRead, map[string]any{"agent": "empty"})
+	if r.Bytes != 0 || r.Text != "" {
+		t.Fatalf("empty read = %+v", r)
+	}
+	fails(t, cs, mcpserver.ToolRead, map[string]any{"agent": "empty", "section": "1"}, "outside the file")
+	st := call(t, cs, mcpserver.ToolStatus, nil)
+	if st.IsError {
+		t.Fatalf("status with broken files: %s", text(st))
+	}
+	ok[map[string]any](t, cs, mcpserver.ToolWakeUp, map[string]any{"hive": true})
+	// Condensing them: refused or skipped with a reason, never written.
+	for _, id := range []string{"badutf8", "binary", "empty"} {
+		before := readFile(t, a, id)
+		res := call(t, cs, mcpserver.ToolCondense, map[string]any{"agent": id, "force": true})
+		if !res.IsError && !strings.Contains(fmt.Sprint(res.StructuredContent), "skipped") {
+			t.Errorf("condense %s: %s", id, text(res))
+		}
+		if readFile(t, a, id) != before {
+			t.Errorf("condense %s changed the file", id)
+		}
+	}
+}
+
+// TestHuntConcurrentWrites: many clients remember and pin into one file
+// at once; every note and fact lands exactly once.
+func TestHuntConcurrentWrites(t *testing.T) {
+	a := newHome(t, testFiles, true)
+	const n = 12
+	sessions := make([]*mcp.ClientSession, 4)
+	for i := range sessions {
+		sessions[i] = connect(t, mcpserver.Deps{App: a, Agent: "alice"})
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 2*n)
+	for i := 0; i < n; i++ {
+		wg.Add(2)
+		cs := sessions[i%len(sessions)]
+		go func() {
+			defer wg.Done()
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: mcpserver.ToolRemember,
+				Arguments: map[string]any{"text": fmt.Sprintf("concurrent note %d", i), "heading": fmt.Sprintf("note %d", i)}})
+			if err != nil || res.IsError {
+				errs <- fmt.Sprintf("remember %d: %v %v", i, err, res)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: mcpserver.ToolPin,
+				Arguments: map[string]any{"fact": fmt.Sprintf("concurrent fact %d", i)}})
+			if err != nil || res.IsError {
+				errs <- fmt.Sprintf("pin %d: %v %v", i, err, res)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	f := readFile(t, a, "alice")
+	for i := 0; i < n; i++ {
+		if c := strings.Count(f, fmt.Sprintf("concurrent note %d\n", i)); c != 1 {
+			t.Errorf("note %d appears %d times", i, c)
+		}
+		if c := strings.Count(f, fmt.Sprintf("- concurrent fact %d\n", i)); c != 1 {
+			t.Errorf("fact %d appears %d times", i, c)
+		}
+	}
+	out := ok[mcpserver.SearchOutput](t, sessions[0], mcpserver.ToolSearch, map[string]any{"query": "concurrent note", "results": 100})
+	if len(out.Hits) < n {
+		t.Errorf("%d hits for the concurrent notes, want %d", len(out.Hits), n)
+	}
+}
+
+// brokenModelHome opens a home whose MiniLM model directory holds files
+// that are not a model: the embedder loads lazily, so the home opens and
+// the first embedding fails (what a truncated download looks like).
+func brokenModelHome(t *testing.T) *app.App {
+	t.Helper()
+	root, model := t.TempDir(), t.TempDir()
+	for _, f := range []string{"model.fp16.safetensors", "tokenizer.json", "config.json"} {
+		if err := os.WriteFile(filepath.Join(model, f), []byte("not a model"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := fmt.Sprintf("[embedder]\nprovider = \"minilm\"\nmodel_dir = %q\n", model)
+	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.Open(context.Background(), app.Options{Home: root, Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
+// TestHuntBrokenModelSearch: search with an unusable model is a tool
+// error that names the model, not a protocol error or an empty result.
+func TestHuntBrokenModelSearch(t *testing.T) {
+	a := brokenModelHome(t)
+	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
+	fails(t, cs, mcpserver.ToolSearch, map[string]any{"query": "login"}, "model")
+}
+
+// TestHuntRememberWithBrokenEmbedder: when the note is written but cannot
+// be indexed (the model does not load), memory_remember reports a plain
+// failure. The note is already in the file, and the error does not say so:
+// an agent that retries, as it should after a failed write, records the
+// note twice.
+func TestHuntRememberWithBrokenEmbedder(t *testing.T) {
+	a := brokenModelHome(t)
+	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
+	note := "the build cache lives on the second disk"
+	res := call(t, cs, mcpserver.ToolRemember, map[string]any{"text": note, "heading": "cache"})
+	if !res.IsError {
+		return // the embedder failure did not surface: nothing to retry
+	}
+	saved := strings.Count(readFile(t, a, "alice"), note)
+	msg := text(res)
+	t.Logf("error: %s", msg)
+	if saved > 0 && !strings.Contains(strings.ToLower(msg), "saved") && !strings.Contains(strings.ToLower(msg), "written") &&
+		!strings.Contains(strings.ToLower(msg), "recorded") {
+		// Retry, as a client does after an error.
+		call(t, cs, mcpserver.ToolRemember, map[string]any{"text": note, "heading": "cache"})
+		t.Fatalf("memory_remember failed with %q although the note was written to the file (%d copy); "+
+			"after one retry the file holds it %d times", msg, saved, strings.Count(readFile(t, a, "alice"), note))
+	}
+}
+
+// TestHuntUnreachableSummarizer: a condensation whose LLM cannot be
+// reached is refused with a message naming the summarizer, and the file
+// is left alone.
+func TestHuntUnreachableSummarizer(t *testing.T) {
+	root := t.TempDir()
+	cfg := "[embedder]\nprovider = \"none\"\n[summarizer]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:1/v1\"\nmodel = \"m\"\ntimeout = \"2s\"\n" +
+		"[reflector]\nmin_bytes = 0\nrecent_keep = 1\n"
+	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.Open(context.Background(), app.Options{Home: root, Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	p, _ := a.Home.MemoryPath("alice")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(testFiles["alice"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() { done <- call(t, cs, mcpserver.ToolCondense, map[string]any{"force": true}) }()
+	select {
+	case res := <-done:
+		t.Logf("condense with an unreachable LLM: %s", text(res))
+		if !res.IsError {
+			t.Fatalf("condense with an unreachable LLM succeeded: %s", text(res))
+		}
+		if got := text(res); !strings.Contains(got, "openai") && !strings.Contains(got, "summar") {
+			t.Fatalf("error %q does not name the summarizer", got)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("condense with an unreachable LLM hangs")
+	}
+	if readFile(t, a, "alice") != testFiles["alice"] {
+		t.Fatal("a failed condensation changed the file")
+	}
+}
+
+// TestHuntHTTPRaw: the streamable HTTP endpoint with malformed requests:
+// each is refused with a 4xx (or a JSON-RPC error) that says why, never a
+// 500, a hang, or a success.
+func TestHuntHTTPRaw(t *testing.T) {
+	a := newHome(t, testFiles, true)
+	url := serveHTTP(t, mcpserver.Deps{App: a}, "")
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_status","arguments":{}}}`
+	cases := []struct {
+		name, method, target, body, ct string
+		hdr                            map[string]string
+		want                           int    // HTTP status; 200 means a JSON-RPC error is expected
+		msg                            string // in the body
+	}{
+		{"GET", "GET", "", "", "", nil, 405, ""},
+		{"DELETE", "DELETE", "", "", "", nil, 405, ""},
+		{"PUT", "PUT", "", call, "application/json", nil, 405, ""},
+		{"not JSON", "POST", "", "{not json", "application/json", nil, 400, ""},
+		{"empty body", "POST", "", "", "application/json", nil, 400, ""},
+		{"text/plain", "POST", "", call, "text/plain", nil, 415, ""},
+		{"body over 1 MiB", "POST", "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_search","arguments":{"query":"` + strings.Repeat("a", 2<<20) + `"}}}`, "application/json", nil, 413, ""},
+		{"agent . in query", "POST", "?agent=.", call, "application/json", nil, 400, "invalid agent id"},
+		{"agent .. in query", "POST", "?agent=..", call, "application/json", nil, 400, "invalid agent id"},
+		{"agent slash in query", "POST", "?agent=a%2Fb", call, "application/json", nil, 400, "invalid agent id"},
+		{"agent invalid utf8", "POST", "?agent=%FF", call, "application/json", nil, 400, "invalid agent id"},
+		{"agent upper header", "POST", "", call, "application/json", map[string]string{mcpserver.AgentHeader: "ALICE"}, 400, "invalid agent id"},
+		{"scope upper", "POST", "?agent=bob&scope=OWN", call, "application/json", nil, 400, "want own or all"},
+		{"unknown tool", "POST", "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_delete","arguments":{}}}`, "application/json", nil, 200, "memory_delete"},
+		{"arguments array", "POST", "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_search","arguments":["x"]}}`, "application/json", nil, 200, ""},
+		{"unknown method", "POST", "", `{"jsonrpc":"2.0","id":1,"method":"memory/drop","params":{}}`, "application/json", nil, 200, "memory/drop"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, c.method, url+c.target, strings.NewReader(c.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.ct != "" {
+				req.Header.Set("Content-Type", c.ct)
+			}
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range c.hdr {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if c.want == 200 {
+				// A JSON-RPC error (or a tool error), not a result.
+				if resp.StatusCode >= 500 || (resp.StatusCode == 200 && !strings.Contains(string(b), `"error"`) && !strings.Contains(string(b), `"isError":true`)) {
+					t.Fatalf("= %d %s; want a JSON-RPC or tool error", resp.StatusCode, b)
+				}
+			} else if resp.StatusCode != c.want {
+				t.Fatalf("= %d, want %d: %.300s", resp.StatusCode, c.want, b)
+			}
+			if !strings.Contains(string(b), c.msg) {
+				t.Fatalf("body %.300s does not mention %q", b, c.msg)
+			}
+		})
+	}
+}
+
+// TestHuntSearchUnknownWing: memory_search with a wing no drawer has (a
+// typo of an agent id) answers an empty success; memory_wake_up answers the
+// same wing with the tool error "unknown wing".
+func TestHuntSearchUnknownWing(t *testing.T) {
+	cs := connect(t, mcpserver.Deps{App: newHome(t, testFiles, true)})
+	fails(t, cs, mcpserver.ToolWakeUp, map[string]any{"wing": "alise"}, "unknown wing")
+	res := call(t, cs, mcpserver.ToolSearch, map[string]any{"query": "login", "wing": "alise"})
+	if !res.IsError {
+		t.Fatalf("search in the unknown wing %q succeeded with %s; want a tool error naming the wing", "alise", text(res))
+	}
+	if !strings.Contains(text(res), "alise") {
+		t.Fatalf("error %q does not name the wing", text(res))
+	}
+}

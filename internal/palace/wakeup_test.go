@@ -1,0 +1,70 @@
+package palace_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/hivemem/hivemem/internal/chunk"
+	"github.com/hivemem/hivemem/internal/palace"
+)
+
+// TestWakeUpHiveBudget: the hive-wide digest stays within its budget, its
+// title included. A budget too small for the title gives an empty,
+// truncated digest.
+func TestWakeUpHiveBudget(t *testing.T) {
+	f := newFixture(t, nil)
+	for _, id := range []string{"alice", "bob", "carol"} {
+		f.write(id, "# Memory — "+id+" ("+id+")\n\n## 2026-11-20 — fixed flaky login test\nThe session cookie expiry skew.\n")
+	}
+	ctx := context.Background()
+	full, err := f.p.WakeUp(ctx, "", 800)
+	if err != nil || full.Truncated || len(full.Agents) != 3 {
+		t.Fatalf("hive wake-up = %+v, %v", full, err)
+	}
+	title := strings.SplitAfter(full.Text, "\n")[0]
+	titleTokens := chunk.EstimateTokens(title)
+	for budget := 1; budget <= full.Tokens; budget++ {
+		d, err := f.p.WakeUp(ctx, "", budget)
+		if err != nil {
+			t.Fatalf("budget %d: %v", budget, err)
+		}
+		if d.Tokens > budget || d.Tokens != chunk.EstimateTokens(d.Text) || !strings.HasPrefix(full.Text, d.Text) {
+			t.Fatalf("budget %d: %d tokens, text %q", budget, d.Tokens, d.Text)
+		}
+		if budget < titleTokens && (d.Text != "" || !d.Truncated || len(d.Agents) != 0) {
+			t.Fatalf("budget %d under the title's %d tokens: %+v", budget, titleTokens, d)
+		}
+		if budget >= titleTokens && !strings.HasPrefix(d.Text, title) {
+			t.Fatalf("budget %d: no title in %q", budget, d.Text)
+		}
+		if budget < full.Tokens && !d.Truncated {
+			t.Fatalf("budget %d of %d needed: not marked truncated", budget, full.Tokens)
+		}
+	}
+}
+
+// TestWakeUpBudgetRange: a negative or too large budget is refused, for a
+// wing and for the hive; 0 is the default.
+func TestWakeUpBudgetRange(t *testing.T) {
+	f := newFixture(t, nil)
+	f.write("alice", "# Memory — alice (alice)\n\n## 2026-11-20 — note\nbody\n")
+	ctx := context.Background()
+	for _, wing := range []string{"alice", ""} {
+		for _, c := range []struct {
+			budget int
+			want   string
+		}{{-1, "budget -1 is negative"}, {-5, "budget -5 is negative"}, {palace.MaxWakeUpBudget + 1, "too large"}} {
+			if d, err := f.p.WakeUp(ctx, wing, c.budget); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("wing %q budget %d = %+v, %v; want an error with %q", wing, c.budget, d, err, c.want)
+			}
+		}
+		d, err := f.p.WakeUp(ctx, wing, 0)
+		if err != nil || d.Budget != palace.DefaultWakeUpBudget {
+			t.Errorf("wing %q budget 0 = %+v, %v; want the default budget", wing, d, err)
+		}
+		if d, err := f.p.WakeUp(ctx, wing, palace.MaxWakeUpBudget); err != nil || d.Budget != palace.MaxWakeUpBudget {
+			t.Errorf("wing %q budget %d = %+v, %v", wing, palace.MaxWakeUpBudget, d, err)
+		}
+	}
+}
