@@ -210,7 +210,7 @@ func (p *Palace) memoryForWing(ctx context.Context, wing string) (string, error)
 			return p.home.Abs(f.Source), nil
 		}
 	}
-	return "", fmt.Errorf("wake-up: unknown wing %q: no agent or mined memory file has it", wing)
+	return "", fmt.Errorf("wake-up: %w %q: no agent or mined memory file has it", ErrUnknownWing, wing)
 }
 
 func firstLine(body string) string {

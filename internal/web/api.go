@@ -311,7 +311,7 @@ func (h *Handler) apiWakeUp(w http.ResponseWriter, r *http.Request) error {
 	}
 	d, err := h.app.Palace.WakeUp(r.Context(), wing, budget)
 	if err != nil {
-		if strings.Contains(err.Error(), "unknown wing") {
+		if errors.Is(err, palace.ErrUnknownWing) {
 			return statusError(http.StatusNotFound, err)
 		}
 		return err
