@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/eventlog"
@@ -116,6 +117,18 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		return nil, err
 	}
 	return &App{Home: h, Config: cfg, Store: st, Palace: p, Events: eventlog.Open(h.LogPath()), Log: lg, Embedder: info}, nil
+}
+
+// IndexDamaged reports whether err (from Open or from using the index)
+// says the SQLite index file is damaged; `hivemem reindex` then sets it
+// aside and rebuilds it from the markdown.
+func IndexDamaged(err error) bool { return sqlite.Damaged(err) }
+
+// SetAsideIndex moves a damaged SQLite index out of the way (kept beside
+// it as palace.db.damaged-<time>) so that the next Open starts an empty
+// one. Only the SQLite backend keeps its index in the home.
+func SetAsideIndex(h home.Home, now time.Time) (string, error) {
+	return sqlite.SetAside(filepath.Join(h.PalaceDir(), "palace.db"), now)
 }
 
 // Close releases the index.

@@ -2,7 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -67,6 +70,14 @@ func runMine(ctx context.Context, g *globals, o mineOptions, args []string) erro
 	}
 	if err != nil {
 		return err
+	}
+	if rep.Files == 0 && rep.FilesRemoved == 0 {
+		// The palace takes a path that is gone and was never mined as
+		// nothing to do (a file deleted as it was written); on the
+		// command line it is more likely a typo.
+		if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
+			return fmt.Errorf("mine %s: no such file or directory", dir)
+		}
 	}
 	for _, s := range rep.Skipped {
 		fmt.Fprintf(g.stderr, "warning: skipped %s: %s\n", s.Path, s.Reason)

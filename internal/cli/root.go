@@ -135,7 +135,11 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 }
 
 func (g *globals) open(ctx context.Context, create bool) (*app.App, error) {
-	return app.Open(ctx, app.Options{Home: g.home, Logger: g.logger, Create: create})
+	a, err := app.Open(ctx, app.Options{Home: g.home, Logger: g.logger, Create: create})
+	if err != nil && app.IndexDamaged(err) {
+		return nil, fmt.Errorf("%w (the index is damaged; `hivemem reindex` sets it aside and rebuilds it from the markdown)", err)
+	}
+	return a, err
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -27,8 +27,8 @@ func newSearchCommand(g *globals) *cobra.Command {
 			"Several arguments are joined with spaces.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			// The palace takes 0 for the default; here only leaving the
-			// flag out means the default, as in the HTTP API.
+			// Leaving the flag out means search.results from the config,
+			// as in the HTTP API; an explicit 0 is refused.
 			if cmd.Flags().Changed("results") {
 				if err := palace.ValidateResults(o.results); err != nil {
 					return fmt.Errorf("search: %w", err)
@@ -45,7 +45,7 @@ func newSearchCommand(g *globals) *cobra.Command {
 	f.StringVar(&o.since, "since", "", "only sections dated on or after YYYY-MM-DD")
 	f.StringVar(&o.until, "until", "", "only sections dated on or before YYYY-MM-DD")
 	f.StringVar(&o.mode, "mode", "", "hybrid, lexical or vector (default: hybrid when a model is installed)")
-	f.IntVarP(&o.results, "results", "n", 5, "number of results")
+	f.IntVarP(&o.results, "results", "n", 0, "number of results (default: search.results in config.toml, 5)")
 	f.BoolVar(&o.asJSON, "json", false, "print JSON")
 	return cmd
 }
@@ -56,6 +56,9 @@ func runSearch(ctx context.Context, g *globals, o searchOptions, q string) error
 		return err
 	}
 	defer a.Close()
+	if o.results == 0 {
+		o.results = a.Config.Search.Results
+	}
 	hits, err := a.Palace.Search(ctx, palace.Query{
 		Text: q, Results: o.results, Mode: o.mode,
 		Filter: store.Filter{Wing: o.wing, Room: o.room, Agent: o.agent, Since: o.since, Until: o.until},

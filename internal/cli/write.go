@@ -2,12 +2,16 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
 
-	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/spf13/cobra"
+
+	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/palace"
 )
 
 type rememberOptions struct {
@@ -132,6 +136,21 @@ func runPin(ctx context.Context, g *globals, agent, fact string, asJSON bool) er
 	return nil
 }
 
+// reindex opens the palace and rebuilds the index under the palace lock.
+func (g *globals) reindex(ctx context.Context) (palace.MineReport, error) {
+	a, err := g.open(ctx, false)
+	if err != nil {
+		return palace.MineReport{}, err
+	}
+	defer a.Close()
+	release, err := g.lockPalace(ctx, a, "reindex")
+	if err != nil {
+		return palace.MineReport{}, err
+	}
+	defer release()
+	return a.Palace.Reindex(ctx)
+}
+
 func newReindexCommand(g *globals) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -139,17 +158,21 @@ func newReindexCommand(g *globals) *cobra.Command {
 		Short: "Drop the index and rebuild it from the markdown (embeddings come from the cache)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := g.open(cmd.Context(), false)
-			if err != nil {
-				return err
+			rep, err := g.reindex(cmd.Context())
+			if err != nil && app.IndexDamaged(err) {
+				// The index is disposable: set the damaged file aside
+				// and build a new one from the markdown.
+				h, herr := home.Resolve(g.home)
+				if herr != nil {
+					return errors.Join(err, herr)
+				}
+				moved, serr := app.SetAsideIndex(h, time.Now())
+				if serr != nil {
+					return errors.Join(err, serr)
+				}
+				fmt.Fprintf(g.stderr, "hivemem: the index was damaged (%v); moved it to %s and rebuilding it from the markdown\n", err, moved)
+				rep, err = g.reindex(cmd.Context())
 			}
-			defer a.Close()
-			release, err := g.lockPalace(cmd.Context(), a, "reindex")
-			if err != nil {
-				return err
-			}
-			defer release()
-			rep, err := a.Palace.Reindex(cmd.Context())
 			if err != nil {
 				return err
 			}

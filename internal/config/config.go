@@ -6,11 +6,13 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"reflect"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/BurntSushi/toml"
 )
@@ -156,6 +158,13 @@ const maxCandidatePool = 10000
 // maxWakeUpBudget is palace.MaxWakeUpBudget (config is below palace).
 const maxWakeUpBudget = 100000
 
+// maxResults is palace.MaxResults, the most hits one search returns
+// (config is below palace).
+const maxResults = 1000
+
+// maxConns bounds palace.max_conns: pgx's pool size is an int32.
+const maxConns = math.MaxInt32
+
 // Validate rejects settings that cannot work.
 func (c Config) Validate() error {
 	r := c.Reflector
@@ -168,8 +177,8 @@ func (c Config) Validate() error {
 		return errors.New("config: reflector.recent_keep must be at least 1")
 	case r.Retention < 1:
 		return errors.New("config: reflector.retention must be at least 1")
-	case c.Search.Results < 1:
-		return errors.New("config: search.results must be at least 1")
+	case c.Search.Results < 1 || c.Search.Results > maxResults:
+		return fmt.Errorf("config: search.results must be between 1 and %d, got %d", maxResults, c.Search.Results)
 	case c.Palace.MaxFileBytes <= 0:
 		return errors.New("config: palace.max_file_bytes must be positive")
 	}
@@ -190,14 +199,20 @@ func (c Config) Validate() error {
 	if c.Palace.HNSWEfSearch < 0 || c.Palace.HNSWEfSearch > 1000 {
 		return fmt.Errorf("config: palace.hnsw_ef_search must be between 0 (default) and 1000, got %d", c.Palace.HNSWEfSearch)
 	}
-	if c.Palace.MaxConns < 0 {
-		return errors.New("config: palace.max_conns must not be negative")
+	if c.Palace.MaxConns < 0 || c.Palace.MaxConns > maxConns {
+		return fmt.Errorf("config: palace.max_conns must be between 0 (default) and %d, got %d", maxConns, c.Palace.MaxConns)
 	}
 	if c.Search.CandidatePool < 0 || c.Search.CandidatePool > maxCandidatePool {
 		return fmt.Errorf("config: search.candidate_pool must be between 0 (default) and %d, got %d", maxCandidatePool, c.Search.CandidatePool)
 	}
 	if c.Search.WakeUpBudget < 0 || c.Search.WakeUpBudget > maxWakeUpBudget {
 		return fmt.Errorf("config: search.wake_up_budget must be between 0 (default) and %d tokens, got %d", maxWakeUpBudget, c.Search.WakeUpBudget)
+	}
+	if w := c.Search.VectorWeight; math.IsNaN(w) || math.IsInf(w, 0) || w < 0 {
+		return fmt.Errorf("config: search.vector_weight must be a finite number >= 0 (0 means the default, 0.5), got %v", w)
+	}
+	if c.Search.RRFK < 0 {
+		return fmt.Errorf("config: search.rrf_k must be >= 0 (0 means the default, 60), got %d", c.Search.RRFK)
 	}
 	if c.Search.QueryCache < 0 {
 		return fmt.Errorf("config: search.query_cache must be >= 0 (0 disables), got %d", c.Search.QueryCache)
@@ -209,6 +224,16 @@ func (c Config) Validate() error {
 	case "auto", "minilm", "openai", "none":
 	default:
 		return fmt.Errorf("config: embedder.provider %q unknown (want auto, minilm, openai or none)", c.Embedder.Provider)
+	}
+	// The token travels in an Authorization header, which cannot carry
+	// control characters and loses surrounding whitespace (RFC 9110), and
+	// the login form trims what is typed: such a token could never match.
+	// The error never shows the token.
+	switch t := c.Manager.Token; {
+	case strings.TrimSpace(t) != t:
+		return errors.New("config: manager.token (or HIVEMEM_MANAGER_TOKEN) must not begin or end with whitespace")
+	case strings.ContainsFunc(t, unicode.IsControl):
+		return errors.New("config: manager.token (or HIVEMEM_MANAGER_TOKEN) must not contain control characters")
 	}
 	return nil
 }

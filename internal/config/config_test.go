@@ -46,6 +46,9 @@ func TestLoadErrors(t *testing.T) {
 		{"candidate pool too big", "[search]\ncandidate_pool = 10000000\n", "", "", "search.candidate_pool"},
 		{"negative candidate pool", "[search]\ncandidate_pool = -5\n", "", "", "search.candidate_pool"},
 		{"negative wake-up budget", "[search]\nwake_up_budget = -5\n", "", "", "search.wake_up_budget"},
+		{"token with surrounding spaces", "[manager]\ntoken = \" padded \"\n", "", "", "manager.token"},
+		{"env token with a newline", "", "HIVEMEM_MANAGER_TOKEN", "tok\n", "manager.token"},
+		{"token with a control character", "[manager]\ntoken = \"a\\u0000b\"\n", "", "", "manager.token"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -59,6 +62,9 @@ func TestLoadErrors(t *testing.T) {
 			_, err := Load(path)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("Load = %v, want error containing %q", err, c.want)
+			}
+			if strings.Contains(err.Error(), "padded") || strings.Contains(err.Error(), "tok\n") {
+				t.Fatalf("the error shows the token: %v", err)
 			}
 		})
 	}

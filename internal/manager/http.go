@@ -60,9 +60,13 @@ func (m *Manager) startHTTP(ctx context.Context) (*httpServer, error) {
 		m.problem("pid file", err)
 		m.log.Warn("cannot record the listen address in the pid file", "err", err)
 	}
+	// No ReadTimeout or WriteTimeout: they would cut the event streams.
+	// IdleTimeout closes keep-alive connections left idle, which would
+	// otherwise each hold a descriptor and a goroutine for good.
 	return &httpServer{ln: ln, srv: &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(m.log.Handler(), slog.LevelWarn),
 	}}, nil
 }

@@ -489,6 +489,18 @@ func (m *Manager) handleEvent(w *fsnotify.Watcher, ev fsnotify.Event, pending ma
 	h := m.app.Home
 	path := filepath.Clean(ev.Name)
 	dir, name := filepath.Dir(path), filepath.Base(path)
+	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+		// A watched directory itself went away (hive/agents removed and
+		// made again, say): forget its watch so the next scan sets a new
+		// one on whatever is there then.
+		m.mu.Lock()
+		gone := m.watched[path]
+		delete(m.watched, path)
+		m.mu.Unlock()
+		if gone {
+			_ = w.Remove(path)
+		}
+	}
 	switch {
 	case dir == h.Root:
 		return name == "config.toml"

@@ -36,8 +36,9 @@ const maxCachedServers = 256
 // request may always narrow all to own. Without any agent, write tools need
 // an agent argument, as over stdio.
 //
-// guard is applied in front (httpguard.Wrap: bearer token when configured,
-// same-origin check, body cap); a guard that would expose memory beyond
+// guard is applied in front (httpguard.Wrap: Host check against DNS
+// rebinding on loopback, bearer token when configured, same-origin check,
+// body cap); a guard that would expose memory beyond
 // loopback without a token is refused here.
 func HTTPHandler(d Deps, guard httpguard.Config) (http.Handler, error) {
 	if err := guard.Validate(); err != nil {

@@ -36,7 +36,7 @@ type SearchInput struct {
 	Wing    string `json:"wing,omitempty" jsonschema:"only this wing (a wing is usually an agent id)"`
 	Room    string `json:"room,omitempty" jsonschema:"only this room: pinned, condensed, recent or archive"`
 	Agent   string `json:"agent,omitempty" jsonschema:"only memory written by this agent id"`
-	Results int    `json:"results,omitempty" jsonschema:"how many hits to return (default 5)"`
+	Results int    `json:"results,omitempty" jsonschema:"how many hits to return (default: the server's search.results setting, 5 unless configured)"`
 	Since   string `json:"since,omitempty" jsonschema:"only sections dated on or after this day (YYYY-MM-DD)"`
 	Until   string `json:"until,omitempty" jsonschema:"only sections dated on or before this day (YYYY-MM-DD)"`
 }
@@ -336,6 +336,10 @@ func (s *server) search(ctx context.Context, in SearchInput) (SearchOutput, stri
 				return out, "", err
 			}
 		}
+	}
+	if in.Results == 0 {
+		// The configured default, within this tool's cap.
+		in.Results = min(s.d.App.Config.Search.Results, MaxResults)
 	}
 	p := s.d.App.Palace
 	hits, err := p.Search(ctx, palace.Query{Text: in.Query, Results: in.Results,

@@ -81,7 +81,9 @@ func isPlaceholderLine(line string) bool {
 // Misreading a hand-written placeholder as a fact keeps one line too many;
 // misreading a fact as a placeholder would drop it on the next condensation.
 func isPlaceholder(s string) bool {
-	return s == Placeholder
+	// Compared with its whitespace collapsed, as facts are: "_(none\fyet)_"
+	// would otherwise become the fact "_(none yet)_".
+	return s == Placeholder || strings.Join(strings.Fields(s), " ") == Placeholder
 }
 
 // IsPlaceholderBody reports whether a region body holds nothing but blank

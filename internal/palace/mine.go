@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/hivemem/hivemem/internal/atomicio"
 	"github.com/hivemem/hivemem/internal/chunk"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/memfile"
@@ -65,8 +66,10 @@ func (r *MineReport) add(o MineReport) {
 // Mine brings the index in step with the memory files under path (a
 // directory or one file). Unchanged files cost one hash; changed files embed
 // only their new drawers; files that vanished lose their drawers. Files that
-// cannot be mined (binary, invalid UTF-8, too large, unreadable) are skipped
-// with a reason and never stop the run.
+// cannot be mined (binary, invalid UTF-8 in the text or the path, too
+// large, unreadable, not a regular file) are skipped with a reason, lose
+// the drawers they had, and never stop the run. A path that is gone and was
+// never mined is nothing to do.
 func (p *Palace) Mine(ctx context.Context, path string, opts MineOptions) (MineReport, error) {
 	start := time.Now()
 	var rep MineReport
@@ -83,13 +86,11 @@ func (p *Palace) Mine(ctx context.Context, path string, opts MineOptions) (MineR
 	st, err := os.Stat(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		// A vanished file (or directory) loses its drawers.
+		// A vanished file (or directory) loses its drawers; one never
+		// mined (say, deleted just after it was written) is nothing to do.
 		n, derr := p.removeMissing(ctx, p.home.Rel(abs), nil)
 		if derr != nil {
 			return rep, derr
-		}
-		if n == 0 {
-			return rep, fmt.Errorf("mine %s: no such file or directory", path)
 		}
 		rep.FilesRemoved = n
 		rep.Seconds = time.Since(start).Seconds()
@@ -126,7 +127,7 @@ func (p *Palace) Mine(ctx context.Context, path string, opts MineOptions) (MineR
 		}
 	}
 	if st.IsDir() {
-		n, err := p.removeMissing(ctx, p.home.Rel(abs)+"/", seen)
+		n, err := p.removeMissing(ctx, p.home.Rel(abs), seen)
 		if err != nil {
 			return rep, err
 		}
@@ -199,16 +200,24 @@ func (p *Palace) collect(ctx context.Context, dir string) ([]string, []Skip, err
 	return files, skipped, nil
 }
 
-// removeMissing deletes index entries for files under prefix that were not
-// seen (seen == nil: the prefix names one vanished file or directory).
-func (p *Palace) removeMissing(ctx context.Context, prefix string, seen map[string]bool) (int, error) {
-	files, err := p.store.Files(ctx, strings.TrimSuffix(prefix, "/"))
+// removeMissing deletes index entries for files at or under root (a source
+// as home.Rel gives it; "." is the home itself) that were not seen
+// (seen == nil: root names one vanished file or directory).
+func (p *Palace) removeMissing(ctx context.Context, root string, seen map[string]bool) (int, error) {
+	prefix := root
+	if root == "." {
+		prefix = "" // every source inside the home is relative
+	}
+	files, err := p.store.Files(ctx, prefix)
 	if err != nil {
 		return 0, fmt.Errorf("mine: %w", err)
 	}
 	n := 0
 	for _, f := range files {
-		inside := f.Source == strings.TrimSuffix(prefix, "/") || strings.HasPrefix(f.Source, strings.TrimSuffix(prefix, "/")+"/")
+		inside := f.Source == root || strings.HasPrefix(f.Source, root+"/")
+		if root == "." {
+			inside = !filepath.IsAbs(filepath.FromSlash(f.Source))
+		}
 		if !inside || seen[f.Source] {
 			continue
 		}
@@ -233,6 +242,12 @@ func (p *Palace) removeVanished(ctx context.Context, source string) (bool, error
 		}
 		defer unlock()
 	}
+	return p.removeVanishedLocked(ctx, source)
+}
+
+// removeVanishedLocked is removeVanished for a caller holding the source
+// lock.
+func (p *Palace) removeVanishedLocked(ctx context.Context, source string) (bool, error) {
 	if _, err := os.Stat(p.home.Abs(source)); err == nil {
 		return false, nil // exists but was not collected (e.g. hidden): leave it alone
 	}
@@ -254,9 +269,44 @@ func (p *Palace) removeVanished(ctx context.Context, source string) (bool, error
 }
 
 // owns reports whether this home may remove a file's index entries: one it
-// mined, or one no home claimed (mined before files had an origin).
+// mined, or one no home claimed (mined before files had an origin). Only a
+// palace shared by several homes (a SourceLocker backend) holds other
+// homes' files; a palace of this home alone owns all of them, even those
+// mined before its home id was made again.
 func (p *Palace) owns(f store.File) bool {
+	if _, shared := p.store.(SourceLocker); !shared {
+		return true
+	}
 	return f.Origin == "" || f.Origin == p.opts.Origin
+}
+
+// dropSkipped skips a file that can no longer be mined and removes the
+// drawers it had: they hold text the file no longer has (or, read as it
+// now is, would not give). The caller holds the source lock.
+func (p *Palace) dropSkipped(ctx context.Context, path, source, reason string) (MineReport, error) {
+	rep := p.skip(path, reason)
+	f, err := p.store.GetFile(ctx, source)
+	if errors.Is(err, store.ErrNotFound) || err == nil && !p.owns(f) {
+		return rep, nil
+	}
+	if err != nil {
+		return MineReport{}, fmt.Errorf("mine %s: %w", path, err)
+	}
+	if err := p.store.DeleteFile(ctx, source); err != nil {
+		return MineReport{}, fmt.Errorf("mine %s: %w", path, err)
+	}
+	rep.FilesRemoved = 1
+	return rep, nil
+}
+
+// vanished removes the drawers of a file gone since it was listed. The
+// caller holds the source lock.
+func (p *Palace) vanished(ctx context.Context, source string) (MineReport, error) {
+	removed, err := p.removeVanishedLocked(ctx, source)
+	if err != nil || !removed {
+		return MineReport{}, err
+	}
+	return MineReport{FilesRemoved: 1}, nil
 }
 
 func (p *Palace) skip(path, reason string) MineReport {
@@ -267,24 +317,11 @@ func (p *Palace) skip(path, reason string) MineReport {
 // mineFile brings one file's drawers in step.
 func (p *Palace) mineFile(ctx context.Context, path string, opts MineOptions) (MineReport, error) {
 	source := p.home.Rel(path)
-	st, err := os.Stat(path)
-	if err != nil {
-		return p.skip(path, "unreadable: "+err.Error()), nil
+	if !plainText(source) {
+		// Say, a name from an old Latin-1 system. Skipped on every backend
+		// alike: PostgreSQL could not even look the path up.
+		return p.skip(path, "path is not valid UTF-8: the index keeps paths as text (rename the file)"), nil
 	}
-	if st.Size() > p.opts.MaxFileBytes {
-		return p.skip(path, fmt.Sprintf("too large: %d bytes, the limit is %d (palace.max_file_bytes)", st.Size(), p.opts.MaxFileBytes)), nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return p.skip(path, "unreadable: "+err.Error()), nil
-	}
-	if int64(len(data)) > p.opts.MaxFileBytes {
-		return p.skip(path, fmt.Sprintf("too large: %d bytes, the limit is %d (palace.max_file_bytes)", len(data), p.opts.MaxFileBytes)), nil
-	}
-	sum := sha256.Sum256(data)
-	fileHash := hex.EncodeToString(sum[:])
-
-	wing, agent, roomOverride := p.metadata(path, opts)
 	if l, ok := p.store.(SourceLocker); ok {
 		unlock, err := l.LockSource(ctx, source)
 		if err != nil {
@@ -292,6 +329,34 @@ func (p *Palace) mineFile(ctx context.Context, path string, opts MineOptions) (M
 		}
 		defer unlock()
 	}
+	// From here a file that cannot be mined loses the drawers it had, and
+	// one gone since it was listed is a vanished file, not an unreadable one.
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return p.vanished(ctx, source)
+	case err != nil:
+		return p.dropSkipped(ctx, path, source, "unreadable: "+err.Error())
+	case !st.Mode().IsRegular():
+		return p.dropSkipped(ctx, path, source, "not a regular file ("+st.Mode().Type().String()+")")
+	case st.Size() > p.opts.MaxFileBytes:
+		return p.dropSkipped(ctx, path, source, fmt.Sprintf("too large: %d bytes, the limit is %d (palace.max_file_bytes)", st.Size(), p.opts.MaxFileBytes))
+	}
+	// ReadRegular, not os.ReadFile: a FIFO swapped in since the Stat is
+	// refused, not waited on.
+	data, err := atomicio.ReadRegular(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return p.vanished(ctx, source)
+	case err != nil:
+		return p.dropSkipped(ctx, path, source, "unreadable: "+err.Error())
+	case int64(len(data)) > p.opts.MaxFileBytes:
+		return p.dropSkipped(ctx, path, source, fmt.Sprintf("too large: %d bytes, the limit is %d (palace.max_file_bytes)", len(data), p.opts.MaxFileBytes))
+	}
+	sum := sha256.Sum256(data)
+	fileHash := hex.EncodeToString(sum[:])
+
+	wing, agent, roomOverride := p.metadata(path, opts)
 	old, err := p.store.GetFile(ctx, source)
 	if err == nil && old.Hash == fileHash && old.Wing == wing && old.Agent == agent && opts.Room == "" {
 		return MineReport{Files: 1, Unchanged: 1}, nil
@@ -300,14 +365,14 @@ func (p *Palace) mineFile(ctx context.Context, path string, opts MineOptions) (M
 		return MineReport{}, fmt.Errorf("mine %s: %w", path, err)
 	}
 	if bytes.IndexByte(data, 0) >= 0 {
-		return p.skip(path, "binary file (contains NUL bytes)"), nil
+		return p.dropSkipped(ctx, path, source, "binary file (contains NUL bytes)")
 	}
 	if !utf8.Valid(data) {
-		return p.skip(path, "not valid UTF-8"), nil
+		return p.dropSkipped(ctx, path, source, "not valid UTF-8")
 	}
 	mf, err := memfile.Parse(data)
 	if err != nil {
-		return p.skip(path, "unparseable: "+err.Error()), nil
+		return p.dropSkipped(ctx, path, source, "unparseable: "+err.Error())
 	}
 	chunks := chunk.File(mf, p.opts.MaxTokens)
 	want := p.drawers(source, wing, agent, roomOverride, chunks)
@@ -329,6 +394,13 @@ func (p *Palace) mineFile(ctx context.Context, path string, opts MineOptions) (M
 			continue
 		}
 		delete(have, d.ID)
+		if h.Text != d.Text {
+			// The same embed text from other lines (say, a line made a
+			// heading): an update moves metadata only, so replace it.
+			u.Delete = append(u.Delete, d.ID)
+			u.Insert = append(u.Insert, d)
+			continue
+		}
 		rep.Kept++
 		if h.Wing != d.Wing || h.Room != d.Room || h.Agent != d.Agent || h.LineStart != d.LineStart ||
 			h.LineEnd != d.LineEnd || h.Date != d.Date || h.Heading != d.Heading {

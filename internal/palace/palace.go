@@ -66,7 +66,9 @@ type Palace struct {
 
 // New opens the palace over an index. When the index holds vectors of
 // another model than emb, they are dropped so that the next mine re-embeds
-// every drawer: vectors of two models are never mixed.
+// every drawer: vectors of two models are never mixed. Should another
+// process switch a shared palace to its model later, this palace's writes
+// of vectors and vector searches fail with store.ErrModelChanged.
 func New(ctx context.Context, h home.Home, st store.Store, emb Embedder, opts Options) (*Palace, error) {
 	if opts.MaxFileBytes <= 0 {
 		opts.MaxFileBytes = 8 << 20
@@ -103,16 +105,18 @@ func New(ctx context.Context, h home.Home, st store.Store, emb Embedder, opts Op
 		if err != nil {
 			return nil, fmt.Errorf("open palace: %w", err)
 		}
-		if model != emb.ModelID() || dim != emb.Dim() {
-			if model != "" {
-				lg.Warn("embedding model changed: dropping old vectors, the next mine re-embeds", "old", model, "new", emb.ModelID())
-				if err := st.ClearVectors(ctx); err != nil {
-					return nil, fmt.Errorf("open palace: %w", err)
-				}
-			}
-			if err := st.SetModel(ctx, emb.ModelID(), emb.Dim()); err != nil {
+		if model != "" && (model != emb.ModelID() || dim != emb.Dim()) {
+			lg.Warn("embedding model changed: dropping old vectors, the next mine re-embeds", "old", model, "new", emb.ModelID())
+			if err := st.ClearVectors(ctx); err != nil {
 				return nil, fmt.Errorf("open palace: %w", err)
 			}
+		}
+		// Also when the palace has the model already (then SetModel does
+		// not write): it makes it the store handle's, which checks every
+		// write of vectors and every vector search against the palace's
+		// model, in case another process switches it (see store.Store).
+		if err := st.SetModel(ctx, emb.ModelID(), emb.Dim()); err != nil {
+			return nil, fmt.Errorf("open palace: %w", err)
 		}
 	}
 	return p, nil

@@ -531,6 +531,14 @@ func TestQueryEmbeddingCache(t *testing.T) {
 // TestSharedPalaceOrigins: two homes (two machines) mining into one index.
 // Each removes only the files it mined: a file the other home mined is not
 // gone just because this home does not have it.
+// sharedStore makes a SQLite store stand in for a backend several homes
+// share (PostgreSQL): only such backends lock sources, and only in them do
+// other homes' files exist. A SQLite palace lives in its home, so there
+// every file is the home's own.
+type sharedStore struct{ *sqlite.Store }
+
+func (sharedStore) LockSource(context.Context, string) (func(), error) { return func() {}, nil }
+
 func TestSharedPalaceOrigins(t *testing.T) {
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "palace.db"))
@@ -551,7 +559,7 @@ func TestSharedPalaceOrigins(t *testing.T) {
 		if err := os.WriteFile(path, []byte("# Memory\n\n"+section(len(agent))), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		p, err := palace.New(ctx, h, st, nil, palace.Options{Origin: origin})
+		p, err := palace.New(ctx, h, sharedStore{st}, nil, palace.Options{Origin: origin})
 		if err != nil {
 			t.Fatal(err)
 		}

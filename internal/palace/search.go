@@ -81,6 +81,12 @@ func ValidateDate(s string) error {
 	return nil
 }
 
+// plainText reports whether s is valid UTF-8 without NUL bytes, as every
+// path and label in the index is (PostgreSQL can store nothing else).
+func plainText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
+
 // ValidateResults accepts a number of hits from 1 to MaxResults.
 func ValidateResults(n int) error {
 	if n < 1 || n > MaxResults {
@@ -129,6 +135,11 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 	if q.Filter.Agent != "" {
 		if err := home.ValidateAgentID(q.Filter.Agent); err != nil {
 			return nil, fmt.Errorf("search: agent: %w", err)
+		}
+	}
+	for _, v := range []struct{ name, val string }{{"wing", q.Filter.Wing}, {"room", q.Filter.Room}} {
+		if !plainText(v.val) {
+			return nil, fmt.Errorf("search: --%s %q is not valid UTF-8 text without NUL bytes: no drawer can have it", v.name, v.val)
 		}
 	}
 	mode := q.Mode

@@ -1,8 +1,6 @@
 package palace
 
 import (
-	"github.com/dustin/go-humanize"
-
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +8,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/dustin/go-humanize"
+
+	"github.com/hivemem/hivemem/internal/atomicio"
 	"github.com/hivemem/hivemem/internal/chunk"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/memfile"
@@ -73,7 +74,7 @@ func (p *Palace) WakeUp(ctx context.Context, wing string, budget int) (Digest, e
 	if err != nil {
 		return Digest{}, err
 	}
-	data, err := os.ReadFile(path)
+	data, err := atomicio.ReadRegular(path) // never blocks on a FIFO
 	if err != nil {
 		return Digest{}, fmt.Errorf("wake-up %s: %w", wing, err)
 	}
@@ -159,7 +160,7 @@ func (p *Palace) wakeUpHive(ctx context.Context, budget int) (Digest, error) {
 			return d, err
 		}
 		path, _ := p.home.MemoryPath(id)
-		data, err := os.ReadFile(path)
+		data, err := atomicio.ReadRegular(path)
 		if err != nil {
 			continue
 		}

@@ -16,6 +16,22 @@ import (
 // ErrNotFound is returned when a requested row does not exist.
 var ErrNotFound = errors.New("not found")
 
+// ErrModelChanged is returned for a write of vectors or a vector search
+// through a handle whose embedding model is no longer the palace's: another
+// process recorded its own model (and dropped the vectors) since.
+var ErrModelChanged = errors.New("the palace's embedding model changed")
+
+// CheckModel returns ErrModelChanged, saying what to do, unless a handle
+// whose own model is own may write and search vectors in a palace whose
+// recorded model is recorded: the same model, or own is "" (the handle
+// never had a model, so it has no vectors of its own to mix in).
+func CheckModel(own, recorded string) error {
+	if own == "" || own == recorded {
+		return nil
+	}
+	return fmt.Errorf("%w to %q (by another process) while this one embeds with %q: restart to re-embed", ErrModelChanged, recorded, own)
+}
+
 // Drawer is one chunk of one source file. Its ID is derived from the source
 // and the chunk's content hash, so the same text in the same file keeps the
 // same drawer across re-mines.
@@ -206,7 +222,12 @@ type Store interface {
 	// were made with ("" and 0 when none). SetModel records them; a backend
 	// refuses vectors of another dimension, and refuses to change the model
 	// while vectors of the old one exist (call ClearVectors first), so that
-	// two models' vectors are never mixed.
+	// two models' vectors are never mixed. Each handle also has a model of
+	// its own: the palace's when it was opened, then the one its SetModel
+	// records. While that is not the palace's (another process, maybe on
+	// another machine, switched the palace to its model since), the
+	// handle's writes of vectors and its vector searches fail with
+	// ErrModelChanged (see CheckModel) instead of mixing two models.
 	Model(ctx context.Context) (model string, dim int, err error)
 	SetModel(ctx context.Context, model string, dim int) error
 	// ClearVectors drops every vector (used when the model changes), keeping drawers.

@@ -29,6 +29,7 @@ import (
 
 	"github.com/hivemem/hivemem/internal/chunk"
 	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/httpguard"
 	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/store"
 )
@@ -685,9 +686,6 @@ func (h *Handler) pageLogin(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, http.StatusOK, "login", "Sign in", d)
 }
 
-// tokenCookie is the cookie httpguard accepts in place of a bearer token.
-const tokenCookie = "hivemem_token"
-
 func (h *Handler) postLogin(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
 		h.render(w, r, statusOf(err), "login", "Sign in", loginData{Next: "/", Error: "bad form: " + err.Error(), Need: true})
@@ -698,20 +696,23 @@ func (h *Handler) postLogin(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, next, http.StatusSeeOther)
 		return
 	}
+	// Trimming what was pasted is safe: config refuses a token with
+	// surrounding whitespace.
 	tok := strings.TrimSpace(r.PostForm.Get("token"))
 	if tok == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(h.guard.Token)) != 1 {
 		h.log.Warn("web: failed login", "remote", r.RemoteAddr)
 		h.render(w, r, http.StatusUnauthorized, "login", "Sign in", loginData{Next: next, Error: "That token is not right.", Need: true})
 		return
 	}
+	// The cookie carries a value derived from the token, never the token.
 	http.SetCookie(w, &http.Cookie{
-		Name: tokenCookie, Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		Name: httpguard.CookieName, Value: httpguard.CookieValue(tok), Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
 		Secure: r.TLS != nil, MaxAge: 30 * 24 * 3600,
 	})
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
 func (h *Handler) postLogout(w http.ResponseWriter, r *http.Request) {
-	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	http.SetCookie(w, &http.Cookie{Name: httpguard.CookieName, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }

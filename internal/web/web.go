@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -220,9 +219,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // sent to the login page instead of getting a bare 401.
 func (h *Handler) guarded(w http.ResponseWriter, r *http.Request) bool {
 	g := h.guard
-	if httpguard.IsLoopback(g.Addr) && !loopbackHost(r.Host) {
-		h.fail(w, r, http.StatusMisdirectedRequest,
-			fmt.Errorf("host %q is not a loopback name: the dashboard listens on %s (DNS-rebinding protection)", r.Host, g.Addr))
+	if err := g.CheckHost(r); err != nil {
+		h.fail(w, r, http.StatusMisdirectedRequest, err)
 		return false
 	}
 	if err := httpguard.CheckOrigin(r); err != nil {
@@ -244,7 +242,7 @@ func (h *Handler) guarded(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="hivemem"`)
-	h.fail(w, r, http.StatusUnauthorized, errors.New("unauthorized: a valid bearer token (or the hivemem_token cookie from /login) is required"))
+	h.fail(w, r, http.StatusUnauthorized, errors.New("unauthorized: a valid bearer token (or the "+httpguard.CookieName+" cookie from /login) is required"))
 	return false
 }
 
@@ -256,23 +254,6 @@ func public(r *http.Request) bool {
 }
 
 func isAPI(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/api/") }
-
-// loopbackHost reports whether a Host header names this machine: a
-// loopback IP, "localhost" or a name under ".localhost". A page on a
-// foreign name that resolves to 127.0.0.1 (DNS rebinding) is refused.
-func loopbackHost(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
 
 // fail answers an error the way the caller can read it: JSON for the API,
 // a page for a browser.

@@ -198,7 +198,7 @@ func TestServeDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := web.New(web.Deps{App: a, Guard: &g, Logger: slog.Default(), Version: "demo"})
-	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	go func() {
 		<-ctx.Done()
 		h.Close()

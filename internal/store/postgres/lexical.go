@@ -35,7 +35,7 @@ func (s *Store) Lexical(ctx context.Context, query string, f store.Filter, k int
 		return nil, fmt.Errorf("lexical search: %w", err)
 	}
 	terms := store.QueryTerms(query)
-	if len(terms) == 0 || k <= 0 {
+	if len(terms) == 0 || k <= 0 || !filterStorable(f) {
 		return nil, nil
 	}
 	var toks []string

@@ -63,9 +63,12 @@ import (
 	"hash/fnv"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -119,6 +122,11 @@ type Store struct {
 
 	locks sync.Map // source -> *sync.Mutex, in-process half of LockSource
 
+	// model is this handle's embedding model (see store.Store's Model):
+	// the palace's at Open, then what SetModel records. Writes of vectors
+	// and vector searches check it against the palace's (store.CheckModel).
+	model atomic.Pointer[string]
+
 	closeOnce sync.Once
 }
 
@@ -146,7 +154,13 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		if t == 0 {
 			t = DefaultStatementTimeout
 		}
-		cc.RuntimeParams["statement_timeout"] = fmt.Sprint(t.Milliseconds())
+		// The server counts whole milliseconds and takes 0 as no limit:
+		// round up, so that any positive timeout stays a limit.
+		ms := t.Milliseconds()
+		if time.Duration(ms)*time.Millisecond < t {
+			ms++
+		}
+		cc.RuntimeParams["statement_timeout"] = strconv.FormatInt(ms, 10)
 	}
 	if _, ok := cc.RuntimeParams["application_name"]; !ok {
 		cc.RuntimeParams["application_name"] = "hivemem"
@@ -172,13 +186,26 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, connectError(target, err)
 	}
 	mode, from, err := migrate(ctx, conn.Conn(), cmp.Or(opts.VectorMode, "auto"))
+	var model string
+	if err == nil {
+		model, _, err = readModel(ctx, conn.Conn())
+	}
 	conn.Release()
 	if err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open postgres palace %s: %w", target, err)
 	}
 	s.mode, s.from = mode, from
+	s.model.Store(&model)
 	return s, nil
+}
+
+// ownModel is this handle's embedding model ("" when it never had one).
+func (s *Store) ownModel() string {
+	if m := s.model.Load(); m != nil {
+		return *m
+	}
+	return ""
 }
 
 // Backend implements store.Store.
@@ -241,15 +268,33 @@ const (
 // record (drawers.gen, tombstones) for the vector caches and warm lexical
 // indexes to follow.
 func (s *Store) write(ctx context.Context, what string, fn func(tx pgx.Tx, dim int, gen int64) error) error {
+	return s.writeTx(ctx, what, false, fn)
+}
+
+// writeVectors is write for a write that stores vectors: it fails with
+// store.ErrModelChanged unless the palace's model is this handle's,
+// checked under the palace row's lock, so that no model change can come
+// between the check and the commit.
+func (s *Store) writeVectors(ctx context.Context, what string, fn func(tx pgx.Tx, dim int, gen int64) error) error {
+	return s.writeTx(ctx, what, true, fn)
+}
+
+func (s *Store) writeTx(ctx context.Context, what string, vectors bool, fn func(tx pgx.Tx, dim int, gen int64) error) error {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, s.wrap(err))
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
+	var model string
 	var dim int
 	var gen int64
-	if err := tx.QueryRow(ctx, `UPDATE palace SET generation = generation + 1 WHERE id = 1 RETURNING dim, generation`).Scan(&dim, &gen); err != nil {
+	if err := tx.QueryRow(ctx, `UPDATE palace SET generation = generation + 1 WHERE id = 1 RETURNING model, dim, generation`).Scan(&model, &dim, &gen); err != nil {
 		return fmt.Errorf("%s: bump generation: %w", what, s.wrap(err))
+	}
+	if vectors {
+		if err := store.CheckModel(s.ownModel(), model); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
 	}
 	if err := fn(tx, dim, gen); err != nil {
 		return fmt.Errorf("%s: %w", what, s.wrap(err))
@@ -277,8 +322,9 @@ func (s *Store) Model(ctx context.Context) (string, int, error) {
 	return m, d, s.wrap(err)
 }
 
-// SetModel implements store.Store. In pgvector mode a change of dimension
-// also rebuilds the (then empty) HNSW index for the new one.
+// SetModel implements store.Store, and makes model this handle's. In
+// pgvector mode a change of dimension also rebuilds the (then empty) HNSW
+// index for the new one.
 func (s *Store) SetModel(ctx context.Context, model string, dim int) error {
 	if model == "" || dim <= 0 {
 		return fmt.Errorf("set model: need a model name and a positive dimension, got %q and %d", model, dim)
@@ -286,7 +332,13 @@ func (s *Store) SetModel(ctx context.Context, model string, dim int) error {
 	if s.mode == ModePGVector && dim > 2000 {
 		return fmt.Errorf("set model: pgvector's HNSW index takes at most 2000 dimensions, the model has %d", dim)
 	}
-	return s.write(ctx, "set model", func(tx pgx.Tx, oldDim int, gen int64) error {
+	if old, oldDim, err := readModel(ctx, s.pool); err == nil && old == model && oldDim == dim {
+		// Recorded already (no write, so no generation for every other
+		// process to follow); it is this handle's model now too.
+		s.model.Store(&model)
+		return nil
+	}
+	err := s.write(ctx, "set model", func(tx pgx.Tx, oldDim int, gen int64) error {
 		old, _, err := readModel(ctx, tx)
 		if err != nil {
 			return err
@@ -306,7 +358,13 @@ func (s *Store) SetModel(ctx context.Context, model string, dim int) error {
 			return err
 		}
 		if s.mode == ModePGVector && oldDim != dim {
-			if _, err := tx.Exec(ctx, `DROP INDEX IF EXISTS drawers_embedding_hnsw`); err != nil {
+			// Qualified: unqualified, DROP INDEX would look through the
+			// whole search path and could drop another schema's palace's.
+			var schema string
+			if err := tx.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `DROP INDEX IF EXISTS `+pgx.Identifier{schema, "drawers_embedding_hnsw"}.Sanitize()); err != nil {
 				return err
 			}
 			// dim is our own validated integer: the cast needs a literal.
@@ -317,6 +375,12 @@ func (s *Store) SetModel(ctx context.Context, model string, dim int) error {
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	// The palace's model is now this handle's.
+	s.model.Store(&model)
+	return nil
 }
 
 func countVectors(ctx context.Context, q querier, col string) (int, error) {
@@ -362,6 +426,9 @@ func scanFiles(rows pgx.Rows) ([]store.File, error) {
 
 // GetFile implements store.Store.
 func (s *Store) GetFile(ctx context.Context, source string) (store.File, error) {
+	if !storable(source) {
+		return store.File{}, fmt.Errorf("get file %q: %w", source, store.ErrNotFound)
+	}
 	rows, err := s.pool.Query(ctx, `SELECT `+fileCols+` FROM files WHERE source = $1`, source)
 	if err != nil {
 		return store.File{}, fmt.Errorf("get file %q: %w", source, s.wrap(err))
@@ -379,6 +446,9 @@ func (s *Store) GetFile(ctx context.Context, source string) (store.File, error) 
 // Files implements store.Store; the prefix is compared character for
 // character (no LIKE wildcards, no case folding).
 func (s *Store) Files(ctx context.Context, prefix string) ([]store.File, error) {
+	if !storable(prefix) {
+		return nil, nil
+	}
 	rows, err := s.pool.Query(ctx, `SELECT `+fileCols+` FROM files WHERE left(source, length($1)) = $1 ORDER BY source COLLATE "C"`, prefix)
 	if err != nil {
 		return nil, fmt.Errorf("list files %q: %w", prefix, s.wrap(err))
@@ -407,6 +477,9 @@ func scanDrawers(rows pgx.Rows) ([]store.Drawer, error) {
 
 // Drawers implements store.Store.
 func (s *Store) Drawers(ctx context.Context, source string) ([]store.Drawer, error) {
+	if !storable(source) {
+		return nil, nil
+	}
 	rows, err := s.pool.Query(ctx, `SELECT `+drawerCols+` FROM drawers d WHERE d.source = $1 ORDER BY d.line_start, d.rowid`, source)
 	if err != nil {
 		return nil, fmt.Errorf("list drawers of %q: %w", source, s.wrap(err))
@@ -428,6 +501,9 @@ func checkDrawer(d *store.Drawer, source string) error {
 		d.Source = source
 	} else if d.Source != source {
 		return fmt.Errorf("drawer %q belongs to %q, not to the file being applied (%q)", d.ID, d.Source, source)
+	}
+	if err := checkText("id", d.ID, "wing", d.Wing, "room", d.Room, "agent", d.Agent, "heading", d.Heading, "hash", d.Hash, "text", d.Text); err != nil {
+		return fmt.Errorf("drawer %q: %w", d.ID, err)
 	}
 	if err := store.ValidDate(d.Date); err != nil {
 		return fmt.Errorf("drawer %q: %w", d.ID, err)
@@ -483,6 +559,12 @@ func (s *Store) Apply(ctx context.Context, u store.FileUpdate) error {
 	if src == "" {
 		return errors.New("apply: file update without a source")
 	}
+	f := u.File
+	if err := checkText("source", f.Source, "hash", f.Hash, "wing", f.Wing, "agent", f.Agent, "origin", f.Origin); err != nil {
+		return fmt.Errorf("apply %q: %w", src, err)
+	}
+	// An id PostgreSQL cannot store names no drawer: nothing to delete.
+	del := slices.DeleteFunc(slices.Clone(u.Delete), func(id string) bool { return !storable(id) })
 	ins := slices.Clone(u.Insert)
 	upd := slices.Clone(u.Update)
 	for _, ds := range [][]store.Drawer{ins, upd} {
@@ -497,7 +579,11 @@ func (s *Store) Apply(ctx context.Context, u store.FileUpdate) error {
 	for i, d := range ins {
 		insIdx[i] = index(d.Heading, d.Text)
 	}
-	return s.write(ctx, fmt.Sprintf("apply %q", src), func(tx pgx.Tx, dim int, gen int64) error {
+	write := s.write
+	if slices.ContainsFunc(ins, func(d store.Drawer) bool { return len(d.Vector) > 0 }) {
+		write = s.writeVectors
+	}
+	return write(ctx, fmt.Sprintf("apply %q", src), func(tx pgx.Tx, dim int, gen int64) error {
 		for _, d := range ins {
 			if len(d.Vector) > 0 {
 				if err := checkVector(d.Vector, dim); err != nil {
@@ -505,7 +591,6 @@ func (s *Store) Apply(ctx context.Context, u store.FileUpdate) error {
 				}
 			}
 		}
-		f := u.File
 		var at *time.Time
 		if !f.MinedAt.IsZero() {
 			t := f.MinedAt.UTC()
@@ -517,8 +602,8 @@ func (s *Store) Apply(ctx context.Context, u store.FileUpdate) error {
 			return fmt.Errorf("write file record: %w", err)
 		}
 		var delta statsDelta
-		if len(u.Delete) > 0 {
-			if err := s.deleteDrawers(ctx, tx, gen, `id = ANY($1)`, []any{u.Delete}, &delta); err != nil {
+		if len(del) > 0 {
+			if err := s.deleteDrawers(ctx, tx, gen, `id = ANY($1)`, []any{del}, &delta); err != nil {
 				return err
 			}
 		}
@@ -692,6 +777,9 @@ func updateDrawers(ctx context.Context, tx pgx.Tx, gen int64, ds []store.Drawer,
 
 // DeleteFile implements store.Store.
 func (s *Store) DeleteFile(ctx context.Context, source string) error {
+	if !storable(source) {
+		return nil
+	}
 	return s.write(ctx, fmt.Sprintf("delete file %q", source), func(tx pgx.Tx, _ int, gen int64) error {
 		var delta statsDelta
 		if err := s.deleteDrawers(ctx, tx, gen, `source = $1`, []any{source}, &delta); err != nil {
@@ -731,7 +819,7 @@ func (s *Store) SetVectors(ctx context.Context, ids []string, vecs [][]float32) 
 	if len(ids) == 0 {
 		return nil
 	}
-	return s.write(ctx, "set vectors", func(tx pgx.Tx, dim int, gen int64) error {
+	return s.writeVectors(ctx, "set vectors", func(tx pgx.Tx, dim int, gen int64) error {
 		for i, id := range ids {
 			if len(vecs[i]) == 0 {
 				return fmt.Errorf("drawer %q: empty vector", id)
@@ -786,6 +874,7 @@ func (s *Store) SetVectors(ctx context.Context, ids []string, vecs [][]float32) 
 
 // Get implements store.Store.
 func (s *Store) Get(ctx context.Context, ids []string) ([]store.Drawer, error) {
+	ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return !storable(id) })
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -808,6 +897,31 @@ func (s *Store) Get(ctx context.Context, ids []string) ([]store.Drawer, error) {
 		}
 	}
 	return out, nil
+}
+
+// storable reports whether PostgreSQL can hold s as text: valid UTF-8
+// without NUL. Every stored value is (Apply refuses others), so a key or
+// filter value that is not matches nothing, as on SQLite, and is answered
+// without sending it (the server would refuse it: SQLSTATE 22021).
+func storable(s string) bool {
+	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
+}
+
+// filterStorable reports whether every value of f is storable; a filter
+// with one that is not matches no drawer.
+func filterStorable(f store.Filter) bool {
+	return storable(f.Wing) && storable(f.Room) && storable(f.Agent)
+}
+
+// checkText refuses the text of a record that PostgreSQL cannot store,
+// with a clear error rather than the server's.
+func checkText(fields ...string) error {
+	for i := 0; i+1 < len(fields); i += 2 {
+		if v := fields[i+1]; !storable(v) {
+			return fmt.Errorf("%s %q is not valid UTF-8 text without NUL bytes: PostgreSQL cannot store it", fields[i], v)
+		}
+	}
+	return nil
 }
 
 // filterSQL renders f as SQL conditions on the drawers table aliased d,
@@ -847,6 +961,9 @@ func filterSQL(f store.Filter, next int) (string, []any) {
 func (s *Store) List(ctx context.Context, f store.Filter, limit int) ([]store.Drawer, error) {
 	if err := f.Validate(); err != nil {
 		return nil, fmt.Errorf("list drawers: %w", err)
+	}
+	if !filterStorable(f) {
+		return nil, nil
 	}
 	where, args := filterSQL(f, 1)
 	q := `SELECT ` + drawerCols + ` FROM drawers d WHERE true` + where + ` ORDER BY d.source COLLATE "C", d.line_start, d.rowid`

@@ -126,9 +126,17 @@ func migrate(ctx context.Context, conn *pgx.Conn, wantMode string) (mode string,
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
 		return "", 0, fmt.Errorf("lock for migration: %w", err)
 	}
+	// The palace is the one in the current schema (the first schema of the
+	// search path that exists), where the migrations create it and where
+	// unqualified names find it first. to_regclass('palace') would look
+	// through the whole search path and adopt another schema's palace.
+	var schema *string
 	var exists bool
-	if err := tx.QueryRow(ctx, `SELECT to_regclass('palace') IS NOT NULL`).Scan(&exists); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT current_schema(), to_regclass(quote_ident(current_schema()) || '.palace') IS NOT NULL`).Scan(&schema, &exists); err != nil {
 		return "", 0, fmt.Errorf("read schema version: %w", err)
+	}
+	if schema == nil {
+		return "", 0, errors.New("no schema of the search path exists: create it, or fix search_path in palace.dsn / HIVEMEM_DSN")
 	}
 	v := 0
 	if exists {

@@ -42,6 +42,9 @@ func (s *Store) vector(ctx context.Context, q []float32, f store.Filter, k int, 
 			return nil, fmt.Errorf("vector search: query component %d is %v", i, x)
 		}
 	}
+	if !filterStorable(f) {
+		return nil, nil
+	}
 	var res []store.Scored
 	var err error
 	if s.mode == ModePGVector {
@@ -69,9 +72,14 @@ func (s *Store) vectorSQL(ctx context.Context, q []float32, f store.Filter, k in
 		return nil, s.wrap(err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only
-	_, dim, err := readModel(ctx, tx)
+	model, dim, err := readModel(ctx, tx)
 	if err != nil {
 		return nil, s.wrap(err)
+	}
+	// A query of another model than the vectors' would be scored without
+	// meaning.
+	if err := store.CheckModel(s.ownModel(), model); err != nil {
+		return nil, err
 	}
 	if dim == 0 {
 		return nil, nil
@@ -149,6 +157,7 @@ type vecCache struct {
 	loaded bool
 	gen    int64 // the palace generation the copy reflects
 	dim    int
+	model  string // the palace's model at gen
 	vecs   []float32
 	ids    []string
 	wing   []string
@@ -177,7 +186,8 @@ func (s *Store) vectorScan(ctx context.Context, q []float32, f store.Filter, k i
 	}
 	v := &s.vec
 	v.mu.RLock()
-	if !v.loaded || v.gen != gen {
+	stale := !v.loaded || v.gen != gen
+	for stale {
 		v.mu.RUnlock()
 		v.mu.Lock()
 		if err := s.refreshVectors(ctx); err != nil {
@@ -188,8 +198,18 @@ func (s *Store) vectorScan(ctx context.Context, q []float32, f store.Filter, k i
 		}
 		v.mu.Unlock()
 		v.mu.RLock()
+		// Between Unlock and RLock another search may have taken the
+		// write lock and failed its refresh, leaving the copy half
+		// applied (and loaded false, its dimension perhaps not its
+		// vectors'): never scan that, refresh again.
+		stale = !v.loaded
 	}
 	defer v.mu.RUnlock()
+	// A query of another model than the vectors' would be scored without
+	// meaning.
+	if err := store.CheckModel(s.ownModel(), v.model); err != nil {
+		return nil, err
+	}
 	if v.dim == 0 {
 		return nil, nil
 	}
@@ -283,7 +303,8 @@ func (s *Store) refreshVectors(ctx context.Context) error {
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only
 	var gen, resetGen, tombFloor int64
 	var dim int
-	if err := tx.QueryRow(ctx, `SELECT generation, reset_gen, tomb_floor, dim FROM palace WHERE id = 1`).Scan(&gen, &resetGen, &tombFloor, &dim); err != nil {
+	var model string
+	if err := tx.QueryRow(ctx, `SELECT generation, reset_gen, tomb_floor, dim, model FROM palace WHERE id = 1`).Scan(&gen, &resetGen, &tombFloor, &dim, &model); err != nil {
 		return s.wrap(err)
 	}
 	switch {
@@ -302,7 +323,7 @@ func (s *Store) refreshVectors(ctx context.Context) error {
 		}
 		v.deltas.Add(1)
 	}
-	v.gen, v.dim, v.loaded = gen, dim, true
+	v.gen, v.dim, v.model, v.loaded = gen, dim, model, true
 	return nil
 }
 

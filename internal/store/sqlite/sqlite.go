@@ -21,8 +21,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hivemem/hivemem/internal/store"
@@ -44,6 +46,12 @@ type Store struct {
 	tok  tokenizer // for Lexical's planning
 	lex  lexStats
 	lexi lexIndex // in-memory BM25, for processes that opt in
+
+	// model is this handle's embedding model (see store.Store's Model):
+	// the palace's at Open, then what SetModel records. Writes of vectors
+	// and vector searches check it against the palace's (store.CheckModel):
+	// another process on this file may have switched models.
+	model atomic.Pointer[string]
 
 	closeOnce sync.Once
 	closeErr  error
@@ -103,11 +111,21 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	s.rdb.SetMaxOpenConns(readers)
 	s.rdb.SetMaxIdleConns(readers)
 	s.rdb.SetConnMaxIdleTime(0)
-	if err := s.rdb.PingContext(ctx); err != nil {
+	model, _, err := readModel(ctx, s.rdb)
+	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open sqlite palace %s: %w", path, err)
 	}
+	s.model.Store(&model)
 	return s, nil
+}
+
+// ownModel is this handle's embedding model ("" when it never had one).
+func (s *Store) ownModel() string {
+	if m := s.model.Load(); m != nil {
+		return *m
+	}
+	return ""
 }
 
 // initWriter checks that the file really is in WAL mode (it is not on some
@@ -218,12 +236,18 @@ func (s *Store) Model(ctx context.Context) (string, int, error) {
 	return readModel(ctx, s.rdb)
 }
 
-// SetModel implements store.Store.
+// SetModel implements store.Store, and makes model this handle's.
 func (s *Store) SetModel(ctx context.Context, model string, dim int) error {
 	if model == "" || dim <= 0 {
 		return fmt.Errorf("set model: need a model name and a positive dimension, got %q and %d", model, dim)
 	}
-	return s.write(ctx, "set model", func(tx *sql.Tx) (vecDelta, error) {
+	if old, oldDim, err := readModel(ctx, s.rdb); err == nil && old == model && oldDim == dim {
+		// Recorded already (no write, so no generation for every other
+		// process to follow); it is this handle's model now too.
+		s.model.Store(&model)
+		return nil
+	}
+	err := s.write(ctx, "set model", func(tx *sql.Tx) (vecDelta, error) {
 		old, oldDim, err := readModel(ctx, tx)
 		if err != nil {
 			return vecDelta{}, err
@@ -240,8 +264,14 @@ func (s *Store) SetModel(ctx context.Context, model string, dim int) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE meta SET value = CASE key WHEN 'model' THEN ?1 ELSE ?2 END WHERE key IN ('model', 'dim')`, model, dim); err != nil {
 			return vecDelta{}, err
 		}
-		return vecDelta{dim: dim}, nil
+		return vecDelta{dim: dim, model: model}, nil
 	})
+	if err != nil {
+		return err
+	}
+	// The palace's model is now this handle's.
+	s.model.Store(&model)
+	return nil
 }
 
 func countVectors(ctx context.Context, q querier) (int, error) {
@@ -412,9 +442,15 @@ func (s *Store) Apply(ctx context.Context, u store.FileUpdate) error {
 	}
 	return s.write(ctx, fmt.Sprintf("apply %q", src), func(tx *sql.Tx) (vecDelta, error) {
 		var d vecDelta
-		_, dim, err := readModel(ctx, tx)
+		model, dim, err := readModel(ctx, tx)
 		if err != nil {
 			return d, err
+		}
+		if slices.ContainsFunc(ins, func(r store.Drawer) bool { return len(r.Vector) > 0 }) {
+			// In the write transaction: no model change can come between.
+			if err := store.CheckModel(s.ownModel(), model); err != nil {
+				return d, err
+			}
 		}
 		f := u.File
 		if _, err := tx.ExecContext(ctx, `INSERT INTO files(source, hash, size, mined_at, wing, agent, origin) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -557,8 +593,12 @@ func (s *Store) SetVectors(ctx context.Context, ids []string, vecs [][]float32) 
 	}
 	return s.write(ctx, "set vectors", func(tx *sql.Tx) (vecDelta, error) {
 		var d vecDelta
-		_, dim, err := readModel(ctx, tx)
+		model, dim, err := readModel(ctx, tx)
 		if err != nil {
+			return d, err
+		}
+		// In the write transaction: no model change can come between.
+		if err := store.CheckModel(s.ownModel(), model); err != nil {
 			return d, err
 		}
 		stmt, err := tx.PrepareContext(ctx, `UPDATE drawers SET vector = ? WHERE id = ? RETURNING wing, room, agent, date`)
@@ -695,12 +735,14 @@ func (s *Store) Vector(ctx context.Context, q []float32, f store.Filter, k int) 
 		}
 	}
 	s.vec.mu.RLock()
-	fresh := s.vec.loaded && s.vec.gen == gen
-	if !fresh {
+	// Only an older copy is reloaded: a newer one is this process's own
+	// write that committed after gen was read, already followed. The
+	// condition is checked again under the read lock each time: between
+	// Unlock and RLock another search may have failed to load, or a write
+	// found another process's write in between (loaded false for both).
+	for !s.vec.loaded || s.vec.gen < gen {
 		s.vec.mu.RUnlock()
 		s.vec.mu.Lock()
-		// Only an older copy is reloaded: a newer one is this process's
-		// own write that committed after gen was read, already followed.
 		if !s.vec.loaded || s.vec.gen < gen {
 			if err := s.vec.load(ctx, s.rdb); err != nil {
 				s.vec.loaded = false
@@ -712,6 +754,11 @@ func (s *Store) Vector(ctx context.Context, q []float32, f store.Filter, k int) 
 		s.vec.mu.RLock()
 	}
 	defer s.vec.mu.RUnlock()
+	// A query of another model than the vectors' would be scored without
+	// meaning.
+	if err := store.CheckModel(s.ownModel(), s.vec.model); err != nil {
+		return nil, fmt.Errorf("vector search: %w", err)
+	}
 	if s.vec.dim == 0 || len(s.vec.ids) == 0 {
 		if s.vec.dim != 0 && len(q) != s.vec.dim {
 			return nil, fmt.Errorf("vector search: query has dimension %d, the model's is %d", len(q), s.vec.dim)

@@ -39,6 +39,7 @@ type vecIndex struct {
 	loaded bool
 	gen    int64 // palace generation the contents reflect
 	dim    int
+	model  string // the palace's model at gen
 
 	vecs  []float32
 	ids   []string
@@ -64,6 +65,7 @@ type vecRow struct {
 type vecDelta struct {
 	clear  bool     // every vector dropped (ClearVectors, Reset)
 	dim    int      // new model dimension when > 0
+	model  string   // with dim: the new model
 	remove []string // drawers deleted
 	upsert []vecRow // drawers that now have this vector
 	meta   []vecRow // drawers whose metadata changed (only matter if cached)
@@ -122,7 +124,7 @@ func (v *vecIndex) follow(oldGen, newGen int64, d vecDelta) {
 		v.resetLocked(v.dim)
 	}
 	if d.dim > 0 {
-		v.dim = d.dim
+		v.dim, v.model = d.dim, d.model
 	}
 	for _, id := range d.remove {
 		v.removeLocked(id)
@@ -213,7 +215,7 @@ func (v *vecIndex) load(ctx context.Context, db *sql.DB) error {
 		v.pos[id] = i
 		v.wing[i], v.room[i], v.agent[i] = v.code(p.wing[i]), v.code(p.room[i]), v.code(p.agent[i])
 	}
-	v.gen = p.gen
+	v.gen, v.model = p.gen, p.model
 	v.loaded = true
 	return nil
 }
@@ -221,6 +223,7 @@ func (v *vecIndex) load(ctx context.Context, db *sql.DB) error {
 // loadedPart is the drawers with vectors of one rowid range.
 type loadedPart struct {
 	gen   int64
+	model string
 	dim   int
 	vecs  []float32
 	ids   []string
@@ -242,7 +245,7 @@ func loadRange(ctx context.Context, db *sql.DB, sizeHint int, from, to int64) (l
 	if p.gen, err = readGeneration(ctx, tx); err != nil {
 		return p, err
 	}
-	if _, p.dim, err = readModel(ctx, tx); err != nil {
+	if p.model, p.dim, err = readModel(ctx, tx); err != nil {
 		return p, err
 	}
 	dim := p.dim

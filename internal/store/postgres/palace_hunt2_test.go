@@ -1,0 +1,373 @@
+package postgres_test
+
+// Second bug hunt, at the palace level over a shared PostgreSQL palace:
+// oddly named files, and two processes with different embedding models.
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/postgres"
+	"github.com/hivemem/hivemem/internal/store/postgres/pgtest"
+	"github.com/hivemem/hivemem/internal/store/sqlite"
+)
+
+// hunt2Schema is a fresh schema with the search path narrowed to it.
+func hunt2Schema(t *testing.T) string {
+	t.Helper()
+	dsn := pgtest.Schema(t, pgtest.EnvPostgres)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", strings.TrimSuffix(q.Get("search_path"), ",public"))
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func hunt2Home(t *testing.T, name string) home.Home {
+	t.Helper()
+	h, err := home.Resolve(filepath.Join(t.TempDir(), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Init(); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func hunt2Write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHunt2MineNonUTF8FileName: Linux file names are bytes, and a markdown
+// file whose name is not valid UTF-8 (say, copied from an old Latin-1
+// system) may sit in an agent's directory. The SQLite palace mines it like
+// any other; PostgreSQL refuses the source path ("invalid byte sequence
+// for encoding UTF8", from GetFile under mineFile), and Mine returns that
+// error for the whole run: every file after it goes unmined and vanished
+// files are not removed. Mine's contract is that a file that cannot be
+// mined is skipped with a reason and never stops the run.
+func TestHunt2MineNonUTF8FileName(t *testing.T) {
+	ctx := t.Context()
+	build := func(h home.Home) {
+		agents := filepath.Join(h.Root, "hive", "agents")
+		hunt2Write(t, filepath.Join(agents, "ada", "memory.md"), "# Memory — ada (ada)\n\n## 2026-01-01 — ada note\nkubernetes rollback\n")
+		hunt2Write(t, filepath.Join(agents, "ada", "notes-\xe9t\xe9.md"), "# Notes\n\n## 2026-01-02 — latin-1 note\nsummer notes\n")
+		hunt2Write(t, filepath.Join(agents, "bob", "memory.md"), "# Memory — bob (bob)\n\n## 2026-01-03 — bob note\ndatabase tuning\n")
+	}
+	open := map[string]func(t *testing.T) store.Store{
+		"sqlite": func(t *testing.T) store.Store {
+			st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "palace.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st
+		},
+		"postgres": func(t *testing.T) store.Store {
+			st, err := postgres.Open(ctx, postgres.Options{DSN: hunt2Schema(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st
+		},
+	}
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			h := hunt2Home(t, "h")
+			build(h)
+			st := open[backend](t)
+			defer st.Close()
+			p, err := palace.New(ctx, h, st, nil, palace.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := p.Mine(ctx, filepath.Join(h.Root, "hive"), palace.MineOptions{})
+			if err != nil {
+				t.Errorf("mine the hive: %v", err)
+			}
+			t.Logf("%s: %d files, %d skipped", backend, rep.Files, len(rep.Skipped))
+			stats, err := st.Stats(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wings := map[string]int{}
+			for _, w := range stats.Wings {
+				wings[w.Wing] = w.Drawers
+			}
+			if wings["ada"] == 0 || wings["bob"] == 0 {
+				t.Errorf("after mining the hive: drawers per wing %v, want ada and bob mined", wings)
+			}
+		})
+	}
+}
+
+// pgHunt2AxisEmbedder embeds every text as the unit vector along one axis, so
+// that a stored vector says which model made it.
+type pgHunt2AxisEmbedder struct {
+	id        string
+	axis, dim int
+}
+
+func (e pgHunt2AxisEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i := range out {
+		v := make([]float32, e.dim)
+		v[e.axis] = 1
+		out[i] = v
+	}
+	return out, nil
+}
+func (e pgHunt2AxisEmbedder) Dim() int        { return e.dim }
+func (e pgHunt2AxisEmbedder) ModelID() string { return e.id }
+
+// TestHunt2TwoModelsOneSharedPalace: machine 1 runs with model m1, machine
+// 2 opens the shared palace with model m2 of the same dimension (say
+// MiniLM here, an OpenAI-compatible all-minilm there: both 384-d). Opening
+// with m2 clears m1's vectors and records m2, as designed. But machine 1's
+// long-running process still holds m1 and goes on mining: its new drawers
+// get m1 vectors in a palace recorded as m2 (the store only checks the
+// dimension), so two models' vectors are mixed — which the design says
+// never happens ("changing it re-embeds, never mixes") — and machine 1's
+// searches score m1 queries against m2 vectors without a word. Either
+// machine 1's write should be refused (the palace's model is no longer
+// its model) or the vectors must all be m2's.
+func TestHunt2TwoModelsOneSharedPalace(t *testing.T) {
+	ctx := t.Context()
+	dsn := hunt2Schema(t)
+	const dim = 4
+	h1, h2 := hunt2Home(t, "m1"), hunt2Home(t, "m2")
+	ada := filepath.Join(h1.Root, "hive", "agents", "ada", "memory.md")
+	hunt2Write(t, ada, "# Memory — ada (ada)\n\n## 2026-01-01 — first\nkubernetes rollback plan\n")
+	hunt2Write(t, filepath.Join(h2.Root, "hive", "agents", "bob", "memory.md"), "# Memory — bob (bob)\n\n## 2026-01-03 — bob note\ndatabase tuning\n")
+
+	st1, err := postgres.Open(ctx, postgres.Options{DSN: dsn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st1.Close()
+	p1, err := palace.New(ctx, h1, st1, pgHunt2AxisEmbedder{"m1", 0, dim}, palace.Options{Origin: "m1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p1.Mine(ctx, filepath.Dir(ada), palace.MineOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	st2, err := postgres.Open(ctx, postgres.Options{DSN: dsn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	p2, err := palace.New(ctx, h2, st2, pgHunt2AxisEmbedder{"m2", 1, dim}, palace.Options{Origin: "m2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p2.Mine(ctx, filepath.Join(h2.Root, "hive"), palace.MineOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Machine 1 keeps going: its agent writes a note, it mines.
+	f, err := os.OpenFile(ada, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprint(f, "\n## 2026-01-02 — second\nstaging cluster upgrade\n")
+	f.Close()
+	_, mineErr := p1.Mine(ctx, filepath.Dir(ada), palace.MineOptions{})
+
+	model, _, err := st2.Model(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := st2.List(ctx, store.Filter{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every vector of model m2 is e1: scored against e1 it is 1.
+	e1 := make([]float32, dim)
+	e1[1] = 1
+	res, err := st2.Vector(ctx, e1, store.Filter{}, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var foreign []string
+	for _, sc := range res {
+		if sc.Score < 0.999 {
+			foreign = append(foreign, sc.ID)
+		}
+	}
+	if len(foreign) > 0 {
+		t.Errorf("the palace records model %q, but %d of its %d drawers hold vectors of another model (machine 1's mine after the switch returned %v): %v",
+			model, len(foreign), len(all), mineErr, foreign)
+	}
+}
+
+// TestHunt2DivergedCopiesMinedAtOnce: two machines hold different versions
+// of the same agent's file (same home-relative path), and each also has an
+// agent of its own; both mine everything at once, round after round, with
+// vectors. After every round the shared file's drawers must be exactly one
+// version's (as a fresh single-process palace mined from it holds them:
+// ids, metadata, text), never a mix; the other agents' exactly theirs; the
+// statistics must check; and reindexing on the machine that mined the
+// shared file last must change nothing.
+func TestHunt2DivergedCopiesMinedAtOnce(t *testing.T) {
+	ctx := t.Context()
+	dsn := hunt2Schema(t)
+	const dim = 4
+	type machine struct {
+		h  home.Home
+		st *postgres.Store
+		p  *palace.Palace
+	}
+	var ms []machine
+	for i := range 2 {
+		h := hunt2Home(t, fmt.Sprintf("m%d", i))
+		st, err := postgres.Open(ctx, postgres.Options{DSN: dsn, MaxConns: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		id, err := h.ID()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := palace.New(ctx, h, st, pgHunt2AxisEmbedder{"m", 2, dim}, palace.Options{Origin: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, machine{h, st, p})
+	}
+	version := func(m, round int) string {
+		var b strings.Builder
+		b.WriteString("# Memory — shared (shared)\n\n")
+		for s := range 3 + round + m {
+			fmt.Fprintf(&b, "## 2026-01-%02d — note %d\nmachine %d round %d section %d words kubernetes\n\n", 1+s, s, m, round, s)
+		}
+		return b.String()
+	}
+	own := func(m, round int) string {
+		return fmt.Sprintf("# Memory — own%d (own%d)\n\n## 2026-02-01 — mine\nround %d notes\n", m, m, round)
+	}
+	ref := func(m, round int) map[string]store.Drawer {
+		h := hunt2Home(t, "ref")
+		hunt2Write(t, filepath.Join(h.Root, "hive", "agents", "shared", "memory.md"), version(m, round))
+		st, err := sqlite.Open(ctx, filepath.Join(h.PalaceDir(), "palace.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		p, err := palace.New(ctx, h, st, nil, palace.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Mine(ctx, filepath.Join(h.Root, "hive"), palace.MineOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		ds, err := st.List(ctx, store.Filter{Wing: "shared"}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]store.Drawer{}
+		for _, d := range ds {
+			out[d.ID] = d
+		}
+		return out
+	}
+	sharedNow := func() map[string]store.Drawer {
+		ds, err := ms[0].st.List(ctx, store.Filter{Wing: "shared"}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]store.Drawer{}
+		for _, d := range ds {
+			out[d.ID] = d
+		}
+		return out
+	}
+	same := func(a, b map[string]store.Drawer) bool {
+		if len(a) != len(b) {
+			return false
+		}
+		for id, d := range a {
+			e, ok := b[id]
+			if !ok || d.Heading != e.Heading || d.Text != e.Text || d.LineStart != e.LineStart || d.LineEnd != e.LineEnd ||
+				d.Room != e.Room || d.Agent != e.Agent || d.Date != e.Date || d.Hash != e.Hash {
+				return false
+			}
+		}
+		return true
+	}
+	for round := range 5 {
+		for i, m := range ms {
+			hunt2Write(t, filepath.Join(m.h.Root, "hive", "agents", "shared", "memory.md"), version(i, round))
+			hunt2Write(t, filepath.Join(m.h.Root, "hive", "agents", fmt.Sprintf("own%d", i), "memory.md"), own(i, round))
+		}
+		errs := make(chan error, 4)
+		for _, m := range ms {
+			for range 2 {
+				go func() {
+					_, err := m.p.Mine(ctx, filepath.Join(m.h.Root, "hive"), palace.MineOptions{})
+					errs <- err
+				}()
+			}
+		}
+		for range 4 {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: mine: %v", round, err)
+			}
+		}
+		got := sharedNow()
+		if !same(got, ref(0, round)) && !same(got, ref(1, round)) {
+			t.Fatalf("round %d: the shared file's %d drawers are neither machine 0's version (%d) nor machine 1's (%d)",
+				round, len(got), len(ref(0, round)), len(ref(1, round)))
+		}
+		for i := range ms {
+			ds, err := ms[0].st.List(ctx, store.Filter{Wing: fmt.Sprintf("own%d", i)}, 0)
+			if err != nil || len(ds) != 1 || !strings.Contains(ds[0].Text, fmt.Sprintf("round %d", round)) {
+				t.Fatalf("round %d: own%d's drawers: %+v, %v", round, i, ds, err)
+			}
+		}
+		if err := ms[1].st.Check(ctx); err != nil {
+			t.Fatalf("round %d: Check: %v", round, err)
+		}
+		if miss, err := ms[1].st.MissingVectors(ctx, 0); err != nil || len(miss) != 0 {
+			t.Fatalf("round %d: %d drawers without a vector (%v)", round, len(miss), err)
+		}
+	}
+	// The owner of the shared file as it stands reindexes: same drawers.
+	f, err := ms[0].st.GetFile(ctx, "hive/agents/shared/memory.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := sharedNow()
+	for _, m := range ms {
+		if id, _ := m.h.ID(); id == f.Origin {
+			if _, err := m.p.Reindex(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if after := sharedNow(); !same(before, after) {
+		t.Errorf("reindex by the shared file's owner changed its drawers: %d before, %d after", len(before), len(after))
+	}
+	if err := ms[0].st.Check(ctx); err != nil {
+		t.Errorf("Check after reindex: %v", err)
+	}
+}
