@@ -1,6 +1,9 @@
 package memfile
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+)
 
 // pin is the marker of a pinned line; variation selector U+FE0F may follow.
 const pin = "📌"
@@ -43,14 +46,16 @@ func stripListMarker(s string) string {
 
 // isPinnedLine reports whether a line is pinned wherever it appears: it
 // starts with 📌, or with a bullet followed by 📌, after optional leading
-// spaces or tabs.
+// white space.
 func isPinnedLine(line string) bool {
-	t := strings.TrimLeft(line, " \t")
+	// Any leading white space (a lone CR, U+2029 …): text rendered again
+	// can lose it (a trimmed region), and a 📌 line must be pinned in both.
+	t := strings.TrimLeftFunc(line, unicode.IsSpace)
 	if strings.HasPrefix(t, pin) {
 		return true
 	}
 	if strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "* ") || strings.HasPrefix(t, "-\t") || strings.HasPrefix(t, "*\t") {
-		return strings.HasPrefix(strings.TrimLeft(t[2:], " \t"), pin)
+		return strings.HasPrefix(strings.TrimLeftFunc(t[2:], unicode.IsSpace), pin)
 	}
 	return false
 }

@@ -213,7 +213,17 @@ func (f *File) HasRegions() bool {
 func (f *File) Pinned() []string {
 	var facts []string
 	seen := map[string]bool{}
-	add := func(line string, any bool) {
+	var add func(line string, any bool)
+	add = func(line string, any bool) {
+		// Outside a pinned region a lone CR is a line break once the text
+		// is rendered again (escapeLines), so "x\r📌 y" holds a 📌 line:
+		// look at each piece, or Build would hoist it only the second time.
+		if body := trimEOL(line); !any && strings.Contains(body, "\r") {
+			for _, piece := range strings.Split(body, "\r") {
+				add(piece, false)
+			}
+			return
+		}
 		if !any && !isPinnedLine(line) {
 			return
 		}
