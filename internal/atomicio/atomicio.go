@@ -228,7 +228,7 @@ const DefaultSalvageGrace = 25 * time.Millisecond
 // while another process still holds the replaced file open.
 const SalvageMaxWait = 3 * time.Second
 
-// Salvage copies bytes that reached the old file after it was replaced: an
+// salvage copies bytes that reached the old file after it was replaced: an
 // agent that opened the file for append just before the rename writes into
 // the old inode, and without this those lines would be lost. old is the
 // replaced file, open for reading, of which off bytes were already taken
@@ -237,16 +237,10 @@ const SalvageMaxWait = 3 * time.Second
 // any other process still has the old file open, up to SalvageMaxWait:
 // an appender descheduled between its open and its write (a loaded
 // machine) can write long after any fixed grace. It returns how many bytes
-// it appended to path.
-func Salvage(old *os.File, off int64, path string, grace time.Duration) (int64, error) {
-	n, _, err := salvage(old, off, path, grace, nil)
-	return n, err
-}
-
-// salvage is Salvage that also tells whether another process still held
-// the old file when it stopped watching (so more may still arrive), and
-// calls carried (if not nil) with the new offset after each append, so a
-// kept file's name can follow what is already carried.
+// it appended to path and whether another process still held the old file
+// when it stopped (so more may still arrive), and calls carried (if not
+// nil) with the new offset after each append, so that a kept file's name
+// follows what is already carried.
 func salvage(old *os.File, off int64, path string, grace time.Duration, carried func(off int64) error) (total int64, held bool, err error) {
 	check := func() error {
 		st, err := old.Stat()

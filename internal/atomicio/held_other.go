@@ -4,6 +4,6 @@ package atomicio
 
 import "os"
 
-// heldOpenElsewhere cannot tell on this system: Salvage then relies on its
+// heldOpenElsewhere cannot tell on this system: salvage then relies on its
 // grace period alone.
 func heldOpenElsewhere(*os.File) (bool, error) { return false, nil }

@@ -41,9 +41,9 @@ type SwapResult struct {
 //     that created a missing file meanwhile: nothing is written and the
 //     error wraps ErrReplaced, since a rename would discard their bytes;
 //   - an agent appending to the replaced file (it opened it before the
-//     rename): its bytes are carried into the new file by Salvage, and the
+//     rename): its bytes are carried into the new file by salvage, and the
 //     replaced file stays linked under a hidden name until no other process
-//     holds it open, so that a write after Salvage gives up (a long-held
+//     holds it open, so that a write after salvage gives up (a long-held
 //     descriptor, or this process killed) is carried by the next Recover
 //     instead of landing in an unlinked inode.
 //
@@ -97,7 +97,7 @@ func Swap(path string, old *os.File, off int64, data []byte, perm os.FileMode, g
 		if !linkUnsupported(err) {
 			return res, fmt.Errorf("atomicio: keep the old %s: %w", path, err)
 		}
-		kept = "" // no hard links here: Salvage's watch is all there is
+		kept = "" // no hard links here: salvage's watch is all there is
 	}
 	dropKept := func() {
 		if kept != "" {

@@ -490,9 +490,10 @@ func (m *Manager) handleEvent(w *fsnotify.Watcher, ev fsnotify.Event, pending ma
 	path := filepath.Clean(ev.Name)
 	dir, name := filepath.Dir(path), filepath.Base(path)
 	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
-		// A watched directory itself went away (hive/agents removed and
-		// made again, say): forget its watch so the next scan sets a new
-		// one on whatever is there then.
+		// A watched directory itself went away (an agent's, or hive/agents
+		// removed and made again): forget its watch, which a renamed
+		// directory would keep, so the next scan sets one on whatever is
+		// there then.
 		m.mu.Lock()
 		gone := m.watched[path]
 		delete(m.watched, path)
@@ -512,12 +513,6 @@ func (m *Manager) handleEvent(w *fsnotify.Watcher, ev fsnotify.Event, pending ma
 			if st, err := os.Stat(path); err == nil && st.IsDir() {
 				m.addWatch(w, path)
 			}
-		}
-		if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
-			_ = w.Remove(path) // a renamed directory keeps its inotify watch
-			m.mu.Lock()
-			delete(m.watched, path)
-			m.mu.Unlock()
 		}
 		m.touch(pending, name)
 	case filepath.Dir(dir) == h.AgentsDir():
