@@ -43,8 +43,10 @@ func MainMempalace(ctx context.Context, args []string, stdin io.Reader, stdout, 
 }
 
 // SupportedEmbeddingModels are the MEMPALACE_EMBEDDING_MODEL values hivemem
-// accepts: the model it embeds with, under both of its usual names.
-var SupportedEmbeddingModels = []string{"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
+// runs itself: the model it embeds with under MemPalace's short name and
+// its usual full names. Case, "_" for "-" and a "sentence-transformers/"
+// prefix do not matter (see miniLMName).
+var SupportedEmbeddingModels = []string{"minilm", "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
 
 func newMempalaceCommand(g *globals) *cobra.Command {
 	var palacePath string
@@ -62,8 +64,10 @@ uses, served by hivemem's palace.
 The palace is --palace, else $MEMPALACE_PALACE_PATH: a path ending in
 "palace" is the palace directory of the hivemem home above it; any other path
 is taken as the home itself. Without either, $HIVEMEM_HOME (or the default
-home) is used. $MEMPALACE_EMBEDDING_MODEL may name all-MiniLM-L6-v2 (either
-spelling) or, with an OpenAI-compatible embedder configured, its model.`,
+home) is used. $MEMPALACE_EMBEDDING_MODEL may be "minilm" or any spelling
+of all-MiniLM-L6-v2 or, with an OpenAI-compatible embedder configured, its
+model; any other name (such as "embeddinggemma") gets one warning line on
+stderr and the palace's own model. $MEMPALACE_EMBEDDING_DEVICE is ignored.`,
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -83,7 +87,10 @@ spelling) or, with an OpenAI-compatible embedder configured, its model.`,
 					}
 				}
 			}
-			return checkEmbeddingModel(g.home, os.Getenv("MEMPALACE_EMBEDDING_MODEL"))
+			if w := checkEmbeddingModel(g.home, os.Getenv("MEMPALACE_EMBEDDING_MODEL")); w != "" {
+				fmt.Fprintln(g.stderr, w)
+			}
+			return nil
 		},
 	}
 	pf := root.PersistentFlags()
@@ -117,23 +124,52 @@ func homeFromPalacePath(p string) (string, error) {
 	return p, nil
 }
 
-// checkEmbeddingModel refuses a MEMPALACE_EMBEDDING_MODEL hivemem would not
-// honour, rather than silently embedding with another model.
-func checkEmbeddingModel(homeDir, model string) error {
-	if model == "" {
-		return nil
+// miniLMName reports whether name is a spelling of all-MiniLM-L6-v2:
+// MemPalace's "minilm", "all-MiniLM-L6-v2", "all_minilm_l6_v2",
+// "sentence-transformers/all-MiniLM-L6-v2" and the like.
+func miniLMName(name string) bool {
+	n := strings.ToLower(strings.TrimSpace(name))
+	n = strings.TrimPrefix(n, "sentence-transformers/")
+	n = strings.ReplaceAll(n, "_", "-")
+	switch n {
+	case "minilm", "all-minilm", "minilm-l6", "minilm-l6-v2", "all-minilm-l6", "all-minilm-l6-v2":
+		return true
 	}
-	for _, m := range SupportedEmbeddingModels {
-		if strings.EqualFold(model, m) {
-			return nil
-		}
+	return false
+}
+
+// checkEmbeddingModel looks at the MEMPALACE_EMBEDDING_MODEL a harness
+// asks for. A name hivemem runs (a spelling of all-MiniLM-L6-v2, or the
+// model of a configured OpenAI-compatible embedder) is fine and returns "".
+// Any other (MemPalace's "embeddinggemma", an unknown name) must not fail
+// the harness's call: MemPalace itself falls back to its default for an
+// unknown name. The palace's own model is used, and the returned warning
+// says so, for one line on stderr.
+func checkEmbeddingModel(homeDir, model string) string {
+	if strings.TrimSpace(model) == "" {
+		return ""
 	}
-	// An OpenAI-compatible embedder's model is what `hivemem env` prints.
+	provider, used := "auto", "all-MiniLM-L6-v2"
 	if h, err := home.Resolve(homeDir); err == nil {
-		if cfg, err := config.Load(h.ConfigPath()); err == nil && cfg.Embedder.Provider == "openai" && cfg.Embedder.Model == model {
-			return nil
+		if cfg, err := config.Load(h.ConfigPath()); err == nil {
+			provider = cfg.Embedder.Provider
+			if provider == "openai" {
+				used = cfg.Embedder.Model
+			}
 		}
 	}
-	return fmt.Errorf("MEMPALACE_EMBEDDING_MODEL %q is not supported: hivemem embeds with %s (set embedder.provider = \"openai\" and embedder.model for another model)",
-		model, strings.Join(SupportedEmbeddingModels, " or "))
+	switch provider {
+	case "openai":
+		// An OpenAI-compatible embedder's model is what `hivemem env` prints.
+		if model == used {
+			return ""
+		}
+	case "none":
+		used = "none (lexical-only)"
+	default:
+		if miniLMName(model) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("warning: MEMPALACE_EMBEDDING_MODEL %q is not a model hivemem runs; using the palace's own model, %s (MEMPALACE_EMBEDDING_DEVICE is ignored)", model, used)
 }

@@ -42,7 +42,7 @@ func TestHomeFromPalacePath(t *testing.T) {
 	}
 }
 
-func TestCheckEmbeddingModel(t *testing.T) {
+func TestCheckEmbeddingModelNeverRefuses(t *testing.T) {
 	openai := t.TempDir()
 	cfg := "[embedder]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:1/v1\"\nmodel = \"nomic-embed-text\"\n"
 	if err := os.WriteFile(filepath.Join(openai, "config.toml"), []byte(cfg), 0o644); err != nil {
@@ -50,24 +50,32 @@ func TestCheckEmbeddingModel(t *testing.T) {
 	}
 	tests := []struct {
 		home, model string
-		ok          bool
+		warnUsing   string // "" = accepted without a warning
 	}{
-		{t.TempDir(), "", true},
-		{t.TempDir(), "all-MiniLM-L6-v2", true},
-		{t.TempDir(), "sentence-transformers/all-MiniLM-L6-v2", true},
-		{t.TempDir(), "ALL-MINILM-L6-V2", true},
-		{t.TempDir(), "text-embedding-3-small", false},
-		{t.TempDir(), "nomic-embed-text", false},
-		{openai, "nomic-embed-text", true},
-		{openai, "other-model", false},
+		{t.TempDir(), "", ""},
+		{t.TempDir(), "minilm", ""},
+		{t.TempDir(), "MiniLM", ""},
+		{t.TempDir(), "all-MiniLM-L6-v2", ""},
+		{t.TempDir(), "all_minilm_l6_v2", ""},
+		{t.TempDir(), "sentence-transformers/all-MiniLM-L6-v2", ""},
+		{t.TempDir(), "ALL-MINILM-L6-V2", ""},
+		{t.TempDir(), "embeddinggemma", "all-MiniLM-L6-v2"},
+		{t.TempDir(), "text-embedding-3-small", "all-MiniLM-L6-v2"},
+		{t.TempDir(), "nomic-embed-text", "all-MiniLM-L6-v2"},
+		{openai, "nomic-embed-text", ""},
+		{openai, "minilm", "nomic-embed-text"},
+		{openai, "other-model", "nomic-embed-text"},
 	}
 	for _, tc := range tests {
-		err := checkEmbeddingModel(tc.home, tc.model)
-		if (err == nil) != tc.ok {
-			t.Errorf("checkEmbeddingModel(%q) = %v, want ok=%v", tc.model, err, tc.ok)
+		w := checkEmbeddingModel(tc.home, tc.model)
+		if tc.warnUsing == "" {
+			if w != "" {
+				t.Errorf("checkEmbeddingModel(%q) warns %q, want no warning", tc.model, w)
+			}
+			continue
 		}
-		if err != nil && !strings.Contains(err.Error(), "all-MiniLM-L6-v2 or sentence-transformers/all-MiniLM-L6-v2") {
-			t.Errorf("error %q does not list the supported models", err)
+		if !strings.HasPrefix(w, "warning: ") || !strings.Contains(w, tc.model) || !strings.Contains(w, "using the palace's own model, "+tc.warnUsing) || strings.Contains(w, "\n") {
+			t.Errorf("checkEmbeddingModel(%q) = %q, want one warning line naming %q and using %s", tc.model, w, tc.model, tc.warnUsing)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -22,14 +23,17 @@ import (
 // statusReport is `hivemem status`: the home, the index, the manager and
 // every agent.
 type statusReport struct {
-	Home     string                `json:"home"`
-	HomeID   string                `json:"home_id,omitempty"` // this home's name in a shared palace (files it mined carry it)
-	Backend  string                `json:"backend"`
-	Search   string                `json:"search_mode"`
-	Embedder app.EmbedderInfo      `json:"embedder"`
-	Index    store.Stats           `json:"index"`
-	Manager  managerInfo           `json:"manager"`
-	Agents   []manager.AgentStatus `json:"agents"`
+	Home     string           `json:"home"`
+	HomeID   string           `json:"home_id,omitempty"` // this home's name in a shared palace (files it mined carry it)
+	Backend  string           `json:"backend"`
+	Search   string           `json:"search_mode"`
+	Embedder app.EmbedderInfo `json:"embedder"`
+	// ModelAsked is the MEMPALACE_EMBEDDING_MODEL a harness set, when
+	// hivemem does not run that model (Embedder is what is used instead).
+	ModelAsked string                `json:"embedding_model_asked,omitempty"`
+	Index      store.Stats           `json:"index"`
+	Manager    managerInfo           `json:"manager"`
+	Agents     []manager.AgentStatus `json:"agents"`
 }
 
 // managerInfo says whether `hivemem run` serves the home, and how it does.
@@ -147,6 +151,9 @@ func runStatus(ctx context.Context, g *globals, asJSON bool) error {
 	if err != nil {
 		return err
 	}
+	if asked := os.Getenv("MEMPALACE_EMBEDDING_MODEL"); checkEmbeddingModel(g.home, asked) != "" {
+		r.ModelAsked = asked
+	}
 	if asJSON {
 		return writeJSON(g.stdout, r)
 	}
@@ -167,6 +174,13 @@ func runStatus(ctx context.Context, g *globals, asJSON bool) error {
 			fmt.Fprintf(w, ", kernel %s", r.Embedder.Kernel)
 		}
 		fmt.Fprintln(w, ")")
+	}
+	if r.ModelAsked != "" {
+		used := "none (lexical-only)"
+		if r.Embedder.Provider != "none" {
+			used = r.Embedder.Model
+		}
+		fmt.Fprintf(w, "model:    asked %q (MEMPALACE_EMBEDDING_MODEL), not one hivemem runs; using %s\n", r.ModelAsked, used)
 	}
 	if !r.Index.LastMine.IsZero() {
 		fmt.Fprintf(w, "mined:    %s\n", r.Index.LastMine.Local().Format(time.RFC3339))
