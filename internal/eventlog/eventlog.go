@@ -1,19 +1,31 @@
 // Package eventlog appends and reads hive/log.jsonl, the record of what
 // hivemem did to the hive (mine, condense, condense-abort, restore, ...).
+//
+// The file is shared with the agent harness hivemem serves, so every line
+// hivemem writes has the harness's form: one JSON object with "ts"
+// (milliseconds since the epoch), "kind" and "agentId", the event's other
+// fields beside them ({"ts":1764600000000,"kind":"condense","agentId":"a",
+// "oldBytes":...}). Reading takes every line either program writes, and
+// hivemem's older form {"time","type","agent","reason","data"} too.
 package eventlog
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 )
 
 // Event is one line of the log. Fields beyond the common ones go in Data.
+// Its JSON form (the API's) names them time, type, agent, reason and data;
+// the log line's form is MarshalLine's.
 type Event struct {
 	Time   time.Time      `json:"time"`
 	Type   string         `json:"type"`
@@ -41,7 +53,8 @@ func (l *Log) Append(ev Event) error {
 	if ev.Time.IsZero() {
 		ev.Time = time.Now().UTC()
 	}
-	line, err := json.Marshal(ev)
+	ev.Time = ev.Time.Truncate(time.Millisecond) // what the line keeps
+	line, err := MarshalLine(ev)
 	if err != nil {
 		return fmt.Errorf("encode event %s: %w", ev.Type, err)
 	}
@@ -87,20 +100,32 @@ func (l *Log) Subscribe() (<-chan Event, func()) {
 // when keep is nil), oldest first. Lines that do not parse are skipped: the
 // log is a record, not a source of truth.
 func (l *Log) Read(n int, keep func(Event) bool) ([]Event, error) {
+	evs, _, err := l.ReadCounted(n, keep)
+	return evs, err
+}
+
+// ReadCounted is Read that also counts the lines it skipped because they
+// are not events (malformed JSON, no kind or type).
+func (l *Log) ReadCounted(n int, keep func(Event) bool) ([]Event, int, error) {
 	f, err := os.Open(l.path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil, 0, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read events: %w", err)
+		return nil, 0, fmt.Errorf("read events: %w", err)
 	}
 	defer f.Close()
 	var out []Event
+	skipped := 0
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
-		var ev Event
-		if json.Unmarshal(sc.Bytes(), &ev) != nil {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		ev, err := ParseLine(sc.Bytes())
+		if err != nil {
+			skipped++
 			continue
 		}
 		if keep != nil && !keep(ev) {
@@ -112,10 +137,142 @@ func (l *Log) Read(n int, keep func(Event) bool) ([]Event, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read events %s: %w", l.path, err)
+		return nil, skipped, fmt.Errorf("read events %s: %w", l.path, err)
 	}
 	if n > 0 && len(out) > n {
 		out = out[len(out)-n:]
 	}
-	return out, nil
+	return out, skipped, nil
+}
+
+// The keys of a log line that are not the event's Data.
+const (
+	keyTS     = "ts"
+	keyKind   = "kind"
+	keyAgent  = "agentId"
+	keyReason = "reason"
+)
+
+// MarshalLine encodes ev as one line of the shared log (without the
+// newline): "ts", "kind", "agentId" (always present, "" for an event of
+// the whole hive), "reason" when set, then Data's fields in key order. A
+// Data field named like one of those is left out.
+func MarshalLine(ev Event) ([]byte, error) {
+	if ev.Type == "" {
+		return nil, errors.New("encode event: no kind")
+	}
+	var b bytes.Buffer
+	field := func(k string, v any) error {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("encode event %s field %s: %w", ev.Type, k, err)
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		kr, _ := json.Marshal(k)
+		b.Write(kr)
+		b.WriteByte(':')
+		b.Write(raw)
+		return nil
+	}
+	if err := errors.Join(field(keyTS, ev.Time.UnixMilli()), field(keyKind, ev.Type), field(keyAgent, ev.Agent)); err != nil {
+		return nil, err
+	}
+	if ev.Reason != "" {
+		if err := field(keyReason, ev.Reason); err != nil {
+			return nil, err
+		}
+	}
+	keys := make([]string, 0, len(ev.Data))
+	for k := range ev.Data {
+		switch k {
+		case keyTS, keyKind, keyAgent, keyReason:
+			continue
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if err := field(k, ev.Data[k]); err != nil {
+			return nil, err
+		}
+	}
+	return append(append([]byte{'{'}, b.Bytes()...), '}'), nil
+}
+
+// ErrNotEvent is the error of ParseLine for a line that is not an event.
+var ErrNotEvent = errors.New("not an event")
+
+// ParseLine decodes one line of the log as either program writes it: the
+// harness's {"ts","kind","agentId",...} (every other field in Data; "ts"
+// in milliseconds since the epoch, or an RFC 3339 string) or hivemem's
+// older {"time","type","agent","reason","data"}. Anything else (not a JSON
+// object, no kind or type) is an error wrapping ErrNotEvent.
+func ParseLine(line []byte) (Event, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(line, &m); err != nil || m == nil {
+		return Event{}, fmt.Errorf("%w: not a JSON object", ErrNotEvent)
+	}
+	if _, ok := m[keyKind]; !ok {
+		if _, ok := m["type"]; !ok {
+			return Event{}, fmt.Errorf("%w: no kind", ErrNotEvent)
+		}
+		var ev Event
+		if err := json.Unmarshal(line, &ev); err != nil || ev.Type == "" {
+			return Event{}, fmt.Errorf("%w: bad type, time, agent or data", ErrNotEvent)
+		}
+		return ev, nil
+	}
+	var ev Event
+	if json.Unmarshal(m[keyKind], &ev.Type) != nil || ev.Type == "" {
+		return Event{}, fmt.Errorf("%w: kind is not a string", ErrNotEvent)
+	}
+	if raw, ok := m[keyAgent]; ok && string(raw) != "null" {
+		if json.Unmarshal(raw, &ev.Agent) != nil {
+			return Event{}, fmt.Errorf("%w: agentId is not a string", ErrNotEvent)
+		}
+	}
+	delete(m, keyKind)
+	delete(m, keyAgent)
+	if raw, ok := m[keyTS]; ok {
+		t, ok := parseTS(raw)
+		if !ok {
+			return Event{}, fmt.Errorf("%w: ts is not a time", ErrNotEvent)
+		}
+		ev.Time = t
+		delete(m, keyTS)
+	}
+	if raw, ok := m[keyReason]; ok && json.Unmarshal(raw, &ev.Reason) == nil {
+		delete(m, keyReason)
+	}
+	for k, raw := range m {
+		var v any
+		if json.Unmarshal(raw, &v) != nil {
+			continue
+		}
+		if ev.Data == nil {
+			ev.Data = make(map[string]any, len(m))
+		}
+		ev.Data[k] = v
+	}
+	return ev, nil
+}
+
+// parseTS reads a "ts": milliseconds since the epoch, or an RFC 3339 string.
+func parseTS(raw json.RawMessage) (time.Time, bool) {
+	var ms float64
+	if json.Unmarshal(raw, &ms) == nil {
+		if math.IsNaN(ms) || math.Abs(ms) > 1e15 {
+			return time.Time{}, false
+		}
+		return time.UnixMilli(int64(ms)).UTC(), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
 }

@@ -843,8 +843,8 @@ func (m *Manager) mined(id string, rep palace.MineReport) {
 	m.log.Info("mined", "agent", id, "added", rep.Added, "removed", rep.Removed, "kept", rep.Kept,
 		"embedded", rep.Embedded, "seconds", rep.Seconds)
 	m.event(eventlog.Event{Type: "mine", Agent: id, Data: map[string]any{
-		"drawers_added": rep.Added, "drawers_removed": rep.Removed, "drawers_kept": rep.Kept,
-		"embedded": rep.Embedded, "files_removed": rep.FilesRemoved, "seconds": rep.Seconds,
+		"drawersAdded": rep.Added, "drawersRemoved": rep.Removed, "drawersKept": rep.Kept,
+		"embedded": rep.Embedded, "filesRemoved": rep.FilesRemoved, "seconds": rep.Seconds,
 	}})
 }
 

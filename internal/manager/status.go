@@ -3,7 +3,6 @@ package manager
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -169,8 +168,8 @@ func (c *condensedIndex) read(path string) map[string]time.Time {
 			break // EOF, or a line still being written: read it next time
 		}
 		c.off += int64(len(line))
-		var ev eventlog.Event
-		if json.Unmarshal(line, &ev) != nil || ev.Type != "condense" {
+		ev, err := eventlog.ParseLine(line)
+		if err != nil || ev.Type != "condense" {
 			continue
 		}
 		if ev.Time.After(c.last[ev.Agent]) {

@@ -324,8 +324,8 @@ func (r *Reflector) Restore(ctx context.Context, agent, name string) (RestoreRes
 		r.log.Warn("reflector: prune backups", "agent", agent, "err", err)
 	}
 	r.event("restore", agent, "", map[string]any{
-		"backup": b.Name, "pre_restore_backup": res.PreRestoreBackup,
-		"old_bytes": res.OldBytes, "new_bytes": res.NewBytes,
+		"backup": b.Name, "preRestoreBackup": res.PreRestoreBackup,
+		"oldBytes": res.OldBytes, "newBytes": res.NewBytes,
 	})
 	if err := r.mine(ctx, path); err != nil {
 		res.MineError = err.Error()

@@ -185,7 +185,7 @@ const (
 const (
 	SkipDisabled       = "disabled"
 	SkipNoFile         = "no-memory-file"
-	SkipBelowMin       = "below-min-bytes"
+	SkipBelowMin       = "too-small" // the harness reflector's name
 	SkipUnderTrigger   = "under-trigger"
 	SkipNothingToEvict = "nothing-to-evict"
 	SkipBackoff        = "backoff"
@@ -606,26 +606,29 @@ func (ru *run) abort(reason, msg string, cause error) (Result, error) {
 	return ru.res, &AbortError{Agent: ru.agent, Reason: reason, Message: msg, Err: cause}
 }
 
-// eventData is the condense / condense-abort event payload.
+// eventData is the condense / condense-abort event payload, in the field
+// names of the harness's reflector (oldBytes, newBytes, evicted, kept,
+// hoisted, backup; an abort's detail), which shares the hive log; the
+// rest is hivemem's own.
 func (ru *run) eventData() map[string]any {
 	res := ru.res
 	d := map[string]any{
-		"old_bytes": res.OldBytes, "sections": res.Sections, "evicted": res.Evicted, "kept": res.Kept,
-		"duration_ms": res.DurationMS, "force": ru.opts.Force,
+		"oldBytes": res.OldBytes, "sections": res.Sections, "evicted": res.Evicted, "kept": res.Kept,
+		"durationMs": res.DurationMS, "force": ru.opts.Force,
 	}
 	add := func(k string, v any, ok bool) {
 		if ok {
 			d[k] = v
 		}
 	}
-	add("new_bytes", res.NewBytes, res.Status == StatusCondensed)
+	add("newBytes", res.NewBytes, res.Status == StatusCondensed || res.NewBytes > 0)
 	add("hoisted", res.Hoisted, res.Status == StatusCondensed)
-	add("message", res.Message, res.Message != "")
+	add("detail", res.Message, res.Message != "")
 	add("summarizer", res.Summarizer, res.Summarizer != "")
 	add("archive", ru.r.home.Rel(res.Archive), res.Archive != "")
 	add("backup", ru.r.home.Rel(res.BackupPath), res.BackupPath != "")
-	add("appended_bytes", res.AppendedBytes, res.AppendedBytes > 0)
-	add("salvaged_bytes", res.SalvagedBytes, res.SalvagedBytes > 0)
+	add("appendedBytes", res.AppendedBytes, res.AppendedBytes > 0)
+	add("salvagedBytes", res.SalvagedBytes, res.SalvagedBytes > 0)
 	add("failures", res.Failures, res.Failures > 0)
 	return d
 }

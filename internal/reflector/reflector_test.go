@@ -84,7 +84,7 @@ func TestCondenseExtractive(t *testing.T) {
 	if len(evs) != 1 || evs[0].Agent != "alice" {
 		t.Fatalf("condense events = %+v", evs)
 	}
-	for _, k := range []string{"old_bytes", "new_bytes", "evicted", "kept", "hoisted", "backup", "archive", "duration_ms", "summarizer"} {
+	for _, k := range []string{"oldBytes", "newBytes", "evicted", "kept", "hoisted", "backup", "archive", "durationMs", "summarizer"} {
 		if _, ok := evs[0].Data[k]; !ok {
 			t.Errorf("condense event lacks %q: %v", k, evs[0].Data)
 		}

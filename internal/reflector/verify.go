@@ -11,7 +11,12 @@ import (
 
 // Abort reasons. Every condensation that does not swap the file ends with
 // exactly one of these, in the condense-abort event, the Result and the
-// backoff state. The memory file is untouched by every abort.
+// backoff state. The memory file is untouched by every abort. Where an
+// abort means what one of the harness's reflector's reasons means, it has
+// that name (backup-failed, summarize-failed, swap-failed,
+// structure-missing-region, empty-condensed, not-smaller,
+// pinned-line-dropped, recent-section-altered), so one hive log reads the
+// same whichever program condensed.
 const (
 	// ReasonLocked: the memory, archive or state file's lock stayed busy
 	// for the whole lock timeout.
@@ -36,22 +41,22 @@ const (
 	ReasonChanged = "changed-during-condense"
 	// ReasonRegionsMissing: the result lacks a pinned, condensed or Recent
 	// region.
-	ReasonRegionsMissing = "regions-missing"
+	ReasonRegionsMissing = "structure-missing-region"
 	// ReasonRegionsDuplicated: the result has a region heading twice.
 	ReasonRegionsDuplicated = "regions-duplicated"
 	// ReasonRegionsOrder: the result's regions are not pinned, condensed,
 	// Recent, then the kept sections.
 	ReasonRegionsOrder = "regions-out-of-order"
 	// ReasonCondensedEmpty: the condensed region of the result holds no text.
-	ReasonCondensedEmpty = "condensed-empty"
+	ReasonCondensedEmpty = "empty-condensed"
 	// ReasonNotSmaller: the result is over 95 % of the old size.
 	ReasonNotSmaller = "not-smaller"
 	// ReasonPinnedLost: a pinned fact or 📌 line of the old file is missing
 	// from the result.
-	ReasonPinnedLost = "pinned-lost"
+	ReasonPinnedLost = "pinned-line-dropped"
 	// ReasonKeptChanged: a kept section is not byte-identical in the result,
 	// or the kept sections' count or order differs.
-	ReasonKeptChanged = "kept-section-changed"
+	ReasonKeptChanged = "recent-section-altered"
 	// ReasonOutsideChanged: something outside the evicted sections changed:
 	// the header or the body under "## Recent".
 	ReasonOutsideChanged = "outside-changed"
@@ -62,7 +67,7 @@ const (
 	ReasonBackupFailed = "backup-failed"
 	// ReasonWriteFailed: the atomic write of the result failed (the old file
 	// is still in place).
-	ReasonWriteFailed = "write-failed"
+	ReasonWriteFailed = "swap-failed"
 	// ReasonCanceled: the context ended (shutdown, timeout). Not counted as
 	// a failure for backoff.
 	ReasonCanceled = "canceled"

@@ -40,6 +40,9 @@ type EventsResponse struct {
 	// Offset is the end of the log when it was read: pass it to the
 	// stream as "from" to get every later event and none twice.
 	Offset int64 `json:"offset"`
+	// Skipped counts the lines read that are not events (malformed JSON,
+	// no kind): the log is shared, and such a line is passed over.
+	Skipped int `json:"skipped"`
 }
 
 // eventFilter selects events by agent and type.
@@ -67,8 +70,9 @@ func (f eventFilter) keep(ev eventlog.Event) bool {
 
 // readEvents reads complete lines of the log from off (at most limit
 // bytes) and returns the matching events and the offset after the last
-// complete line.
-func readEvents(path string, off, limit int64, f eventFilter) ([]EventItem, int64, error) {
+// complete line. Lines that are not events (see eventlog.ParseLine) are
+// skipped and counted in skipped, when it is not nil.
+func readEvents(path string, off, limit int64, f eventFilter, skipped *int) ([]EventItem, int64, error) {
 	fh, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
@@ -103,8 +107,17 @@ func readEvents(path string, off, limit int64, f eventFilter) ([]EventItem, int6
 		line := buf[:i]
 		buf = buf[i+1:]
 		pos += int64(i + 1)
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
 		var ev eventlog.Event
-		if len(line) > maxEventLine || json.Unmarshal(line, &ev) != nil || ev.Type == "" {
+		if len(line) <= maxEventLine {
+			ev, err = eventlog.ParseLine(line)
+		}
+		if len(line) > maxEventLine || err != nil {
+			if skipped != nil {
+				*skipped++
+			}
 			continue
 		}
 		if f.keep(ev) {
@@ -139,7 +152,8 @@ func (h *Handler) listEvents(n int, f eventFilter) (EventsResponse, error) {
 			start += int64(i)
 		}
 	}
-	evs, end, err := readEvents(path, start, maxEventWindow, f)
+	skipped := 0
+	evs, end, err := readEvents(path, start, maxEventWindow, f, &skipped)
 	if err != nil {
 		return EventsResponse{}, err
 	}
@@ -149,7 +163,7 @@ func (h *Handler) listEvents(n int, f eventFilter) (EventsResponse, error) {
 	if evs == nil {
 		evs = []EventItem{}
 	}
-	return EventsResponse{Events: evs, Offset: end}, nil
+	return EventsResponse{Events: evs, Offset: end, Skipped: skipped}, nil
 }
 
 func (h *Handler) apiEvents(w http.ResponseWriter, r *http.Request) error {
@@ -246,7 +260,7 @@ func (h *Handler) apiEventStream(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	for {
 		for {
-			evs, next, err := readEvents(path, off, 1<<20, f)
+			evs, next, err := readEvents(path, off, 1<<20, f, nil)
 			if err != nil {
 				h.log.Warn("web: event stream", "err", err)
 				break
@@ -311,7 +325,7 @@ func (x *logIndex) lastCondensed() map[string]time.Time {
 			x.off, x.last = 0, map[string]time.Time{}
 		}
 		for x.off < st.Size() {
-			evs, next, err := readEvents(x.path, x.off, 4<<20, eventFilter{typ: "condense"})
+			evs, next, err := readEvents(x.path, x.off, 4<<20, eventFilter{typ: "condense"}, nil)
 			if err != nil || next == x.off {
 				break
 			}

@@ -5,6 +5,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,5 +72,52 @@ func TestEventStreamEndsWhenClientGoes(t *testing.T) {
 		e.h.Close() // let the server close so the test can end
 		<-closed
 		t.Fatal("the stream did not end when its client went away")
+	}
+}
+
+// TestEventsShowTheHarnessLines: the hive log is shared with the harness,
+// so its own lines ({ts, kind, agentId, ...}), hivemem's old form and
+// unknown kinds are listed plainly; a malformed line is skipped and
+// counted, never an error.
+func TestEventsShowTheHarnessLines(t *testing.T) {
+	e := newEnv(t, web.Deps{})
+	f, err := os.OpenFile(e.a.Home.LogPath(), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString(`{"ts":1796119200000,"kind":"spawn","agentId":"coder","engine":"claude"}
+{"ts":1796119201000,"kind":"condense-abort","agentId":"coder","reason":"too-small","oldBytes":812}
+{torn line
+{"ts":1796119202000,"kind":"teleport","agentId":"coder"}
+{"time":"2026-12-01T10:00:03Z","type":"restore","agent":"coder","data":{"backup":"x"}}
+`)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := e.do(t, req{target: "/api/v1/events?agent=coder&n=10"})
+	if w.Code != 200 {
+		t.Fatalf("events = %d %s", w.Code, w.Body)
+	}
+	r := decode[web.EventsResponse](t, w)
+	var kinds []string
+	for _, ev := range r.Events {
+		kinds = append(kinds, ev.Type)
+	}
+	if len(kinds) < 4 || !slices.Equal(kinds[len(kinds)-4:], []string{"spawn", "condense-abort", "teleport", "restore"}) || r.Skipped != 1 {
+		t.Fatalf("events = %v, skipped %d; want the four lines last and one skipped", kinds, r.Skipped)
+	}
+	r.Events = r.Events[len(r.Events)-4:]
+	if r.Events[0].Data["engine"] != "claude" || r.Events[1].Reason != "too-small" || r.Events[1].Data["oldBytes"] != float64(812) ||
+		r.Events[0].Time.UnixMilli() != 1796119200000 {
+		t.Errorf("harness fields = %+v, %+v", r.Events[0], r.Events[1])
+	}
+	w = e.do(t, req{target: "/api/v1/events?type=spawn"})
+	if r := decode[web.EventsResponse](t, w); len(r.Events) != 1 || r.Events[0].Agent != "coder" || r.Events[0].Type != "spawn" {
+		t.Errorf("type=spawn = %+v", r.Events)
+	}
+	w = e.do(t, req{target: "/events?agent=coder"})
+	if w.Code != 200 || !strings.Contains(w.Body.String(), `<span class="ev-type">teleport</span>`) || !strings.Contains(w.Body.String(), `<span class="ev-type">spawn</span>`) {
+		t.Errorf("events page = %d, lacks the harness's kinds", w.Code)
 	}
 }

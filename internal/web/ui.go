@@ -632,7 +632,9 @@ type eventsData struct {
 	Offset      int64
 }
 
-var eventTypes = []string{"condense", "condense-abort", "restore", "mine", "remember", "pin"}
+var eventTypes = []string{"condense", "condense-abort", "restore", "mine", "remember", "pin",
+	// the harness's own, in the shared hive log
+	"spawn", "session", "drain", "drop", "archive", "app-start"}
 
 func (h *Handler) pageEvents(w http.ResponseWriter, r *http.Request) {
 	f, err := parseEventFilter(r)
