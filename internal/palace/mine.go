@@ -88,7 +88,7 @@ func (p *Palace) Mine(ctx context.Context, path string, opts MineOptions) (MineR
 	case errors.Is(err, fs.ErrNotExist):
 		// A vanished file (or directory) loses its drawers; one never
 		// mined (say, deleted just after it was written) is nothing to do.
-		n, derr := p.removeMissing(ctx, p.home.Rel(abs), nil)
+		n, derr := p.removeMissing(ctx, p.home.Rel(abs), nil, nil)
 		if derr != nil {
 			return rep, derr
 		}
@@ -100,8 +100,9 @@ func (p *Palace) Mine(ctx context.Context, path string, opts MineOptions) (MineR
 	}
 
 	var files []string
+	var ignored map[string]bool
 	if st.IsDir() {
-		files, rep.Skipped, err = p.collect(ctx, abs)
+		files, ignored, rep.Skipped, err = p.collect(ctx, abs)
 		if err != nil {
 			return rep, err
 		}
@@ -127,7 +128,7 @@ func (p *Palace) Mine(ctx context.Context, path string, opts MineOptions) (MineR
 		}
 	}
 	if st.IsDir() {
-		n, err := p.removeMissing(ctx, p.home.Rel(abs), seen)
+		n, err := p.removeMissing(ctx, p.home.Rel(abs), seen, ignored)
 		if err != nil {
 			return rep, err
 		}
@@ -165,10 +166,15 @@ func (p *Palace) validateMineOptions(o MineOptions) error {
 }
 
 // collect walks a directory for markdown files. Backups, the palace and
-// hidden files (including the atomic writer's temp files) are never mined.
-func (p *Palace) collect(ctx context.Context, dir string) ([]string, []Skip, error) {
+// hidden files (including the atomic writer's temp files) are never mined,
+// nor what the tree's .gitignore files exclude; the markdown files they
+// exclude are returned as ignored (by home.Rel source), to lose any
+// drawers they had.
+func (p *Palace) collect(ctx context.Context, dir string) ([]string, map[string]bool, []Skip, error) {
 	var files []string
 	var skipped []Skip
+	ignored := map[string]bool{}
+	rules := newIgnoreRules(dir)
 	backups, palaceDir := p.home.BackupsDir(), p.home.PalaceDir()
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if cerr := ctx.Err(); cerr != nil {
@@ -186,24 +192,35 @@ func (p *Palace) collect(ctx context.Context, dir string) ([]string, []Skip, err
 			if path != dir && (strings.HasPrefix(name, ".") || name == "node_modules") || path == backups || path == palaceDir {
 				return fs.SkipDir
 			}
+			if rules.ignored(path, true) {
+				return fs.SkipDir
+			}
+			if why := rules.enter(path); why != "" {
+				skipped = append(skipped, Skip{Path: filepath.Join(path, ".gitignore"), Reason: why})
+			}
 			return nil
 		}
 		if strings.HasPrefix(name, ".") || !strings.HasSuffix(strings.ToLower(name), ".md") || !d.Type().IsRegular() {
+			return nil
+		}
+		if rules.ignored(path, false) {
+			ignored[p.home.Rel(path)] = true
 			return nil
 		}
 		files = append(files, path)
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("mine %s: %w", dir, err)
+		return nil, nil, nil, fmt.Errorf("mine %s: %w", dir, err)
 	}
-	return files, skipped, nil
+	return files, ignored, skipped, nil
 }
 
 // removeMissing deletes index entries for files at or under root (a source
 // as home.Rel gives it; "." is the home itself) that were not seen
-// (seen == nil: root names one vanished file or directory).
-func (p *Palace) removeMissing(ctx context.Context, root string, seen map[string]bool) (int, error) {
+// (seen == nil: root names one vanished file or directory): those that are
+// gone, and those a .gitignore now excludes (ignored).
+func (p *Palace) removeMissing(ctx context.Context, root string, seen, ignored map[string]bool) (int, error) {
 	prefix := root
 	if root == "." {
 		prefix = "" // every source inside the home is relative
@@ -221,7 +238,7 @@ func (p *Palace) removeMissing(ctx context.Context, root string, seen map[string
 		if !inside || seen[f.Source] {
 			continue
 		}
-		removed, err := p.removeVanished(ctx, f.Source)
+		removed, err := p.removeVanished(ctx, f.Source, ignored[f.Source])
 		if err != nil {
 			return n, err
 		}
@@ -232,9 +249,10 @@ func (p *Palace) removeMissing(ctx context.Context, root string, seen map[string
 	return n, nil
 }
 
-// removeVanished deletes a source's index entries if its file is gone,
-// under the source lock where the backend has one.
-func (p *Palace) removeVanished(ctx context.Context, source string) (bool, error) {
+// removeVanished deletes a source's index entries if its file is gone (or,
+// when ignored, whether or not it is), under the source lock where the
+// backend has one.
+func (p *Palace) removeVanished(ctx context.Context, source string, ignored bool) (bool, error) {
 	if l, ok := p.store.(SourceLocker); ok {
 		unlock, err := l.LockSource(ctx, source)
 		if err != nil {
@@ -242,13 +260,13 @@ func (p *Palace) removeVanished(ctx context.Context, source string) (bool, error
 		}
 		defer unlock()
 	}
-	return p.removeVanishedLocked(ctx, source)
+	return p.removeVanishedLocked(ctx, source, ignored)
 }
 
 // removeVanishedLocked is removeVanished for a caller holding the source
 // lock.
-func (p *Palace) removeVanishedLocked(ctx context.Context, source string) (bool, error) {
-	if _, err := os.Stat(p.home.Abs(source)); err == nil {
+func (p *Palace) removeVanishedLocked(ctx context.Context, source string, ignored bool) (bool, error) {
+	if _, err := os.Stat(p.home.Abs(source)); err == nil && !ignored {
 		return false, nil // exists but was not collected (e.g. hidden): leave it alone
 	}
 	// Read under the lock: another home may have just mined it.
@@ -302,7 +320,7 @@ func (p *Palace) dropSkipped(ctx context.Context, path, source, reason string) (
 // vanished removes the drawers of a file gone since it was listed. The
 // caller holds the source lock.
 func (p *Palace) vanished(ctx context.Context, source string) (MineReport, error) {
-	removed, err := p.removeVanishedLocked(ctx, source)
+	removed, err := p.removeVanishedLocked(ctx, source, false)
 	if err != nil || !removed {
 		return MineReport{}, err
 	}
