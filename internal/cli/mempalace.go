@@ -56,6 +56,7 @@ func newMempalaceCommand(g *globals) *cobra.Command {
 		Long: `hivemem installed under the name "mempalace": the MemPalace commands a harness
 uses, served by hivemem's palace.
 
+  mempalace init [<dir>] [--yes] [--no-llm]
   mempalace mine <dir> --wing <w> --agent <a>
   mempalace search "<query>" --results N [--wing w] [--room r]
   mempalace wake-up [--wing w]
@@ -98,12 +99,50 @@ stderr and the palace's own model. $MEMPALACE_EMBEDDING_DEVICE is ignored.`,
 	pf.StringVar(&g.home, "home", "", "hivemem home directory (overrides --palace)")
 	g.logFlags(pf)
 	root.AddCommand(
+		newMempalaceInitCommand(g),
 		newMineCommand(g),
 		newSearchCommand(g),
 		newWakeUpCommand(g),
 		newStatusCommand(g),
 	)
 	return root
+}
+
+// newMempalaceInitCommand is MemPalace's `init <dir> --yes --no-llm`: it
+// creates the home (and its palace) and never prompts. <dir> is the tree
+// MemPalace would set up; hivemem needs nothing from it, so it is only
+// checked to be a directory. `mine` creates a missing home too, as
+// MemPalace's does, so a harness need not run init at all.
+func newMempalaceInitCommand(g *globals) *cobra.Command {
+	var yes, noLLM, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "init [dir]",
+		Short: "Create the palace (never prompts; --yes and --no-llm are accepted for MemPalace's command line)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				st, err := os.Stat(args[0])
+				if err != nil {
+					return fmt.Errorf("init %s: %w", args[0], err)
+				}
+				if !st.IsDir() {
+					return fmt.Errorf("init %s: not a directory", args[0])
+				}
+			}
+			if err := runInit(cmd.Context(), g, asJSON); err != nil {
+				return err
+			}
+			if len(args) == 1 && !asJSON {
+				fmt.Fprintf(g.stdout, "mine it with: mempalace mine %s\n", args[0])
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVarP(&yes, "yes", "y", false, "accepted: hivemem never prompts")
+	f.BoolVar(&noLLM, "no-llm", false, "accepted: init uses no LLM")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
 }
 
 // homeFromPalacePath maps a MemPalace palace path to a hivemem home:
