@@ -30,10 +30,13 @@ type statusReport struct {
 	Embedder app.EmbedderInfo `json:"embedder"`
 	// ModelAsked is the MEMPALACE_EMBEDDING_MODEL a harness set, when
 	// hivemem does not run that model (Embedder is what is used instead).
-	ModelAsked string                `json:"embedding_model_asked,omitempty"`
-	Index      store.Stats           `json:"index"`
-	Manager    managerInfo           `json:"manager"`
-	Agents     []manager.AgentStatus `json:"agents"`
+	ModelAsked string      `json:"embedding_model_asked,omitempty"`
+	Index      store.Stats `json:"index"`
+	Manager    managerInfo `json:"manager"`
+	// Mining is manager.mining (the running manager's live value when it
+	// runs): off, nothing is mined or condensed automatically.
+	Mining bool                  `json:"mining"`
+	Agents []manager.AgentStatus `json:"agents"`
 }
 
 // managerInfo says whether `hivemem run` serves the home, and how it does.
@@ -71,7 +74,8 @@ func collectStatus(ctx context.Context, a *app.App) (statusReport, error) {
 	if err != nil {
 		return statusReport{}, err
 	}
-	r := statusReport{Home: a.Home.Root, Backend: a.Store.Backend(), Search: a.Palace.Mode(), Embedder: a.Embedder, Index: st}
+	r := statusReport{Home: a.Home.Root, Backend: a.Store.Backend(), Search: a.Palace.Mode(), Embedder: a.Embedder, Index: st,
+		Mining: a.Config.Manager.Mining}
 	if id, err := a.Home.ID(); err == nil {
 		r.HomeID = id
 	}
@@ -99,6 +103,7 @@ func collectStatus(ctx context.Context, a *app.App) (statusReport, error) {
 		return r, nil
 	}
 	r.Manager.Pending, r.Manager.LastScan, r.Manager.NextPass, r.Manager.Problems = ms.Pending, ms.LastScan, ms.NextPass, ms.Problems
+	r.Mining = ms.Mining
 	mining := map[string]manager.AgentStatus{}
 	for _, as := range ms.Agents {
 		mining[as.Agent] = as
@@ -188,6 +193,9 @@ func runStatus(ctx context.Context, g *globals, asJSON bool) error {
 		fmt.Fprintln(w, "mined:    never (run `hivemem mine`)")
 	}
 	printManager(w, r.Manager)
+	if !r.Mining {
+		fmt.Fprintln(w, "mining:   off (manager.mining = false): nothing is mined or condensed automatically; search and wake-up still answer")
+	}
 	fmt.Fprintf(w, "agents:   %d\n", len(r.Agents))
 	now := time.Now()
 	for _, as := range r.Agents {

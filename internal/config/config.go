@@ -107,6 +107,10 @@ type Manager struct {
 	ScanInterval Duration `toml:"scan_interval"`
 	Debounce     Duration `toml:"debounce"`
 	Token        string   `toml:"token"`
+	// Mining is the on/off switch of the manager's memory work: off, it
+	// neither mines nor condenses (search and wake-up still answer), as a
+	// harness's "cross-session recall" switch asks. Read live.
+	Mining bool `toml:"mining"`
 }
 
 // Default returns the built-in settings.
@@ -123,7 +127,7 @@ func Default() Config {
 		},
 		Summarizer: Summarizer{Provider: "extractive", Command: "claude", Timeout: Duration{5 * time.Minute}},
 		Manager: Manager{HTTP: "127.0.0.1:7777", ScanInterval: Duration{3 * time.Minute},
-			Debounce: Duration{300 * time.Millisecond}},
+			Debounce: Duration{300 * time.Millisecond}, Mining: true},
 	}
 }
 

@@ -605,6 +605,12 @@ func (m *Manager) reload() {
 	m.cfgMu.Lock()
 	m.cfg = cfg
 	m.cfgMu.Unlock()
+	if old.Manager.Mining != cfg.Manager.Mining {
+		m.log.Info("mining switched", "on", cfg.Manager.Mining)
+		if cfg.Manager.Mining {
+			m.queue.addScan() // catch up with what changed while it was off
+		}
+	}
 	select {
 	case m.cfgChanged <- struct{}{}:
 	default:
@@ -712,6 +718,9 @@ func stopped(stop <-chan struct{}) bool {
 // costs a hash), files of agents that vanished lose their drawers, and the
 // archives are brought in step.
 func (m *Manager) scan(ctx context.Context, stop <-chan struct{}) {
+	if !m.Config().Manager.Mining {
+		return
+	}
 	h := m.app.Home
 	start := time.Now()
 	seen := map[string]bool{}
@@ -764,6 +773,9 @@ func (m *Manager) mineArchives(ctx context.Context) error {
 // mineAgent brings one agent's drawers in step with its memory file,
 // honouring the agent's backoff.
 func (m *Manager) mineAgent(ctx context.Context, id string) {
+	if !m.Config().Manager.Mining {
+		return // manager.mining = false; switching it on scans everything
+	}
 	now := time.Now()
 	m.mu.Lock()
 	st := m.agents[id]
@@ -925,6 +937,10 @@ func (m *Manager) reflectLoop(ctx context.Context, started time.Time) {
 }
 
 func (m *Manager) pass(ctx context.Context) {
+	if !m.Config().Manager.Mining {
+		m.log.Debug("reflector pass skipped: manager.mining is false")
+		return
+	}
 	results, err := m.refl.Pass(ctx)
 	m.mu.Lock()
 	m.lastPass = time.Now().UTC()
@@ -958,7 +974,8 @@ func (m *Manager) Status(ctx context.Context) Status {
 	if m.claim != nil {
 		inst = m.claim.Instance()
 	}
-	s := Status{Instance: inst, Backend: m.app.Store.Backend(), SearchMode: m.app.Palace.Mode(), Embedder: m.app.Embedder}
+	s := Status{Instance: inst, Backend: m.app.Store.Backend(), SearchMode: m.app.Palace.Mode(), Embedder: m.app.Embedder,
+		Mining: m.Config().Manager.Mining}
 	if !inst.Started.IsZero() {
 		s.UptimeSeconds = time.Since(inst.Started).Seconds()
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/httpguard"
 	"github.com/hivemem/hivemem/internal/palace"
@@ -414,5 +415,55 @@ func TestLastCondensedFollowsTheLog(t *testing.T) {
 				t.Errorf("%s: %s = %v, want %s", st.name, agent, got[agent], ts)
 			}
 		}
+	}
+}
+
+// TestMiningSwitch: manager.mining = false stops mining and condensing
+// (search still answers from what is there); switching it on, live,
+// catches up with a scan.
+func TestMiningSwitch(t *testing.T) {
+	var big strings.Builder
+	big.WriteString("# Memory — big (big)\n\n")
+	for i := range 60 {
+		fmt.Fprintf(&big, "## 2026-10-%02d — entry %d\n%s\n\n", 1+i%28, i, strings.Repeat("a line about the build pipeline and its flaky cache. ", 8))
+	}
+	a := openHome(t, "[manager]\nmining = false\n", map[string]string{"good": goodFile, "big": big.String()})
+	m, err := New(Options{App: a, HTTP: HTTPOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mines atomic.Int32
+	m.mineFn = func(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
+		mines.Add(1)
+		return a.Palace.Mine(ctx, path, opts)
+	}
+	_, stop := start(t, m)
+	if s := m.Status(t.Context()); s.Mining {
+		t.Fatal("status says mining is on")
+	}
+	m.scan(t.Context(), nil)
+	m.pass(t.Context())
+	if n := mines.Load(); n != 0 {
+		t.Errorf("%d mines with mining off", n)
+	}
+	if evs, _ := a.Events.Read(0, func(ev eventlog.Event) bool { return ev.Type == "condense" }); len(evs) != 0 {
+		t.Errorf("condensed with mining off: %+v", evs)
+	}
+
+	if err := os.WriteFile(a.Home.ConfigPath(), []byte("[manager]\nmining = true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m.Reload()
+	waitUntil(t, 10*time.Second, "the catch-up mine", func() (bool, string) {
+		s := m.Status(t.Context())
+		good := agentStatus(s, "good")
+		return s.Mining && good.Drawers == 1, fmt.Sprintf("mining %v, good %+v", s.Mining, good)
+	})
+	m.pass(t.Context())
+	if evs, _ := a.Events.Read(0, func(ev eventlog.Event) bool { return ev.Type == "condense" && ev.Agent == "big" }); len(evs) != 1 {
+		t.Errorf("condense events with mining on = %+v, want one", evs)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
 	}
 }

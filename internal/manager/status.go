@@ -35,6 +35,7 @@ type Status struct {
 	LastPass      time.Time        `json:"last_reflector_pass,omitzero"`
 	NextPass      time.Time        `json:"next_reflector_pass,omitzero"`
 	Problems      []Problem        `json:"problems"` // recent manager-level errors, newest last
+	Mining        bool             `json:"mining"`   // manager.mining: false stops mining and condensing
 	Agents        []AgentStatus    `json:"agents"`
 }
 

@@ -105,12 +105,21 @@ func reflectorSettings(r config.Reflector) ReflectorSettings {
 	}
 }
 
+// ManagerSettings are the [manager] settings the dashboard changes.
+type ManagerSettings struct {
+	// Mining is manager.mining: false stops mining and condensing (search
+	// and wake-up still answer).
+	Mining bool `json:"mining"`
+}
+
 // SettingsResponse is GET /api/v1/settings. Secrets (API keys, the token)
 // are never included.
 type SettingsResponse struct {
 	ConfigPath string            `json:"config_path"`
 	Reflector  ReflectorSettings `json:"reflector"`
-	// EnvOverrides lists the HIVEMEM_REFLECTOR_* variables that are set:
+	Manager    ManagerSettings   `json:"manager"`
+	// EnvOverrides lists the HIVEMEM_REFLECTOR_* variables (and
+	// HIVEMEM_MANAGER_MINING) that are set:
 	// they win over config.toml, so saving those keys here has no effect.
 	EnvOverrides []string       `json:"env_overrides"`
 	Summarizer   map[string]any `json:"summarizer"`
@@ -128,6 +137,7 @@ func (h *Handler) settings() SettingsResponse {
 	}
 	resp := SettingsResponse{
 		ConfigPath: h.app.Home.ConfigPath(), Reflector: reflectorSettings(cfg.Reflector),
+		Manager: ManagerSettings{Mining: cfg.Manager.Mining},
 		EnvOverrides: reflectorEnvOverrides(),
 		Summarizer:   map[string]any{"provider": cfg.Summarizer.Provider, "model": cfg.Summarizer.Model, "timeout": duration(cfg.Summarizer.Timeout.Duration)},
 		Search: map[string]any{
@@ -147,7 +157,7 @@ func (h *Handler) settings() SettingsResponse {
 func reflectorEnvOverrides() []string {
 	out := []string{}
 	for _, k := range config.EnvKeys() {
-		if strings.HasPrefix(k, "HIVEMEM_REFLECTOR_") {
+		if strings.HasPrefix(k, "HIVEMEM_REFLECTOR_") || k == "HIVEMEM_MANAGER_MINING" {
 			if _, ok := os.LookupEnv(k); ok {
 				out = append(out, k)
 			}
@@ -175,9 +185,16 @@ type ReflectorPatch struct {
 	WordBudget     *int    `json:"word_budget"`
 }
 
+// ManagerPatch is a partial update of the [manager] keys the dashboard
+// changes.
+type ManagerPatch struct {
+	Mining *bool `json:"mining"`
+}
+
 // settingsPatch is the body of PATCH /api/v1/settings.
 type settingsPatch struct {
 	Reflector *ReflectorPatch `json:"reflector"`
+	Manager   *ManagerPatch   `json:"manager"`
 }
 
 // tomlSetting is one key to write into [reflector], as TOML.
@@ -259,16 +276,29 @@ func (h *Handler) apiUpdateSettings(w http.ResponseWriter, r *http.Request) erro
 	if err := decodeJSON(w, r, &p, false); err != nil {
 		return err
 	}
-	if p.Reflector == nil {
-		return errBadRequest(`nothing to change: want {"reflector": {...}}`)
+	if p.Reflector == nil && (p.Manager == nil || p.Manager.Mining == nil) {
+		return errBadRequest(`nothing to change: want {"reflector": {...}} or {"manager": {"mining": true|false}}`)
 	}
-	sets, err := p.Reflector.validate()
-	if err != nil {
-		return statusError(http.StatusBadRequest, err)
+	var sets, managerSets []tomlSetting
+	if p.Reflector != nil {
+		var err error
+		if sets, err = p.Reflector.validate(); err != nil {
+			return statusError(http.StatusBadRequest, err)
+		}
+	}
+	if p.Manager != nil && p.Manager.Mining != nil {
+		managerSets = []tomlSetting{{"mining", strconv.FormatBool(*p.Manager.Mining)}}
 	}
 	path := h.app.Home.ConfigPath()
-	if err := updateReflectorConfig(r.Context(), path, sets); err != nil {
-		return err
+	if len(sets) > 0 {
+		if err := updateReflectorConfig(r.Context(), path, sets); err != nil {
+			return err
+		}
+	}
+	if len(managerSets) > 0 {
+		if err := updateTableConfig(r.Context(), path, "manager", managerSets); err != nil {
+			return err
+		}
 	}
 	if h.live != nil {
 		h.live.invalidate()
@@ -284,6 +314,9 @@ func (h *Handler) apiUpdateSettings(w http.ResponseWriter, r *http.Request) erro
 			resp.Warnings = append(resp.Warnings, fmt.Sprintf("%s is set in the environment and overrides the saved reflector.%s", k, s.key))
 		}
 	}
+	if len(managerSets) > 0 && env["HIVEMEM_MANAGER_MINING"] {
+		resp.Warnings = append(resp.Warnings, "HIVEMEM_MANAGER_MINING is set in the environment and overrides the saved manager.mining")
+	}
 	writeJSON(w, http.StatusOK, resp)
 	return nil
 }
@@ -294,6 +327,11 @@ func (h *Handler) apiUpdateSettings(w http.ResponseWriter, r *http.Request) erro
 // and checked before it replaces the file, so a file this edit cannot
 // handle is refused (409) rather than damaged.
 func updateReflectorConfig(ctx context.Context, path string, sets []tomlSetting) error {
+	return updateTableConfig(ctx, path, "reflector", sets)
+}
+
+// updateTableConfig is updateReflectorConfig for any one table.
+func updateTableConfig(ctx context.Context, path, table string, sets []tomlSetting) error {
 	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	err := atomicio.Update(lctx, path, 0o600, func(old []byte) ([]byte, error) {
@@ -301,9 +339,9 @@ func updateReflectorConfig(ctx context.Context, path string, sets []tomlSetting)
 		if _, err := toml.Decode(string(old), &oldDoc); err != nil {
 			return nil, statusError(http.StatusConflict, fmt.Errorf("config.toml does not parse, fix it by hand first: %w", err))
 		}
-		out := editReflectorTable(string(old), sets)
-		if err := checkEdit(oldDoc, out, sets); err != nil {
-			return nil, statusError(http.StatusConflict, fmt.Errorf("cannot update config.toml safely (%w); edit [reflector] by hand", err))
+		out := editTable(string(old), table, sets)
+		if err := checkTableEdit(oldDoc, out, table, sets); err != nil {
+			return nil, statusError(http.StatusConflict, fmt.Errorf("cannot update config.toml safely (%w); edit [%s] by hand", err, table))
 		}
 		return []byte(out), nil
 	})
@@ -320,17 +358,22 @@ func updateReflectorConfig(ctx context.Context, path string, sets []tomlSetting)
 // checkEdit verifies an edited config: it parses, passes config.Validate,
 // has the new reflector values, and every other table is as it was.
 func checkEdit(oldDoc map[string]any, out string, sets []tomlSetting) error {
+	return checkTableEdit(oldDoc, out, "reflector", sets)
+}
+
+// checkTableEdit is checkEdit for an edit of any one table.
+func checkTableEdit(oldDoc map[string]any, out, table string, sets []tomlSetting) error {
 	var newDoc map[string]any
 	if _, err := toml.Decode(out, &newDoc); err != nil {
 		return fmt.Errorf("the edited file does not parse: %w", err)
 	}
 	for k, v := range oldDoc {
-		if k != "reflector" && !reflect.DeepEqual(v, newDoc[k]) {
+		if k != table && !reflect.DeepEqual(v, newDoc[k]) {
 			return fmt.Errorf("the edit would change [%s]", k)
 		}
 	}
 	for k := range newDoc {
-		if _, ok := oldDoc[k]; !ok && k != "reflector" {
+		if _, ok := oldDoc[k]; !ok && k != table {
 			return fmt.Errorf("the edit would add [%s]", k)
 		}
 	}
@@ -345,14 +388,14 @@ func checkEdit(oldDoc map[string]any, out string, sets []tomlSetting) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	tbl, _ := newDoc["reflector"].(map[string]any)
+	tbl, _ := newDoc[table].(map[string]any)
 	for _, s := range sets {
 		var one map[string]any
 		if _, err := toml.Decode(s.key+" = "+s.value, &one); err != nil {
 			return fmt.Errorf("value of %s: %w", s.key, err)
 		}
 		if !reflect.DeepEqual(tbl[s.key], one[s.key]) {
-			return fmt.Errorf("reflector.%s did not take the new value", s.key)
+			return fmt.Errorf("%s.%s did not take the new value", table, s.key)
 		}
 	}
 	return nil
@@ -365,6 +408,11 @@ func checkEdit(oldDoc map[string]any, out string, sets []tomlSetting) error {
 // byte alone; checkEdit catches the layouts it does not understand (keys
 // set with dotted names or an inline table).
 func editReflectorTable(doc string, sets []tomlSetting) string {
+	return editTable(doc, "reflector", sets)
+}
+
+// editTable is editReflectorTable for any one table.
+func editTable(doc, table string, sets []tomlSetting) string {
 	eol := "\n"
 	if strings.Contains(doc, "\r\n") {
 		eol = "\r\n"
@@ -386,7 +434,7 @@ func editReflectorTable(doc string, sets []tomlSetting) string {
 			end = i
 			break
 		}
-		if name == "reflector" {
+		if name == table {
 			start = i
 		}
 	}
@@ -407,7 +455,7 @@ func editReflectorTable(doc string, sets []tomlSetting) string {
 		if strings.TrimSpace(doc) != "" {
 			b.WriteString(eol)
 		}
-		b.WriteString("[reflector]" + eol)
+		b.WriteString("[" + table + "]" + eol)
 		for _, k := range order {
 			b.WriteString(k + " = " + pending[k] + eol)
 		}

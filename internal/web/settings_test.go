@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hivemem/hivemem/internal/config"
 )
 
 func TestEditReflectorTable(t *testing.T) {
@@ -61,5 +63,33 @@ func TestUpdateReflectorConfigRefuses(t *testing.T) {
 				t.Errorf("error does not name the file: %v", err)
 			}
 		})
+	}
+}
+
+// TestMiningSwitchSaved: the dashboard's memory switch is manager.mining
+// in config.toml's [manager] table; the rest of the file is kept.
+func TestMiningSwitchSaved(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "config.toml")
+	doc := "[manager]\nhttp = \"127.0.0.1:7777\" # loopback\n\n[reflector]\nrecent_keep = 3\n"
+	if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := updateTableConfig(context.Background(), p, "manager", []tomlSetting{{"mining", "false"}}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(p)
+	want := "[manager]\nhttp = \"127.0.0.1:7777\" # loopback\nmining = false\n\n[reflector]\nrecent_keep = 3\n"
+	if string(got) != want {
+		t.Errorf("config.toml =\n%s\nwant\n%s", got, want)
+	}
+	cfg, err := config.Load(p)
+	if err != nil || cfg.Manager.Mining || cfg.Reflector.RecentKeep != 3 {
+		t.Errorf("loaded %+v, %v", cfg.Manager, err)
+	}
+	if err := updateTableConfig(context.Background(), p, "manager", []tomlSetting{{"mining", "true"}}); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, _ := config.Load(p); !cfg.Manager.Mining {
+		t.Error("mining = true did not take")
 	}
 }

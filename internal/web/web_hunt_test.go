@@ -313,7 +313,7 @@ func TestHuntBodies(t *testing.T) {
 		{"settings interval huge", "PATCH", "/api/v1/settings", `{"reflector": {"interval": "100000h"}}`, "application/json", 400, "interval"},
 		{"settings enabled string", "PATCH", "/api/v1/settings", `{"reflector": {"enabled": "yes"}}`, "application/json", 400, "enabled"},
 		{"settings bad utf8", "PATCH", "/api/v1/settings", "{\"reflector\": {\"interval\": \"\xff\"}}", "application/json", 400, "interval"},
-		{"settings duplicate section", "PATCH", "/api/v1/settings", `{"reflector": {"recent_keep": 3}, "manager": {"token": "x"}}`, "application/json", 400, "manager"},
+		{"settings duplicate section", "PATCH", "/api/v1/settings", `{"reflector": {"recent_keep": 3}, "manager": {"token": "x"}}`, "application/json", 400, "token"}, // only manager.mining can be set
 		{"condense text", "POST", "/api/v1/agents/coder/condense", `{}`, "text/plain", 415, "content type"},
 		{"condense oversize", "POST", "/api/v1/agents/coder/condense", `{"if_match": "` + strings.Repeat("a", 70<<10) + `"}`, "application/json", 413, "over"},
 		{"condense dry_run string", "POST", "/api/v1/agents/coder/condense", `{"dry_run": "yes"}`, "application/json", 400, "dry_run"},

@@ -470,6 +470,18 @@ func TestSettingsUpdate(t *testing.T) {
 	if err != nil || cfg.Reflector.RecentKeep != 4 || cfg.Reflector.Enabled || cfg.Embedder.Provider != "none" {
 		t.Errorf("config after update: %v %+v", err, cfg.Reflector)
 	}
+	// The memory switch: {"manager": {"mining": false}} is saved, shown
+	// and on the Settings page.
+	w = e.do(t, req{method: "PATCH", target: "/api/v1/settings", body: `{"manager": {"mining": false}}`})
+	if s := decode[web.SettingsResponse](t, w); w.Code != 200 || s.Manager.Mining {
+		t.Errorf("mining off = %d %+v", w.Code, s.Manager)
+	}
+	if cfg, err := config.Load(path); err != nil || cfg.Manager.Mining || cfg.Reflector.RecentKeep != 4 {
+		t.Errorf("config after mining off: %v %+v", err, cfg.Manager)
+	}
+	if w := e.do(t, req{target: "/settings"}); !strings.Contains(w.Body.String(), `<input type="checkbox" name="mining" >`) {
+		t.Errorf("settings page does not show mining off")
+	}
 	// The handler's live config follows: a forced condense is now refused
 	// because the reflector is disabled.
 	w = e.do(t, req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{"force": true}`})

@@ -328,7 +328,7 @@
         }
         $('#save').disabled = true;
         try {
-          const r = await api('PATCH', '/api/v1/settings', { reflector: patch });
+          const r = await api('PATCH', '/api/v1/settings', { reflector: patch, manager: { mining: form.elements.mining.checked } });
           out.append(alertBox('ok', 'Saved to ' + r.config_path + '.'));
           for (const w of r.warnings || []) out.append(alertBox('warn', w));
         } catch (e) {
