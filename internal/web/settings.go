@@ -137,7 +137,7 @@ func (h *Handler) settings() SettingsResponse {
 	}
 	resp := SettingsResponse{
 		ConfigPath: h.app.Home.ConfigPath(), Reflector: reflectorSettings(cfg.Reflector),
-		Manager: ManagerSettings{Mining: cfg.Manager.Mining},
+		Manager:      ManagerSettings{Mining: cfg.Manager.Mining},
 		EnvOverrides: reflectorEnvOverrides(),
 		Summarizer:   map[string]any{"provider": cfg.Summarizer.Provider, "model": cfg.Summarizer.Model, "timeout": duration(cfg.Summarizer.Timeout.Duration)},
 		Search: map[string]any{
