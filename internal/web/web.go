@@ -42,6 +42,9 @@ type Deps struct {
 	// process; nil builds one over App that reads config.toml live and
 	// mines under the palace write lock.
 	Reflector *reflector.Reflector
+	// Miner mines for POST /api/v1/mine. Pass one under the manager's
+	// palace write lock; nil mines App's palace under the palace write lock.
+	Miner writelock.Miner
 	// Settings returns the live configuration; nil re-reads config.toml
 	// whenever it changes on disk (falling back to the last good one).
 	Settings func() config.Config
@@ -68,6 +71,7 @@ type Deps struct {
 type Handler struct {
 	app     *app.App
 	refl    *reflector.Reflector
+	miner   writelock.Miner
 	cfg     func() config.Config
 	live    *liveConfig // nil when Deps.Settings is set
 	manager func() any
@@ -111,10 +115,14 @@ func New(d Deps) *Handler {
 		h.cfg = h.live.get
 	}
 	h.refl = d.Reflector
+	h.miner = d.Miner
+	if h.miner == nil {
+		// Mine under the palace write lock, like every other writer to the
+		// index.
+		h.miner = writelock.LockedMiner(writelock.New(d.App.Home.PalaceDir(), "hivemem web"), d.App.Palace, nil)
+	}
 	if h.refl == nil {
-		// Mine after a swap under the palace write lock, like every other
-		// writer to the index.
-		miner := writelock.LockedMiner(writelock.New(d.App.Home.PalaceDir(), "hivemem web"), d.App.Palace, nil)
+		miner := h.miner
 		h.refl = reflector.New(reflector.Deps{
 			Home: d.App.Home, Settings: h.cfg, Events: d.App.Events, Miner: miner, Logger: h.log,
 		})
@@ -140,6 +148,7 @@ func (h *Handler) routes() {
 	api("GET /api/v1/agents/{agent}", h.apiAgent)
 	api("GET /api/v1/agents/{agent}/memory", h.apiMemory)
 	api("POST /api/v1/agents/{agent}/condense", h.apiCondense)
+	api("POST /api/v1/mine", h.apiMine)
 	api("GET /api/v1/agents/{agent}/backups", h.apiAgentBackups)
 	api("GET /api/v1/agents/{agent}/backups/{backup}", h.apiBackup)
 	api("POST /api/v1/agents/{agent}/backups/{backup}/restore", h.apiRestore)

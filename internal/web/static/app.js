@@ -340,8 +340,31 @@
     },
   };
 
+  // "Mine now" buttons: data-mine is the agent ("" for the whole hive);
+  // data-mine-result selects where the outcome is shown.
+  function mineButtons() {
+    for (const b of document.querySelectorAll('button[data-mine]')) {
+      b.addEventListener('click', async () => {
+        const out = $(b.dataset.mineResult);
+        out.replaceChildren();
+        b.disabled = true;
+        try {
+          const agent = b.dataset.mine;
+          const r = await api('POST', '/api/v1/mine', agent ? { agent } : {});
+          const rep = r.report;
+          out.append(alertBox('ok', `Mined ${rep.files} file${rep.files === 1 ? '' : 's'}: ${rep.changed} changed, +${rep.drawers_added} −${rep.drawers_removed} drawers.`));
+        } catch (e) {
+          out.append(alertBox('bad', 'Not mined: ' + e.message));
+        } finally {
+          b.disabled = false;
+        }
+      });
+    }
+  }
+
   function init() {
     upgradeTimes();
+    mineButtons();
     setInterval(() => upgradeTimes(), 30000);
     const page = document.body.dataset.page;
     if (pages[page]) pages[page]();
