@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -37,7 +38,9 @@ missing (--name is the display name in its header, default the id). The
 command runs with HIVEMEM_HOME, HIVEMEM_AGENT, MEMPALACE_PALACE_PATH and
 MEMPALACE_EMBEDDING_MODEL set (see ` + "`hivemem env`" + `); with --wake-up-file, the
 agent's wake-up digest is written to that file first and HIVEMEM_WAKE_UP_FILE
-names it. SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 are passed on to the
+names it. When the command ends (however it ends), the agent's directory
+is mined before spawn returns, so what it wrote is searchable at once
+(unless manager.mining is false). SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 are passed on to the
 command, and spawn exits with its status (128+n when a signal n killed it).
 A SIGINT or SIGHUP that a terminal sent to its whole foreground process group
 already reached the command and is not sent twice.`,
@@ -140,6 +143,7 @@ func runSpawn(ctx context.Context, g *globals, o spawnOptions, agent string, arg
 	// spawn waits for it whatever it decides.
 	werr := child.Wait()
 	close(done)
+	mineAtExit(ctx, g, h, agent, filepath.Dir(path))
 	if werr != nil {
 		var ee *exec.ExitError
 		if !errors.As(werr, &ee) {
@@ -150,6 +154,38 @@ func runSpawn(ctx context.Context, g *globals, o spawnOptions, agent string, arg
 		return exitError{code}
 	}
 	return nil
+}
+
+// exitMineTimeout bounds the mine spawn does after the agent exits.
+const exitMineTimeout = 2 * time.Minute
+
+// mineAtExit mines the agent's directory once its process has ended, so
+// its last notes are in the index when spawn returns. It runs even when
+// spawn was interrupted (the agent decided how to end), and a failure is
+// a warning: the agent's exit status is what spawn reports.
+func mineAtExit(ctx context.Context, g *globals, h home.Home, agent, dir string) {
+	if cfg, err := config.Load(h.ConfigPath()); err == nil && !cfg.Manager.Mining {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), exitMineTimeout)
+	defer cancel()
+	err := func() error {
+		a, err := g.open(ctx, false)
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		release, err := g.lockPalace(ctx, a, "spawn")
+		if err != nil {
+			return err
+		}
+		defer release()
+		_, err = a.Palace.Mine(ctx, dir, palace.MineOptions{Wing: agent, Agent: agent})
+		return err
+	}()
+	if err != nil {
+		fmt.Fprintf(g.stderr, "hivemem: spawn: warning: mining %s after it exited: %v\n", agent, err)
+	}
 }
 
 // ensureMemoryFile creates the agent's directory and memory.md from the
