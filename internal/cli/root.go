@@ -98,6 +98,7 @@ func newRootCommand(g *globals) *cobra.Command {
 		newSpawnCommand(g),
 		newModelCommand(g),
 		newBenchCommand(g),
+		newInstructionsCommand(g),
 		newMCPCommand(g),
 	)
 	return root
