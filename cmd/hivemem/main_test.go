@@ -33,6 +33,9 @@ func TestScripts(t *testing.T) {
 			env.Setenv("HIVEMEM_HOME", env.WorkDir+"/home")
 			env.Setenv("HIVEMEM_MODEL_DIR", env.WorkDir+"/no-model")
 			env.Setenv("XDG_DATA_HOME", env.WorkDir+"/xdg")
+			// A script that clears HIVEMEM_MODEL_DIR must not reach a
+			// registry for the model on first use.
+			env.Setenv("HIVEMEM_EMBEDDER_AUTO_FETCH", "false")
 			return nil
 		},
 	})

@@ -91,6 +91,7 @@ stderr and the palace's own model. $MEMPALACE_EMBEDDING_DEVICE is ignored.`,
 			if w := checkEmbeddingModel(g.home, os.Getenv("MEMPALACE_EMBEDDING_MODEL")); w != "" {
 				fmt.Fprintln(g.stderr, w)
 			}
+			g.ensureModel(cmd.Context())
 			return nil
 		},
 	}

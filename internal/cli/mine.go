@@ -39,6 +39,7 @@ func newMineCommand(g *globals) *cobra.Command {
 }
 
 func runMine(ctx context.Context, g *globals, o mineOptions, args []string) error {
+	g.ensureModel(ctx)
 	a, err := g.open(ctx, true)
 	if err != nil {
 		return err

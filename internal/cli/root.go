@@ -33,6 +33,8 @@ type globals struct {
 	// mempalace is set when the binary answers as MemPalace's CLI, whose
 	// forms keep MemPalace's behaviour where hivemem's differ.
 	mempalace bool
+	// modelChecked is set once ensureModel has run in this process.
+	modelChecked bool
 }
 
 // Main runs the command line and returns the process exit code.

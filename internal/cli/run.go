@@ -84,6 +84,7 @@ func runRun(ctx context.Context, g *globals, o runOptions) error {
 			g.logger.Warn("release the home", "err", err)
 		}
 	}()
+	g.ensureModel(ctx)
 	a, err := app.Open(ctx, app.Options{Home: h.Root, Logger: g.logger, LongRunning: true})
 	if err != nil {
 		return err

