@@ -170,7 +170,7 @@ var schemaCache = mcp.NewSchemaCache()
 // then tightened with the limits the handlers enforce, so that clients see
 // them and the SDK refuses out-of-range input before a handler runs.
 type inputSchemas struct {
-	search, wakeUp, remember, pin, read, status, condense *jsonschema.Schema
+	search, wakeUp, remember, pin, read, status, condense, events *jsonschema.Schema
 }
 
 var loadSchemas = sync.OnceValues(func() (*inputSchemas, error) {
@@ -217,6 +217,12 @@ var loadSchemas = sync.OnceValues(func() (*inputSchemas, error) {
 		return nil, err
 	}
 	if s.condense, err = inferInput[CondenseInput](nil); err != nil {
+		return nil, err
+	}
+	if s.events, err = inferInput[EventsInput](func(p map[string]*jsonschema.Schema) {
+		p["n"].Minimum, p["n"].Maximum = ptr(1), ptr(MaxEvents)
+		name(p["kind"])
+	}); err != nil {
 		return nil, err
 	}
 	return &s, nil
@@ -274,6 +280,9 @@ func build(d Deps) (*mcp.Server, error) {
 		Description: "Condense a memory file that outgrew its budget: the oldest sections go verbatim to the archive (still " +
 			"searchable), are summarised into the condensed history, and the newest stay as they are; verified and backed up " +
 			"first. Skips files under their triggers unless force; dry_run shows the result without writing."}, s.condense)
+	addTool(srv, s, &mcp.Tool{Name: ToolEvents, InputSchema: sc.events, Annotations: readOnly,
+		Description: "List the newest events of the hive log, shared with the agent harness: mines, condensations and " +
+			"their aborts, restores, and the harness's own events (spawn, session, ...), each with its time, kind, agent and fields."}, s.events)
 	return srv, nil
 }
 

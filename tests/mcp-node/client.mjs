@@ -16,6 +16,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 
 const EXPECTED_TOOLS = [
   "memory_condense",
+  "memory_events",
   "memory_pin",
   "memory_read",
   "memory_remember",
