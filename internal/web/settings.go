@@ -355,13 +355,8 @@ func updateTableConfig(ctx context.Context, path, table string, sets []tomlSetti
 	return nil
 }
 
-// checkEdit verifies an edited config: it parses, passes config.Validate,
-// has the new reflector values, and every other table is as it was.
-func checkEdit(oldDoc map[string]any, out string, sets []tomlSetting) error {
-	return checkTableEdit(oldDoc, out, "reflector", sets)
-}
-
-// checkTableEdit is checkEdit for an edit of any one table.
+// checkTableEdit verifies an edited config: it parses, passes config.Validate,
+// has the new values in table, and every other table is as it was.
 func checkTableEdit(oldDoc map[string]any, out, table string, sets []tomlSetting) error {
 	var newDoc map[string]any
 	if _, err := toml.Decode(out, &newDoc); err != nil {
@@ -405,7 +400,7 @@ func checkTableEdit(oldDoc map[string]any, out, table string, sets []tomlSetting
 // a key already there has its value replaced in place (a comment after it
 // is kept), a new key is added after the table's last key, and a missing
 // table is appended at the end. It works on lines and leaves every other
-// byte alone; checkEdit catches the layouts it does not understand (keys
+// byte alone; checkTableEdit catches the layouts it does not understand (keys
 // set with dotted names or an inline table).
 func editReflectorTable(doc string, sets []tomlSetting) string {
 	return editTable(doc, "reflector", sets)
@@ -556,7 +551,7 @@ func keyLine(l string) (key, rest string, ok bool) {
 		key = key[1 : len(key)-1]
 	}
 	if strings.ContainsAny(key, ". \t\"'") {
-		return "", "", false // dotted or odd keys: left alone, checkEdit decides
+		return "", "", false // dotted or odd keys: left alone, checkTableEdit decides
 	}
 	return key, strings.TrimRight(t[eq+1:], "\r\n"), true
 }
