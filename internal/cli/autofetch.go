@@ -25,8 +25,9 @@ const (
 	autoFetchRetry   = time.Hour
 )
 
-// ensureModel fetches MiniLM on first use, for mine, run and the
-// mempalace commands: when the embedder would be MiniLM, the model is
+// ensureModel fetches MiniLM on first use, for mine (under either name),
+// run and mempalace init — not for search and wake-up, which a harness
+// runs under a short timeout and which answer lexically meanwhile: when the embedder would be MiniLM, the model is
 // missing from the default model directory and embedder.auto_fetch is on,
 // it is fetched and verified as `hivemem model fetch` does (from
 // $HIVEMEM_MODEL_SOURCE when set). A failure is never an error: one

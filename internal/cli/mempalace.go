@@ -91,7 +91,6 @@ stderr and the palace's own model. $MEMPALACE_EMBEDDING_DEVICE is ignored.`,
 			if w := checkEmbeddingModel(g.home, os.Getenv("MEMPALACE_EMBEDDING_MODEL")); w != "" {
 				fmt.Fprintln(g.stderr, w)
 			}
-			g.ensureModel(cmd.Context())
 			return nil
 		},
 	}
@@ -130,6 +129,7 @@ func newMempalaceInitCommand(g *globals) *cobra.Command {
 					return fmt.Errorf("init %s: not a directory", args[0])
 				}
 			}
+			g.ensureModel(cmd.Context())
 			if err := runInit(cmd.Context(), g, asJSON); err != nil {
 				return err
 			}

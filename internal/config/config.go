@@ -65,7 +65,7 @@ type Embedder struct {
 	Model    string   `toml:"model"`
 	APIKey   string   `toml:"api_key"`
 	Timeout  Duration `toml:"timeout"`
-	// AutoFetch lets mine, run and the mempalace commands fetch MiniLM
+	// AutoFetch lets mine, run and mempalace init fetch MiniLM
 	// into the default model directory on first use, as `model fetch`
 	// does; without a registry they go on lexical-only.
 	AutoFetch bool `toml:"auto_fetch"`
