@@ -328,7 +328,11 @@
         }
         $('#save').disabled = true;
         try {
-          const r = await api('PATCH', '/api/v1/settings', { reflector: patch, manager: { mining: form.elements.mining.checked } });
+          const mining = form.elements.mining;
+          const body = { reflector: patch };
+          if (mining.checked !== mining.defaultChecked) body.manager = { mining: mining.checked };
+          const r = await api('PATCH', '/api/v1/settings', body);
+          mining.defaultChecked = mining.checked;
           out.append(alertBox('ok', 'Saved to ' + r.config_path + '.'));
           for (const w of r.warnings || []) out.append(alertBox('warn', w));
         } catch (e) {
