@@ -89,6 +89,13 @@ func TestMineDropsNewlyIgnoredFiles(t *testing.T) {
 	if err := os.WriteFile(scratch, []byte("## 2026-11-02 — scratch\nTemporary pelican thoughts.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	inbox := filepath.Join(dir, "inbox", "note.md")
+	if err := os.MkdirAll(filepath.Dir(inbox), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(inbox, []byte("## 2026-11-03 — message\nA flamingo message.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	mine := func() palace.MineReport {
 		rep, err := f.p.Mine(context.Background(), dir, palace.MineOptions{})
 		if err != nil {
@@ -97,20 +104,22 @@ func TestMineDropsNewlyIgnoredFiles(t *testing.T) {
 		return rep
 	}
 	mine()
-	if got := minedUnder(t, f, dir); !slices.Equal(got, []string{"memory.md", "scratch.md"}) {
+	if got := minedUnder(t, f, dir); !slices.Equal(got, []string{"inbox/note.md", "memory.md", "scratch.md"}) {
 		t.Fatalf("mined %v", got)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("scratch.md\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("scratch.md\ninbox/\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if rep := mine(); rep.FilesRemoved != 1 {
-		t.Errorf("FilesRemoved = %d, want 1", rep.FilesRemoved)
+	if rep := mine(); rep.FilesRemoved != 2 {
+		t.Errorf("FilesRemoved = %d, want 2", rep.FilesRemoved)
 	}
 	if got := minedUnder(t, f, dir); !slices.Equal(got, []string{"memory.md"}) {
 		t.Errorf("mined %v after ignoring scratch.md", got)
 	}
-	if hits := f.search("pelican", store.Filter{}); len(hits) != 0 {
-		t.Errorf("an ignored file is still found: %+v", hits)
+	for _, q := range []string{"pelican", "flamingo"} {
+		if hits := f.search(q, store.Filter{}); len(hits) != 0 {
+			t.Errorf("an ignored file is still found: %+v", hits)
+		}
 	}
 	if _, err := os.Stat(scratch); err != nil {
 		t.Errorf("the ignored file itself was touched: %v", err)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -167,9 +168,9 @@ func (p *Palace) validateMineOptions(o MineOptions) error {
 
 // collect walks a directory for markdown files. Backups, the palace and
 // hidden files (including the atomic writer's temp files) are never mined,
-// nor what the tree's .gitignore files exclude; the markdown files they
-// exclude are returned as ignored (by home.Rel source), to lose any
-// drawers they had.
+// nor what the tree's .gitignore files exclude; the markdown files and
+// directories they exclude are returned as ignored (see ignoredSource), to
+// lose any drawers they had.
 func (p *Palace) collect(ctx context.Context, dir string) ([]string, map[string]bool, []Skip, error) {
 	var files []string
 	var skipped []Skip
@@ -193,6 +194,7 @@ func (p *Palace) collect(ctx context.Context, dir string) ([]string, map[string]
 				return fs.SkipDir
 			}
 			if rules.ignored(path, true) {
+				ignored[p.home.Rel(path)+"/"] = true
 				return fs.SkipDir
 			}
 			if why := rules.enter(path); why != "" {
@@ -238,7 +240,7 @@ func (p *Palace) removeMissing(ctx context.Context, root string, seen, ignored m
 		if !inside || seen[f.Source] {
 			continue
 		}
-		removed, err := p.removeVanished(ctx, f.Source, ignored[f.Source])
+		removed, err := p.removeVanished(ctx, f.Source, ignoredSource(ignored, f.Source))
 		if err != nil {
 			return n, err
 		}
@@ -247,6 +249,23 @@ func (p *Palace) removeMissing(ctx context.Context, root string, seen, ignored m
 		}
 	}
 	return n, nil
+}
+
+// ignoredSource reports whether source is in ignored: the file itself, or
+// a directory above it (a key ending in "/").
+func ignoredSource(ignored map[string]bool, source string) bool {
+	if len(ignored) == 0 {
+		return false
+	}
+	if ignored[source] {
+		return true
+	}
+	for d := path.Dir(source); d != "." && d != "/" && d != ""; d = path.Dir(d) {
+		if ignored[d+"/"] {
+			return true
+		}
+	}
+	return false
 }
 
 // removeVanished deletes a source's index entries if its file is gone (or,
