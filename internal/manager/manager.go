@@ -127,7 +127,8 @@ type Manager struct {
 	queue      workQueue
 	condensed  condensedIndex
 
-	mu         sync.Mutex // guards everything below
+	mu         sync.Mutex      // guards everything below
+	workCtx    context.Context // set by Run: ends ShutdownGrace after shutdown starts
 	agents     map[string]*agentState
 	watched    map[string]bool
 	pendingN   int
@@ -183,7 +184,7 @@ func New(opts Options) (*Manager, error) {
 	}
 	m.refl = reflector.New(reflector.Deps{
 		Home: m.app.Home, Settings: m.Config, Events: m.app.Events, Logger: lg,
-		Miner: writelock.LockedMiner(m.lock, palaceMiner{m}, nil),
+		Miner: swapMiner{m, writelock.LockedMiner(m.lock, palaceMiner{m}, nil)},
 	})
 	return m, nil
 }
@@ -244,11 +245,37 @@ func (pm palaceMiner) Mine(ctx context.Context, path string, opts palace.MineOpt
 	return pm.m.app.Palace.Mine(ctx, path, opts)
 }
 
+// swapMiner is the reflector's miner. The mine that follows a swap is an
+// in-flight mine of a file that has changed, not part of the condensation:
+// it goes on when its caller's context ends (a pass cancelled by the
+// shutdown, a web request gone) and, while Run is up, ends only with the
+// work context, after ShutdownGrace. Cancelled with the pass, it left the
+// index describing the file as it was before the swap until the next
+// start.
+type swapMiner struct {
+	m    *Manager
+	next reflector.Miner
+}
+
+func (sm swapMiner) Mine(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
+	sm.m.mu.Lock()
+	work := sm.m.workCtx
+	sm.m.mu.Unlock()
+	if work == nil {
+		return sm.next.Mine(ctx, path, opts)
+	}
+	mctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	defer context.AfterFunc(work, cancel)()
+	return sm.next.Mine(mctx, path, opts)
+}
+
 // Run claims the home (unless Options.Claim did), loads the model, starts
 // watching and serving, and keeps the palace up to date until ctx ends. It
 // then shuts down in a few seconds: the HTTP server stops, an in-flight
 // mine gets ShutdownGrace to finish, a condensation in progress is
-// cancelled (which leaves its file as it was). A clean shutdown returns nil.
+// cancelled (which leaves its file as it was) unless it has swapped the
+// file already: then the mine that follows gets the grace too. A clean shutdown returns nil.
 func (m *Manager) Run(ctx context.Context) (err error) {
 	if m.claim == nil {
 		c, err := NewClaim(m.app.Home, m.opts.Version)
@@ -279,6 +306,9 @@ func (m *Manager) Run(ctx context.Context) (err error) {
 
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
+	m.mu.Lock()
+	m.workCtx = workCtx
+	m.mu.Unlock()
 	stopWork := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() { m.worker(workCtx, stopWork) })
@@ -310,6 +340,9 @@ func (m *Manager) Run(ctx context.Context) (err error) {
 		srv.shutdown(m.log)
 	}
 	wg.Wait()
+	m.mu.Lock()
+	m.workCtx = nil // mines through Reflector() after Run follow their caller's context again
+	m.mu.Unlock()
 	m.log.Info("hivemem run stopped")
 	return loopErr
 }

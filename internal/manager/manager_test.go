@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,6 +20,8 @@ import (
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/httpguard"
 	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/sqlite"
 )
 
 // openHome initialises a lexical-only home with the given agent files and
@@ -466,4 +469,99 @@ func TestMiningSwitch(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestShutdownDuringTheMineAfterASwapKeepsTheIndexTrue: the shutdown
+// comes while the reflector mines the file it has just swapped. The file
+// has changed, so that mine gets the shutdown grace like any in-flight
+// mine, and the index the manager leaves behind is what a reindex gives.
+func TestShutdownDuringTheMineAfterASwapKeepsTheIndexTrue(t *testing.T) {
+	// No mine by the watcher or the scan: only the reflector's.
+	a := openHome(t, "[reflector]\ninterval = \"100ms\"\nmin_bytes = 1\nbudget_bytes = 2000\nrecent_keep = 2\nword_budget = 40\n"+
+		"[manager]\ndebounce = \"1m\"\nscan_interval = \"1h\"\n", map[string]string{"alice": goodFile})
+	m, err := New(Options{App: a, HTTP: HTTPOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := a.Home.MemoryPath("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var fired atomic.Bool
+	m.mineFn = func(mctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
+		if data, _ := os.ReadFile(path); path == mem && strings.Contains(string(data), "Condensed history") && !fired.Swap(true) {
+			cancel() // SIGTERM, as the mine after the swap starts
+			time.Sleep(50 * time.Millisecond)
+		}
+		return a.Palace.Mine(mctx, path, opts)
+	}
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	waitUntil(t, 10*time.Second, "the first scan", func() (bool, string) {
+		s := agentStatus(m.Status(t.Context()), "alice")
+		return s.Drawers == 1, fmt.Sprintf("%+v", s)
+	})
+	f, err := os.OpenFile(mem, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 12 {
+		fmt.Fprintf(f, "## 2026-11-%02d — note %d\nnote%dword %s\n", i+2, i, i, strings.Repeat("filler text for the budget ", 20))
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		evs, _ := a.Events.Read(0, nil)
+		t.Fatalf("no condensation and shutdown within 20s: %+v; events %+v", agentStatus(m.Status(t.Context()), "alice"), evs)
+	}
+	if !fired.Load() {
+		t.Fatal("the reflector did not mine a condensed file")
+	}
+	got := indexLines(t, a.Store)
+	fresh, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "fresh.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	fp, err := palace.New(t.Context(), a.Home, fresh, nil, palace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fp.Mine(t.Context(), a.Home.HiveDir(), palace.MineOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := indexLines(t, fresh); !slices.Equal(got, want) {
+		t.Errorf("the index left by the manager has %d entries, a fresh reindex %d:\n%s\nwant\n%s",
+			len(got), len(want), strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// indexLines is an index as one sorted line per drawer and file record.
+func indexLines(t *testing.T, st store.Store) []string {
+	t.Helper()
+	ds, err := st.List(t.Context(), store.Filter{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := st.Files(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, d := range ds {
+		out = append(out, fmt.Sprintf("drawer %s %s:%d-%d [%s/%s] %.60q", d.ID, d.Source, d.LineStart, d.LineEnd, d.Wing, d.Room, d.Text))
+	}
+	for _, f := range fs {
+		out = append(out, "file "+f.Source+" "+f.Hash)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -31,6 +31,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -101,6 +102,10 @@ type Reflector struct {
 
 	mu   sync.Mutex
 	sems map[string]chan struct{}
+	// owed holds the files whose mine after a swap (or restore) failed or
+	// was cancelled: the index still describes what they held before, so
+	// every pass mines them again until a mine succeeds.
+	owed map[string]bool
 }
 
 // New returns a Reflector over d.Home.
@@ -108,7 +113,7 @@ func New(d Deps) *Reflector {
 	r := &Reflector{
 		home: d.Home, settingsFn: d.Settings, events: d.Events, miner: d.Miner, log: d.Logger,
 		sum: d.Summarizer, lockTimeout: d.LockTimeout, salvageGrace: d.SalvageGrace, now: d.Now,
-		sems: map[string]chan struct{}{},
+		sems: map[string]chan struct{}{}, owed: map[string]bool{},
 	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
@@ -237,11 +242,13 @@ func (e *AbortError) Error() string {
 
 func (e *AbortError) Unwrap() error { return e.Err }
 
-// Pass runs one automatic pass: every agent with a memory file, each
+// Pass runs one automatic pass: first the files whose mine after a swap
+// failed are mined again, then every agent with a memory file is
 // condensed if reflector.enabled, its triggers fire and it is not backing
 // off. Aborts are reported in the results, not as the error; the error is
 // only for a pass that could not run (agents not listable, ctx done).
 func (r *Reflector) Pass(ctx context.Context) ([]Result, error) {
+	r.mineOwed(ctx)
 	agents, err := r.home.Agents()
 	if err != nil {
 		return nil, fmt.Errorf("reflector pass: %w", err)
@@ -643,14 +650,43 @@ func (r *Reflector) event(typ, agent, reason string, data map[string]any) {
 }
 
 // mine re-mines path so search follows a swap; a failure is reported, not
-// fatal: the file is already in place and the next mine catches up.
+// fatal: the file is already in place. A path whose mine failed (or was
+// cancelled) stays owed and the next pass mines it again, so the index
+// converges on what a reindex gives even when nothing else touches the
+// file again.
 func (r *Reflector) mine(ctx context.Context, path string) error {
 	if r.miner == nil {
 		return nil
 	}
-	if _, err := r.miner.Mine(ctx, path, palace.MineOptions{}); err != nil {
+	_, err := r.miner.Mine(ctx, path, palace.MineOptions{})
+	r.mu.Lock()
+	if err != nil {
+		r.owed[path] = true
+	} else {
+		delete(r.owed, path)
+	}
+	r.mu.Unlock()
+	if err != nil {
 		r.log.Warn("reflector: mine after swap", "path", path, "err", err)
 		return fmt.Errorf("mine %s: %w", path, err)
 	}
 	return nil
+}
+
+// mineOwed mines again the files whose mine after a swap failed; each
+// one that fails again stays owed.
+func (r *Reflector) mineOwed(ctx context.Context) {
+	r.mu.Lock()
+	paths := make([]string, 0, len(r.owed))
+	for p := range r.owed {
+		paths = append(paths, p)
+	}
+	r.mu.Unlock()
+	slices.Sort(paths)
+	for _, p := range paths {
+		if ctx.Err() != nil {
+			return
+		}
+		_ = r.mine(ctx, p) // logged by mine; still owed if it failed
+	}
 }

@@ -4,16 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/hivemem/hivemem/internal/atomicio"
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/memfile"
+	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/sqlite"
 	"github.com/hivemem/hivemem/internal/summarize"
 )
 
@@ -762,5 +767,152 @@ func TestBadInput(t *testing.T) {
 	res, err := e.r.Condense(context.Background(), "nobody", Options{Force: true})
 	if err != nil || res.Reason != SkipNoFile {
 		t.Errorf("missing file: %+v %v", res, err)
+	}
+}
+
+// cancelStore cancels a context at its k-th call (counting from 1), so a
+// mine through it is interrupted at each point it reaches the index.
+type cancelStore struct {
+	store.Store
+	k, n   int
+	cancel context.CancelFunc
+}
+
+func (s *cancelStore) tick() {
+	s.n++
+	if s.n == s.k {
+		s.cancel()
+	}
+}
+
+func (s *cancelStore) GetFile(ctx context.Context, src string) (store.File, error) {
+	s.tick()
+	return s.Store.GetFile(ctx, src)
+}
+
+func (s *cancelStore) Files(ctx context.Context, prefix string) ([]store.File, error) {
+	s.tick()
+	return s.Store.Files(ctx, prefix)
+}
+
+func (s *cancelStore) Drawers(ctx context.Context, src string) ([]store.Drawer, error) {
+	s.tick()
+	return s.Store.Drawers(ctx, src)
+}
+
+func (s *cancelStore) Apply(ctx context.Context, u store.FileUpdate) error {
+	s.tick()
+	return s.Store.Apply(ctx, u)
+}
+
+func (s *cancelStore) DeleteFile(ctx context.Context, src string) error {
+	s.tick()
+	return s.Store.DeleteFile(ctx, src)
+}
+
+// timedCancelMiner cancels a context delay after the first mine starts.
+type timedCancelMiner struct {
+	Miner
+	delay  time.Duration
+	cancel context.CancelFunc
+	once   sync.Once
+}
+
+func (m *timedCancelMiner) Mine(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
+	m.once.Do(func() { time.AfterFunc(m.delay, m.cancel) })
+	return m.Miner.Mine(ctx, path, opts)
+}
+
+// indexDump is an index as one line per drawer and per file record.
+func indexDump(t *testing.T, st store.Store) []string {
+	t.Helper()
+	ctx := context.Background()
+	ds, err := st.List(ctx, store.Filter{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := st.Files(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, d := range ds {
+		out = append(out, fmt.Sprintf("drawer %s %s:%d-%d [%s/%s/%s] %q", d.ID, d.Source, d.LineStart, d.LineEnd, d.Wing, d.Room, d.Agent, d.Text))
+	}
+	for _, f := range fs {
+		out = append(out, fmt.Sprintf("file %s %s/%s %s", f.Source, f.Wing, f.Agent, f.Hash))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestPassMinesAgainWhatACancelledMineAfterSwapLeft: the mine that follows
+// a swap is cancelled at every point it reaches the index, and at random
+// moments; the next pass (which condenses nothing) must bring the index
+// to what a fresh reindex of the files gives.
+func TestPassMinesAgainWhatACancelledMineAfterSwapLeft(t *testing.T) {
+	run := func(t *testing.T, k int, delay time.Duration) (calls int) {
+		e := newEnv(t, summarize.Extractive{})
+		ctx := context.Background()
+		st, err := sqlite.Open(ctx, filepath.Join(e.home.PalaceDir(), "palace.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		p, err := palace.New(ctx, e.home, st, nil, palace.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.write("alice", memoryFile(40, 1800))
+		if _, err := p.Mine(ctx, e.home.HiveDir(), palace.MineOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		cs := &cancelStore{Store: st, k: k, cancel: cancel}
+		cp, err := palace.New(ctx, e.home, cs, nil, palace.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.r.miner = cp
+		if delay > 0 {
+			e.r.miner = &timedCancelMiner{Miner: cp, delay: delay, cancel: cancel}
+		}
+		res, err := e.r.Condense(cctx, "alice", Options{Force: true})
+		if err != nil || res.Status != StatusCondensed {
+			t.Fatalf("condense: %+v %v", res, err)
+		}
+		// The next pass, with nothing to condense and nothing cancelled.
+		e.r.miner = p
+		results, err := e.r.Pass(ctx)
+		if err != nil || len(results) != 1 || results[0].Status != StatusSkipped {
+			t.Fatalf("next pass: %+v %v", results, err)
+		}
+		fresh, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "fresh.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fresh.Close()
+		fp, err := palace.New(ctx, e.home, fresh, nil, palace.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fp.Mine(ctx, e.home.HiveDir(), palace.MineOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := indexDump(t, st), indexDump(t, fresh); !slices.Equal(got, want) {
+			t.Errorf("cancelled at store call %d (after %v; mine error %q): after the next pass the index has %d entries, a fresh reindex %d",
+				k, delay, res.MineError, len(got), len(want))
+		}
+		return cs.n
+	}
+	calls := run(t, 0, 0) // not cancelled: how many store calls the mines make
+	for k := 1; k <= calls; k++ {
+		t.Run(fmt.Sprintf("call %d of %d", k, calls), func(t *testing.T) { run(t, k, 0) })
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 8 {
+		delay := time.Duration(1+rng.IntN(3000)) * time.Microsecond
+		t.Run(fmt.Sprintf("%d after %v", i, delay), func(t *testing.T) { run(t, -1, delay) })
 	}
 }
