@@ -265,14 +265,26 @@ func splitWords(s string, budget int) []string {
 	return out
 }
 
+// splitRunes cuts a word longer than the budget at rune boundaries into
+// pieces of at most budget estimated tokens each. The estimate of a piece is
+// not the sum of its runes' (one digit re-prices the letters before it), so
+// each rune is priced with the piece it would join.
 func splitRunes(w string, budget int) []string {
 	var out []string
 	start := 0
-	for i := range w {
-		if i > start && EstimateTokens(w[start:i]) >= budget {
+	var c tokenCount
+	for i := 0; i < len(w); {
+		r, size := utf8.DecodeRuneInString(w[i:])
+		next := c
+		next.add(r, size)
+		if i > start && next.total() > budget {
 			out = append(out, w[start:i])
 			start = i
+			next = tokenCount{}
+			next.add(r, size)
 		}
+		c = next
+		i += size
 	}
 	return append(out, w[start:])
 }
@@ -283,41 +295,56 @@ func splitRunes(w string, budget int) []string {
 // holds digits, as numbers and hashes split finely). It depends on nothing
 // but s, so chunk boundaries do not move when a model is installed.
 func EstimateTokens(s string) int {
-	n := 0
-	wordLen, digits := 0, false
-	endWord := func() {
-		if wordLen == 0 {
-			return
-		}
-		per := 6
-		if digits {
-			per = 3
-		}
-		n += (wordLen + per - 1) / per
-		wordLen, digits = 0, false
-	}
+	var c tokenCount
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
-		switch {
-		case r == utf8.RuneError && size <= 1:
-			endWord()
-			n++
-		case unicode.IsSpace(r):
-			endWord()
-		case unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r):
-			endWord()
-			n++
-		case unicode.IsLetter(r) || unicode.IsMark(r):
-			wordLen++
-		case unicode.IsDigit(r):
-			wordLen++
-			digits = true
-		default:
-			endWord()
-			n++
-		}
+		c.add(r, size)
 	}
-	endWord()
-	return n
+	return c.total()
+}
+
+// tokenCount is EstimateTokens one rune at a time: the pieces of the words
+// already ended, and the word in progress.
+type tokenCount struct {
+	n, wordLen int
+	digits     bool
+}
+
+func (c *tokenCount) endWord() {
+	c.n += c.word()
+	c.wordLen, c.digits = 0, false
+}
+
+// word is the estimate of the word in progress.
+func (c *tokenCount) word() int {
+	per := 6
+	if c.digits {
+		per = 3
+	}
+	return (c.wordLen + per - 1) / per
+}
+
+func (c *tokenCount) total() int { return c.n + c.word() }
+
+// add counts rune r, which took size bytes of the text.
+func (c *tokenCount) add(r rune, size int) {
+	switch {
+	case r == utf8.RuneError && size <= 1:
+		c.endWord()
+		c.n++
+	case unicode.IsSpace(r):
+		c.endWord()
+	case unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r):
+		c.endWord()
+		c.n++
+	case unicode.IsLetter(r) || unicode.IsMark(r):
+		c.wordLen++
+	case unicode.IsDigit(r):
+		c.wordLen++
+		c.digits = true
+	default:
+		c.endWord()
+		c.n++
+	}
 }

@@ -117,6 +117,33 @@ func TestSplitInvariants(t *testing.T) {
 	}
 }
 
+// TestLongWordPiecesFitTheBudget: a word longer than the budget is cut at
+// rune boundaries so that every piece plus its heading fits, though the
+// estimate is not additive (one digit re-prices the whole run of letters
+// before it), and the pieces give back the word.
+func TestLongWordPiecesFitTheBudget(t *testing.T) {
+	for _, word := range []string{
+		strings.Repeat("a", 1000) + "1" + strings.Repeat("b", 1000),
+		strings.Repeat("a", 2000) + "9",
+		strings.Repeat("7", 3000),
+		strings.Repeat("x1", 1500),
+		strings.Repeat("日本abc", 400),
+		strings.Repeat("é", 1500) + "0" + strings.Repeat(",", 300),
+	} {
+		file := "# Memory\n\n## 2026-01-02 — a long identifier\n" + word + "\n"
+		var got strings.Builder
+		for _, c := range File(parse(t, file), DefaultMaxTokens) {
+			if tok := EstimateTokens(c.EmbedText()); tok > DefaultMaxTokens {
+				t.Errorf("piece of %d estimated tokens with its heading, over the %d budget: %.40q…", tok, DefaultMaxTokens, c.Text)
+			}
+			got.WriteString(c.Text)
+		}
+		if got.String() != word {
+			t.Errorf("the pieces of a %d-byte word do not give it back", len(word))
+		}
+	}
+}
+
 // TestAppendStability: appending sections never changes earlier chunks.
 func TestAppendStability(t *testing.T) {
 	r := rand.New(rand.NewSource(2))
