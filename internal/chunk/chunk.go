@@ -54,8 +54,9 @@ func File(f *memfile.File, maxTokens int) []Chunk {
 		maxTokens = DefaultMaxTokens
 	}
 	var out []Chunk
-	if headerHasContent(f.Header) {
-		out = append(out, split("", f.Header, 1, maxTokens, RoomHeader, "")...)
+	// A byte order mark is not text: it stays out of the header's drawer.
+	if h := strings.TrimPrefix(f.Header, bom); headerHasContent(h) {
+		out = append(out, split("", h, 1, maxTokens, RoomHeader, "")...)
 	}
 	for _, s := range f.Sections {
 		room := RoomRecent
@@ -84,10 +85,16 @@ func File(f *memfile.File, maxTokens int) []Chunk {
 	return out
 }
 
+// bom is the UTF-8 byte order mark some editors put at the start of a file
+// (memfile keeps it in the header).
+const bom = "\uFEFF"
+
 // headerHasContent skips the usual title-only header, which would only add
-// noise to search.
+// noise to search. A lone CR ends a line too: a file with old Mac line
+// endings is all header to the parser (a "## " heading must start a "\n"
+// line), and its title must not hide the rest of it.
 func headerHasContent(h string) bool {
-	for _, l := range strings.Split(h, "\n") {
+	for _, l := range strings.FieldsFunc(h, func(r rune) bool { return r == '\n' || r == '\r' }) {
 		l = strings.TrimSpace(l)
 		if l != "" && !strings.HasPrefix(l, "# ") {
 			return true

@@ -53,11 +53,40 @@ func TestFileRoomsAndPlaceholders(t *testing.T) {
 	}
 }
 
+// TestHeaderWithContent: a header with more than a title is a drawer; a
+// title alone, after a byte order mark or not, is none, and the BOM is in
+// no drawer. A file with CR-only line endings is all header to the parser:
+// its words are still a drawer.
 func TestHeaderWithContent(t *testing.T) {
-	f := parse(t, "# Memory — A (a)\nRole: release manager.\n\n## s\nx\n")
-	got := File(f, 0)
-	if len(got) != 2 || got[0].Room != RoomHeader || !strings.Contains(got[0].Text, "release manager") || got[0].LineStart != 1 {
-		t.Fatalf("header chunk: %+v", got)
+	for _, tc := range []struct {
+		name, file string
+		header     string // the header drawer's text; "" for none
+	}{
+		{"role under the title", "# Memory — A (a)\nRole: release manager.\n\n## s\nx\n", "# Memory — A (a)\nRole: release manager.\n"},
+		{"title only", "# Memory — A (a)\n\n## s\nx\n", ""},
+		{"BOM then title", "\ufeff# Memory — A (a)\n\n## s\nx\n", ""},
+		{"BOM then heading", "\ufeff## 2026-11-01 — s\nx\n", ""},
+		{"BOM then role", "\ufeffRole: release manager.\n## s\nx\n", "Role: release manager.\n"},
+		{"CR-only line endings", "# Memory\r## 2026-11-01 — cr\rlonecrdingo notes\r", "# Memory\r## 2026-11-01 — cr\rlonecrdingo notes\r"},
+		{"CR-only title", "# Memory — A (a)\r\r", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var header []Chunk
+			for _, c := range File(parse(t, tc.file), 0) {
+				if strings.Contains(c.EmbedText(), "\ufeff") {
+					t.Errorf("a drawer holds the byte order mark: %+v", c)
+				}
+				if c.Room == RoomHeader {
+					header = append(header, c)
+				}
+			}
+			switch {
+			case tc.header == "" && len(header) > 0:
+				t.Errorf("header drawers %+v, want none", header)
+			case tc.header != "" && (len(header) != 1 || strings.TrimSpace(header[0].Text) != strings.TrimSpace(tc.header) || header[0].LineStart != 1):
+				t.Errorf("header drawers %+v, want one of %q from line 1", header, tc.header)
+			}
+		})
 	}
 }
 
