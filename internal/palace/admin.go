@@ -11,8 +11,8 @@ import (
 )
 
 // Reindex drops the index and rebuilds it from the markdown: the hive, and
-// every file mined from outside it that still exists (with its wing and
-// agent). Embeddings come back from the cache, so it costs no model time
+// every file mined from outside it that still exists (with its wing, agent
+// and room). Embeddings come back from the cache, so it costs no model time
 // for text seen before. In a shared palace (a SourceLocker backend) only
 // this home's files are dropped and rebuilt; other machines' stay.
 func (p *Palace) Reindex(ctx context.Context) (MineReport, error) {
@@ -56,7 +56,7 @@ func (p *Palace) Reindex(ctx context.Context) (MineReport, error) {
 			p.log.Warn("reindex: dropping an invalid agent id", "source", f.Source, "agent", agent)
 			agent = ""
 		}
-		r, err := p.Mine(ctx, p.home.Abs(f.Source), MineOptions{Wing: f.Wing, Agent: agent})
+		r, err := p.Mine(ctx, p.home.Abs(f.Source), MineOptions{Wing: f.Wing, Agent: agent, Room: f.Room})
 		if err != nil {
 			return rep, fmt.Errorf("reindex: %w", err)
 		}

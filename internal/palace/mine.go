@@ -395,7 +395,7 @@ func (p *Palace) mineFile(ctx context.Context, path string, opts MineOptions) (M
 
 	wing, agent, roomOverride := p.metadata(path, opts)
 	old, err := p.store.GetFile(ctx, source)
-	if err == nil && old.Hash == fileHash && old.Wing == wing && old.Agent == agent && opts.Room == "" {
+	if err == nil && old.Hash == fileHash && old.Wing == wing && old.Agent == agent && old.Room == opts.Room {
 		return MineReport{Files: 1, Unchanged: 1}, nil
 	}
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -423,7 +423,7 @@ func (p *Palace) mineFile(ctx context.Context, path string, opts MineOptions) (M
 		have[d.ID] = d
 	}
 	rep := MineReport{Files: 1, Changed: 1}
-	u := store.FileUpdate{File: store.File{Source: source, Hash: fileHash, Size: int64(len(data)), MinedAt: time.Now().UTC(), Wing: wing, Agent: agent, Origin: p.opts.Origin}}
+	u := store.FileUpdate{File: store.File{Source: source, Hash: fileHash, Size: int64(len(data)), MinedAt: time.Now().UTC(), Wing: wing, Agent: agent, Origin: p.opts.Origin, Room: opts.Room}}
 	for _, d := range want {
 		h, ok := have[d.ID]
 		if !ok {

@@ -605,3 +605,121 @@ func TestSharedPalaceOrigins(t *testing.T) {
 		t.Fatalf("after A lost ann: %q, want %q", got, want)
 	}
 }
+
+// TestReindexKeepsMineOptions: files mined from outside the hive
+// with --wing, --agent and --room come back from `reindex` as they were
+// mined: the index is rebuildable from the markdown and the file records.
+func TestReindexKeepsMineOptions(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	notes := filepath.Join(t.TempDir(), "notes")
+	if err := os.MkdirAll(notes, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(notes, "plan.md"), []byte("## 2026-11-01 — plan\nroadmapheron for the quarter\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.write("alice", "# Memory\n\n## 2026-11-01 — a\nalice text\n")
+	f.mineHive()
+	if _, err := f.p.Mine(ctx, notes, palace.MineOptions{Wing: "planning", Agent: "alice", Room: "roadmap"}); err != nil {
+		t.Fatal(err)
+	}
+	// The same mine again costs one hash: the room is remembered too.
+	if rep, err := f.p.Mine(ctx, notes, palace.MineOptions{Wing: "planning", Agent: "alice", Room: "roadmap"}); err != nil || rep.Unchanged != 1 {
+		t.Fatalf("mining again with the same options: %+v, %v", rep, err)
+	}
+	before, beforeFiles := idxH2Dump(t, f.st)
+	if _, err := f.p.Reindex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after, afterFiles := idxH2Dump(t, f.st)
+	diffs := append(idxH2Diff(before, after, "before reindex", "after reindex"), idxH2Diff(beforeFiles, afterFiles, "files before", "files after")...)
+	if len(diffs) > 0 {
+		t.Errorf("reindex did not rebuild the index as mined:\n%s", strings.Join(diffs, "\n"))
+	}
+	hits, err := f.p.Search(ctx, palace.Query{Text: "roadmapheron", Filter: store.Filter{Room: "roadmap"}})
+	if err != nil || len(hits) != 1 {
+		t.Errorf("search in room roadmap after reindex: %v %v", hits, err)
+	}
+}
+
+// TestTiedHitsRankByDrawerID: two agents hold the same note (same text,
+// so the same BM25 and cosine scores); ties rank by drawer id. Which one a one-result search
+// returns must depend on the files, not on the order they happened to be
+// mined in: the incrementally mined index and a fresh reindex of the same
+// files must answer alike.
+func TestTiedHitsRankByDrawerID(t *testing.T) {
+	f := newFixture(t, &countingEmbedder{})
+	note := "## 2026-11-01 — deploy\nthe tiedeploy runbook lives in the wiki\n"
+	f.write("alice", "# Memory\n\n"+note)
+	f.write("bob", "# Memory\n\n"+note)
+	f.mineHive()
+	// alice drops the note and writes it again: same files as before in
+	// the end, but alice's drawer is now newer.
+	f.write("alice", "# Memory\n\n## 2026-11-02 — other\nsomething else\n")
+	f.mineHive()
+	f.write("alice", "# Memory\n\n"+note)
+	f.mineHive()
+	idxH2AssertMatchesFresh(t, f, "same files")
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "fresh.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	fp, err := palace.New(ctx, f.h, st, &countingEmbedder{}, palace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fp.Mine(ctx, f.h.HiveDir(), palace.MineOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{palace.ModeLexical, palace.ModeVector, palace.ModeHybrid} {
+		got, err := f.p.Search(ctx, palace.Query{Text: "tiedeploy runbook", Mode: mode, Results: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := fp.Search(ctx, palace.Query{Text: "tiedeploy runbook", Mode: mode, Results: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || len(want) != 1 || got[0].ID != want[0].ID {
+			t.Errorf("%s search, 1 result: the index returns %s's drawer, a fresh reindex of the same files %s's",
+				mode, got[0].Agent, want[0].Agent)
+		}
+	}
+}
+
+// TestMineByteOrderMarkAndCROnlyFiles: what the header check (chunk.headerHasContent)
+// decides for two unusual but valid files. A byte order mark is not text:
+// "\ufeff## heading" must not give a drawer holding only the BOM, and
+// "\ufeff# Title" is a title like "# Title" (no drawer for it). A file
+// with old Mac line endings (CR only) is one long line to the parser; its
+// words must still be searchable, or the file skipped with a reason — not
+// silently indexed as nothing.
+func TestMineByteOrderMarkAndCROnlyFiles(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	f.write("bom", "\ufeff## 2026-11-01 — bom\nbomkiwi text\n")
+	f.write("bomtitle", "\ufeff# Memory — bomtitle\n\n## 2026-11-01 — t\nbomtitlekiwi\n")
+	f.write("lonecr", "# Memory\r## 2026-11-01 — cr\rlonecrdingo notes\r")
+	rep := f.mineHive()
+	for _, agent := range []string{"bom", "bomtitle"} {
+		ds, err := f.st.List(ctx, store.Filter{Agent: agent}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			if d.Room == "header" {
+				t.Errorf("%s: a header drawer made of the BOM (and title) alone: heading %q text %q", agent, d.Heading, d.Text)
+			}
+		}
+	}
+	skipped := false
+	for _, s := range rep.Skipped {
+		skipped = skipped || strings.Contains(s.Path, "lonecr")
+	}
+	if n := len(f.lexical("lonecrdingo")); n != 1 && !skipped {
+		t.Errorf("lonecr: a CR-only file is neither searchable (%d hits for a word in it) nor skipped with a reason", n)
+	}
+}

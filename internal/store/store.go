@@ -63,6 +63,10 @@ type File struct {
 	// by several machines each removes and reindexes only its own files:
 	// a file another home mined is not gone just because it is not here.
 	Origin string
+	// Room is the room the file was mined into (mine --room), "" when each
+	// drawer's room comes from its section; reindex mines the file into it
+	// again.
+	Room string
 }
 
 // Filter scopes a search or listing. Empty fields match everything. A drawer

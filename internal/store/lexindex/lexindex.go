@@ -4,7 +4,8 @@
 // a fraction of the time the database takes (FTS5, or PostgreSQL's GIN
 // matches, cost about a microsecond per matching row). It ranks exactly as
 // the SQLite palace's FTS5 path does (bm25 with internal/store/fts's
-// constants; ties by rowid). Each backend feeds it rows (tokens already
+// constants; ties by drawer id, which depends on the files alone, not on
+// the order they were mined in). Each backend feeds it rows (tokens already
 // counted) and decides when it is current; this package only indexes and
 // ranks, and is not safe for concurrent use (callers lock).
 package lexindex
@@ -19,7 +20,7 @@ import (
 
 // Row is a drawer as the index sees it.
 type Row struct {
-	Rowid                       int64 // ties rank by rowid, as in SQL
+	Rowid                       int64 // the row's key in the backend
 	ID, Wing, Room, Agent, Date string
 	Size                        int      // the row size bm25 normalises by
 	Terms                       []string // distinct scored tokens
@@ -287,10 +288,10 @@ func (d *Index) Search(tokens []string, f store.Filter, k int) []store.Scored {
 		if a.score != b.score {
 			return a.score < b.score
 		}
-		return a.rowid > b.rowid
+		return d.ids[a.slot] > d.ids[b.slot]
 	}
 	for _, sl := range touched {
-		h := hit{slot: sl, rowid: d.rowid[sl], score: acc[sl]}
+		h := hit{slot: sl, score: acc[sl]}
 		acc[sl] = 0
 		if len(best) == k && !worse(best[k-1], h) {
 			continue
@@ -316,7 +317,6 @@ func (d *Index) Search(tokens []string, f store.Filter, k int) []store.Scored {
 
 type hit struct {
 	slot  int32
-	rowid int64
 	score float64
 }
 

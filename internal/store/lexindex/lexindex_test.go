@@ -125,7 +125,7 @@ func bm25Term(idf, f, dl, avgdl float64) float64 {
 
 // rank is every live doc in f's scope holding any query token, scored as
 // FTS5 scores a query of one phrase per token (statistics over all live
-// docs, whatever the filter), best first, ties by rowid.
+// docs, whatever the filter), best first, ties by drawer id.
 func (m *model) rank(query []string, f store.Filter) []store.Scored {
 	n := len(m.docs)
 	if n == 0 {
@@ -138,7 +138,6 @@ func (m *model) rank(query []string, f store.Filter) []store.Scored {
 	}
 	type hit struct {
 		id    string
-		rowid int64
 		score float64
 	}
 	var hits []hit
@@ -155,14 +154,14 @@ func (m *model) rank(query []string, f store.Filter) []store.Scored {
 			}
 		}
 		if matched {
-			hits = append(hits, hit{id, d.rowid, score})
+			hits = append(hits, hit{id, score})
 		}
 	}
 	slices.SortFunc(hits, func(a, b hit) int {
 		if c := cmp.Compare(b.score, a.score); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.rowid, b.rowid)
+		return cmp.Compare(a.id, b.id)
 	})
 	out := make([]store.Scored, len(hits))
 	for i, h := range hits {
@@ -220,8 +219,8 @@ func handDocs() []doc {
 		{3, "b", "work", "notes", "bob", "2024-02-10", "Database migration", "migrate the database schema; deploy after the migration"},
 		{7, "c", "home", "garden", "alice", "", "Tomatoes", "water the tomatoes every morning"},
 		{5, "d", "home", "kitchen", "bob", "2023-12-31", "Bread", "bake bread with a sourdough starter"},
-		// e is a copy of a with a lower rowid, added later: it must rank
-		// first on every query both match.
+		// e is a copy of a with a lower rowid, added later: a (the smaller
+		// id) must still rank first on every query both match.
 		{2, "e", "work", "ops", "carol", "2024-01-05", "Deploy plan", "deploy the service to production on friday"},
 		{1, "f", "work", "ops", "alice", "2024-03-01", "", "production incident: the database was down; restart the database"},
 		{20, "g", "home", "garden", "carol", "2024-01-31", "Deploy the sprinkler", "garden sprinkler deploy"},
@@ -284,12 +283,12 @@ func TestSearchHandCorpus(t *testing.T) {
 	t.Run("fresh", check)
 
 	t.Run("explicit", func(t *testing.T) {
-		// Independent of the reference: the copies a and e tie, and e's
-		// lower rowid puts it first.
+		// Independent of the reference: the copies a and e tie, and a's
+		// smaller id puts it first, whatever their rowids.
 		got := idx.Search(fts.Tokens("friday"), store.Filter{}, 10)
-		if len(got) != 2 || got[0].ID != "e" || got[1].ID != "a" || got[0].Score != got[1].Score || got[0].Score <= 0 ||
+		if len(got) != 2 || got[0].ID != "a" || got[1].ID != "e" || got[0].Score != got[1].Score || got[0].Score <= 0 ||
 			got[0].Rank != 1 || got[1].Rank != 2 {
-			t.Errorf("Search(friday) = %v, want e then a, tied", got)
+			t.Errorf("Search(friday) = %v, want a then e, tied", got)
 		}
 		if got := idx.Search(fts.Tokens("sourdough"), store.Filter{}, 10); len(got) != 1 || got[0].ID != "d" {
 			t.Errorf("Search(sourdough) = %v, want d", got)
@@ -300,8 +299,8 @@ func TestSearchHandCorpus(t *testing.T) {
 		// The date bounds are inclusive, and undated c is out of any range;
 		// g's "deploy" counts as often as a's and e's in a shorter row.
 		got = idx.Search(fts.Tokens("deploy tomatoes"), store.Filter{Since: "2024-01-05", Until: "2024-01-31"}, 10)
-		if ids := scoredIDs(got); !slices.Equal(ids, []string{"g", "e", "a"}) {
-			t.Errorf("dated Search = %v, want g, e, a", got)
+		if ids := scoredIDs(got); !slices.Equal(ids, []string{"g", "a", "e"}) {
+			t.Errorf("dated Search = %v, want g, a, e", got)
 		}
 	})
 

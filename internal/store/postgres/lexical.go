@@ -168,7 +168,7 @@ func (s *Store) lexicalRun(ctx context.Context, tx pgx.Tx, toks []string, idfs [
 		tsq[i] = quoteLexeme(t)
 	}
 	where, fargs := filterSQL(f, 9)
-	q := lexicalSQL + where + fmt.Sprintf(` ORDER BY sc.score DESC, d.rowid LIMIT $%d`, 9+len(fargs))
+	q := lexicalSQL + where + fmt.Sprintf(` ORDER BY sc.score DESC, d.id COLLATE "C" LIMIT $%d`, 9+len(fargs))
 	args := []any{toks, idfs, fts.K1 + 1, fts.K1, 1 - fts.B, fts.B, avg, strings.Join(tsq, " | ")}
 	args = append(append(args, fargs...), k)
 	rows, err := tx.Query(ctx, q, args...)

@@ -405,7 +405,7 @@ func (s *Store) ClearVectors(ctx context.Context) error {
 	})
 }
 
-const fileCols = `source, hash, size, mined_at, wing, agent, origin`
+const fileCols = `source, hash, size, mined_at, wing, agent, origin, room`
 
 func scanFiles(rows pgx.Rows) ([]store.File, error) {
 	defer rows.Close()
@@ -413,7 +413,7 @@ func scanFiles(rows pgx.Rows) ([]store.File, error) {
 	for rows.Next() {
 		var f store.File
 		var at *time.Time
-		if err := rows.Scan(&f.Source, &f.Hash, &f.Size, &at, &f.Wing, &f.Agent, &f.Origin); err != nil {
+		if err := rows.Scan(&f.Source, &f.Hash, &f.Size, &at, &f.Wing, &f.Agent, &f.Origin, &f.Room); err != nil {
 			return nil, err
 		}
 		if at != nil {
@@ -560,7 +560,7 @@ func (s *Store) Apply(ctx context.Context, u store.FileUpdate) error {
 		return errors.New("apply: file update without a source")
 	}
 	f := u.File
-	if err := checkText("source", f.Source, "hash", f.Hash, "wing", f.Wing, "agent", f.Agent, "origin", f.Origin); err != nil {
+	if err := checkText("source", f.Source, "hash", f.Hash, "wing", f.Wing, "agent", f.Agent, "origin", f.Origin, "room", f.Room); err != nil {
 		return fmt.Errorf("apply %q: %w", src, err)
 	}
 	// An id PostgreSQL cannot store names no drawer: nothing to delete.
@@ -596,9 +596,9 @@ func (s *Store) Apply(ctx context.Context, u store.FileUpdate) error {
 			t := f.MinedAt.UTC()
 			at = &t
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO files(`+fileCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7)
+		if _, err := tx.Exec(ctx, `INSERT INTO files(`+fileCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 			ON CONFLICT (source) DO UPDATE SET hash = excluded.hash, size = excluded.size, mined_at = excluded.mined_at,
-			wing = excluded.wing, agent = excluded.agent, origin = excluded.origin`, f.Source, f.Hash, f.Size, at, f.Wing, f.Agent, f.Origin); err != nil {
+			wing = excluded.wing, agent = excluded.agent, origin = excluded.origin, room = excluded.room`, f.Source, f.Hash, f.Size, at, f.Wing, f.Agent, f.Origin, f.Room); err != nil {
 			return fmt.Errorf("write file record: %w", err)
 		}
 		var delta statsDelta

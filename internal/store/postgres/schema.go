@@ -95,6 +95,8 @@ CREATE TABLE embed_cache (
 	PRIMARY KEY (model, hash)
 );
 `,
+	// 2: the room a file was mined into (store.File.Room).
+	`ALTER TABLE files ADD COLUMN room text NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the schema version this binary writes.

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -92,6 +93,7 @@ func (s *Store) Lexical(ctx context.Context, query string, f store.Filter, k int
 	if len(terms) == 0 || k <= 0 {
 		return nil, nil
 	}
+	s.followFile()
 	if res, ok, err := s.lexicalWarm(ctx, terms, f, k); err != nil {
 		return nil, fmt.Errorf("lexical search: %w", err)
 	} else if ok {
@@ -136,43 +138,68 @@ const bm25SQL = `SELECT rowid, -bm25(drawers_fts, ` + bm25Weights + `) AS score 
 
 // topK returns the k best rows of scoreSQL (a query of rowid and score,
 // higher is better, already restricted to f's scope tokens), as drawer ids
-// in f's scope. Without date bounds, only the best k rows are looked up in
-// drawers (a lookup costs microseconds: the rows are large), and the scope
-// is re-checked on them; should a scope token ever have matched a drawer
-// out of scope, or with date bounds, every row is joined and filtered.
+// in f's scope, ties by drawer id: it depends on the files alone, where the
+// rowid depends on the order they were mined in. Without date bounds, only
+// the best k+1 rows are looked up in drawers (a lookup costs microseconds:
+// the rows are large), and the scope is re-checked on them; when the k-th
+// and the next tie, every row of that score is read so that the smallest
+// ids among them rank. Should a scope token ever have matched a drawer out
+// of scope, or with date bounds, every row is joined and filtered.
 func (s *Store) topK(ctx context.Context, db querier, scoreSQL string, args []any, f store.Filter, k int) ([]store.Scored, error) {
 	if f.Since == "" && f.Until == "" {
-		q := `SELECT d.id, r.score, d.wing, d.room, d.agent, d.date FROM
-			(SELECT rowid, score FROM (` + scoreSQL + `) ORDER BY score DESC, rowid LIMIT ?) r
-			JOIN drawers d ON d.rowid = r.rowid ORDER BY r.score DESC, r.rowid`
-		rows, err := db.QueryContext(ctx, q, append(slices.Clone(args), k)...)
+		lim := k
+		if lim < math.MaxInt {
+			lim++ // one more, to see a tie at the cut
+		}
+		out, inScope, err := topRows(ctx, db, `SELECT rowid, score FROM (`+scoreSQL+`) ORDER BY score DESC LIMIT ?`, append(slices.Clone(args), lim), f)
 		if err != nil {
 			return nil, err
 		}
-		defer rows.Close()
-		var out []store.Scored
-		inScope := true
-		for rows.Next() {
-			var sc store.Scored
-			var d store.Drawer
-			if err := rows.Scan(&sc.ID, &sc.Score, &d.Wing, &d.Room, &d.Agent, &d.Date); err != nil {
+		if inScope && k > 0 && len(out) > k && out[k].Score == out[k-1].Score {
+			out, inScope, err = topRows(ctx, db, `SELECT rowid, score FROM (`+scoreSQL+`) WHERE score >= ?`, append(slices.Clone(args), out[k-1].Score), f)
+			if err != nil {
 				return nil, err
 			}
-			inScope = inScope && f.Matches(d)
-			sc.Rank = len(out) + 1
-			out = append(out, sc)
-		}
-		if err := rows.Err(); err != nil {
-			return nil, err
 		}
 		if inScope {
+			out = out[:min(k, len(out))]
+			for i := range out {
+				out[i].Rank = i + 1
+			}
 			return out, nil
 		}
 	}
 	where, fargs := filterSQL(f)
 	q := `SELECT d.id, r.score FROM (` + scoreSQL + ` LIMIT -1) r JOIN drawers d ON d.rowid = r.rowid
-		WHERE 1` + where + ` ORDER BY r.score DESC, r.rowid LIMIT ?`
+		WHERE 1` + where + ` ORDER BY r.score DESC, d.id LIMIT ?`
 	return scored(ctx, db, q, append(append(slices.Clone(args), fargs...), k)...)
+}
+
+// topRows looks up the rows of rowsSQL (rowid and score) in drawers, best
+// first, ties by id, and reports whether all of them are in f's scope.
+func topRows(ctx context.Context, db querier, rowsSQL string, args []any, f store.Filter) ([]store.Scored, bool, error) {
+	q := `SELECT d.id, r.score, d.wing, d.room, d.agent, d.date FROM (` + rowsSQL + `) r
+		JOIN drawers d ON d.rowid = r.rowid ORDER BY r.score DESC, d.id`
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, false, err
+	}
+	defer rows.Close()
+	var out []store.Scored
+	inScope := true
+	for rows.Next() {
+		var sc store.Scored
+		var d store.Drawer
+		if err := rows.Scan(&sc.ID, &sc.Score, &d.Wing, &d.Room, &d.Agent, &d.Date); err != nil {
+			return nil, false, err
+		}
+		inScope = inScope && f.Matches(d)
+		out = append(out, sc)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, err
+	}
+	return out, inScope, nil
 }
 
 // tierBudget bounds how many drawers the rare terms of a tiered query may

@@ -94,6 +94,8 @@ CREATE TABLE embed_cache (
 `,
 	// 2: which home mined each file (store.File.Origin).
 	`ALTER TABLE files ADD COLUMN origin TEXT NOT NULL DEFAULT '';`,
+	// 3: the room a file was mined into (store.File.Room).
+	`ALTER TABLE files ADD COLUMN room TEXT NOT NULL DEFAULT '';`,
 }
 
 // schemaVersion is the version this binary writes.

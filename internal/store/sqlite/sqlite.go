@@ -45,7 +45,8 @@ type Store struct {
 	vec  vecIndex
 	tok  tokenizer // for Lexical's planning
 	lex  lexStats
-	lexi lexIndex // in-memory BM25, for processes that opt in
+	lexi lexIndex  // in-memory BM25, for processes that opt in
+	fw   fileWatch // the file the in-memory indexes come from (replaced.go)
 
 	// model is this handle's embedding model (see store.Store's Model):
 	// the palace's at Open, then what SetModel records. Writes of vectors
@@ -89,7 +90,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	// pages hold one (a third less file, faster scans); it only applies to
 	// a new file. The writer's larger page cache keeps FTS5 segment merges
 	// of bulk mining in memory.
-	s.wdb, err = sql.Open("sqlite", uri+"?"+common+"&_txlock=immediate&_pragma=page_size(8192)&_pragma=cache_size(-65536)")
+	s.wdb, err = newFileDB(s, uri+"?"+common+"&_txlock=immediate&_pragma=page_size(8192)&_pragma=cache_size(-65536)")
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite palace %s: %w", path, err)
 	}
@@ -102,7 +103,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open sqlite palace %s: %w", path, err)
 	}
 
-	s.rdb, err = sql.Open("sqlite", uri+"?"+common+"&_query_only=1")
+	s.rdb, err = newFileDB(s, uri+"?"+common+"&_query_only=1")
 	if err != nil {
 		s.wdb.Close()
 		return nil, fmt.Errorf("open sqlite palace %s: %w", path, err)
@@ -117,6 +118,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open sqlite palace %s: %w", path, err)
 	}
 	s.model.Store(&model)
+	s.followFile()
 	return s, nil
 }
 
@@ -202,6 +204,7 @@ func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) (vec
 // writeTx is write, with the generation bump optional for writes that touch
 // neither drawers nor vectors (so other processes' caches stay valid).
 func (s *Store) writeTx(ctx context.Context, what string, bump bool, fn func(tx *sql.Tx) (vecDelta, error)) error {
+	s.followFile()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	tx, err := s.wdb.BeginTx(ctx, nil)
@@ -295,7 +298,7 @@ func (s *Store) ClearVectors(ctx context.Context) error {
 
 // GetFile implements store.Store.
 func (s *Store) GetFile(ctx context.Context, source string) (store.File, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT source, hash, size, mined_at, wing, agent, origin FROM files WHERE source = ?`, source)
+	rows, err := s.rdb.QueryContext(ctx, `SELECT source, hash, size, mined_at, wing, agent, origin, room FROM files WHERE source = ?`, source)
 	if err != nil {
 		return store.File{}, fmt.Errorf("get file %q: %w", source, err)
 	}
@@ -312,7 +315,7 @@ func (s *Store) GetFile(ctx context.Context, source string) (store.File, error) 
 // Files implements store.Store. The prefix is compared byte for byte
 // (LIKE would be case-insensitive and treat % and _ as wildcards).
 func (s *Store) Files(ctx context.Context, prefix string) ([]store.File, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT source, hash, size, mined_at, wing, agent, origin FROM files
+	rows, err := s.rdb.QueryContext(ctx, `SELECT source, hash, size, mined_at, wing, agent, origin, room FROM files
 		WHERE substr(source, 1, length(?1)) = ?1 ORDER BY source`, prefix)
 	if err != nil {
 		return nil, fmt.Errorf("list files %q: %w", prefix, err)
@@ -330,7 +333,7 @@ func scanFiles(rows *sql.Rows) ([]store.File, error) {
 	for rows.Next() {
 		var f store.File
 		var ns int64
-		if err := rows.Scan(&f.Source, &f.Hash, &f.Size, &ns, &f.Wing, &f.Agent, &f.Origin); err != nil {
+		if err := rows.Scan(&f.Source, &f.Hash, &f.Size, &ns, &f.Wing, &f.Agent, &f.Origin, &f.Room); err != nil {
 			return nil, err
 		}
 		f.MinedAt = fromNanos(ns)
@@ -453,9 +456,9 @@ func (s *Store) Apply(ctx context.Context, u store.FileUpdate) error {
 			}
 		}
 		f := u.File
-		if _, err := tx.ExecContext(ctx, `INSERT INTO files(source, hash, size, mined_at, wing, agent, origin) VALUES (?, ?, ?, ?, ?, ?, ?)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO files(source, hash, size, mined_at, wing, agent, origin, room) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT(source) DO UPDATE SET hash = excluded.hash, size = excluded.size, mined_at = excluded.mined_at,
-			wing = excluded.wing, agent = excluded.agent, origin = excluded.origin`, f.Source, f.Hash, f.Size, toNanos(f.MinedAt), f.Wing, f.Agent, f.Origin); err != nil {
+			wing = excluded.wing, agent = excluded.agent, origin = excluded.origin, room = excluded.room`, f.Source, f.Hash, f.Size, toNanos(f.MinedAt), f.Wing, f.Agent, f.Origin, f.Room); err != nil {
 			return d, fmt.Errorf("write file record: %w", err)
 		}
 		if len(u.Delete) > 0 {
@@ -725,6 +728,7 @@ func (s *Store) Vector(ctx context.Context, q []float32, f store.Filter, k int) 
 	if k <= 0 {
 		return nil, nil
 	}
+	s.followFile()
 	gen, err := readGeneration(ctx, s.rdb)
 	if err != nil {
 		return nil, fmt.Errorf("vector search: %w", err)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/storetest"
@@ -382,8 +383,8 @@ func TestCanceledContext(t *testing.T) {
 }
 
 // TestMigrateFromVersion1 opens a palace written before files had an
-// origin: it is upgraded in place, keeps its files (with no origin), and
-// takes origins from then on.
+// origin or a room: it is upgraded in place, keeps its files (with neither),
+// and takes both from then on.
 func TestMigrateFromVersion1(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "palace.db")
 	db, err := sql.Open("sqlite", path)
@@ -403,14 +404,134 @@ func TestMigrateFromVersion1(t *testing.T) {
 	}
 	defer s.Close()
 	f, err := s.GetFile(t.Context(), "hive/agents/ada/memory.md")
-	if err != nil || f.Wing != "ada" || f.Origin != "" {
+	if err != nil || f.Wing != "ada" || f.Origin != "" || f.Room != "" {
 		t.Fatalf("file after migration = %+v, %v", f, err)
 	}
-	f.Origin = "laptop-1"
+	f.Origin, f.Room = "laptop-1", "roadmap"
 	if err := s.Apply(t.Context(), store.FileUpdate{File: f}); err != nil {
 		t.Fatal(err)
 	}
-	if f, err := s.GetFile(t.Context(), f.Source); err != nil || f.Origin != "laptop-1" {
+	if f, err := s.GetFile(t.Context(), f.Source); err != nil || f.Origin != "laptop-1" || f.Room != "roadmap" {
 		t.Fatalf("file after Apply = %+v, %v", f, err)
+	}
+}
+
+// TestReplacedFileIsFollowed: palace.db deleted (or set aside) under an
+// open store and built again at the same path by another handle, as
+// `hivemem reindex` does while `hivemem run` is up. The open store reads
+// and writes the new file from then on — its warm vector and BM25 copies
+// included — rather than the deleted one nobody else sees. While the path
+// holds no file, it keeps the one it has.
+func TestReplacedFileIsFollowed(t *testing.T) {
+	for _, how := range []string{"deleted", "set aside"} {
+		t.Run(how, func(t *testing.T) {
+			ctx := t.Context()
+			path := filepath.Join(t.TempDir(), "palace", "palace.db")
+			a, err := Open(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			a.WarmLexical()
+			if err := a.SetModel(ctx, "m", 2); err != nil {
+				t.Fatal(err)
+			}
+			put := func(s *Store, src, text string, vec []float32) {
+				t.Helper()
+				d := store.Drawer{ID: src + "#1", Wing: "w", Room: "r", Agent: "a", Source: src, Heading: "h",
+					LineStart: 1, LineEnd: 2, Hash: "hash-" + src, Text: text, Vector: vec}
+				if err := s.Apply(ctx, store.FileUpdate{File: store.File{Source: src, Hash: "f-" + src}, Insert: []store.Drawer{d}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sources := func(s *Store) []string {
+				t.Helper()
+				fs, err := s.Files(ctx, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out []string
+				for _, f := range fs {
+					out = append(out, f.Source)
+				}
+				return out
+			}
+			put(a, "old.md", "oldfilegazelle notes", []float32{1, 0})
+			// Warm both in-memory indexes on the old file (the BM25 one
+			// builds in the background).
+			waitLexWarm(t, a, "oldfilegazelle")
+			if got, err := a.Vector(ctx, []float32{1, 0}, store.Filter{}, 5); err != nil || len(got) != 1 {
+				t.Fatalf("vector search before: %v %v", got, err)
+			}
+
+			switch how {
+			case "deleted":
+				for _, suf := range []string{"", "-wal", "-shm"} {
+					if err := os.Remove(path + suf); err != nil && !os.IsNotExist(err) {
+						t.Fatal(err)
+					}
+				}
+				// Nothing at the path yet: the open file stays in use.
+				if got := sources(a); len(got) != 1 || got[0] != "old.md" {
+					t.Fatalf("files with the path empty: %v, want the open file's", got)
+				}
+				if _, err := os.Stat(path); !os.IsNotExist(err) {
+					t.Fatalf("a read created a new file at the path: %v", err)
+				}
+			case "set aside":
+				if _, err := SetAside(path, time.Now()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b, err := Open(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			if err := b.SetModel(ctx, "m", 2); err != nil {
+				t.Fatal(err)
+			}
+			put(b, "new.md", "newfileibex notes", []float32{0, 1})
+
+			if got := sources(a); len(got) != 1 || got[0] != "new.md" {
+				t.Errorf("files through the old handle: %v, want the new file's [new.md]", got)
+			}
+			if got, err := a.Lexical(ctx, "oldfilegazelle", store.Filter{}, 5); err != nil || len(got) != 0 {
+				t.Errorf("lexical search for the old file's word: %v %v, want nothing", got, err)
+			}
+			if got, err := a.Lexical(ctx, "newfileibex", store.Filter{}, 5); err != nil || len(got) != 1 {
+				t.Errorf("lexical search for the new file's word: %v %v", got, err)
+			}
+			if got, err := a.Vector(ctx, []float32{1, 0}, store.Filter{}, 5); err != nil || len(got) != 1 || got[0].ID != "new.md#1" {
+				t.Errorf("vector search through the old handle: %v %v, want only new.md#1", got, err)
+			}
+			// A write through the old handle lands in the new file.
+			put(a, "later.md", "laterwritefinch", []float32{1, 1})
+			if got := sources(b); len(got) != 2 || got[0] != "later.md" {
+				t.Errorf("files in the new file: %v, want [later.md new.md]", got)
+			}
+			for _, s := range []*Store{a, b} {
+				if err := s.Check(ctx); err != nil {
+					t.Errorf("Check: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// waitLexWarm searches until the in-memory BM25 index answers.
+func waitLexWarm(t *testing.T, s *Store, word string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, ok, err := s.lexicalWarm(t.Context(), store.QueryTerms(word), store.Filter{}, 5); err != nil {
+			t.Fatal(err)
+		} else if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the in-memory lexical index was not built within 10s")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

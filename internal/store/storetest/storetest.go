@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"DeleteFile", testDeleteFile},
 		{"Filters", testFilters},
 		{"LexicalRanking", testLexicalRanking},
+		{"LexicalTiesByID", testLexicalTiesByID},
 		{"LexicalHostile", testLexicalHostile},
 		{"VectorExact", testVectorExact},
 		{"VectorFilters", testVectorFilters},
@@ -70,7 +71,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 var minedAt = time.Date(2026, 3, 4, 5, 6, 7, 123456000, time.UTC)
 
 func file(source, wing, agent string) store.File {
-	return store.File{Source: source, Hash: "h-" + source, Size: 1234, MinedAt: minedAt, Wing: wing, Agent: agent, Origin: "laptop-1a2b3c"}
+	return store.File{Source: source, Hash: "h-" + source, Size: 1234, MinedAt: minedAt, Wing: wing, Agent: agent, Origin: "laptop-1a2b3c", Room: "room-" + wing}
 }
 
 // drawer builds a drawer with every field set; LineStart follows n so that
@@ -196,7 +197,7 @@ func testRoundTrip(t *testing.T, s store.Store) {
 	// Re-applying the same file record with new values overwrites it (the
 	// origin too: the home that mined it last owns it).
 	f2 := f
-	f2.Hash, f2.Size, f2.MinedAt, f2.Origin = "h2", 99, minedAt.Add(time.Hour), "server-4d5e6f"
+	f2.Hash, f2.Size, f2.MinedAt, f2.Origin, f2.Room = "h2", 99, minedAt.Add(time.Hour), "server-4d5e6f", ""
 	apply(t, s, store.FileUpdate{File: f2})
 	if got, err := s.GetFile(ctx, src); err != nil {
 		t.Fatalf("GetFile: %v", err)
@@ -704,6 +705,41 @@ func hostileQueries() []string {
 		strings.Repeat("x", 10*1024),
 		strings.Repeat(`" `, 3000),
 		strings.Repeat("w", 40) + strings.Repeat(" a b c d e f g h i j", 20),
+	}
+}
+
+// testLexicalTiesByID: drawers that score alike rank by id, whatever the
+// order they were written in, at every cut k: a search must answer from
+// the files, not from the order they happened to be mined in.
+func testLexicalTiesByID(t *testing.T, s store.Store) {
+	const note = "the tiedeploy runbook lives in the wiki"
+	best := drawer("best.md", 0, "w", "r", "a", "", "notes", "tiedeploy tiedeploy runbook wiki")
+	apply(t, s, store.FileUpdate{File: file("best.md", "w", "a"), Insert: []store.Drawer{best}})
+	var tied []string
+	for _, n := range []int{3, 0, 5, 1, 4, 2} {
+		src := fmt.Sprintf("f%d.md", n)
+		d := drawer(src, 0, "w", "r", "a", "", "notes", note)
+		apply(t, s, store.FileUpdate{File: file(src, "w", "a"), Insert: []store.Drawer{d}})
+		tied = append(tied, d.ID)
+	}
+	worse := drawer("worse.md", 0, "w", "r", "a", "", "notes", note+" and much more text about other things entirely")
+	apply(t, s, store.FileUpdate{File: file("worse.md", "w", "a"), Insert: []store.Drawer{worse}})
+	slices.Sort(tied)
+	want := append(append([]string{best.ID}, tied...), worse.ID)
+	for _, q := range []string{"tiedeploy", "tiedeploy wiki", "runbook tiedeploy"} {
+		for k := 1; k <= len(want)+1; k++ {
+			got, err := s.Lexical(t.Context(), q, store.Filter{}, k)
+			if err != nil {
+				t.Fatalf("Lexical(%q, k=%d): %v", q, k, err)
+			}
+			ids := make([]string, len(got))
+			for i, sc := range got {
+				ids[i] = sc.ID
+			}
+			if w := want[:min(k, len(want))]; !slices.Equal(ids, w) {
+				t.Errorf("Lexical(%q, k=%d) = %v, want %v (ties by id)", q, k, ids, w)
+			}
+		}
 	}
 }
 
