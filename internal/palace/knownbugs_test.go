@@ -199,4 +199,3 @@ func TestHunt2SameFileTwoSpellings(t *testing.T) {
 		})
 	}
 }
-
