@@ -156,3 +156,32 @@ func TestStatementTimeout(t *testing.T) {
 		t.Errorf("pg_sleep(1) under a 50 ms timeout: %v", err)
 	}
 }
+
+// TestMigrateFromVersion1 opens a palace written before files had a room:
+// it is upgraded in place, keeps its files (with no room), and records
+// rooms from then on.
+func TestMigrateFromVersion1(t *testing.T) {
+	dsn := pgtest.Schema(t, pgtest.EnvPostgres)
+	pgtest.Exec(t, dsn, migrations[0],
+		`INSERT INTO palace(id, schema_version, generation, model, dim, vector_mode, drawers, tokens) VALUES (1, 1, 0, '', 0, 'exact', 0, 0)`,
+		`INSERT INTO files(source, hash, size, mined_at, wing, agent, origin) VALUES ('hive/agents/ada/memory.md', 'h', 1, NULL, 'ada', 'ada', '')`)
+	s, err := Open(t.Context(), Options{DSN: dsn})
+	if err != nil {
+		t.Fatalf("Open of a version-1 palace: %v", err)
+	}
+	defer s.Close()
+	if from, to := s.Migrated(); from != 1 || to != SchemaVersion {
+		t.Errorf("Migrated() = %d, %d; want 1, %d", from, to, SchemaVersion)
+	}
+	f, err := s.GetFile(t.Context(), "hive/agents/ada/memory.md")
+	if err != nil || f.Wing != "ada" || f.Room != "" {
+		t.Fatalf("file after migration = %+v, %v", f, err)
+	}
+	f.Room = "roadmap"
+	if err := s.Apply(t.Context(), store.FileUpdate{File: f}); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := s.GetFile(t.Context(), f.Source); err != nil || f.Room != "roadmap" {
+		t.Fatalf("file after Apply = %+v, %v", f, err)
+	}
+}
