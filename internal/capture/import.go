@@ -1,0 +1,337 @@
+package capture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hivemem/hivemem/internal/atomicio"
+	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/memfile"
+	"github.com/hivemem/hivemem/internal/palace"
+)
+
+// DefaultMaxSessionBytes is capture.session_max_bytes's default.
+const DefaultMaxSessionBytes = 1 << 20
+
+// MaxSourceBytes bounds one source file read by Import.
+const MaxSourceBytes = 512 << 20
+
+// lockTimeout bounds the wait for another import of the same conversation.
+const lockTimeout = 30 * time.Second
+
+// Miner mines a path into the palace (the palace itself, or one that
+// takes the palace write lock first).
+type Miner interface {
+	Mine(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error)
+}
+
+// Options says what Import does.
+type Options struct {
+	Agent string
+	// Format is a name from Formats; "" or "auto" detects it per file.
+	Format string
+	// MaxSessionBytes caps a session file: turns that would take it past
+	// the cap go to a new part (<stem>-2.md, -3, …). 0: the default.
+	MaxSessionBytes int64
+	// RetentionDays removes the agent's session files not written for
+	// that many days, after the import; 0 keeps them forever.
+	RetentionDays int
+	// Now dates turns whose source has no time (default time.Now).
+	Now time.Time
+}
+
+// SessionResult is what Import did with one conversation.
+type SessionResult struct {
+	Source       string `json:"source"`
+	Format       string `json:"format"`
+	Conversation string `json:"conversation"`
+	Path         string `json:"path"`
+	TurnsAdded   int    `json:"turns_added"`
+	TurnsKept    int    `json:"turns_already_there"`
+	Created      bool   `json:"created"`
+}
+
+// Result reports an import. A nil error from Import means every session
+// file holds its conversation, whatever MineErr says.
+type Result struct {
+	Sessions   []SessionResult   `json:"sessions"`
+	TurnsAdded int               `json:"turns_added"`
+	Expired    []string          `json:"expired,omitempty"`
+	Mine       palace.MineReport `json:"mine"`
+	// MineErr is why the index is behind the files (reported as a
+	// warning: the next mine catches up).
+	MineErr error `json:"-"`
+}
+
+// source is a parsed input file.
+type source struct {
+	path  string
+	mtime time.Time
+	convs []Conversation
+}
+
+// Import turns the conversations in paths into the agent's session files
+// (hive/agents/<agent>/sessions/), appending only turns not imported
+// before, then mines them (room "session"). Every path is read and parsed
+// before anything is written, so malformed input (an error naming file
+// and line) changes nothing. Each session file is written under its lock
+// and swapped in atomically.
+func Import(ctx context.Context, h home.Home, m Miner, paths []string, o Options) (Result, error) {
+	var res Result
+	dir, err := h.SessionsDir(o.Agent)
+	if err != nil {
+		return res, fmt.Errorf("import: %w", err)
+	}
+	if len(paths) == 0 {
+		return res, errors.New("import: no file to import")
+	}
+	if o.Format != "" && o.Format != "auto" {
+		if _, ok := parsers[o.Format]; !ok {
+			return res, fmt.Errorf("import: unknown format %q (want one of %s, or auto)", o.Format, strings.Join(Formats(), ", "))
+		}
+	}
+	if o.MaxSessionBytes <= 0 {
+		o.MaxSessionBytes = DefaultMaxSessionBytes
+	}
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	var srcs []source
+	for _, p := range paths {
+		s, err := readSource(p, o.Format)
+		if err != nil {
+			return res, fmt.Errorf("import: %w", err)
+		}
+		srcs = append(srcs, s)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return res, fmt.Errorf("import: %w", err)
+	}
+	written := map[string]bool{}
+	for _, s := range srcs {
+		for _, c := range s.convs {
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+			sr, err := writeConversation(ctx, dir, o, c, s.mtime)
+			if err != nil {
+				return res, fmt.Errorf("import %s: %w", s.path, err)
+			}
+			sr.Source = s.path
+			written[sr.Path] = true
+			res.Sessions = append(res.Sessions, sr)
+			res.TurnsAdded += sr.TurnsAdded
+		}
+	}
+	if o.RetentionDays > 0 {
+		res.Expired, err = expire(dir, o.Now.Add(-time.Duration(o.RetentionDays)*24*time.Hour), written)
+		if err != nil {
+			return res, fmt.Errorf("import: retention: %w", err)
+		}
+	}
+	res.Mine, res.MineErr = m.Mine(ctx, dir, palace.MineOptions{})
+	return res, nil
+}
+
+func readSource(path, format string) (source, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return source{}, err
+	}
+	if !st.Mode().IsRegular() {
+		return source{}, fmt.Errorf("%s: not a regular file", path)
+	}
+	if st.Size() > MaxSourceBytes {
+		return source{}, fmt.Errorf("%s: %d bytes, at most %d read", path, st.Size(), MaxSourceBytes)
+	}
+	data, err := atomicio.ReadRegular(path)
+	if err != nil {
+		return source{}, err
+	}
+	if format == "" || format == "auto" {
+		if format = Detect(path, data); format == "" {
+			return source{}, fmt.Errorf("%s: not a conversation format hivemem recognises (name one: %s)", path, strings.Join(Formats(), ", "))
+		}
+	}
+	convs, err := Parse(format, path, data)
+	if err != nil {
+		return source{}, err
+	}
+	return source{path: path, mtime: st.ModTime(), convs: convs}, nil
+}
+
+// part is one file of a conversation's session.
+type part struct {
+	n    int // 1 for the first file
+	path string
+}
+
+// parts lists a conversation's session files in order.
+func parts(dir, hash string) ([]part, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []part
+	for _, e := range ents {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".md") || !e.Type().IsRegular() {
+			continue
+		}
+		stem := strings.TrimSuffix(name, ".md")
+		n := 1
+		if i := strings.LastIndexByte(stem, '-'); i >= 0 {
+			if k, err := strconv.Atoi(stem[i+1:]); err == nil && k >= 2 && strings.HasSuffix(stem[:i], "-"+hash) {
+				n, stem = k, stem[:i]
+			}
+		}
+		if strings.HasSuffix(stem, "-"+hash) {
+			out = append(out, part{n: n, path: filepath.Join(dir, name)})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].n < out[j].n })
+	return out, nil
+}
+
+// writeConversation appends a conversation's new turns to its session file
+// (its last part), holding the conversation's lock so that two imports of
+// it at once (a hook at compaction and one at session end) do not both
+// append the same turns.
+func writeConversation(ctx context.Context, dir string, o Options, c Conversation, mtime time.Time) (SessionResult, error) {
+	sr := SessionResult{Format: c.Format, Conversation: c.ID}
+	hash := convHash(c.Format, c.ID)
+	lctx, cancel := context.WithTimeout(ctx, lockTimeout)
+	defer cancel()
+	unlock, err := atomicio.Lock(lctx, filepath.Join(dir, "."+hash))
+	if err != nil {
+		return sr, err
+	}
+	defer unlock()
+
+	ps, err := parts(dir, hash)
+	if err != nil {
+		return sr, err
+	}
+	seen := map[string]bool{}
+	for _, p := range ps {
+		data, err := atomicio.ReadRegular(p.path)
+		if err != nil {
+			return sr, err
+		}
+		if err := keysIn(data, seen); err != nil {
+			return sr, fmt.Errorf("%s: %w", p.path, err)
+		}
+	}
+	var fresh []Turn
+	for _, t := range c.Turns {
+		k := turnKey(t.Key)
+		if seen[k] {
+			sr.TurnsKept++
+			continue
+		}
+		seen[k] = true // a key twice in the source is one turn
+		fresh = append(fresh, t)
+	}
+	fallback := mtime
+	if fallback.IsZero() {
+		fallback = o.Now
+	}
+	stem := fileStem(c, fallback)
+	var cur part
+	if len(ps) > 0 {
+		cur = ps[len(ps)-1]
+		stem = strings.TrimSuffix(filepath.Base(ps[0].path), ".md")
+	} else {
+		cur = part{n: 1, path: filepath.Join(dir, stem+".md")}
+		sr.Created = true
+	}
+	sr.Path = cur.path
+	if len(fresh) == 0 {
+		return sr, nil
+	}
+	secs := sections(fresh, fallback)
+	for len(secs) > 0 {
+		// Fill the current part up to the cap (at least one section, so
+		// that an over-large exchange still lands somewhere), then go on
+		// in the next.
+		var took int
+		err := atomicio.Update(lctx, cur.path, 0o644, func(old []byte) ([]byte, error) {
+			took = 0
+			if old == nil {
+				old = []byte(header(c, o.Agent))
+			}
+			out := old
+			for _, s := range secs {
+				next, err := memfile.AppendSection(out, s.heading, s.body)
+				if err != nil {
+					return nil, err
+				}
+				if took > 0 && int64(len(next)) > o.MaxSessionBytes || took == 0 && int64(len(next)) > o.MaxSessionBytes && hasSections(old) {
+					break
+				}
+				out = next
+				took++
+			}
+			return out, nil
+		})
+		if err != nil {
+			return sr, err
+		}
+		for _, s := range secs[:took] {
+			sr.TurnsAdded += s.turns
+		}
+		secs = secs[took:]
+		sr.Path = cur.path
+		if len(secs) > 0 {
+			cur = part{n: cur.n + 1, path: filepath.Join(dir, stem+"-"+strconv.Itoa(cur.n+1)+".md")}
+			sr.Created = true
+		}
+	}
+	return sr, nil
+}
+
+// hasSections reports whether a session file already holds an exchange
+// (a part that holds none takes the next one whatever its size).
+func hasSections(data []byte) bool {
+	f, err := memfile.Parse(data)
+	return err == nil && len(f.Sections) > 0
+}
+
+// expire removes session files last written before cutoff, except those
+// just written, and returns their paths.
+func expire(dir string, cutoff time.Time, keep map[string]bool) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		if strings.HasPrefix(e.Name(), ".") || !strings.HasSuffix(e.Name(), ".md") || !e.Type().IsRegular() || keep[p] {
+			continue
+		}
+		info, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return out, err
+		}
+		if info.ModTime().Before(cutoff) {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return out, err
+			}
+			os.Remove(p + atomicio.LockSuffix)
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
