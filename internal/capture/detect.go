@@ -2,8 +2,15 @@ package capture
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"io/fs"
+	"path/filepath"
 	"strings"
+
+	"github.com/hivemem/hivemem/internal/atomicio"
+	"github.com/hivemem/hivemem/internal/palace"
 )
 
 // Detect tells the format of a source file from its content (and, for
@@ -72,4 +79,67 @@ func detectObject(o map[string]json.RawMessage, list bool) string {
 		return "generic"
 	}
 	return ""
+}
+
+// Found is a conversation file Collect recognised.
+type Found struct {
+	Path   string `json:"path"`
+	Format string `json:"format"`
+}
+
+// Collect finds the conversation files under root (a directory, or one
+// file): files named *.jsonl, *.json, *.md, *.markdown or *.txt whose
+// content Detect recognises. Hidden directories and node_modules are not
+// entered; files it cannot read or tell are passed over, with a reason.
+func Collect(ctx context.Context, root string) ([]Found, []palace.Skip, error) {
+	var found []Found
+	var skipped []palace.Skip
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if err != nil {
+			if path == root {
+				return err
+			}
+			skipped = append(skipped, palace.Skip{Path: path, Reason: "unreadable: " + err.Error()})
+			return nil
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(name, ".") || name == "node_modules") {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		lower := strings.ToLower(name)
+		ok := false
+		for _, ext := range []string{".jsonl", ".json", ".md", ".markdown", ".txt"} {
+			ok = ok || strings.HasSuffix(lower, ext)
+		}
+		if !ok || strings.HasPrefix(name, ".") || !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		if info.Size() > MaxSourceBytes {
+			skipped = append(skipped, palace.Skip{Path: path, Reason: fmt.Sprintf("too large: %d bytes", info.Size())})
+			return nil
+		}
+		data, err := atomicio.ReadRegular(path)
+		if err != nil {
+			skipped = append(skipped, palace.Skip{Path: path, Reason: "unreadable: " + err.Error()})
+			return nil
+		}
+		if f := Detect(path, data); f != "" {
+			found = append(found, Found{Path: path, Format: f})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("collect conversations in %s: %w", root, err)
+	}
+	return found, skipped, nil
 }

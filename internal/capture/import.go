@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/atomicio"
+	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/palace"
@@ -46,6 +47,9 @@ type Options struct {
 	RetentionDays int
 	// Now dates turns whose source has no time (default time.Now).
 	Now time.Time
+	// Events, when set, gets an "import" event per import that wrote
+	// something and a "session-expire" event per file retention removed.
+	Events *eventlog.Log
 }
 
 // SessionResult is what Import did with one conversation.
@@ -138,6 +142,17 @@ func Import(ctx context.Context, h home.Home, m Miner, paths []string, o Options
 		}
 	}
 	res.Mine, res.MineErr = m.Mine(ctx, dir, palace.MineOptions{})
+	if o.Events != nil {
+		for _, p := range res.Expired {
+			_ = o.Events.Append(eventlog.Event{Type: "session-expire", Agent: o.Agent, Reason: fmt.Sprintf("not written for %d days (capture.retention_days)", o.RetentionDays), Data: map[string]any{"path": h.Rel(p)}})
+		}
+		for _, s := range res.Sessions {
+			if s.TurnsAdded > 0 {
+				_ = o.Events.Append(eventlog.Event{Type: "import", Agent: o.Agent, Data: map[string]any{
+					"path": h.Rel(s.Path), "source": s.Source, "format": s.Format, "turns_added": s.TurnsAdded}})
+			}
+		}
+	}
 	return res, nil
 }
 

@@ -92,11 +92,16 @@ func slugify(s string, n int) string {
 		default:
 			dash = true
 		}
-		if b.Len() >= n {
-			break
+	}
+	out := b.String()
+	if len(out) > n {
+		// Cut at a word boundary when one is near.
+		out = out[:n]
+		if i := strings.LastIndexByte(out, '-'); i >= n/2 {
+			out = out[:i]
 		}
 	}
-	return strings.Trim(b.String(), "-")
+	return strings.Trim(out, "-")
 }
 
 // header is a new session file's first lines.
