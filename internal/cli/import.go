@@ -81,7 +81,7 @@ func (g *globals) printImport(a *app.App, res capture.Result, asJSON bool) error
 		warnMineFailed(g, "session", "hive/agents/…/sessions", res.MineErr)
 	}
 	if asJSON {
-		out := map[string]any{"sessions": res.Sessions, "turns_added": res.TurnsAdded, "expired": res.Expired, "mine": res.Mine}
+		out := map[string]any{"sessions": res.Sessions, "turns_added": res.TurnsAdded, "expired": nonNil(res.Expired), "mine": res.Mine}
 		if res.Sessions == nil {
 			out["sessions"] = []capture.SessionResult{}
 		}
@@ -105,4 +105,11 @@ func (g *globals) printImport(a *app.App, res capture.Result, asJSON bool) error
 	}
 	fmt.Fprintf(g.stdout, "imported %d turns into %d session files\n", res.TurnsAdded, len(res.Sessions))
 	return nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
