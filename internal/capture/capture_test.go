@@ -162,6 +162,13 @@ func TestDetectRecognisesEveryFixture(t *testing.T) {
 			t.Errorf("Detect(%s) = %q, want %q", fx.file, got, fx.format)
 		}
 	}
+	// A Claude Code transcript that opens with bookkeeping lines.
+	late := `{"type":"file-history-snapshot","messageId":"m","snapshot":{}}` + "\n" +
+		`{"type":"queue-operation","operation":"enqueue"}` + "\n" +
+		`{"type":"user","sessionId":"s","uuid":"u","message":{"role":"user","content":"hi"}}` + "\n"
+	if got := Detect("s.jsonl", []byte(late)); got != "claude-code" {
+		t.Errorf("Detect(transcript opening with snapshots) = %q, want claude-code", got)
+	}
 	for _, s := range []string{"", "hello", "# notes\n\nsome text", `{"a": 1}`, `[1, 2]`, "[]"} {
 		if got := Detect("x.md", []byte(s)); got != "" {
 			t.Errorf("Detect(%q) = %q, want none", s, got)

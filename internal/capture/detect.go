@@ -32,19 +32,36 @@ func Detect(name string, data []byte) string {
 		}
 		return detectObject(first, true)
 	case '{':
-		line := t
-		if i := bytes.IndexByte(t, '\n'); i >= 0 {
-			line = t[:i]
-		}
-		var first map[string]json.RawMessage
-		if json.Unmarshal(line, &first) != nil {
-			// One object over several lines: an export of one conversation.
-			if json.Unmarshal(t, &first) != nil {
+		// JSON lines: the first lines that tell (a Claude Code transcript
+		// may open with bookkeeping lines, such as file-history-snapshot).
+		rest := t
+		for n := 0; n < 50 && len(rest) > 0; n++ {
+			line := rest
+			if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+				line, rest = rest[:i], rest[i+1:]
+			} else {
+				rest = nil
+			}
+			line = bytes.TrimSpace(line)
+			if len(line) == 0 {
+				continue
+			}
+			var o map[string]json.RawMessage
+			if json.Unmarshal(line, &o) != nil {
+				if n == 0 {
+					// One object over several lines: an export of one conversation.
+					if json.Unmarshal(t, &o) != nil {
+						return ""
+					}
+					return detectObject(o, true)
+				}
 				return ""
 			}
-			return detectObject(first, true)
+			if f := detectObject(o, false); f != "" {
+				return f
+			}
 		}
-		return detectObject(first, false)
+		return ""
 	}
 	lower := strings.ToLower(name)
 	if strings.HasSuffix(lower, ".md") || strings.HasSuffix(lower, ".txt") || strings.HasSuffix(lower, ".markdown") {

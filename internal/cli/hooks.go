@@ -38,6 +38,7 @@ const (
 type hookTarget struct {
 	dir    string        // directory under the project or the user's home: .claude, .codex
 	file   string        // settings file in it
+	format string        // its transcripts' format, for hook save
 	events []hookEvent   // in order
 	user   func() string // the user-level directory
 }
@@ -51,13 +52,13 @@ type hookEvent struct {
 var hookTargets = map[string]hookTarget{
 	// Claude Code: hooks in settings.json; SessionStart's added context
 	// goes in hookSpecificOutput.additionalContext.
-	"claude-code": {dir: ".claude", file: "settings.json", events: []hookEvent{
+	"claude-code": {dir: ".claude", file: "settings.json", format: "claude-code", events: []hookEvent{
 		{"SessionStart", "session-start", 15}, {"PreCompact", "save", 60}, {"SessionEnd", "save", 60},
 	}, user: func() string { return filepath.Join(userHome(), ".claude") }},
 	// Codex: the same hook shape in hooks.json (CODEX_HOME, default
 	// ~/.codex); it has no SessionEnd, so the session is saved at every
 	// Stop (the end of each turn: an import appends only new turns).
-	"codex": {dir: ".codex", file: "hooks.json", events: []hookEvent{
+	"codex": {dir: ".codex", file: "hooks.json", format: "codex", events: []hookEvent{
 		{"SessionStart", "session-start", 15}, {"PreCompact", "save", 60}, {"Stop", "save", 60},
 	}, user: func() string {
 		if d := os.Getenv("CODEX_HOME"); d != "" {
@@ -210,6 +211,9 @@ func hookCommands(g *globals, t hookTarget, o hooksOptions) (map[string]string, 
 	out := map[string]string{}
 	for _, e := range t.events {
 		out[e.sub] = shellQuote(bin) + " hook " + e.sub + args
+		if e.sub == "save" {
+			out[e.sub] += " --format " + t.format
+		}
 	}
 	return out, nil
 }
