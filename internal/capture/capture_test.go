@@ -121,6 +121,11 @@ func TestImportMatchesGoldenAndIsIdempotent(t *testing.T) {
 			if res.TurnsAdded == 0 {
 				t.Fatal("no turns imported")
 			}
+			// An agent with sessions has a memory file: it is an agent everywhere.
+			mem, _ := h.MemoryPath("alice")
+			if data, err := os.ReadFile(mem); err != nil || !bytes.Equal(data, memfile.Template("alice", "alice")) {
+				t.Errorf("memory file: %q, %v; want the template", data, err)
+			}
 			got := sessionFiles(t, h, "alice")
 			golden := filepath.Join("testdata", fx.file+".golden")
 			if *update {

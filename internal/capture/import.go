@@ -141,7 +141,19 @@ func Import(ctx context.Context, h home.Home, m Miner, paths []string, o Options
 			return res, fmt.Errorf("import: retention: %w", err)
 		}
 	}
+	created, err := ensureMemory(ctx, h, o.Agent)
+	if err != nil {
+		return res, fmt.Errorf("import: %w", err)
+	}
 	res.Mine, res.MineErr = m.Mine(ctx, dir, palace.MineOptions{})
+	if created && res.MineErr == nil {
+		mem, _ := h.MemoryPath(o.Agent)
+		var r palace.MineReport
+		r, res.MineErr = m.Mine(ctx, mem, palace.MineOptions{})
+		res.Mine.Files += r.Files
+		res.Mine.Changed += r.Changed
+		res.Mine.Added += r.Added
+	}
 	if o.Events != nil {
 		for _, p := range res.Expired {
 			_ = o.Events.Append(eventlog.Event{Type: "session-expire", Agent: o.Agent, Reason: fmt.Sprintf("not written for %d days (capture.retention_days)", o.RetentionDays), Data: map[string]any{"path": h.Rel(p)}})
@@ -349,4 +361,28 @@ func expire(dir string, cutoff time.Time, keep map[string]bool) ([]string, error
 		}
 	}
 	return out, nil
+}
+
+// ensureMemory gives an agent that has sessions a memory file (the
+// template, as spawn makes it) when it has none, so that it is an agent
+// everywhere: listed, woken up, shown with its sessions.
+func ensureMemory(ctx context.Context, h home.Home, agent string) (bool, error) {
+	mem, err := h.MemoryPath(agent)
+	if err != nil {
+		return false, err
+	}
+	if _, err := os.Stat(mem); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	created := false
+	lctx, cancel := context.WithTimeout(ctx, lockTimeout)
+	defer cancel()
+	err = atomicio.Update(lctx, mem, 0o644, func(old []byte) ([]byte, error) {
+		if old != nil {
+			return old, nil
+		}
+		created = true
+		return memfile.Template(agent, agent), nil
+	})
+	return created, err
 }
