@@ -72,7 +72,7 @@ func (g *globals) importSessions(ctx context.Context, a *app.App, agent, format 
 	defer release()
 	return capture.Import(ctx, a.Home, a.Palace, paths, capture.Options{
 		Agent: agent, Format: format, Events: a.Events,
-		MaxSessionBytes: a.Config.Capture.SessionMaxBytes, RetentionDays: a.Config.Capture.RetentionDays,
+		MaxSessionBytes: min(a.Config.Capture.SessionMaxBytes, a.Config.Palace.MaxFileBytes), RetentionDays: a.Config.Capture.RetentionDays,
 	})
 }
 

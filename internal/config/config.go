@@ -121,8 +121,8 @@ type Manager struct {
 // Capture configures imported conversations (hive/agents/<id>/sessions/).
 type Capture struct {
 	// SessionMaxBytes caps one session file: turns that would take it past
-	// the cap go to a new part file (<name>-2.md, …). At most
-	// palace.max_file_bytes, so every part is mined.
+	// the cap go to a new part file (<name>-2.md, …). Above
+	// palace.max_file_bytes it is taken as that, so every part is mined.
 	SessionMaxBytes int64 `toml:"session_max_bytes"`
 	// RetentionDays removes an agent's session files not written for that
 	// many days, at its next import; 0 keeps them forever.
@@ -203,8 +203,8 @@ func (c Config) Validate() error {
 	case c.Palace.MaxFileBytes <= 0:
 		return errors.New("config: palace.max_file_bytes must be positive")
 	}
-	if c.Capture.SessionMaxBytes < 1024 || c.Capture.SessionMaxBytes > c.Palace.MaxFileBytes {
-		return fmt.Errorf("config: capture.session_max_bytes must be between 1024 and palace.max_file_bytes (%d), got %d", c.Palace.MaxFileBytes, c.Capture.SessionMaxBytes)
+	if c.Capture.SessionMaxBytes < 1024 {
+		return fmt.Errorf("config: capture.session_max_bytes must be at least 1024, got %d", c.Capture.SessionMaxBytes)
 	}
 	if c.Capture.RetentionDays < 0 {
 		return fmt.Errorf("config: capture.retention_days must be >= 0 (0 keeps sessions forever), got %d", c.Capture.RetentionDays)
