@@ -293,6 +293,15 @@ func TestSessionsAreMinedIntoRoomSession(t *testing.T) {
 			t.Errorf("hit text carries the bookkeeping comment: %q", hit.Text)
 		}
 	}
+	// The index is disposable: rebuilt from the markdown, sessions are
+	// back in their room.
+	if _, err := p.Reindex(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	hits, err = p.Search(context.Background(), palace.Query{Text: "readiness pool warm", Filter: store.Filter{Room: "session", Agent: "alice"}, Mode: "lexical"})
+	if err != nil || len(hits) == 0 {
+		t.Fatalf("after reindex: %d hits, %v", len(hits), err)
+	}
 	// The memory file is not in the session room.
 	hits, err = p.Search(context.Background(), palace.Query{Text: "tokens five minutes", Filter: store.Filter{Room: "session"}, Mode: "lexical"})
 	if err != nil {
@@ -470,4 +479,41 @@ func FuzzGeneric(f *testing.F) {
 
 func FuzzTranscript(f *testing.F) {
 	fuzzParser(f, "markdown", "user: a\n```\n## b\nassistant: c\n<!-- hivemem:turns x -->")
+}
+
+func TestImportDirectoryTakesItsConversationFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"claude-code.jsonl", "codex.jsonl"} {
+		data, err := os.ReadFile(filepath.Join("testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "sub", f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, p := newPalace(t)
+	res, err := Import(context.Background(), h, p, []string{dir}, Options{Agent: "fay", Format: "claude-code"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Sessions) != 1 || res.Sessions[0].Format != "claude-code" {
+		t.Errorf("claude-code from a directory: %+v", res.Sessions)
+	}
+	res, err = Import(context.Background(), h, p, []string{dir}, Options{Agent: "fay", Format: "auto"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Sessions) != 2 || res.TurnsAdded == 0 {
+		t.Errorf("auto from a directory: %+v", res.Sessions)
+	}
+	if _, err := Import(context.Background(), h, p, []string{dir}, Options{Agent: "fay", Format: "chatgpt"}); err == nil || !strings.Contains(err.Error(), "no chatgpt files found") {
+		t.Errorf("a directory without the format: %v", err)
+	}
 }

@@ -69,6 +69,8 @@ type Result struct {
 	Sessions   []SessionResult   `json:"sessions"`
 	TurnsAdded int               `json:"turns_added"`
 	Expired    []string          `json:"expired,omitempty"`
+	// Skipped are files under a directory given that could not be read.
+	Skipped []palace.Skip `json:"skipped,omitempty"`
 	Mine       palace.MineReport `json:"mine"`
 	// MineErr is why the index is behind the files (reported as a
 	// warning: the next mine catches up).
@@ -82,7 +84,8 @@ type source struct {
 	convs []Conversation
 }
 
-// Import turns the conversations in paths into the agent's session files
+// Import turns the conversations in paths (files, or directories whose
+// conversation files are taken, see Collect) into the agent's session files
 // (hive/agents/<agent>/sessions/), appending only turns not imported
 // before, then mines them (room "session"). Every path is read and parsed
 // before anything is written, so malformed input (an error naming file
@@ -108,8 +111,13 @@ func Import(ctx context.Context, h home.Home, m Miner, paths []string, o Options
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
+	files, skipped, err := expand(ctx, paths, o.Format)
+	if err != nil {
+		return res, fmt.Errorf("import: %w", err)
+	}
+	res.Skipped = skipped
 	var srcs []source
-	for _, p := range paths {
+	for _, p := range files {
 		s, err := readSource(p, o.Format)
 		if err != nil {
 			return res, fmt.Errorf("import: %w", err)
@@ -166,6 +174,40 @@ func Import(ctx context.Context, h home.Home, m Miner, paths []string, o Options
 		}
 	}
 	return res, nil
+}
+
+// expand replaces a directory among paths by the conversation files under
+// it (see Collect) in the format asked for (any, for auto).
+func expand(ctx context.Context, paths []string, format string) ([]string, []palace.Skip, error) {
+	var out []string
+	var skipped []palace.Skip
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil || !st.IsDir() {
+			out = append(out, p) // readSource names the problem
+			continue
+		}
+		found, sk, err := Collect(ctx, p)
+		if err != nil {
+			return nil, nil, err
+		}
+		skipped = append(skipped, sk...)
+		n := 0
+		for _, f := range found {
+			if format == "" || format == "auto" || f.Format == format || format == "text" && f.Format == "markdown" {
+				out = append(out, f.Path)
+				n++
+			}
+		}
+		if n == 0 {
+			what := "conversation"
+			if format != "" && format != "auto" {
+				what = format
+			}
+			return nil, nil, fmt.Errorf("%s: no %s files found in the directory", p, what)
+		}
+	}
+	return out, skipped, nil
 }
 
 func readSource(path, format string) (source, error) {

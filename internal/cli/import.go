@@ -17,10 +17,11 @@ func newImportCommand(g *globals) *cobra.Command {
 	var agent string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "import <format> <path>...",
+		Use:   "import <format> <path|dir>...",
 		Short: "Turn conversations into an agent's session files (hive/agents/<id>/sessions/) and mine them",
 		Long: "Import conversations: one markdown file per conversation under hive/agents/<agent>/sessions/,\n" +
 			"a dated section per exchange, one line per turn, mined with room \"session\".\n" +
+			"A directory stands for the files of that format under it (e.g. ~/.claude/projects/<project>/).\n" +
 			"Importing again appends only turns not imported before; malformed input changes nothing.\n\n" +
 			"Formats: " + strings.Join(capture.Formats(), ", ") + ", or auto (detected per file).",
 		Args: cobra.MinimumNArgs(2),
@@ -77,6 +78,9 @@ func (g *globals) importSessions(ctx context.Context, a *app.App, agent, format 
 }
 
 func (g *globals) printImport(a *app.App, res capture.Result, asJSON bool) error {
+	for _, s := range res.Skipped {
+		fmt.Fprintf(g.stderr, "warning: skipped %s: %s\n", s.Path, s.Reason)
+	}
 	if res.MineErr != nil {
 		warnMineFailed(g, "session", "hive/agents/…/sessions", res.MineErr)
 	}
