@@ -66,12 +66,12 @@ type SessionResult struct {
 // Result reports an import. A nil error from Import means every session
 // file holds its conversation, whatever MineErr says.
 type Result struct {
-	Sessions   []SessionResult   `json:"sessions"`
-	TurnsAdded int               `json:"turns_added"`
-	Expired    []string          `json:"expired,omitempty"`
+	Sessions   []SessionResult `json:"sessions"`
+	TurnsAdded int             `json:"turns_added"`
+	Expired    []string        `json:"expired,omitempty"`
 	// Skipped are files under a directory given that could not be read.
-	Skipped []palace.Skip `json:"skipped,omitempty"`
-	Mine       palace.MineReport `json:"mine"`
+	Skipped []palace.Skip     `json:"skipped,omitempty"`
+	Mine    palace.MineReport `json:"mine"`
 	// MineErr is why the index is behind the files (reported as a
 	// warning: the next mine catches up).
 	MineErr error `json:"-"`
