@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -515,5 +516,61 @@ func TestImportDirectoryTakesItsConversationFiles(t *testing.T) {
 	}
 	if _, err := Import(context.Background(), h, p, []string{dir}, Options{Agent: "fay", Format: "chatgpt"}); err == nil || !strings.Contains(err.Error(), "no chatgpt files found") {
 		t.Errorf("a directory without the format: %v", err)
+	}
+}
+
+// BenchmarkSaveGrownTranscript times what a hook's save costs on a long
+// session: a Claude Code transcript of 4000 turns, two turns longer at
+// each save (parse it all, read the keys, append, mine the new section).
+func BenchmarkSaveGrownTranscript(b *testing.B) {
+	line := func(i int) string {
+		role, typ := "user", "user"
+		if i%2 == 1 {
+			role, typ = "assistant", "assistant"
+		}
+		return fmt.Sprintf(`{"type":%q,"sessionId":"bench","uuid":"u%d","timestamp":"2026-11-29T10:%02d:%02dZ","message":{"role":%q,"content":"turn %d: the deploy script touches the cron table and the backup job, again and again"}}`+"\n",
+			typ, i, (i/60)%60, i%60, role, i)
+	}
+	var buf strings.Builder
+	for i := 0; i < 4000; i++ {
+		buf.WriteString(line(i))
+	}
+	h := home.Home{Root: b.TempDir()}
+	if err := h.Init(); err != nil {
+		b.Fatal(err)
+	}
+	st, err := sqlite.Open(context.Background(), filepath.Join(h.PalaceDir(), "palace.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	p, err := palace.New(context.Background(), h, st, nil, palace.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := filepath.Join(b.TempDir(), "s.jsonl")
+	if err := os.WriteFile(src, []byte(buf.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	opts := Options{Agent: "bench", Format: "claude-code", MaxSessionBytes: 8 << 20}
+	if _, err := Import(context.Background(), h, p, []string{src}, opts); err != nil {
+		b.Fatal(err)
+	}
+	n := 4000
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		f, err := os.OpenFile(src, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.WriteString(line(n) + line(n+1))
+		f.Close()
+		n += 2
+		b.StartTimer()
+		res, err := Import(context.Background(), h, p, []string{src}, opts)
+		if err != nil || res.TurnsAdded != 2 {
+			b.Fatalf("%d turns, %v", res.TurnsAdded, err)
+		}
 	}
 }

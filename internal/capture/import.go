@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -337,19 +338,7 @@ func writeConversation(ctx context.Context, dir string, o Options, c Conversatio
 			if old == nil {
 				old = []byte(header(c, o.Agent))
 			}
-			out := old
-			for _, s := range secs {
-				next, err := memfile.AppendSection(out, s.heading, s.body)
-				if err != nil {
-					return nil, err
-				}
-				if took > 0 && int64(len(next)) > o.MaxSessionBytes || took == 0 && int64(len(next)) > o.MaxSessionBytes && hasSections(old) {
-					break
-				}
-				out = next
-				took++
-			}
-			return out, nil
+			return appendSections(old, secs, o.MaxSessionBytes, &took)
 		})
 		if err != nil {
 			return sr, err
@@ -367,11 +356,51 @@ func writeConversation(ctx context.Context, dir string, o Options, c Conversatio
 	return sr, nil
 }
 
-// hasSections reports whether a session file already holds an exchange
-// (a part that holds none takes the next one whatever its size).
-func hasSections(data []byte) bool {
-	f, err := memfile.Parse(data)
-	return err == nil && len(f.Sections) > 0
+// appendSections appends sections to a session file while it stays
+// within limit bytes (at least one when the file has none), setting *took
+// to how many. Each section is rendered by memfile.AppendSection, the
+// first against the file (which closes whatever the file leaves open), the
+// others on their own, so that a long import costs linear time; the result
+// is parsed once to hold it to the same guarantee: the old sections, then
+// exactly the new ones.
+func appendSections(old []byte, secs []section, limit int64, took *int) ([]byte, error) {
+	f, err := memfile.Parse(old)
+	if err != nil {
+		return nil, err
+	}
+	*took = 0
+	out := bytes.Clone(old)
+	var hs []string
+	for i, s := range secs {
+		base := []byte(nil)
+		if i == 0 {
+			base = old
+		}
+		next, err := memfile.AppendSection(base, s.heading, s.body)
+		if err != nil {
+			return nil, err
+		}
+		piece := next[len(base):]
+		if int64(len(out)+len(piece)) > limit && (i > 0 || len(f.Sections) > 0) {
+			break
+		}
+		out = append(out, piece...)
+		hs = append(hs, s.heading)
+		*took++
+	}
+	g, err := memfile.Parse(out)
+	if err != nil {
+		return nil, err
+	}
+	if len(g.Sections) != len(f.Sections)+len(hs) {
+		return nil, fmt.Errorf("appending %d sections gave %d, want %d (please report this bug)", len(hs), len(g.Sections)-len(f.Sections), len(hs))
+	}
+	for i, h := range hs {
+		if got := g.Sections[len(f.Sections)+i].Heading; got != h {
+			return nil, fmt.Errorf("appended section %q reads back as %q (please report this bug)", h, got)
+		}
+	}
+	return out, nil
 }
 
 // expire removes session files last written before cutoff, except those
