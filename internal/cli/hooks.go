@@ -125,10 +125,15 @@ func runHooks(g *globals, target string, o hooksOptions, install bool) error {
 		return fmt.Errorf("hooks: unknown agent program %q (want %s)", target, hookTargetNames())
 	}
 	dir := filepath.Join(o.project, t.dir)
-	if o.user {
+	switch {
+	case o.user:
 		dir = t.user()
-	} else if o.project == "" {
+	case o.project == "":
 		dir = t.dir
+	default:
+		if st, err := os.Stat(o.project); err != nil || !st.IsDir() {
+			return fmt.Errorf("hooks: project directory %s does not exist", o.project)
+		}
 	}
 	path, err := filepath.Abs(filepath.Join(dir, t.file))
 	if err != nil {
@@ -197,6 +202,9 @@ func hookCommands(g *globals, t hookTarget, o hooksOptions) (map[string]string, 
 		}
 		bin = exe
 	}
+	if base := strings.ToLower(filepath.Base(bin)); !strings.Contains(base, "hivemem") {
+		return nil, fmt.Errorf("--command %s: the binary's name must contain \"hivemem\" (that is how uninstall tells hivemem's hooks from others)", bin)
+	}
 	args := ""
 	if o.agent != "" {
 		args += " --agent " + shellQuote(o.agent)
@@ -250,7 +258,15 @@ func writeSettings(path string, old []byte, doc map[string]any) (backup string, 
 		return "", err
 	}
 	if old != nil {
-		backup = path + ".hivemem-backup-" + time.Now().UTC().Format("20060102T150405Z")
+		// Never over an earlier backup (two installs in one second).
+		base := path + ".hivemem-backup-" + time.Now().UTC().Format("20060102T150405Z")
+		backup = base
+		for i := 2; ; i++ {
+			if _, err := os.Lstat(backup); errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			backup = fmt.Sprintf("%s-%d", base, i)
+		}
 		if err := atomicio.WriteFile(backup, old, 0o600); err != nil {
 			return "", fmt.Errorf("back up %s: %w", path, err)
 		}
@@ -265,16 +281,49 @@ func writeSettings(path string, old []byte, doc map[string]any) (backup string, 
 	return backup, atomicio.WriteFile(path, buf.Bytes(), 0o644)
 }
 
-// isHivememHook recognises a hook command hivemem installs: "<binary>
-// hook session-start|save …".
+// isHivememHook recognises a hook command hivemem installs: a binary
+// whose name contains "hivemem", then "hook session-start" or "hook save".
+// Other programs' hooks, even ones that mention hivemem, are not ours.
 func isHivememHook(command string) bool {
-	f := strings.Fields(command)
-	for i := 1; i+1 < len(f); i++ {
-		if f[i] == "hook" && (f[i+1] == "session-start" || f[i+1] == "save") {
-			return true
+	bin, rest := firstShellWord(strings.TrimSpace(command))
+	base := strings.ToLower(bin[strings.LastIndexAny(bin, `/\`)+1:])
+	if !strings.Contains(base, "hivemem") {
+		return false
+	}
+	f := strings.Fields(rest)
+	return len(f) >= 2 && f[0] == "hook" && (f[1] == "session-start" || f[1] == "save")
+}
+
+// firstShellWord splits off a command line's first word, undoing the
+// quoting shellQuote (and a user) may have used: '…', "…" and \x.
+func firstShellWord(s string) (word, rest string) {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == ' ' || c == '\t':
+			return b.String(), s[i:]
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return b.String() + s[i+1:], ""
+			}
+			b.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+		case c == '"':
+			j := strings.IndexByte(s[i+1:], '"')
+			if j < 0 {
+				return b.String() + s[i+1:], ""
+			}
+			b.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+		case c == '\\' && i+1 < len(s):
+			b.WriteByte(s[i+1])
+			i++
+		default:
+			b.WriteByte(c)
 		}
 	}
-	return false
+	return b.String(), ""
 }
 
 // hookGroups returns settings.hooks[event] as a list, checking the shape.
