@@ -518,6 +518,11 @@ func (h *Handler) pageSession(w http.ResponseWriter, r *http.Request) {
 	d.Session = true
 	d.View = h.memoryView(id, p, data)
 	h.fillRegions(&d, data)
+	for i := range d.Regions {
+		if d.Regions[i].Region == "plain" {
+			d.Regions[i].Label, d.Regions[i].Note = "Session", "an imported conversation, one section per exchange: never condensed"
+		}
+	}
 	h.render(w, r, http.StatusOK, "memory", id+" — session "+name, d)
 }
 

@@ -696,8 +696,9 @@ func TestSessionPages(t *testing.T) {
 		want   []string
 	}{
 		{"/agents/planner", 200, []string{"Sessions", `href="/agents/planner/sessions/` + name + `"`, "Which port does the staging proxy"}},
-		{"/agents/planner/sessions/" + name, 200, []string{"session " + name, "quokka gateway", "current memory"}},
+		{"/agents/planner/sessions/" + name, 200, []string{"session " + name, "quokka gateway", "current memory", "never condensed"}},
 		{"/search?q=quokka+gateway&agent=planner", 200, []string{`href="/agents/planner/sessions/` + name + `?`}},
+		{"/agents/planner/sessions/" + name + "?view=raw", 200, []string{"hivemem:turns"}},
 		{"/agents/planner/sessions/..%2fmemory.md", 400, nil},
 		{"/agents/planner/sessions/2026-01-01-nothing-00000000.md", 404, nil},
 		{"/agents/Bad/sessions/" + name, 400, nil},
@@ -711,6 +712,10 @@ func TestSessionPages(t *testing.T) {
 			if !strings.Contains(w.Body.String(), s) {
 				t.Errorf("%s: no %q in the page", c.target, s)
 			}
+		}
+		// The turn keys are bookkeeping: only the raw view shows them.
+		if !strings.Contains(c.target, "view=raw") && strings.Contains(w.Body.String(), "hivemem:") {
+			t.Errorf("%s shows hivemem's bookkeeping comments", c.target)
 		}
 	}
 }
