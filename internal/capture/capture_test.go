@@ -578,3 +578,47 @@ func BenchmarkSaveGrownTranscript(b *testing.B) {
 	}
 	b.ReportMetric(first.Seconds(), "first-import-s")
 }
+
+// BenchmarkImportManySessions times a bulk import such as a benchmark's
+// haystack: one generic file of 200 sessions of 10 turns, into a fresh
+// home each time.
+func BenchmarkImportManySessions(b *testing.B) {
+	var buf strings.Builder
+	for s := 0; s < 200; s++ {
+		for t := 0; t < 10; t++ {
+			role := "user"
+			if t%2 == 1 {
+				role = "assistant"
+			}
+			fmt.Fprintf(&buf, `{"role":%q,"content":"session %d turn %d: we talked about the trip to Lisbon and the vegetarian places","session":"s%d","timestamp":"2023/05/%02d (Sat) 10:%02d"}`+"\n",
+				role, s, t, s, 1+s%28, t)
+		}
+	}
+	src := filepath.Join(b.TempDir(), "haystack.jsonl")
+	if err := os.WriteFile(src, []byte(buf.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		h := home.Home{Root: b.TempDir()}
+		if err := h.Init(); err != nil {
+			b.Fatal(err)
+		}
+		st, err := sqlite.Open(context.Background(), filepath.Join(h.PalaceDir(), "palace.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := palace.New(context.Background(), h, st, nil, palace.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		res, err := Import(context.Background(), h, p, []string{src}, Options{Agent: "bench", Format: "generic"})
+		if err != nil || len(res.Sessions) != 200 {
+			b.Fatalf("%d sessions, %v", len(res.Sessions), err)
+		}
+		b.StopTimer()
+		st.Close()
+		b.StartTimer()
+	}
+}
