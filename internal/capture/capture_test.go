@@ -348,12 +348,13 @@ func TestSessionSizeCapStartsANewPart(t *testing.T) {
 
 func TestRetentionRemovesOldSessionsAndTheirDrawers(t *testing.T) {
 	h, p := newPalace(t)
-	opts := Options{Agent: "erin", Format: "claude-ai", Now: time.Now()}
-	if _, err := Import(context.Background(), h, p, []string{fixture(t, "claude-ai.json")}, opts); err != nil {
+	opts := Options{Agent: "erin", Format: "claude-ai", Now: time.Date(2026, 10, 6, 0, 0, 0, 0, time.UTC)}
+	claude := fixture(t, "claude-ai.json")
+	if _, err := Import(context.Background(), h, p, []string{claude}, opts); err != nil {
 		t.Fatal(err)
 	}
 	dir, _ := h.SessionsDir("erin")
-	old := time.Now().Add(-40 * 24 * time.Hour)
+	old := fixedNow.Add(-40 * 24 * time.Hour)
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		if strings.HasSuffix(e.Name(), ".md") {
@@ -362,7 +363,8 @@ func TestRetentionRemovesOldSessionsAndTheirDrawers(t *testing.T) {
 			}
 		}
 	}
-	opts.RetentionDays, opts.Format = 30, "codex"
+	// Thirty days after the Codex session of 2026-11-28.
+	opts = Options{Agent: "erin", Format: "codex", Now: fixedNow, RetentionDays: 30}
 	res, err := Import(context.Background(), h, p, []string{fixture(t, "codex.jsonl")}, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -379,6 +381,49 @@ func TestRetentionRemovesOldSessionsAndTheirDrawers(t *testing.T) {
 	}
 	if len(hits) != 0 {
 		t.Errorf("expired sessions still searchable: %+v", hits)
+	}
+	// The source still has them: importing it again does not bring back
+	// what retention removed.
+	opts.Format = "claude-ai"
+	res, err = Import(context.Background(), h, p, []string{claude}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Sessions) != 0 || len(res.Skipped) != 2 || !strings.Contains(res.Skipped[0].Reason, "older than capture.retention_days") {
+		t.Errorf("re-import past retention: sessions %+v, skipped %+v", res.Sessions, res.Skipped)
+	}
+	if text := sessionFiles(t, h, "erin"); strings.Contains(text, "Lisbon") {
+		t.Errorf("retention undone by a re-import:\n%s", text)
+	}
+}
+
+// TestRetentionKeepsEveryPartOfALiveConversation: an old first part of a
+// conversation that is still being written is not removed (its keys are
+// what keeps its turns from being imported twice).
+func TestRetentionKeepsEveryPartOfALiveConversation(t *testing.T) {
+	h, p := newPalace(t)
+	src := fixture(t, "claude-code.jsonl")
+	opts := Options{Agent: "gus", Format: "claude-code", MaxSessionBytes: 600, Now: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC), RetentionDays: 30}
+	if _, err := Import(context.Background(), h, p, []string{src}, opts); err != nil {
+		t.Fatal(err)
+	}
+	before := sessionFiles(t, h, "gus")
+	dir, _ := h.SessionsDir("gus")
+	ents, _ := os.ReadDir(dir)
+	old := fixedNow.Add(-90 * 24 * time.Hour)
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".md") {
+			if err := os.Chtimes(filepath.Join(dir, e.Name()), old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	res, err := Import(context.Background(), h, p, []string{src}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Expired) != 0 || res.TurnsAdded != 0 || sessionFiles(t, h, "gus") != before {
+		t.Errorf("expired %v, added %d: parts of the live conversation removed or rewritten", res.Expired, res.TurnsAdded)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,7 +45,9 @@ type Options struct {
 	// the cap go to a new part (<stem>-2.md, -3, …). 0: the default.
 	MaxSessionBytes int64
 	// RetentionDays removes the agent's session files not written for
-	// that many days, after the import; 0 keeps them forever.
+	// that many days, after the import, and leaves out conversations whose
+	// last turn is older than that (so that a source kept longer does not
+	// bring them back); 0 keeps everything.
 	RetentionDays int
 	// Now dates turns whose source has no time (default time.Now).
 	Now time.Time
@@ -62,6 +65,7 @@ type SessionResult struct {
 	TurnsAdded   int    `json:"turns_added"`
 	TurnsKept    int    `json:"turns_already_there"`
 	Created      bool   `json:"created"`
+	parts        []string
 }
 
 // Result reports an import. A nil error from Import means every session
@@ -128,24 +132,37 @@ func Import(ctx context.Context, h home.Home, m Miner, paths []string, o Options
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return res, fmt.Errorf("import: %w", err)
 	}
+	var cutoff time.Time
+	if o.RetentionDays > 0 {
+		cutoff = o.Now.Add(-time.Duration(o.RetentionDays) * 24 * time.Hour)
+	}
 	written := map[string]bool{}
 	for _, s := range srcs {
 		for _, c := range s.convs {
 			if err := ctx.Err(); err != nil {
 				return res, err
 			}
+			if last := c.Last(s.mtime); !cutoff.IsZero() && last.Before(cutoff) {
+				// Past retention: importing it would only bring back what
+				// retention removed.
+				res.Skipped = append(res.Skipped, palace.Skip{Path: s.path, Reason: fmt.Sprintf(
+					"conversation %s: its last turn (%s) is older than capture.retention_days (%d)", c.ID, last.Format("2006-01-02"), o.RetentionDays)})
+				continue
+			}
 			sr, err := writeConversation(ctx, dir, o, c, s.mtime)
 			if err != nil {
 				return res, fmt.Errorf("import %s: %w", s.path, err)
 			}
 			sr.Source = s.path
-			written[sr.Path] = true
+			for _, p := range sr.parts {
+				written[p] = true // no part of a live conversation expires
+			}
 			res.Sessions = append(res.Sessions, sr)
 			res.TurnsAdded += sr.TurnsAdded
 		}
 	}
-	if o.RetentionDays > 0 {
-		res.Expired, err = expire(dir, o.Now.Add(-time.Duration(o.RetentionDays)*24*time.Hour), written)
+	if !cutoff.IsZero() {
+		res.Expired, err = expire(dir, cutoff, written)
 		if err != nil {
 			return res, fmt.Errorf("import: retention: %w", err)
 		}
@@ -324,6 +341,9 @@ func writeConversation(ctx context.Context, dir string, o Options, c Conversatio
 		sr.Created = true
 	}
 	sr.Path = cur.path
+	for _, p := range ps {
+		sr.parts = append(sr.parts, p.path)
+	}
 	if len(fresh) == 0 {
 		return sr, nil
 	}
@@ -348,6 +368,9 @@ func writeConversation(ctx context.Context, dir string, o Options, c Conversatio
 		}
 		secs = secs[took:]
 		sr.Path = cur.path
+		if !slices.Contains(sr.parts, cur.path) {
+			sr.parts = append(sr.parts, cur.path)
+		}
 		if len(secs) > 0 {
 			cur = part{n: cur.n + 1, path: filepath.Join(dir, stem+"-"+strconv.Itoa(cur.n+1)+".md")}
 			sr.Created = true

@@ -72,6 +72,16 @@ func (c Conversation) Start() time.Time {
 	return time.Time{}
 }
 
+// Last is the time of the last timed turn, else fallback.
+func (c Conversation) Last(fallback time.Time) time.Time {
+	for i := len(c.Turns) - 1; i >= 0; i-- {
+		if !c.Turns[i].Time.IsZero() {
+			return c.Turns[i].Time
+		}
+	}
+	return fallback
+}
+
 // ParseError names the file and line of malformed input.
 type ParseError struct {
 	File string

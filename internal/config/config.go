@@ -125,7 +125,8 @@ type Capture struct {
 	// palace.max_file_bytes it is taken as that, so every part is mined.
 	SessionMaxBytes int64 `toml:"session_max_bytes"`
 	// RetentionDays removes an agent's session files not written for that
-	// many days, at its next import; 0 keeps them forever.
+	// many days, at its next import, and leaves out conversations whose
+	// last turn is older; 0 keeps everything.
 	RetentionDays int `toml:"retention_days"`
 }
 
