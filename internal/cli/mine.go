@@ -144,6 +144,7 @@ func runMineConvos(ctx context.Context, g *globals, o mineOptions, args []string
 		all.Sessions = append(all.Sessions, res.Sessions...)
 		all.TurnsAdded += res.TurnsAdded
 		all.Expired = append(all.Expired, res.Expired...)
+		all.Skipped = append(all.Skipped, res.Skipped...)
 		all.Mine, all.MineErr = res.Mine, errors.Join(all.MineErr, res.MineErr)
 	}
 	for _, s := range skipped {
