@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"testing"
 
@@ -28,7 +29,8 @@ func TestMain(m *testing.M) {
 // empty directory) unless a script sets it, so output is deterministic.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script",
+		Dir:  "testdata/script",
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){"agent-hook": agentHook},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("HIVEMEM_HOME", env.WorkDir+"/home")
 			env.Setenv("HIVEMEM_MODEL_DIR", env.WorkDir+"/no-model")
@@ -67,4 +69,42 @@ func TestPostgresScripts(t *testing.T) {
 			return nil
 		},
 	})
+}
+
+// agentHook plays the agent program's part: "agent-hook <settings file>
+// <event> <input file>" runs every command hook the settings file (Claude
+// Code's settings.json, Codex's hooks.json) lists for the event, in order,
+// through the shell as the agent does, each with the input file (the
+// event's JSON) on stdin. stdout and stderr are the last hook's.
+func agentHook(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: agent-hook <settings file> <event> <input file>")
+	}
+	data, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	var doc struct {
+		Hooks map[string][]struct {
+			Hooks []struct {
+				Type    string `json:"type"`
+				Command string `json:"command"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	ts.Check(json.Unmarshal(data, &doc))
+	n := 0
+	for _, group := range doc.Hooks[args[1]] {
+		for _, h := range group.Hooks {
+			if h.Type != "command" {
+				continue
+			}
+			n++
+			err := ts.Exec("sh", "-c", `eval "$1" < "$0"`, ts.MkAbs(args[2]), h.Command)
+			if err != nil && !neg {
+				ts.Fatalf("hook %q: %v", h.Command, err)
+			}
+		}
+	}
+	if n == 0 {
+		ts.Fatalf("no command hook for %s in %s", args[1], args[0])
+	}
 }

@@ -24,7 +24,16 @@ const (
 	RoomCondensed = "condensed"
 	RoomRecent    = "recent"
 	RoomArchive   = "archive"
+	RoomSession   = "session" // an imported conversation (hive/agents/<id>/sessions/)
 )
+
+// MachineCommentPrefix starts the bookkeeping lines hivemem writes into
+// files it renders (an imported session's turn keys). Such lines at the end
+// of a section, or in the header, are not content: they are left out of
+// drawers.
+const MachineCommentPrefix = "<!-- hivemem:"
+
+func isMachineComment(s string) bool { return strings.HasPrefix(s, MachineCommentPrefix) }
 
 // Chunk is one drawer's worth of a file.
 type Chunk struct {
@@ -96,7 +105,7 @@ const bom = "\uFEFF"
 func headerHasContent(h string) bool {
 	for _, l := range strings.FieldsFunc(h, func(r rune) bool { return r == '\n' || r == '\r' }) {
 		l = strings.TrimSpace(l)
-		if l != "" && !strings.HasPrefix(l, "# ") {
+		if l != "" && !strings.HasPrefix(l, "# ") && !isMachineComment(l) {
 			return true
 		}
 	}
@@ -129,7 +138,7 @@ func split(heading, body string, firstLine, maxTokens int, room, date string) []
 	for len(ls) > 0 && strings.TrimSpace(ls[0].text) == "" {
 		ls = ls[1:]
 	}
-	for len(ls) > 0 && strings.TrimSpace(ls[len(ls)-1].text) == "" {
+	for len(ls) > 0 && (strings.TrimSpace(ls[len(ls)-1].text) == "" || isMachineComment(ls[len(ls)-1].text)) {
 		ls = ls[:len(ls)-1]
 	}
 	mk := func(part []line) Chunk {

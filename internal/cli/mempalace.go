@@ -58,6 +58,7 @@ uses, served by hivemem's palace.
 
   mempalace init [<dir>] [--yes] [--no-llm]
   mempalace mine <dir> --wing <w> --agent <a>
+  mempalace mine <dir> --mode convos --wing <w>   (imports conversation exports)
   mempalace search "<query>" --results N [--wing w] [--room r]
   mempalace wake-up [--wing w]
   mempalace status

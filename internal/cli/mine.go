@@ -10,12 +10,13 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/hivemem/hivemem/internal/capture"
 	"github.com/hivemem/hivemem/internal/palace"
 )
 
 type mineOptions struct {
-	wing, agent, room string
-	asJSON            bool
+	wing, agent, room, mode string
+	asJSON                  bool
 }
 
 func newMineCommand(g *globals) *cobra.Command {
@@ -34,12 +35,20 @@ func newMineCommand(g *globals) *cobra.Command {
 	f.StringVar(&o.wing, "wing", "", "wing for the drawers (default: the agent id)")
 	f.StringVar(&o.agent, "agent", "", "agent the files belong to (default: from hive/agents/<id>/)")
 	f.StringVar(&o.room, "room", "", "room for every drawer (default: from the section: pinned, condensed, recent, archive)")
+	f.StringVar(&o.mode, "mode", "projects", `projects (memory files) or convos (import the conversation files found: see "import")`)
 	f.BoolVar(&o.asJSON, "json", false, "print a JSON summary")
 	return cmd
 }
 
 func runMine(ctx context.Context, g *globals, o mineOptions, args []string) error {
 	g.ensureModel(ctx)
+	switch o.mode {
+	case "projects", "":
+	case "convos":
+		return runMineConvos(ctx, g, o, args)
+	default:
+		return fmt.Errorf("mine: --mode %q: want projects or convos", o.mode)
+	}
 	a, err := g.open(ctx, true)
 	if err != nil {
 		return err
@@ -96,4 +105,50 @@ func runMine(ctx context.Context, g *globals, o mineOptions, args []string) erro
 		fmt.Fprintf(g.stdout, "note: lexical-only index (%s)\n", a.Embedder.Note)
 	}
 	return nil
+}
+
+// runMineConvos imports every conversation file found under the path into
+// the agent's sessions (the agent: --agent, else --wing, else
+// $HIVEMEM_AGENT); a file that does not parse is skipped with a warning.
+func runMineConvos(ctx context.Context, g *globals, o mineOptions, args []string) error {
+	if len(args) != 1 {
+		return errors.New("mine --mode convos: name the directory (or file) of conversations")
+	}
+	agent := o.agent
+	if agent == "" {
+		agent = o.wing
+	}
+	agent, err := agentOrEnv(agent)
+	if err != nil {
+		return fmt.Errorf("mine --mode convos: %w", err)
+	}
+	found, skipped, err := capture.Collect(ctx, args[0])
+	if err != nil {
+		return err
+	}
+	a, err := g.open(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	var all capture.Result
+	for _, f := range found {
+		res, err := g.importSessions(ctx, a, agent, f.Format, []string{f.Path})
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			skipped = append(skipped, palace.Skip{Path: f.Path, Reason: err.Error()})
+			continue
+		}
+		all.Sessions = append(all.Sessions, res.Sessions...)
+		all.TurnsAdded += res.TurnsAdded
+		all.Expired = append(all.Expired, res.Expired...)
+		all.Skipped = append(all.Skipped, res.Skipped...)
+		all.Mine, all.MineErr = res.Mine, errors.Join(all.MineErr, res.MineErr)
+	}
+	for _, s := range skipped {
+		fmt.Fprintf(g.stderr, "warning: skipped %s: %s\n", s.Path, s.Reason)
+	}
+	return g.printImport(a, all, o.asJSON)
 }

@@ -43,6 +43,7 @@ type Config struct {
 	Reflector  Reflector  `toml:"reflector"`
 	Summarizer Summarizer `toml:"summarizer"`
 	Manager    Manager    `toml:"manager"`
+	Capture    Capture    `toml:"capture"`
 }
 
 // Palace configures the index.
@@ -117,6 +118,18 @@ type Manager struct {
 	Mining bool `toml:"mining"`
 }
 
+// Capture configures imported conversations (hive/agents/<id>/sessions/).
+type Capture struct {
+	// SessionMaxBytes caps one session file: turns that would take it past
+	// the cap go to a new part file (<name>-2.md, …). Above
+	// palace.max_file_bytes it is taken as that, so every part is mined.
+	SessionMaxBytes int64 `toml:"session_max_bytes"`
+	// RetentionDays removes an agent's session files not written for that
+	// many days, at its next import, and leaves out conversations whose
+	// last turn is older; 0 keeps everything.
+	RetentionDays int `toml:"retention_days"`
+}
+
 // Default returns the built-in settings.
 func Default() Config {
 	return Config{
@@ -132,6 +145,7 @@ func Default() Config {
 		Summarizer: Summarizer{Provider: "extractive", Command: "claude", Timeout: Duration{5 * time.Minute}},
 		Manager: Manager{HTTP: "127.0.0.1:7777", ScanInterval: Duration{3 * time.Minute},
 			Debounce: Duration{300 * time.Millisecond}, Mining: true},
+		Capture: Capture{SessionMaxBytes: 1 << 20},
 	}
 }
 
@@ -189,6 +203,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("config: search.results must be between 1 and %d, got %d", maxResults, c.Search.Results)
 	case c.Palace.MaxFileBytes <= 0:
 		return errors.New("config: palace.max_file_bytes must be positive")
+	}
+	if c.Capture.SessionMaxBytes < 1024 {
+		return fmt.Errorf("config: capture.session_max_bytes must be at least 1024, got %d", c.Capture.SessionMaxBytes)
+	}
+	if c.Capture.RetentionDays < 0 {
+		return fmt.Errorf("config: capture.retention_days must be >= 0 (0 keeps sessions forever), got %d", c.Capture.RetentionDays)
 	}
 	switch c.Palace.Backend {
 	case "sqlite":

@@ -46,6 +46,8 @@ func TestLoadErrors(t *testing.T) {
 		{"candidate pool too big", "[search]\ncandidate_pool = 10000000\n", "", "", "search.candidate_pool"},
 		{"negative candidate pool", "[search]\ncandidate_pool = -5\n", "", "", "search.candidate_pool"},
 		{"negative wake-up budget", "[search]\nwake_up_budget = -5\n", "", "", "search.wake_up_budget"},
+		{"tiny session cap", "[capture]\nsession_max_bytes = 10\n", "", "", "capture.session_max_bytes"},
+		{"negative session retention", "", "HIVEMEM_CAPTURE_RETENTION_DAYS", "-1", "capture.retention_days"},
 		{"token with surrounding spaces", "[manager]\ntoken = \" padded \"\n", "", "", "manager.token"},
 		{"env token with a newline", "", "HIVEMEM_MANAGER_TOKEN", "tok\n", "manager.token"},
 		{"token with a control character", "[manager]\ntoken = \"a\\u0000b\"\n", "", "", "manager.token"},

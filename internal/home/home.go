@@ -204,6 +204,27 @@ func (h Home) ArchiveDir(id string) (string, error) {
 	return filepath.Join(h.ArchiveRoot(), id), nil
 }
 
+// SessionsDir holds a validated agent's imported conversations, one
+// markdown file each (hive/agents/<id>/sessions/).
+func (h Home) SessionsDir(id string) (string, error) {
+	d, err := h.AgentDir(id)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "sessions"), nil
+}
+
+// SessionFromPath recognises hive/agents/<id>/sessions/*.md under the home
+// and returns the agent id.
+func (h Home) SessionFromPath(path string) (id string, ok bool) {
+	parts := strings.Split(h.Rel(path), "/")
+	if len(parts) == 5 && parts[0] == "hive" && parts[1] == "agents" && parts[3] == "sessions" &&
+		strings.HasSuffix(parts[4], ".md") && ValidateAgentID(parts[2]) == nil {
+		return parts[2], true
+	}
+	return "", false
+}
+
 // Rel returns path relative to the home when it lies inside it (with forward
 // slashes, the form stored in the index), else the cleaned absolute path.
 func (h Home) Rel(path string) string {

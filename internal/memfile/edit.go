@@ -273,6 +273,14 @@ func sectionRaw(s Section, eol string) string {
 // "\r\n", lone "\r") become eol, every line is terminated, a line that would
 // be a heading outside a fence gets a "\" in front, and a fence left open is
 // closed.
+// EscapeBody makes untrusted text safe as section body, exactly as
+// AppendSection does for a remembered note: a line that would parse as a
+// "## " heading is escaped as "\## …", a code fence left open is closed,
+// line endings become "\n" and one trailing newline is dropped. Importers
+// use it per block of text, so that one block's open fence cannot swallow
+// the next.
+func EscapeBody(text string) string { return escapeLines(text, "\n") }
+
 func escapeLines(text, eol string) string {
 	if text == "" {
 		return ""

@@ -464,6 +464,10 @@ func (p *Palace) mineFile(ctx context.Context, path string, opts MineOptions) (M
 // metadata derives wing, agent and a room override for a file.
 func (p *Palace) metadata(path string, opts MineOptions) (wing, agent, room string) {
 	id, archive, ok := p.home.AgentFromPath(path)
+	sessionOf, session := p.home.SessionFromPath(path)
+	if session {
+		id, ok = sessionOf, true
+	}
 	agent = opts.Agent
 	if agent == "" && ok {
 		agent = id
@@ -476,8 +480,12 @@ func (p *Palace) metadata(path string, opts MineOptions) (wing, agent, room stri
 		wing = "default"
 	}
 	room = opts.Room
-	if room == "" && archive {
+	switch {
+	case room != "":
+	case archive:
 		room = chunk.RoomArchive
+	case session:
+		room = chunk.RoomSession
 	}
 	return wing, agent, room
 }

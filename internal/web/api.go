@@ -262,15 +262,26 @@ func (h *Handler) apiSearch(w http.ResponseWriter, r *http.Request) error {
 // other plain .md name), never a path or a hidden temp file.
 var archiveNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.md$`)
 
-// viewURL is the viewer page of a source file (an agent's memory or one
-// of its archive files) at lines from..to, with the query's terms marked;
+// viewURL is the viewer page of a source file (an agent's memory, one of
+// its archive files or one of its session files) at lines from..to, with the query's terms marked;
 // "" for a source outside the hive.
 func (h *Handler) viewURL(source string, from, to int, q string) string {
 	id, archive, ok := h.app.Home.AgentFromPath(h.app.Home.Abs(source))
+	sid, session := h.app.Home.SessionFromPath(h.app.Home.Abs(source))
+	if session {
+		id, ok = sid, true
+	}
 	if !ok {
 		return ""
 	}
 	p := "/agents/" + url.PathEscape(id)
+	if session {
+		name := source[strings.LastIndexByte(source, '/')+1:]
+		if !sessionNameRE.MatchString(name) {
+			return ""
+		}
+		p += "/sessions/" + url.PathEscape(name)
+	}
 	if archive {
 		name := source[strings.LastIndexByte(source, '/')+1:]
 		if !archiveNameRE.MatchString(name) {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/hivemem/hivemem/internal/chunk"
 )
 
 // This file renders memory markdown to HTML. Memory text is untrusted (an
@@ -102,7 +104,7 @@ func startsBlock(lines []srcLine, i int) bool {
 	}
 	t := strings.TrimLeft(s, " ")
 	return headingRE.MatchString(s) || hrRE.MatchString(s) || listRE.MatchString(s) ||
-		strings.HasPrefix(t, ">") || isTableStart(lines, i)
+		strings.HasPrefix(t, ">") || isTableStart(lines, i) || strings.HasPrefix(s, chunk.MachineCommentPrefix)
 }
 
 func isTableStart(lines []srcLine, i int) bool {
@@ -116,7 +118,9 @@ func renderBlocks(lines []srcLine, o renderOpts) template.HTML {
 	for i := 0; i < len(lines); {
 		l := lines[i]
 		switch {
-		case isBlank(l.text):
+		case isBlank(l.text), strings.HasPrefix(l.text, chunk.MachineCommentPrefix):
+			// hivemem's bookkeeping (a session's turn keys) is not shown;
+			// the raw view has it.
 			anchor(&b, l.n)
 			i++
 		case isFence(l.text):

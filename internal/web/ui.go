@@ -20,6 +20,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,6 +28,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/hivemem/hivemem/internal/atomicio"
+	"github.com/hivemem/hivemem/internal/capture"
 	"github.com/hivemem/hivemem/internal/chunk"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/httpguard"
@@ -397,8 +400,10 @@ func (h *Handler) pageSearch(w http.ResponseWriter, r *http.Request) {
 // memoryData is the memory viewer page.
 type memoryData struct {
 	Agent     string
-	File      string // archive file name, "" for memory.md
+	File      string // archive or session file name, "" for memory.md
+	Session   bool   // File is a session file (hive/agents/<id>/sessions/)
 	Archives  []string
+	Sessions  []capture.SessionInfo
 	Summary   AgentSummary
 	View      MemoryView
 	Regions   []regionView
@@ -487,6 +492,43 @@ func (h *Handler) pageArchive(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, http.StatusOK, "memory", id+" — archive "+name, d)
 }
 
+// pageSession shows one of an agent's imported session files.
+func (h *Handler) pageSession(w http.ResponseWriter, r *http.Request) {
+	id, name := r.PathValue("agent"), r.PathValue("file")
+	dir, err := h.app.Home.SessionsDir(id)
+	if err != nil {
+		h.pageFail(w, r, statusError(http.StatusBadRequest, err))
+		return
+	}
+	if !sessionNameRE.MatchString(name) {
+		h.pageFail(w, r, errBadRequest("session file %q: want a name such as 2026-11-29-fix-login-3f2a9b0c.md", name))
+		return
+	}
+	p := filepath.Join(dir, name)
+	data, err := atomicio.ReadRegular(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		h.pageFail(w, r, errNotFound("agent %s has no session file %s", id, name))
+		return
+	}
+	if err != nil {
+		h.pageFail(w, r, fmt.Errorf("read session: %w", err))
+		return
+	}
+	d := h.viewerData(r, id, name, data)
+	d.Session = true
+	d.View = h.memoryView(id, p, data)
+	h.fillRegions(&d, data)
+	for i := range d.Regions {
+		if d.Regions[i].Region == "plain" {
+			d.Regions[i].Label, d.Regions[i].Note = "Session", "an imported conversation, one section per exchange: never condensed"
+		}
+	}
+	h.render(w, r, http.StatusOK, "memory", id+" — session "+name, d)
+}
+
+// sessionNameRE is the form of the session file names hivemem writes.
+var sessionNameRE = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}-[a-z0-9-]+\.md$`)
+
 // viewerData reads the viewer's query: the hit's lines, the query to mark
 // and raw mode.
 func (h *Handler) viewerData(r *http.Request, id, file string, data []byte) memoryData {
@@ -509,6 +551,7 @@ func (h *Handler) viewerData(r *http.Request, id, file string, data []byte) memo
 			}
 		}
 	}
+	d.Sessions, _ = capture.List(h.app.Home, id)
 	return d
 }
 

@@ -171,6 +171,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /search", h.pageSearch)
 	m.HandleFunc("GET /agents/{agent}", h.pageMemory)
 	m.HandleFunc("GET /agents/{agent}/archive/{file}", h.pageArchive)
+	m.HandleFunc("GET /agents/{agent}/sessions/{file}", h.pageSession)
 	m.HandleFunc("GET /agents/{agent}/condense", h.pageCondense)
 	m.HandleFunc("GET /agents/{agent}/backups", h.pageBackups)
 	m.HandleFunc("GET /events", h.pageEvents)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/capture"
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/httpguard"
@@ -670,6 +671,52 @@ func TestGuard(t *testing.T) {
 	}
 	if w := e.do(t, req{target: "/api/v1/agents", hdr: map[string]string{"Cookie": "hivemem_token=" + ck[0].Value}}); w.Code != 200 {
 		t.Errorf("API with the login cookie: %d %s", w.Code, w.Body.String())
+	}
+}
+
+// TestSessionPages: an agent's imported sessions are listed beside its
+// memory file, open in the viewer, and search hits in them link there.
+func TestSessionPages(t *testing.T) {
+	e := newEnv(t, web.Deps{})
+	src := filepath.Join(t.TempDir(), "chat.jsonl")
+	transcript := `{"role":"user","content":"Which port does the staging proxy listen on?","timestamp":"2026-11-20T10:00:00Z"}
+{"role":"assistant","content":"Port 8443, behind the quokka gateway.","timestamp":"2026-11-20T10:00:03Z"}
+`
+	if err := os.WriteFile(src, []byte(transcript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := capture.Import(context.Background(), e.a.Home, e.a.Palace, []string{src}, capture.Options{Agent: "planner", Format: "generic"})
+	if err != nil || res.MineErr != nil {
+		t.Fatal(err, res.MineErr)
+	}
+	name := filepath.Base(res.Sessions[0].Path)
+	cases := []struct {
+		target string
+		status int
+		want   []string
+	}{
+		{"/agents/planner", 200, []string{"Sessions", `href="/agents/planner/sessions/` + name + `"`, "Which port does the staging proxy"}},
+		{"/agents/planner/sessions/" + name, 200, []string{"session " + name, "quokka gateway", "current memory", "never condensed"}},
+		{"/search?q=quokka+gateway&agent=planner", 200, []string{`href="/agents/planner/sessions/` + name + `?`}},
+		{"/agents/planner/sessions/" + name + "?view=raw", 200, []string{"hivemem:turns"}},
+		{"/agents/planner/sessions/..%2fmemory.md", 400, nil},
+		{"/agents/planner/sessions/2026-01-01-nothing-00000000.md", 404, nil},
+		{"/agents/Bad/sessions/" + name, 400, nil},
+	}
+	for _, c := range cases {
+		w := e.do(t, req{target: c.target})
+		if w.Code != c.status {
+			t.Fatalf("%s = %d, want %d: %.300s", c.target, w.Code, c.status, w.Body.String())
+		}
+		for _, s := range c.want {
+			if !strings.Contains(w.Body.String(), s) {
+				t.Errorf("%s: no %q in the page", c.target, s)
+			}
+		}
+		// The turn keys are bookkeeping: only the raw view shows them.
+		if !strings.Contains(c.target, "view=raw") && strings.Contains(w.Body.String(), "hivemem:") {
+			t.Errorf("%s shows hivemem's bookkeeping comments", c.target)
+		}
 	}
 }
 

@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/capture"
+)
+
+func newImportCommand(g *globals) *cobra.Command {
+	var agent string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "import <format> <path|dir>...",
+		Short: "Turn conversations into an agent's session files (hive/agents/<id>/sessions/) and mine them",
+		Long: "Import conversations: one markdown file per conversation under hive/agents/<agent>/sessions/,\n" +
+			"a dated section per exchange, one line per turn, mined with room \"session\".\n" +
+			"A directory stands for the files of that format under it (e.g. ~/.claude/projects/<project>/).\n" +
+			"Importing again appends only turns not imported before; malformed input changes nothing.\n\n" +
+			"Formats: " + strings.Join(capture.Formats(), ", ") + ", or auto (detected per file).",
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runImport(cmd.Context(), g, args[0], args[1:], agent, asJSON)
+		},
+	}
+	cmd.Flags().StringVar(&agent, "agent", "", "the agent the sessions belong to (default $HIVEMEM_AGENT)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// agentOrEnv is the --agent flag, else $HIVEMEM_AGENT.
+func agentOrEnv(agent string) (string, error) {
+	if agent == "" {
+		agent = os.Getenv("HIVEMEM_AGENT")
+	}
+	if agent == "" {
+		return "", errors.New("no agent: pass --agent or set HIVEMEM_AGENT")
+	}
+	return agent, nil
+}
+
+func runImport(ctx context.Context, g *globals, format string, paths []string, agent string, asJSON bool) error {
+	agent, err := agentOrEnv(agent)
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	a, err := g.open(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	res, err := g.importSessions(ctx, a, agent, format, paths)
+	if err != nil {
+		return err
+	}
+	return g.printImport(a, res, asJSON)
+}
+
+// importSessions is the one import every front end runs (import, hook
+// save, mine --mode convos): capture.Import under the palace write lock,
+// with the home's settings.
+func (g *globals) importSessions(ctx context.Context, a *app.App, agent, format string, paths []string) (capture.Result, error) {
+	release, err := g.lockPalace(ctx, a, "import")
+	if err != nil {
+		return capture.Result{}, err
+	}
+	defer release()
+	return capture.Import(ctx, a.Home, a.Palace, paths, capture.Options{
+		Agent: agent, Format: format, Events: a.Events,
+		MaxSessionBytes: min(a.Config.Capture.SessionMaxBytes, a.Config.Palace.MaxFileBytes), RetentionDays: a.Config.Capture.RetentionDays,
+	})
+}
+
+func (g *globals) printImport(a *app.App, res capture.Result, asJSON bool) error {
+	for _, s := range res.Skipped {
+		fmt.Fprintf(g.stderr, "warning: skipped %s: %s\n", s.Path, s.Reason)
+	}
+	if res.MineErr != nil {
+		warnMineFailed(g, "session", "hive/agents/…/sessions", res.MineErr)
+	}
+	if asJSON {
+		out := map[string]any{"sessions": res.Sessions, "turns_added": res.TurnsAdded, "expired": nonNil(res.Expired), "mine": res.Mine}
+		if res.Sessions == nil {
+			out["sessions"] = []capture.SessionResult{}
+		}
+		if res.MineErr != nil {
+			out["mine_error"] = res.MineErr.Error()
+		}
+		return writeJSON(g.stdout, out)
+	}
+	for _, s := range res.Sessions {
+		state := "unchanged"
+		switch {
+		case s.TurnsAdded > 0 && s.TurnsKept == 0:
+			state = fmt.Sprintf("+%d turns", s.TurnsAdded)
+		case s.TurnsAdded > 0:
+			state = fmt.Sprintf("+%d turns (%d already there)", s.TurnsAdded, s.TurnsKept)
+		}
+		fmt.Fprintf(g.stdout, "%s: %s\n", a.Home.Rel(s.Path), state)
+	}
+	for _, p := range res.Expired {
+		fmt.Fprintf(g.stdout, "%s: removed (capture.retention_days)\n", a.Home.Rel(p))
+	}
+	fmt.Fprintf(g.stdout, "imported %d turns into %d session files\n", res.TurnsAdded, len(res.Sessions))
+	return nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
