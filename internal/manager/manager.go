@@ -991,7 +991,7 @@ func (m *Manager) pass(ctx context.Context) {
 			m.log.Info("condensed", "agent", r.Agent, "old_bytes", r.OldBytes, "new_bytes", r.NewBytes,
 				"evicted", r.Evicted, "kept", r.Kept, "backup", r.Backup)
 		case reflector.StatusAborted:
-			if r.Reason != reflector.ReasonCanceled {
+			if r.Reason != reflector.ReasonCanceled && !reflector.Benign(r.Reason) {
 				m.log.Warn("condensation aborted", "agent", r.Agent, "reason", r.Reason, "msg", r.Message, "failures", r.Failures)
 			}
 		default:

@@ -653,14 +653,27 @@ func (ru *run) skip(reason, msg string) (Result, error) {
 	return ru.res, nil
 }
 
+// Benign reports whether an abort (or skip) reason says "nothing to do":
+// the file is fine as it is, condensing it now would gain nothing (the
+// result is not smaller, nothing is old enough to evict). Such an abort is
+// not a failure: it sets no backoff, and `reflect --now` exits 0 for it.
+// Keyed to the reason constants, so renaming a reason keeps it benign.
+func Benign(reason string) bool {
+	switch reason {
+	case ReasonNotSmaller, SkipNothingToEvict:
+		return true
+	}
+	return false
+}
+
 // abort ends a condensation without touching the memory file: it logs a
-// condense-abort event and backs the agent off (not for dry runs, and a
-// cancellation is not held against the file).
+// condense-abort event and backs the agent off (not for dry runs; a
+// cancellation is not held against the file, nor is a benign abort).
 func (ru *run) abort(reason, msg string, cause error) (Result, error) {
 	ru.res.Status, ru.res.Reason, ru.res.Message = StatusAborted, reason, msg
 	ru.res.DurationMS = time.Since(ru.start).Milliseconds()
 	if !ru.opts.DryRun {
-		if reason != ReasonCanceled {
+		if reason != ReasonCanceled && !Benign(reason) {
 			st := ru.r.recordFailure(ru.ctx, ru.agent, reason, msg)
 			if st.Failures > 0 {
 				next := st.NextAttempt
@@ -669,7 +682,11 @@ func (ru *run) abort(reason, msg string, cause error) (Result, error) {
 		}
 		ru.r.event("condense-abort", ru.agent, reason, ru.eventData())
 	}
-	ru.r.log.Warn("reflector: condensation aborted", "agent", ru.agent, "reason", reason, "msg", msg)
+	if Benign(reason) {
+		ru.r.log.Info("reflector: nothing to condense", "agent", ru.agent, "reason", reason, "msg", msg)
+	} else {
+		ru.r.log.Warn("reflector: condensation aborted", "agent", ru.agent, "reason", reason, "msg", msg)
+	}
 	return ru.res, &AbortError{Agent: ru.agent, Reason: reason, Message: msg, Err: cause}
 }
 
