@@ -263,6 +263,10 @@ func (l *lazyMiniLM) Embed(ctx context.Context, texts []string) ([][]float32, er
 	return m.Embed(ctx, texts)
 }
 
+// CPUBound says MiniLM runs on this machine's cores, so the palace orders
+// its calls, mining first (see palace.CPUBound).
+func (l *lazyMiniLM) CPUBound() bool { return true }
+
 // Dim and ModelID are fixed for the one model hivemem ships.
 func (l *lazyMiniLM) Dim() int        { return miniLMDim }
 func (l *lazyMiniLM) ModelID() string { return minilm.ID }

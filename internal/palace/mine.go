@@ -530,7 +530,7 @@ func (p *Palace) embedDrawers(ctx context.Context, ds []store.Drawer) (embedded,
 		for _, i := range todo[start:end] {
 			texts = append(texts, embedText(ds[i]))
 		}
-		vecs, err := p.emb.Embed(ctx, texts)
+		vecs, err := p.embed(ctx, true, texts)
 		if err != nil {
 			return embedded, hits, fmt.Errorf("embed: %w", err)
 		}
