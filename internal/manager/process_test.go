@@ -839,3 +839,29 @@ func TestRunReflectorAndCLIReflectArchiveEachSectionOnce(t *testing.T) {
 		t.Fatalf("exit code %d after SIGTERM", code)
 	}
 }
+
+// TestStatusReportsMineLag: after an append is mined, status says how long
+// it took from the change to searchable (mine_lag_seconds, at least the
+// debounce) and, once everything is mined, that no change waits
+// (unmined_age_seconds 0).
+func TestStatusReportsMineLag(t *testing.T) {
+	h := newTestHome(t, "HIVEMEM_MANAGER_DEBOUNCE=200ms")
+	h.writeAgent(t, "alice", memoryFile("alice", 2, "x"))
+	p := h.startRun(t)
+	p.idle(t, 10*time.Second)
+	h.appendAgent(t, "alice", sections("alice", 2, 1, "y"))
+	waitFor(t, 10*time.Second, "the append to be mined", func() (bool, string) {
+		s := p.status(t)
+		return !s.LastMineLag.IsZero(), fmt.Sprintf("lag %v at %v", s.MineLagSeconds, s.LastMineLag)
+	})
+	s := p.idle(t, 10*time.Second)
+	if s.MineLagSeconds < 0.2 || s.MineLagSeconds > 10 {
+		t.Errorf("mine_lag_seconds %v: want the debounce (0.2 s) or more, and not absurd", s.MineLagSeconds)
+	}
+	if s.UnminedAgeSeconds != 0 {
+		t.Errorf("unmined_age_seconds %v with nothing pending", s.UnminedAgeSeconds)
+	}
+	if len(h.searchHits(t, marker("alice", 2))) != 1 {
+		t.Error("the appended section is not searchable")
+	}
+}
