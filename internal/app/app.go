@@ -64,19 +64,7 @@ type EmbedderInfo struct {
 
 // Open resolves the home, loads config.toml and opens the palace.
 func Open(ctx context.Context, opts Options) (*App, error) {
-	h, err := home.Resolve(opts.Home)
-	if err != nil {
-		return nil, err
-	}
-	if !h.Exists() {
-		if !opts.Create {
-			return nil, fmt.Errorf("no hivemem home at %s: run `hivemem init` (or set HIVEMEM_HOME / --home)", h.Root)
-		}
-		if err := h.Init(); err != nil {
-			return nil, err
-		}
-	}
-	cfg, err := config.Load(h.ConfigPath())
+	h, cfg, err := OpenHome(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -117,6 +105,31 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		return nil, err
 	}
 	return &App{Home: h, Config: cfg, Store: st, Palace: p, Events: eventlog.Open(h.LogPath()), Log: lg, Embedder: info}, nil
+}
+
+// OpenHome is the first half of Open: it resolves the home (creating it
+// when opts.Create) and loads its config, without opening the index. A
+// command that writes markdown does so after OpenHome and before Open, so
+// that an index that cannot be opened (a full disk) never stops a note
+// from being saved.
+func OpenHome(opts Options) (home.Home, config.Config, error) {
+	h, err := home.Resolve(opts.Home)
+	if err != nil {
+		return home.Home{}, config.Config{}, err
+	}
+	if !h.Exists() {
+		if !opts.Create {
+			return h, config.Config{}, fmt.Errorf("no hivemem home at %s: run `hivemem init` (or set HIVEMEM_HOME / --home)", h.Root)
+		}
+		if err := h.Init(); err != nil {
+			return h, config.Config{}, err
+		}
+	}
+	cfg, err := config.Load(h.ConfigPath())
+	if err != nil {
+		return h, config.Config{}, err
+	}
+	return h, cfg, nil
 }
 
 // IndexDamaged reports whether err (from Open or from using the index)
@@ -249,6 +262,10 @@ func (l *lazyMiniLM) Embed(ctx context.Context, texts []string) ([][]float32, er
 	}
 	return m.Embed(ctx, texts)
 }
+
+// CPUBound says MiniLM runs on this machine's cores, so the palace orders
+// its calls, mining first (see palace.CPUBound).
+func (l *lazyMiniLM) CPUBound() bool { return true }
 
 // Dim and ModelID are fixed for the one model hivemem ships.
 func (l *lazyMiniLM) Dim() int        { return miniLMDim }

@@ -295,28 +295,30 @@ func writeTemp(dir, base string, data []byte, mode os.FileMode) (name string, er
 	if err != nil {
 		return "", fmt.Errorf("create temp file: %w", err)
 	}
-	name = tmp.Name()
+	// Not the named result: an error return sets that to "", and the temp
+	// file (0 bytes, say, on a full disk) would be left behind.
+	created := tmp.Name()
 	defer func() {
 		if err != nil {
 			_ = tmp.Close()
-			_ = os.Remove(name)
+			_ = os.Remove(created)
 		}
 	}()
 	if _, err = tmp.Write(data); err != nil {
-		return "", fmt.Errorf("write %s: %w", name, err)
+		return "", fmt.Errorf("write temp file: %w", err)
 	}
 	// CreateTemp makes 0600 files; set the wanted mode explicitly (this is
 	// not subject to the umask, which is what keeps an existing file's mode).
 	if err = tmp.Chmod(mode); err != nil {
-		return "", fmt.Errorf("chmod %s: %w", name, err)
+		return "", fmt.Errorf("chmod %s: %w", created, err)
 	}
 	if err = tmp.Sync(); err != nil {
-		return "", fmt.Errorf("fsync %s: %w", name, err)
+		return "", fmt.Errorf("fsync %s: %w", created, err)
 	}
 	if err = tmp.Close(); err != nil {
-		return "", fmt.Errorf("close %s: %w", name, err)
+		return "", fmt.Errorf("close %s: %w", created, err)
 	}
-	return name, nil
+	return created, nil
 }
 
 // OpenRegular opens path for reading, refusing anything but a regular file

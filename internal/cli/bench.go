@@ -47,7 +47,7 @@ func newBenchCommand(g *globals) *cobra.Command {
 	f.BoolVar(&o.condense, "condense", false, "force-condense every conversation (extractive summariser) before mining, to measure what condensation costs recall")
 	f.BoolVar(&o.noCapt, "no-captions", false, "leave images shared in a turn out of the rendered memory files (ablation: by default a turn keeps its image caption)")
 	f.BoolVar(&o.asJSON, "json", false, "print one JSON object")
-	cmd.AddCommand(lc)
+	cmd.AddCommand(lc, newBenchLagCommand(g))
 	return groupCommand(cmd)
 }
 

@@ -108,7 +108,7 @@ func runReflect(ctx context.Context, g *globals, o reflectOptions, agents []stri
 	aborted := 0
 	for i, res := range results {
 		out[i] = reflectResult{Result: res}
-		if res.Status == reflector.StatusAborted {
+		if res.Status == reflector.StatusAborted && !reflector.Benign(res.Reason) {
 			aborted++
 		}
 		if res.Status == reflector.StatusDryRun {
@@ -167,6 +167,10 @@ func printReflect(stdout, stderr io.Writer, results []reflectResult) {
 		case reflector.StatusSkipped:
 			fmt.Fprintf(stdout, "%s: skipped (%s: %s)\n", res.Agent, res.Reason, res.Message)
 		case reflector.StatusAborted:
+			if reflector.Benign(res.Reason) {
+				fmt.Fprintf(stdout, "%s: nothing to condense (%s): %s; the file is left as it is\n", res.Agent, res.Reason, res.Message)
+				continue
+			}
 			fmt.Fprintf(stdout, "%s: aborted (%s): %s\n", res.Agent, res.Reason, res.Message)
 			if res.NextAttempt != nil {
 				fmt.Fprintf(stdout, "%s: %d consecutive failures; next automatic attempt after %s\n",

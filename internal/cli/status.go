@@ -50,6 +50,11 @@ type managerInfo struct {
 	LastScan      time.Time         `json:"last_scan,omitzero"`
 	NextPass      time.Time         `json:"next_reflector_pass,omitzero"`
 	Problems      []manager.Problem `json:"problems,omitempty"`
+	// MineLagSeconds and UnminedAgeSeconds are the manager's (see
+	// manager.Status): the last mine's change-to-searchable lag, and the
+	// age of the oldest change not yet mined.
+	MineLagSeconds    float64 `json:"mine_lag_seconds,omitempty"`
+	UnminedAgeSeconds float64 `json:"unmined_age_seconds,omitempty"`
 	// Error is why the running manager's own status could not be had (the
 	// per-agent mining backoff is then unknown).
 	Error string `json:"error,omitempty"`
@@ -104,6 +109,7 @@ func collectStatus(ctx context.Context, a *app.App) (statusReport, error) {
 	}
 	r.Manager.Pending, r.Manager.LastScan, r.Manager.NextPass, r.Manager.Problems = ms.Pending, ms.LastScan, ms.NextPass, ms.Problems
 	r.Mining = ms.Mining
+	r.Manager.MineLagSeconds, r.Manager.UnminedAgeSeconds = ms.MineLagSeconds, ms.UnminedAgeSeconds
 	mining := map[string]manager.AgentStatus{}
 	for _, as := range ms.Agents {
 		mining[as.Agent] = as
@@ -233,6 +239,12 @@ func printManager(w io.Writer, m managerInfo) {
 	fmt.Fprintf(w, "manager:  running, pid %d, up %s, %s", m.PID, (time.Duration(m.UptimeSeconds) * time.Second).String(), where)
 	if m.Pending > 0 {
 		fmt.Fprintf(w, ", %d changes pending", m.Pending)
+	}
+	if m.MineLagSeconds > 0 {
+		fmt.Fprintf(w, ", last mine lag %.1fs", m.MineLagSeconds)
+	}
+	if m.UnminedAgeSeconds > 0 {
+		fmt.Fprintf(w, ", oldest unmined change %.1fs old", m.UnminedAgeSeconds)
 	}
 	fmt.Fprintln(w)
 	if m.Error != "" {

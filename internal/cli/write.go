@@ -49,35 +49,48 @@ func runRemember(ctx context.Context, g *globals, o rememberOptions, agent, text
 		}
 		text = string(b)
 	}
-	a, err := g.open(ctx, true)
+	// The note first, the index after: an index that cannot be opened or
+	// updated (a full disk, a damaged index) is a warning, never a lost
+	// note.
+	h, _, err := app.OpenHome(app.Options{Home: g.home, Create: true})
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	release, err := g.lockPalace(ctx, a, "remember")
-	if err != nil {
+	if err := palace.RememberFile(ctx, h, agent, o.heading, text, time.Now()); err != nil {
 		return err
 	}
-	defer release()
-	res, err := a.Palace.Remember(ctx, agent, o.heading, text, time.Now())
-	if err != nil {
-		return err
-	}
-	path, _ := a.Home.MemoryPath(agent)
-	warnMineFailed(g, "note", path, res.MineErr)
+	path, _ := h.MemoryPath(agent)
+	rep, merr := g.indexWritten(ctx, path, "remember")
+	warnMineFailed(g, "note", path, merr)
 	if o.asJSON {
-		out := map[string]any{"agent": agent, "path": path, "mine": res.Mine}
-		if res.MineErr != nil {
-			out["mine_error"] = res.MineErr.Error()
+		out := map[string]any{"agent": agent, "path": path, "mine": rep}
+		if merr != nil {
+			out["mine_error"] = merr.Error()
 		}
 		return writeJSON(g.stdout, out)
 	}
-	if res.MineErr != nil {
+	if merr != nil {
 		fmt.Fprintf(g.stdout, "remembered in %s (not indexed yet)\n", path)
 		return nil
 	}
-	fmt.Fprintf(g.stdout, "remembered in %s (%d drawers added)\n", path, res.Mine.Added)
+	fmt.Fprintf(g.stdout, "remembered in %s (%d drawers added)\n", path, rep.Added)
 	return nil
+}
+
+// indexWritten mines a memory file hivemem just wrote, opening the palace
+// and taking its write lock. The error is for a warning: the write stands.
+func (g *globals) indexWritten(ctx context.Context, path, command string) (palace.MineReport, error) {
+	a, err := g.open(ctx, true)
+	if err != nil {
+		return palace.MineReport{}, err
+	}
+	defer a.Close()
+	release, err := g.lockPalace(ctx, a, command)
+	if err != nil {
+		return palace.MineReport{}, err
+	}
+	defer release()
+	return a.Palace.Mine(ctx, path, palace.MineOptions{})
 }
 
 // warnMineFailed says on stderr that a write succeeded but mining it
@@ -105,30 +118,35 @@ func newPinCommand(g *globals) *cobra.Command {
 }
 
 func runPin(ctx context.Context, g *globals, agent, fact string, asJSON bool) error {
-	a, err := g.open(ctx, true)
+	// As for remember: the fact first, the index after.
+	h, _, err := app.OpenHome(app.Options{Home: g.home, Create: true})
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	release, err := g.lockPalace(ctx, a, "pin")
+	added, err := palace.PinFile(ctx, h, agent, fact)
 	if err != nil {
 		return err
 	}
-	defer release()
-	res, err := a.Palace.Pin(ctx, agent, fact)
-	if err != nil {
-		return err
+	var merr error
+	if added {
+		path, _ := h.MemoryPath(agent)
+		_, merr = g.indexWritten(ctx, path, "pin")
+		warnMineFailed(g, "fact", path, merr)
 	}
-	path, _ := a.Home.MemoryPath(agent)
-	warnMineFailed(g, "fact", path, res.MineErr)
+	return printPinned(g, agent, added, merr, asJSON)
+}
+
+// printPinned reports a pin: added or already there, and a failed index
+// update (mineErr) in the JSON.
+func printPinned(g *globals, agent string, added bool, mineErr error, asJSON bool) error {
 	if asJSON {
-		out := map[string]any{"agent": agent, "added": res.Added}
-		if res.MineErr != nil {
-			out["mine_error"] = res.MineErr.Error()
+		out := map[string]any{"agent": agent, "added": added}
+		if mineErr != nil && added {
+			out["mine_error"] = mineErr.Error()
 		}
 		return writeJSON(g.stdout, out)
 	}
-	if res.Added {
+	if added {
 		fmt.Fprintf(g.stdout, "pinned for %s\n", agent)
 	} else {
 		fmt.Fprintf(g.stdout, "already pinned for %s\n", agent)

@@ -5,10 +5,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/hivemem/hivemem/internal/atomicio"
+	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/palace"
 )
 
@@ -87,5 +90,114 @@ func TestRememberPinMineFails(t *testing.T) {
 	}
 	if strings.Count(string(data), note) != 1 || strings.Count(string(data), "- Releases ship on Tuesdays\n") != 1 {
 		t.Fatalf("note or fact not written exactly once:\n%s", data)
+	}
+}
+
+// smallDisk mounts a tmpfs of size bytes for the test, or skips the test
+// where it cannot (not root, no mount).
+func smallDisk(t *testing.T, size int) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a small tmpfs needs root")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v %s", dir, err, out)
+		}
+	})
+	return dir
+}
+
+// fillDisk fills the file system of dir until leave bytes are free.
+func fillDisk(t *testing.T, dir string, leave int64) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(dir, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	var n int64
+	for {
+		k, err := f.Write(buf)
+		n += int64(k)
+		if err != nil {
+			break
+		}
+	}
+	if err := f.Truncate(max(n-leave, 0)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tempFiles lists atomic-write temp files anywhere under root.
+func tempFiles(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && atomicio.IsTempName(d.Name()) {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+// TestRememberOnANearlyFullDisk: with 24 KiB left, too little for the
+// index to open (its WAL index alone takes 32 KiB) but enough for the note,
+// `remember` saves the note, warns that the index could not be opened and
+// why — "no space left on device", not a bare SQLite I/O error — and
+// exits 0. Once the disk is full, `pin` fails saying so, and no failed
+// write leaves a temp file behind.
+func TestRememberOnANearlyFullDisk(t *testing.T) {
+	disk := smallDisk(t, 512<<10)
+	h := newProcHome(t)
+	h.root = filepath.Join(disk, "home")
+	hm := home.Home{Root: h.root}
+	h.mem, _ = hm.MemoryPath("alice")
+	if code, _, errOut := h.run("init"); code != 0 {
+		t.Fatalf("init: %s", errOut)
+	}
+	if code, _, errOut := h.run("remember", "alice", "a first note while there is room"); code != 0 {
+		t.Fatalf("remember: %s", errOut)
+	}
+	// The index opens afresh in each process: drop its WAL index so the
+	// next open needs the space again.
+	os.Remove(filepath.Join(h.root, "palace", "palace.db-shm"))
+	fillDisk(t, disk, 24<<10)
+
+	note := "NEARFULL " + strings.Repeat("a note that fits in the space left. ", 60)
+	code, out, errOut := h.run("remember", "alice", note)
+	if code != 0 {
+		t.Fatalf("remember on a nearly full disk: exit %d\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "not indexed yet") || !strings.Contains(errOut, "no space left on device") {
+		t.Errorf("remember output does not say the note is saved but the disk is full:\n%s%s", out, errOut)
+	}
+	data, err := os.ReadFile(h.mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), note) {
+		t.Fatalf("the note is not in memory.md:\n%s", data)
+	}
+	if tf := tempFiles(t, h.root); len(tf) > 0 {
+		t.Errorf("temp files left behind: %v", tf)
+	}
+
+	fillDisk(t, disk, 0)
+	code, out, errOut = h.run("pin", "alice", "a fact for a full disk "+strings.Repeat("x", 1500))
+	if code == 0 || !strings.Contains(errOut, "no space left on device") {
+		t.Errorf("pin on a full disk: exit %d, want a failure saying the disk is full:\n%s%s", code, out, errOut)
+	}
+	if after, _ := os.ReadFile(h.mem); !bytes.Equal(after, data) {
+		t.Error("a failed pin changed memory.md")
+	}
+	if tf := tempFiles(t, h.root); len(tf) > 0 {
+		t.Errorf("temp files left behind by the failed pin: %v", tf)
 	}
 }

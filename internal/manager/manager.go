@@ -22,6 +22,7 @@ import (
 	backoffpkg "github.com/hivemem/hivemem/internal/backoff"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -127,12 +128,21 @@ type Manager struct {
 	queue      workQueue
 	condensed  condensedIndex
 
-	mu         sync.Mutex      // guards everything below
-	workCtx    context.Context // set by Run: ends ShutdownGrace after shutdown starts
-	agents     map[string]*agentState
-	watched    map[string]bool
-	pendingN   int
-	working    int // agents (or a scan) taken by the worker and not done yet
+	mu       sync.Mutex      // guards everything below
+	workCtx  context.Context // set by Run: ends ShutdownGrace after shutdown starts
+	agents   map[string]*agentState
+	watched  map[string]bool
+	pendingN int
+	working  int // agents (or a scan) taken by the worker and not done yet
+	// pendingSince and miningSince are the first unmined change of the
+	// agents waiting out their debounce and of the one being mined; with
+	// the queue's oldest, they give the age of the oldest unmined change.
+	pendingSince time.Time
+	miningSince  time.Time
+	// mineLag is the last mine's lag, from the first change it caught up
+	// with to the change being searchable; mineLagAt is when it finished.
+	mineLag    time.Duration
+	mineLagAt  time.Time
 	lastScan   time.Time
 	nextScan   time.Time
 	lastPass   time.Time
@@ -177,7 +187,7 @@ func New(opts Options) (*Manager, error) {
 		reloadCh:   make(chan struct{}, 1),
 		cfgChanged: make(chan struct{}, 1),
 		retryCh:    make(chan retry, 64),
-		queue:      workQueue{agents: map[string]bool{}, wake: make(chan struct{}, 1)},
+		queue:      workQueue{agents: map[string]time.Time{}, wake: make(chan struct{}, 1)},
 		agents:     map[string]*agentState{},
 		watched:    map[string]bool{},
 		backoffMin: MineBackoffMin,
@@ -438,7 +448,7 @@ func (m *Manager) loop(ctx context.Context, w *fsnotify.Watcher) error {
 			now := time.Now()
 			for id, p := range pending {
 				if !p.due.After(now) {
-					m.queue.add(id)
+					m.queue.add(id, p.first)
 					delete(pending, id)
 				}
 			}
@@ -459,8 +469,15 @@ func (m *Manager) loop(ctx context.Context, w *fsnotify.Watcher) error {
 		case <-reloadT.C:
 			m.reload()
 		}
+		var oldest time.Time
+		for _, p := range pending {
+			if oldest.IsZero() || p.first.Before(oldest) {
+				oldest = p.first
+			}
+		}
 		m.mu.Lock()
 		m.pendingN = len(pending)
+		m.pendingSince = oldest
 		m.mu.Unlock()
 	}
 }
@@ -657,15 +674,19 @@ func (m *Manager) reload() {
 
 // workQueue hands agents (and full scans) from the loop to the worker.
 type workQueue struct {
-	mu     sync.Mutex
-	agents map[string]bool
+	mu sync.Mutex
+	// agents maps each queued agent to its first change not yet mined.
+	agents map[string]time.Time
 	scan   bool
 	wake   chan struct{}
 }
 
-func (q *workQueue) add(id string) {
+// add queues an agent whose file first changed at since.
+func (q *workQueue) add(id string, since time.Time) {
 	q.mu.Lock()
-	q.agents[id] = true
+	if t, ok := q.agents[id]; !ok || since.Before(t) {
+		q.agents[id] = since
+	}
 	q.mu.Unlock()
 	q.signal()
 }
@@ -684,16 +705,31 @@ func (q *workQueue) signal() {
 	}
 }
 
-func (q *workQueue) take() (agents []string, scan bool) {
+func (q *workQueue) take() (agents []string, since map[string]time.Time, scan bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for id := range q.agents {
 		agents = append(agents, id)
 	}
 	sort.Strings(agents)
+	since = maps.Clone(q.agents)
 	clear(q.agents)
 	scan, q.scan = q.scan, false
-	return agents, scan
+	return agents, since, scan
+}
+
+// oldest is the first unmined change among the queued agents (zero when
+// none).
+func (q *workQueue) oldest() time.Time {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var t time.Time
+	for _, s := range q.agents {
+		if t.IsZero() || s.Before(t) {
+			t = s
+		}
+	}
+	return t
 }
 
 func (q *workQueue) len() int {
@@ -714,7 +750,7 @@ func (m *Manager) worker(ctx context.Context, stop <-chan struct{}) {
 			return
 		case <-m.queue.wake:
 		}
-		agents, scan := m.queue.take()
+		agents, since, scan := m.queue.take()
 		if scan {
 			m.setWorking(1)
 			m.scan(ctx, stop)
@@ -726,10 +762,19 @@ func (m *Manager) worker(ctx context.Context, stop <-chan struct{}) {
 				return
 			}
 			m.setWorking(len(agents) - i)
-			m.mineAgent(ctx, id)
+			m.setMiningSince(since[id])
+			m.mineAgent(ctx, id, since[id])
 		}
+		m.setMiningSince(time.Time{})
 		m.setWorking(0)
 	}
+}
+
+// setMiningSince records the first change of the agent being mined now.
+func (m *Manager) setMiningSince(t time.Time) {
+	m.mu.Lock()
+	m.miningSince = t
+	m.mu.Unlock()
 }
 
 func (m *Manager) setWorking(n int) {
@@ -763,7 +808,7 @@ func (m *Manager) scan(ctx context.Context, stop <-chan struct{}) {
 		}
 		id := filepath.Base(dir)
 		seen[id] = true
-		m.mineAgent(ctx, id)
+		m.mineAgent(ctx, id, time.Time{})
 	}
 	if files, err := m.app.Store.Files(ctx, "hive/agents/"); err != nil {
 		m.problem("scan", err)
@@ -772,7 +817,7 @@ func (m *Manager) scan(ctx context.Context, stop <-chan struct{}) {
 			id, archive, ok := h.AgentFromPath(h.Abs(f.Source))
 			if ok && !archive && !seen[id] && !stopped(stop) {
 				seen[id] = true
-				m.mineAgent(ctx, id)
+				m.mineAgent(ctx, id, time.Time{})
 			}
 		}
 	}
@@ -804,8 +849,9 @@ func (m *Manager) mineArchives(ctx context.Context) error {
 }
 
 // mineAgent brings one agent's drawers in step with its memory file,
-// honouring the agent's backoff.
-func (m *Manager) mineAgent(ctx context.Context, id string) {
+// honouring the agent's backoff; since is the file's first change this
+// mine catches up with (zero for a scan), for the mine lag in Status.
+func (m *Manager) mineAgent(ctx context.Context, id string, since time.Time) {
 	if !m.Config().Manager.Mining {
 		return // manager.mining = false; switching it on scans everything
 	}
@@ -850,7 +896,7 @@ func (m *Manager) mineAgent(ctx context.Context, id string) {
 		}
 		return
 	}
-	m.mined(id, rep)
+	m.mined(id, rep, since)
 }
 
 // requestRetry asks the loop to mine the agent again at at. It never
@@ -865,7 +911,7 @@ func (m *Manager) requestRetry(id string, at time.Time) {
 
 // mined records a successful mine: the backoff is cleared, and a mine that
 // changed the index is logged and recorded in the event log.
-func (m *Manager) mined(id string, rep palace.MineReport) {
+func (m *Manager) mined(id string, rep palace.MineReport, since time.Time) {
 	skipped := ""
 	if len(rep.Skipped) > 0 {
 		skipped = rep.Skipped[0].Reason
@@ -878,6 +924,10 @@ func (m *Manager) mined(id string, rep palace.MineReport) {
 	}
 	recovered := st.failures > 0
 	*st = agentState{skipped: skipped}
+	if !since.IsZero() && rep.Changed > 0 {
+		m.mineLag = time.Since(since)
+		m.mineLagAt = time.Now().UTC()
+	}
 	m.mu.Unlock()
 	if recovered {
 		m.log.Info("mining works again", "agent", id)
@@ -991,7 +1041,7 @@ func (m *Manager) pass(ctx context.Context) {
 			m.log.Info("condensed", "agent", r.Agent, "old_bytes", r.OldBytes, "new_bytes", r.NewBytes,
 				"evicted", r.Evicted, "kept", r.Kept, "backup", r.Backup)
 		case reflector.StatusAborted:
-			if r.Reason != reflector.ReasonCanceled {
+			if r.Reason != reflector.ReasonCanceled && !reflector.Benign(r.Reason) {
 				m.log.Warn("condensation aborted", "agent", r.Agent, "reason", r.Reason, "msg", r.Message, "failures", r.Failures)
 			}
 		default:
@@ -1020,7 +1070,17 @@ func (m *Manager) Status(ctx context.Context) Status {
 	s.Pending = m.pendingN + m.queue.len() + m.working
 	s.LastScan, s.NextScan, s.LastPass, s.NextPass = m.lastScan, m.nextScan, m.lastPass, m.nextPass
 	s.Problems = append([]Problem{}, m.problems...)
+	s.MineLagSeconds, s.LastMineLag = m.mineLag.Seconds(), m.mineLagAt
+	oldest := m.pendingSince
+	for _, t := range []time.Time{m.miningSince, m.queue.oldest()} {
+		if !t.IsZero() && (oldest.IsZero() || t.Before(oldest)) {
+			oldest = t
+		}
+	}
 	m.mu.Unlock()
+	if !oldest.IsZero() {
+		s.UnminedAgeSeconds = max(time.Since(oldest).Seconds(), 0)
+	}
 	var extra []Problem
 	st, err := m.app.Store.Stats(ctx)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/manager"
+	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/sqlite"
 	"github.com/hivemem/hivemem/internal/writelock"
@@ -742,4 +744,124 @@ func waitMinedAfter(t *testing.T, p *runProc, agent string, after time.Time) {
 		}
 		return false, "no such agent"
 	})
+}
+
+// archivedSections counts each section heading over an agent's archive
+// files.
+func archivedSections(t *testing.T, h *testHome, agent string) map[string]int {
+	t.Helper()
+	dir := filepath.Join(h.root, "hive", "archive", agent)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := map[string]int{}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") || !strings.HasSuffix(e.Name(), ".md") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := memfile.Parse(data)
+		if err != nil {
+			t.Fatalf("archive %s does not parse: %v", e.Name(), err)
+		}
+		for _, s := range f.Recent() {
+			n[s.Heading]++
+		}
+	}
+	return n
+}
+
+// TestRunReflectorAndCLIReflectArchiveEachSectionOnce: `run`'s reflector
+// (a condense request to its API) and a CLI `reflect --now` started at the
+// same moment on one file: one condenses, the other waits for the agent's
+// condense lock and finds nothing left to evict. Every evicted section is
+// archived once and search finds it once, over several trials.
+func TestRunReflectorAndCLIReflectArchiveEachSectionOnce(t *testing.T) {
+	h := newTestHome(t, "HIVEMEM_REFLECTOR_RECENT_KEEP=5", "HIVEMEM_REFLECTOR_INTERVAL=1h")
+	p := h.startRun(t)
+	const n, keep, trials = 120, 5, 5
+	pad := "alpha filler words for the section"
+	for trial := range trials {
+		agent := fmt.Sprintf("race%d", trial)
+		h.writeAgent(t, agent, memoryFile(agent, n, pad))
+		var wg sync.WaitGroup
+		var status int
+		var body, cliOut string
+		var cliErr error
+		wg.Go(func() {
+			req, err := http.NewRequestWithContext(t.Context(), http.MethodPost,
+				"http://"+p.addr+"/api/v1/agents/"+agent+"/condense", strings.NewReader(`{"force":true}`))
+			if err != nil {
+				cliErr = err
+				return
+			}
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				body = err.Error()
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			status, body = resp.StatusCode, string(b)
+		})
+		wg.Go(func() {
+			out, errOut, err := h.hm(t, "reflect", "--now", agent)
+			cliOut, cliErr = out+errOut, err
+		})
+		wg.Wait()
+		if status != http.StatusOK || cliErr != nil {
+			t.Fatalf("trial %d: API condense %d %s; CLI reflect --now: %v %s", trial, status, body, cliErr, cliOut)
+		}
+		if !strings.Contains(body+cliOut, "condensed") {
+			t.Fatalf("trial %d: nobody condensed: %s / %s", trial, body, cliOut)
+		}
+		got := archivedSections(t, h, agent)
+		if len(got) != n-keep {
+			t.Errorf("trial %d: %d distinct sections archived, want %d", trial, len(got), n-keep)
+		}
+		for head, c := range got {
+			if c != 1 {
+				t.Errorf("trial %d: section %q archived %d times\nAPI: %s\nCLI: %s", trial, head, c, body, cliOut)
+				break
+			}
+		}
+		waitFor(t, 10*time.Second, "the archived section to be searchable", func() (bool, string) {
+			hits := h.searchHits(t, marker(agent, 7))
+			return len(hits) == 1, fmt.Sprintf("%d hits", len(hits))
+		})
+	}
+	if code := p.stop(t, syscall.SIGTERM, 5*time.Second); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM", code)
+	}
+}
+
+// TestStatusReportsMineLag: after an append is mined, status says how long
+// it took from the change to searchable (mine_lag_seconds, at least the
+// debounce) and, once everything is mined, that no change waits
+// (unmined_age_seconds 0).
+func TestStatusReportsMineLag(t *testing.T) {
+	h := newTestHome(t, "HIVEMEM_MANAGER_DEBOUNCE=200ms")
+	h.writeAgent(t, "alice", memoryFile("alice", 2, "x"))
+	p := h.startRun(t)
+	p.idle(t, 10*time.Second)
+	h.appendAgent(t, "alice", sections("alice", 2, 1, "y"))
+	waitFor(t, 10*time.Second, "the append to be mined", func() (bool, string) {
+		s := p.status(t)
+		return !s.LastMineLag.IsZero(), fmt.Sprintf("lag %v at %v", s.MineLagSeconds, s.LastMineLag)
+	})
+	s := p.idle(t, 10*time.Second)
+	if s.MineLagSeconds < 0.2 || s.MineLagSeconds > 10 {
+		t.Errorf("mine_lag_seconds %v: want the debounce (0.2 s) or more, and not absurd", s.MineLagSeconds)
+	}
+	if s.UnminedAgeSeconds != 0 {
+		t.Errorf("unmined_age_seconds %v with nothing pending", s.UnminedAgeSeconds)
+	}
+	if len(h.searchHits(t, marker("alice", 2))) != 1 {
+		t.Error("the appended section is not searchable")
+	}
 }

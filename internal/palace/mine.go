@@ -68,9 +68,9 @@ func (r *MineReport) add(o MineReport) {
 // directory or one file). Unchanged files cost one hash; changed files embed
 // only their new drawers; files that vanished lose their drawers. Files that
 // cannot be mined (binary, invalid UTF-8 in the text or the path, too
-// large, unreadable, not a regular file) are skipped with a reason, lose
-// the drawers they had, and never stop the run. A path that is gone and was
-// never mined is nothing to do.
+// large, unreadable, not a regular file) are skipped with a reason, keep
+// the drawers they had (see keepSkipped), and never stop the run. A path
+// that is gone and was never mined is nothing to do.
 func (p *Palace) Mine(ctx context.Context, path string, opts MineOptions) (MineReport, error) {
 	start := time.Now()
 	var rep MineReport
@@ -317,22 +317,16 @@ func (p *Palace) owns(f store.File) bool {
 	return f.Origin == "" || f.Origin == p.opts.Origin
 }
 
-// dropSkipped skips a file that can no longer be mined and removes the
-// drawers it had: they hold text the file no longer has (or, read as it
-// now is, would not give). The caller holds the source lock.
-func (p *Palace) dropSkipped(ctx context.Context, path, source, reason string) (MineReport, error) {
+// keepSkipped skips a file that cannot be mined as it is now (too large,
+// binary, invalid UTF-8, unreadable, not a regular file) and leaves the
+// drawers it had alone: they hold the last text mined from it, and
+// dropping them would make that history vanish from search (an archive
+// grown past palace.max_file_bytes, a memory file with one bad byte). They
+// follow the file again at its next successful mine, and go when it
+// vanishes. A fresh index (reindex) has none of them, as it cannot mine
+// the file either.
+func (p *Palace) keepSkipped(path, reason string) (MineReport, error) {
 	rep := p.skip(path, reason)
-	f, err := p.store.GetFile(ctx, source)
-	if errors.Is(err, store.ErrNotFound) || err == nil && !p.owns(f) {
-		return rep, nil
-	}
-	if err != nil {
-		return MineReport{}, fmt.Errorf("mine %s: %w", path, err)
-	}
-	if err := p.store.DeleteFile(ctx, source); err != nil {
-		return MineReport{}, fmt.Errorf("mine %s: %w", path, err)
-	}
-	rep.FilesRemoved = 1
 	return rep, nil
 }
 
@@ -366,18 +360,18 @@ func (p *Palace) mineFile(ctx context.Context, path string, opts MineOptions) (M
 		}
 		defer unlock()
 	}
-	// From here a file that cannot be mined loses the drawers it had, and
+	// From here a file that cannot be mined keeps the drawers it had, and
 	// one gone since it was listed is a vanished file, not an unreadable one.
 	st, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return p.vanished(ctx, source)
 	case err != nil:
-		return p.dropSkipped(ctx, path, source, "unreadable: "+err.Error())
+		return p.keepSkipped(path, "unreadable: "+err.Error())
 	case !st.Mode().IsRegular():
-		return p.dropSkipped(ctx, path, source, "not a regular file ("+st.Mode().Type().String()+")")
+		return p.keepSkipped(path, "not a regular file ("+st.Mode().Type().String()+")")
 	case st.Size() > p.opts.MaxFileBytes:
-		return p.dropSkipped(ctx, path, source, fmt.Sprintf("too large: %d bytes, the limit is %d (palace.max_file_bytes)", st.Size(), p.opts.MaxFileBytes))
+		return p.keepSkipped(path, fmt.Sprintf("too large: %d bytes, the limit is %d (palace.max_file_bytes)", st.Size(), p.opts.MaxFileBytes))
 	}
 	// ReadRegular, not os.ReadFile: a FIFO swapped in since the Stat is
 	// refused, not waited on.
@@ -386,9 +380,9 @@ func (p *Palace) mineFile(ctx context.Context, path string, opts MineOptions) (M
 	case errors.Is(err, fs.ErrNotExist):
 		return p.vanished(ctx, source)
 	case err != nil:
-		return p.dropSkipped(ctx, path, source, "unreadable: "+err.Error())
+		return p.keepSkipped(path, "unreadable: "+err.Error())
 	case int64(len(data)) > p.opts.MaxFileBytes:
-		return p.dropSkipped(ctx, path, source, fmt.Sprintf("too large: %d bytes, the limit is %d (palace.max_file_bytes)", len(data), p.opts.MaxFileBytes))
+		return p.keepSkipped(path, fmt.Sprintf("too large: %d bytes, the limit is %d (palace.max_file_bytes)", len(data), p.opts.MaxFileBytes))
 	}
 	sum := sha256.Sum256(data)
 	fileHash := hex.EncodeToString(sum[:])
@@ -402,14 +396,14 @@ func (p *Palace) mineFile(ctx context.Context, path string, opts MineOptions) (M
 		return MineReport{}, fmt.Errorf("mine %s: %w", path, err)
 	}
 	if bytes.IndexByte(data, 0) >= 0 {
-		return p.dropSkipped(ctx, path, source, "binary file (contains NUL bytes)")
+		return p.keepSkipped(path, "binary file (contains NUL bytes)")
 	}
 	if !utf8.Valid(data) {
-		return p.dropSkipped(ctx, path, source, "not valid UTF-8")
+		return p.keepSkipped(path, "not valid UTF-8")
 	}
 	mf, err := memfile.Parse(data)
 	if err != nil {
-		return p.dropSkipped(ctx, path, source, "unparseable: "+err.Error())
+		return p.keepSkipped(path, "unparseable: "+err.Error())
 	}
 	chunks := chunk.File(mf, p.opts.MaxTokens)
 	want := p.drawers(source, wing, agent, roomOverride, chunks)
@@ -544,7 +538,7 @@ func (p *Palace) embedDrawers(ctx context.Context, ds []store.Drawer) (embedded,
 		for _, i := range todo[start:end] {
 			texts = append(texts, embedText(ds[i]))
 		}
-		vecs, err := p.emb.Embed(ctx, texts)
+		vecs, err := p.embed(ctx, true, texts)
 		if err != nil {
 			return embedded, hits, fmt.Errorf("embed: %w", err)
 		}

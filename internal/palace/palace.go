@@ -62,6 +62,9 @@ type Palace struct {
 	// same question each session, a retried tool call), and embedding the
 	// query is most of a warm hybrid search's time. nil when disabled.
 	queries *lru.Cache[string, []float32]
+	// gate orders the calls of a CPU-bound embedder, mining first; nil
+	// for other embedders.
+	gate *embedGate
 }
 
 // New opens the palace over an index. When the index holds vectors of
@@ -93,6 +96,9 @@ func New(ctx context.Context, h home.Home, st store.Store, emb Embedder, opts Op
 		lg = slog.New(slog.DiscardHandler)
 	}
 	p := &Palace{home: h, store: st, emb: emb, opts: opts, log: lg}
+	if c, ok := emb.(CPUBound); ok && c.CPUBound() {
+		p.gate = &embedGate{}
+	}
 	if opts.QueryCache > 0 {
 		c, err := lru.New[string, []float32](opts.QueryCache)
 		if err != nil {

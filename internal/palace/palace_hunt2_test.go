@@ -165,19 +165,21 @@ func TestHunt2HeadingPromotedOrDemoted(t *testing.T) {
 	}
 }
 
-// TestHunt2FileTurnsBad: a file that was mined and then becomes binary,
-// invalid UTF-8 or too large is skipped with a reason — but its old
-// drawers stay searchable, though the file no longer holds that text and a
-// fresh reindex has none of them.
-func TestHunt2FileTurnsBad(t *testing.T) {
+// TestFileTurnedBadKeepsItsDrawers: a file that was mined and then
+// becomes binary, invalid UTF-8 or too large (an agent appended a bad
+// byte, an archive grew past the limit) is skipped with a reason, and the
+// drawers it had stay searchable: skipping a file must never make the
+// history it held vanish. Once the file can be mined again, the index
+// matches a fresh mine.
+func TestFileTurnedBadKeepsItsDrawers(t *testing.T) {
 	const good = "# Memory — alice (alice)\n\n## 2026-11-01 — note\nquokkaremembered in a good file\n"
 	for _, tc := range []struct {
 		name, reason string
-		data         []byte
+		tail         string
 	}{
-		{"nul bytes", "binary", []byte("# Memory\n\n## 2026-11-02 — x\nnew text\x00with a NUL\n")},
-		{"invalid utf-8 in the middle", "UTF-8", []byte("# Memory\n\n## 2026-11-02 — x\nnew text \xff\xfe broken\n")},
-		{"too large", "too large", []byte("# Memory\n\n## 2026-11-02 — x\n" + strings.Repeat("word ", 300<<10) + "\n")},
+		{"nul bytes", "binary", "\n## 2026-11-02 — x\nnew text\x00with a NUL\n"},
+		{"invalid utf-8 in the middle", "UTF-8", "\n## 2026-11-02 — x\nnew text \xff\xfe broken\n"},
+		{"too large", "too large", "\n## 2026-11-02 — x\n" + strings.Repeat("word ", 300<<10) + "\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, nil)
@@ -190,7 +192,7 @@ func TestHunt2FileTurnsBad(t *testing.T) {
 			if _, err := p.Mine(ctx, f.h.HiveDir(), palace.MineOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(path, tc.data, 0o644); err != nil {
+			if err := os.WriteFile(path, []byte(good+tc.tail), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			rep, err := p.Mine(ctx, f.h.HiveDir(), palace.MineOptions{})
@@ -200,17 +202,27 @@ func TestHunt2FileTurnsBad(t *testing.T) {
 			if len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0].Reason, tc.reason) {
 				t.Fatalf("skipped %+v, want one file skipped for %q", rep.Skipped, tc.reason)
 			}
+			if rep.FilesRemoved != 0 || rep.Removed != 0 {
+				t.Errorf("a skipped file lost drawers: %+v", rep)
+			}
 			hits, err := p.Search(ctx, palace.Query{Text: "quokkaremembered", Mode: palace.ModeLexical})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(hits) != 0 {
-				t.Errorf("search still finds text the file no longer holds (%s): %q from %s", tc.name, hits[0].Text, hits[0].Source)
+			if len(hits) != 1 {
+				t.Errorf("search after the file turned bad (%s): %d hits, want the drawer it had", tc.name, len(hits))
+			}
+			// Repaired: the index follows the file again.
+			if err := os.WriteFile(path, []byte(good+"\n## 2026-11-03 — fixed\nwombatrepaired\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.Mine(ctx, f.h.HiveDir(), palace.MineOptions{}); err != nil {
+				t.Fatal(err)
 			}
 			gotD, _ := idxH2Dump(t, f.st)
 			wantD, _ := idxH2Fresh(t, f.h, f.h.HiveDir(), palace.MineOptions{}, palace.Options{MaxFileBytes: 1 << 20})
 			if d := idxH2Diff(gotD, wantD, "index", "fresh"); len(d) > 0 {
-				t.Errorf("index differs from a fresh mine:\n%s", strings.Join(d, "\n"))
+				t.Errorf("index differs from a fresh mine after the repair:\n%s", strings.Join(d, "\n"))
 			}
 		})
 	}

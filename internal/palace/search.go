@@ -265,7 +265,7 @@ func (p *Palace) embedQuery(ctx context.Context, text string) ([]float32, error)
 			return v, nil
 		}
 	}
-	vs, err := p.emb.Embed(ctx, []string{text})
+	vs, err := p.embed(ctx, false, []string{text})
 	if err != nil {
 		return nil, fmt.Errorf("embed query: %w", err)
 	}

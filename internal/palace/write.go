@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hivemem/hivemem/internal/atomicio"
+	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/memfile"
 )
 
@@ -44,17 +45,28 @@ type WriteResult struct {
 // so the note is searchable at once. An error means nothing was written; a
 // failed mine after the write is reported in WriteResult.MineErr.
 func (p *Palace) Remember(ctx context.Context, agent, heading, text string, now time.Time) (WriteResult, error) {
+	if err := RememberFile(ctx, p.home, agent, heading, text, now); err != nil {
+		return WriteResult{}, err
+	}
+	return p.mineWritten(ctx, agent), nil
+}
+
+// RememberFile is Remember without the index: it validates the note and
+// appends it to the agent's memory file (locked, atomic). It is what a
+// command uses when the index cannot be opened (a full disk, a damaged
+// index): the note is saved, and the next mine indexes it.
+func RememberFile(ctx context.Context, h home.Home, agent, heading, text string, now time.Time) error {
 	if err := CheckText("text", text, MaxRememberBytes); err != nil {
-		return WriteResult{}, fmt.Errorf("remember: %w", err)
+		return fmt.Errorf("remember: %w", err)
 	}
 	if strings.TrimSpace(text) == "" {
-		return WriteResult{}, errors.New("remember: text is empty")
+		return errors.New("remember: text is empty")
 	}
 	if err := CheckText("heading", heading, 200); err != nil {
-		return WriteResult{}, fmt.Errorf("remember: %w", err)
+		return fmt.Errorf("remember: %w", err)
 	}
 	if strings.ContainsAny(heading, "\r\n") {
-		return WriteResult{}, errors.New("remember: heading must be one line")
+		return errors.New("remember: heading must be one line")
 	}
 	// A blank heading is no heading: the note's first line stands in.
 	heading = strings.TrimSpace(heading)
@@ -67,41 +79,48 @@ func (p *Palace) Remember(ctx context.Context, agent, heading, text string, now 
 		}
 	}
 	full := date + " — " + heading
-	err := p.updateMemory(ctx, agent, func(old []byte) ([]byte, error) {
+	err := updateMemory(ctx, h, agent, func(old []byte) ([]byte, error) {
 		return memfile.AppendSection(old, full, text)
 	})
 	if err != nil {
-		return WriteResult{}, fmt.Errorf("remember: %w", err)
+		return fmt.Errorf("remember: %w", err)
 	}
-	return p.mineWritten(ctx, agent), nil
+	return nil
 }
 
 // Pin adds a durable fact to the agent's pinned region; pinning a fact that
 // is already there (after normalisation) changes nothing and reports Added
 // false. As for Remember, an error means nothing was written.
 func (p *Palace) Pin(ctx context.Context, agent, fact string) (WriteResult, error) {
+	added, err := PinFile(ctx, p.home, agent, fact)
+	if err != nil || !added {
+		return WriteResult{}, err
+	}
+	return p.mineWritten(ctx, agent), nil
+}
+
+// PinFile is Pin without the index (see RememberFile); it reports whether
+// the fact was added (false: it was pinned already).
+func PinFile(ctx context.Context, h home.Home, agent, fact string) (bool, error) {
 	if err := CheckText("fact", fact, 2000); err != nil {
-		return WriteResult{}, fmt.Errorf("pin: %w", err)
+		return false, fmt.Errorf("pin: %w", err)
 	}
 	if strings.ContainsAny(fact, "\r\n") {
-		return WriteResult{}, errors.New("pin: a fact must be one line")
+		return false, errors.New("pin: a fact must be one line")
 	}
 	if strings.TrimSpace(fact) == "" {
-		return WriteResult{}, errors.New("pin: fact is empty")
+		return false, errors.New("pin: fact is empty")
 	}
 	added := false
-	err := p.updateMemory(ctx, agent, func(old []byte) ([]byte, error) {
+	err := updateMemory(ctx, h, agent, func(old []byte) ([]byte, error) {
 		out, ok, err := memfile.AddPinned(old, strings.TrimSpace(fact))
 		added = ok
 		return out, err
 	})
 	if err != nil {
-		return WriteResult{}, fmt.Errorf("pin: %w", err)
+		return false, fmt.Errorf("pin: %w", err)
 	}
-	if !added {
-		return WriteResult{}, nil
-	}
-	return p.mineWritten(ctx, agent), nil
+	return added, nil
 }
 
 // mineWritten mines an agent's file after a write. A failure is kept in the
@@ -116,12 +135,12 @@ func (p *Palace) mineWritten(ctx context.Context, agent string) WriteResult {
 
 // updateMemory runs fn on an agent's memory file under its lock and swaps
 // the result in atomically. A missing file starts from the template.
-func (p *Palace) updateMemory(ctx context.Context, agent string, fn func([]byte) ([]byte, error)) error {
-	path, err := p.home.MemoryPath(agent)
+func updateMemory(ctx context.Context, h home.Home, agent string, fn func([]byte) ([]byte, error)) error {
+	path, err := h.MemoryPath(agent)
 	if err != nil {
 		return err
 	}
-	dir, _ := p.home.AgentDir(agent)
+	dir, _ := h.AgentDir(agent)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create agent dir: %w", err)
 	}

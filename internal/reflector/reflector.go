@@ -31,6 +31,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -84,8 +85,9 @@ type Deps struct {
 }
 
 // Reflector condenses agents' memory files. It is safe for concurrent use;
-// condensations of one agent are serialised in process, and across
-// processes by the file locks and compare-and-swap.
+// condensations of one agent run one at a time, in process and across
+// processes (the agent's condense lock, see acquire); the memory file's
+// lock and compare-and-swap guard against every other writer.
 type Reflector struct {
 	home         home.Home
 	settingsFn   func() config.Config
@@ -194,6 +196,10 @@ const (
 	SkipUnderTrigger   = "under-trigger"
 	SkipNothingToEvict = "nothing-to-evict"
 	SkipBackoff        = "backoff"
+	// SkipBusy: another condensation (or restore) of the agent held its
+	// condense lock for the whole lock timeout, in this or another
+	// process.
+	SkipBusy = "busy"
 )
 
 // Result says what one condensation did.
@@ -286,8 +292,19 @@ func Triggered(rc config.Reflector, size int64, sections int) (ok bool, reason, 
 		size, rc.ByteTriggerPct, rc.BudgetBytes, sections, rc.SectionTrigger)
 }
 
-// acquire serialises condensations (and restores) of one agent within this
-// process.
+// CondenseLockName names the per-agent condense lock in the agent's
+// directory (the lock file is CondenseLockName + atomicio.LockSuffix).
+const CondenseLockName = ".condense"
+
+// errNoAgentDir is acquire's error when the agent has no directory (and so
+// no memory file) to lock.
+var errNoAgentDir = errors.New("no agent directory")
+
+// acquire serialises condensations (and restores) of one agent: within
+// this process by a semaphore, across processes (`run`'s reflector, a CLI
+// `reflect`, a second `reflect`) by a flock on the agent's condense lock,
+// held for the whole condensation, summary included. It waits for the lock
+// up to the lock timeout; the error then wraps atomicio.ErrLocked.
 func (r *Reflector) acquire(ctx context.Context, agent string) (func(), error) {
 	r.mu.Lock()
 	ch := r.sems[agent]
@@ -298,10 +315,34 @@ func (r *Reflector) acquire(ctx context.Context, agent string) (func(), error) {
 	r.mu.Unlock()
 	select {
 	case ch <- struct{}{}:
-		return func() { <-ch }, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+	dir, err := r.home.AgentDir(agent)
+	if err != nil {
+		<-ch
+		return nil, err
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		<-ch
+		return nil, fmt.Errorf("%s: %w", dir, errNoAgentDir)
+	}
+	lctx, cancel := context.WithTimeout(ctx, r.lockTimeout)
+	unlock, err := atomicio.Lock(lctx, filepath.Join(dir, CondenseLockName))
+	cancel()
+	if err != nil {
+		<-ch
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("another condensation of %s is running: %w", agent, err)
+	}
+	return func() {
+		if err := unlock(); err != nil {
+			r.log.Warn("reflector: unlock condense lock", "agent", agent, "err", err)
+		}
+		<-ch
+	}, nil
 }
 
 // run is one condensation in progress.
@@ -312,6 +353,9 @@ type run struct {
 	opts  Options
 	start time.Time
 	res   Result
+	// archives are the archive files this run appended to, mined after
+	// the swap.
+	archives []string
 }
 
 // Condense condenses one agent's memory file (see the package comment for
@@ -322,13 +366,20 @@ func (r *Reflector) Condense(ctx context.Context, agent string, opts Options) (R
 	if err := home.ValidateAgentID(agent); err != nil {
 		return Result{Agent: agent}, fmt.Errorf("condense: %w", err)
 	}
+	ru := &run{r: r, ctx: ctx, agent: agent, opts: opts, start: time.Now(), res: Result{Agent: agent}}
 	release, err := r.acquire(ctx, agent)
-	if err != nil {
+	switch {
+	case errors.Is(err, errNoAgentDir):
+		return ru.skip(SkipNoFile, "no memory file: "+err.Error())
+	case errors.Is(err, atomicio.ErrLocked):
+		// Another process condenses this agent right now: what it does
+		// is what this run would do.
+		return ru.skip(SkipBusy, err.Error())
+	case err != nil:
 		return Result{Agent: agent, Status: StatusAborted, Reason: ReasonCanceled, Message: err.Error()},
 			&AbortError{Agent: agent, Reason: ReasonCanceled, Message: err.Error(), Err: err}
 	}
 	defer release()
-	ru := &run{r: r, ctx: ctx, agent: agent, opts: opts, start: time.Now(), res: Result{Agent: agent}}
 	return ru.condense()
 }
 
@@ -391,8 +442,17 @@ func (ru *run) condense() (Result, error) {
 	// 3. Archive first, so search finds the evicted sections whatever
 	// happens next.
 	if !ru.opts.DryRun {
-		apath, _, err := r.appendArchive(ctx, ru.agent, p.evicted)
-		ru.res.Archive = apath
+		written, _, err := r.appendArchive(ctx, ru.agent, p.evicted, cfg.Palace.MaxFileBytes)
+		ru.archives = written
+		if len(written) > 0 {
+			ru.res.Archive = written[len(written)-1]
+		} else if apath, perr := r.archivePath(ru.agent, r.now()); perr == nil {
+			// All archived already (an earlier attempt aborted after
+			// archiving): mine the whole archive after the swap, in
+			// case that attempt's files were never mined.
+			ru.res.Archive = apath
+			ru.archives = []string{filepath.Dir(apath)}
+		}
 		if err != nil {
 			if reason := lockReason(ctx, err); reason != "" {
 				return ru.abort(reason, err.Error(), err)
@@ -534,8 +594,8 @@ func (ru *run) swap(cfg config.Config, path string, data []byte, p plan, out sum
 	ru.res.DurationMS = time.Since(ru.start).Milliseconds()
 	r.event("condense", ru.agent, "", ru.eventData())
 	var mineErrs []error
-	if ru.res.Archive != "" {
-		mineErrs = append(mineErrs, r.mine(ctx, ru.res.Archive))
+	for _, a := range ru.archives {
+		mineErrs = append(mineErrs, r.mine(ctx, a))
 	}
 	mineErrs = append(mineErrs, r.mine(ctx, path))
 	if err := errors.Join(mineErrs...); err != nil {
@@ -593,14 +653,27 @@ func (ru *run) skip(reason, msg string) (Result, error) {
 	return ru.res, nil
 }
 
+// Benign reports whether an abort (or skip) reason says "nothing to do":
+// the file is fine as it is, condensing it now would gain nothing (the
+// result is not smaller, nothing is old enough to evict). Such an abort is
+// not a failure: it sets no backoff, and `reflect --now` exits 0 for it.
+// Keyed to the reason constants, so renaming a reason keeps it benign.
+func Benign(reason string) bool {
+	switch reason {
+	case ReasonNotSmaller, SkipNothingToEvict:
+		return true
+	}
+	return false
+}
+
 // abort ends a condensation without touching the memory file: it logs a
-// condense-abort event and backs the agent off (not for dry runs, and a
-// cancellation is not held against the file).
+// condense-abort event and backs the agent off (not for dry runs; a
+// cancellation is not held against the file, nor is a benign abort).
 func (ru *run) abort(reason, msg string, cause error) (Result, error) {
 	ru.res.Status, ru.res.Reason, ru.res.Message = StatusAborted, reason, msg
 	ru.res.DurationMS = time.Since(ru.start).Milliseconds()
 	if !ru.opts.DryRun {
-		if reason != ReasonCanceled {
+		if reason != ReasonCanceled && !Benign(reason) {
 			st := ru.r.recordFailure(ru.ctx, ru.agent, reason, msg)
 			if st.Failures > 0 {
 				next := st.NextAttempt
@@ -609,7 +682,11 @@ func (ru *run) abort(reason, msg string, cause error) (Result, error) {
 		}
 		ru.r.event("condense-abort", ru.agent, reason, ru.eventData())
 	}
-	ru.r.log.Warn("reflector: condensation aborted", "agent", ru.agent, "reason", reason, "msg", msg)
+	if Benign(reason) {
+		ru.r.log.Info("reflector: nothing to condense", "agent", ru.agent, "reason", reason, "msg", msg)
+	} else {
+		ru.r.log.Warn("reflector: condensation aborted", "agent", ru.agent, "reason", reason, "msg", msg)
+	}
 	return ru.res, &AbortError{Agent: ru.agent, Reason: reason, Message: msg, Err: cause}
 }
 

@@ -173,8 +173,9 @@ func verify(in verifyInput) (*memfile.File, *check) {
 	}
 
 	if in.archive != nil {
+		ix := newArchiveIndex(in.archive, in.plan.evicted)
 		for _, s := range in.plan.evicted {
-			if !archived(in.archive, s.Raw) {
+			if !ix.has(s.Raw) {
 				return fail(ReasonArchiveIncomplete, "evicted section %q is not verbatim in the archive", s.Heading)
 			}
 		}

@@ -100,7 +100,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 
 	if err := s.initWriter(ctx); err != nil {
 		s.wdb.Close()
-		return nil, fmt.Errorf("open sqlite palace %s: %w", path, err)
+		return nil, fmt.Errorf("open sqlite palace %s: %w", path, explainNoSpace(abs, err))
 	}
 
 	s.rdb, err = newFileDB(s, uri+"?"+common+"&_query_only=1")
@@ -115,7 +115,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	model, _, err := readModel(ctx, s.rdb)
 	if err != nil {
 		s.Close()
-		return nil, fmt.Errorf("open sqlite palace %s: %w", path, err)
+		return nil, fmt.Errorf("open sqlite palace %s: %w", path, explainNoSpace(abs, err))
 	}
 	s.model.Store(&model)
 	s.followFile()

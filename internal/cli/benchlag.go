@@ -1,0 +1,457 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/manager"
+)
+
+type lagOptions struct {
+	duration time.Duration
+	rate     float64
+	clients  int
+	seed     int
+	binary   string
+	keep     string
+	asJSON   bool
+}
+
+func newBenchLagCommand(g *globals) *cobra.Command {
+	var o lagOptions
+	cmd := &cobra.Command{
+		Use:   "mine-lag",
+		Short: "Append-to-searchable lag of a real `hivemem run`, without and with concurrent hybrid-search load",
+		Long: `Starts ` + "`hivemem run`" + ` on a loopback port over a fresh temporary home (seeded with
+--seed sections so searches have work), then runs two phases of --duration each: an
+agent appends a uniquely marked section --rate times a second, and the time from
+each append until a lexical search finds its marker is measured; in the second
+phase --clients goroutines run hybrid searches (random queries, so the query cache
+does not answer them) against the same server all along. Prints p50/p99/max lag per
+phase. Loopback only; the whole run is bounded (each phase waits at most 60 s for
+its last appends to become searchable).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBenchLag(cmd.Context(), g, o)
+		},
+	}
+	f := cmd.Flags()
+	f.DurationVar(&o.duration, "duration", 20*time.Second, "length of each phase")
+	f.Float64Var(&o.rate, "rate", 20, "appends per second")
+	f.IntVar(&o.clients, "clients", 20, "concurrent hybrid-search clients in the loaded phase")
+	f.IntVar(&o.seed, "seed", 300, "sections to seed the home with before measuring")
+	f.StringVar(&o.binary, "binary", "", "hivemem binary to run (default: this one)")
+	f.StringVar(&o.keep, "keep-home", "", "build the home in this directory and keep it (default: a temporary one)")
+	f.BoolVar(&o.asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// LagPhase is one phase of the mine-lag benchmark.
+type LagPhase struct {
+	Name    string `json:"name"`
+	Clients int    `json:"clients"`
+	Appends int    `json:"appends"`
+	// Searchable counts the appends found within the phase's wait; when
+	// some were not, their lag counts as the wait and the percentiles
+	// are lower bounds.
+	Searchable int     `json:"searchable"`
+	P50        float64 `json:"lag_p50_s"`
+	P99        float64 `json:"lag_p99_s"`
+	Max        float64 `json:"lag_max_s"`
+	Searches   int64   `json:"load_searches"`
+	SearchP50  float64 `json:"load_search_p50_ms,omitempty"`
+	SearchErrs int64   `json:"load_search_errors,omitempty"`
+	// StatusLag is what `status` reported as the last mine lag at the end
+	// of the phase.
+	StatusLag float64 `json:"status_mine_lag_s"`
+}
+
+func runBenchLag(ctx context.Context, g *globals, o lagOptions) error {
+	if o.duration <= 0 || o.rate <= 0 || o.clients < 0 || o.seed < 0 {
+		return errors.New("bench mine-lag: --duration and --rate must be positive, --clients and --seed not negative")
+	}
+	bin := o.binary
+	if bin == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("bench mine-lag: %w", err)
+		}
+		bin = exe
+	} else if p, err := exec.LookPath(bin); err == nil {
+		bin = p
+	}
+	dir := o.keep
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "hivemem-lag-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	h := home.Home{Root: dir}
+	if err := h.Init(); err != nil {
+		return err
+	}
+	if err := seedLagHome(h, o.seed); err != nil {
+		return err
+	}
+	probe, err := h.MemoryPath("probe")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(probe), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(probe, []byte("# Memory — probe\n\n"), 0o644); err != nil {
+		return err
+	}
+
+	srv, err := startLagServer(ctx, bin, dir)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	if !o.asJSON {
+		fmt.Fprintf(g.stderr, "hivemem run at %s over %s (%d seed sections); search mode %s\n", srv.addr, dir, o.seed, srv.mode)
+	}
+
+	var phases []LagPhase
+	for i, clients := range []int{0, o.clients} {
+		if i == 1 && clients == 0 {
+			break
+		}
+		name := "no search load"
+		if clients > 0 {
+			name = fmt.Sprintf("%d hybrid-search clients", clients)
+		}
+		ph, err := srv.phase(ctx, probe, fmt.Sprintf("lagp%dx", i), o, clients)
+		if err != nil {
+			return err
+		}
+		ph.Name = name
+		phases = append(phases, ph)
+		if !o.asJSON {
+			fmt.Fprintf(g.stderr, "phase %q done\n", name)
+		}
+	}
+	if o.asJSON {
+		return writeJSON(g.stdout, phases)
+	}
+	fmt.Fprintf(g.stdout, "append-to-searchable lag at %.0f appends/s, %s per phase\n", o.rate, o.duration)
+	fmt.Fprintf(g.stdout, "%-26s %8s %10s %8s %8s %8s %10s %12s %12s\n", "phase", "appends", "searchable", "p50 s", "p99 s", "max s", "searches", "search p50", "status lag")
+	for _, p := range phases {
+		lb := " "
+		if p.Searchable < p.Appends {
+			lb = "≥"
+		}
+		fmt.Fprintf(g.stdout, "%-26s %8d %10d %s%7.2f %s%7.2f %s%7.2f %10d %10.1fms %11.2fs\n", p.Name, p.Appends, p.Searchable,
+			lb, p.P50, lb, p.P99, lb, p.Max, p.Searches, p.SearchP50, p.StatusLag)
+	}
+	if slices.ContainsFunc(phases, func(p LagPhase) bool { return p.Searchable < p.Appends }) {
+		fmt.Fprintln(g.stdout, "≥: some appends were not searchable within 60 s of the last one; their lag counts as that wait")
+	}
+	return nil
+}
+
+// lagWords make the seed sections and the load's queries.
+var lagWords = strings.Fields(`deploy config review latency cache schema retry token build queue shard index
+	migration rollback canary alert pager metric trace span budget quota tenant region replica
+	failover backup restore vacuum compaction lease leader follower election snapshot journal`)
+
+func lagSentence(r *rand.Rand, n int) string {
+	w := make([]string, n)
+	for i := range w {
+		w[i] = lagWords[r.IntN(len(lagWords))]
+	}
+	return strings.Join(w, " ")
+}
+
+// seedLagHome writes n sections over four agents.
+func seedLagHome(h home.Home, n int) error {
+	r := rand.New(rand.NewPCG(1, 2))
+	var files [4]strings.Builder
+	for i := range files {
+		fmt.Fprintf(&files[i], "# Memory — seed%d\n\n", i)
+	}
+	for i := range n {
+		fmt.Fprintf(&files[i%4], "## 2026-11-%02d — seed note %d\n%s.\n\n", 1+i%28, i, lagSentence(r, 40))
+	}
+	for i := range files {
+		p, err := h.MemoryPath(fmt.Sprintf("seed%d", i))
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(files[i].String()), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lagServer is the `hivemem run` under test.
+type lagServer struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	addr string
+	mode string
+	hc   *http.Client
+}
+
+func startLagServer(ctx context.Context, bin, dir string) (*lagServer, error) {
+	s := &lagServer{done: make(chan struct{}), hc: &http.Client{Timeout: 30 * time.Second}}
+	s.cmd = exec.Command(bin, "--home", dir, "run", "--http", "127.0.0.1:0", "--log-level", "warn")
+	// The reflector stays off: condensing the probe file mid-phase would
+	// measure the reflector, not mining.
+	s.cmd.Env = append(os.Environ(), "HIVEMEM_HOME="+dir, "HIVEMEM_REFLECTOR_ENABLED=false")
+	s.cmd.Stdout, s.cmd.Stderr = io.Discard, os.Stderr
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start hivemem run: %w", err)
+	}
+	go func() { _ = s.cmd.Wait(); close(s.done) }()
+	h := home.Home{Root: dir}
+	deadline := time.Now().Add(5 * time.Minute) // the seed is mined (and embedded) first
+	for {
+		select {
+		case <-s.done:
+			return nil, errors.New("bench mine-lag: hivemem run exited")
+		case <-ctx.Done():
+			s.stop()
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			s.stop()
+			return nil, errors.New("bench mine-lag: hivemem run did not settle within 5 minutes")
+		}
+		if s.addr == "" {
+			var inst manager.Instance
+			data, err := os.ReadFile(filepath.Join(h.PalaceDir(), manager.PIDFile))
+			if err != nil || json.Unmarshal(data, &inst) != nil || inst.HTTP == "" || inst.PID != s.cmd.Process.Pid {
+				continue
+			}
+			s.addr = inst.HTTP
+		}
+		st, err := s.status(ctx)
+		if err == nil && !st.LastScan.IsZero() && st.Pending == 0 {
+			s.mode = st.SearchMode
+			return s, nil
+		}
+	}
+}
+
+func (s *lagServer) stop() {
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+}
+
+func (s *lagServer) status(ctx context.Context) (manager.Status, error) {
+	var st manager.Status
+	err := s.get(ctx, "/api/v1/manager", &st)
+	return st, err
+}
+
+func (s *lagServer) get(ctx context.Context, path string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+s.addr+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("GET %s: %s: %s", path, resp.Status, b)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// found reports whether a lexical search finds marker.
+func (s *lagServer) found(ctx context.Context, marker string) (bool, error) {
+	var res struct {
+		Hits []json.RawMessage `json:"hits"`
+	}
+	err := s.get(ctx, "/api/v1/search?mode=lexical&results=1&wing=probe&q="+url.QueryEscape(marker), &res)
+	return len(res.Hits) > 0, err
+}
+
+// phase appends for o.duration at o.rate while clients search, and
+// measures each append's lag.
+func (s *lagServer) phase(ctx context.Context, probe, tag string, o lagOptions, clients int) (LagPhase, error) {
+	ph := LagPhase{Clients: clients}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	// The load: hybrid searches with random queries, until the phase ends.
+	var searches, serrs atomic.Int64
+	var lmu sync.Mutex
+	var loadMS []float64
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(c), 7))
+			for ctx.Err() == nil {
+				t0 := time.Now()
+				var res json.RawMessage
+				err := s.get(ctx, "/api/v1/search?mode=hybrid&results=5&q="+url.QueryEscape(lagSentence(r, 4)), &res)
+				if ctx.Err() != nil {
+					return
+				}
+				searches.Add(1)
+				if err != nil {
+					serrs.Add(1)
+					time.Sleep(50 * time.Millisecond)
+					continue
+				}
+				lmu.Lock()
+				loadMS = append(loadMS, float64(time.Since(t0).Microseconds())/1000)
+				lmu.Unlock()
+			}
+		})
+	}
+	if clients > 0 {
+		time.Sleep(time.Second) // let the load build up
+	}
+
+	// The appends, and a watcher that finds each marker as soon as it is
+	// searchable. Files are mined whole, in order, so once marker i is
+	// found every earlier one is searchable too.
+	n := int(o.duration.Seconds() * o.rate)
+	sent := make([]time.Time, n)
+	var sentN atomic.Int64
+	lags := make([]float64, 0, n)
+	missed := 0
+	watchDone := make(chan error, 1)
+	go func() {
+		next := 0
+		deadline := time.Time{}
+		for next < n {
+			if ctx.Err() != nil {
+				watchDone <- ctx.Err()
+				return
+			}
+			have := int(sentN.Load())
+			if have == n && deadline.IsZero() {
+				deadline = time.Now().Add(60 * time.Second)
+			}
+			if !deadline.IsZero() && time.Now().After(deadline) {
+				// Never searchable within the wait: count the wait, a
+				// lower bound of their lag.
+				for now := time.Now(); next < n; next++ {
+					lags = append(lags, now.Sub(sent[next]).Seconds())
+					missed++
+				}
+				break
+			}
+			if next >= have {
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
+			// The newest first: when it is in, all are.
+			newest := have - 1
+			ok, err := s.found(ctx, fmt.Sprintf("%s%05d", tag, newest))
+			if err != nil && ctx.Err() == nil {
+				watchDone <- err
+				return
+			}
+			if !ok {
+				ok, err = s.found(ctx, fmt.Sprintf("%s%05d", tag, next))
+				if err != nil && ctx.Err() == nil {
+					watchDone <- err
+					return
+				}
+				newest = next
+			}
+			if !ok {
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
+			now := time.Now()
+			for ; next <= newest; next++ {
+				lags = append(lags, now.Sub(sent[next]).Seconds())
+			}
+		}
+		watchDone <- nil
+	}()
+
+	f, err := os.OpenFile(probe, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return ph, err
+	}
+	r := rand.New(rand.NewPCG(3, uint64(len(tag))))
+	start := time.Now()
+	interval := time.Duration(float64(time.Second) / o.rate)
+	for i := range n {
+		if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 {
+			time.Sleep(d)
+		}
+		sec := fmt.Sprintf("## 2026-12-01 — probe %d\n%s%05d %s.\n\n", i, tag, i, lagSentence(r, 20))
+		sent[i] = time.Now()
+		if _, err := f.WriteString(sec); err != nil {
+			f.Close()
+			return ph, err
+		}
+		sentN.Store(int64(i + 1))
+	}
+	if err := f.Close(); err != nil {
+		return ph, err
+	}
+	werr := <-watchDone
+	cancel()
+	wg.Wait()
+	if werr != nil {
+		return ph, fmt.Errorf("bench mine-lag: watching the appends: %w", werr)
+	}
+	ph.Appends, ph.Searchable = n, len(lags)-missed
+	ph.P50, ph.P99, ph.Max = percentile(lags, 50), percentile(lags, 99), percentile(lags, 100)
+	ph.Searches, ph.SearchErrs = searches.Load(), serrs.Load()
+	ph.SearchP50 = percentile(loadMS, 50)
+	if st, err := s.status(context.Background()); err == nil {
+		ph.StatusLag = st.MineLagSeconds
+	}
+	return ph, nil
+}
+
+// percentile is the p-th percentile (nearest rank) of xs; 0 for none.
+func percentile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := int(p/100*float64(len(s))+0.5) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
