@@ -70,7 +70,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	}
 	if !h.Exists() {
 		if !opts.Create {
-			return nil, fmt.Errorf("no hivemem home at %s: run `hivemem init` (or set HIVEMEM_HOME / --home)", h.Root)
+			return nil, NoHome(h)
 		}
 		if err := h.Init(); err != nil {
 			return nil, err
@@ -117,6 +117,13 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		return nil, err
 	}
 	return &App{Home: h, Config: cfg, Store: st, Palace: p, Events: eventlog.Open(h.LogPath()), Log: lg, Embedder: info}, nil
+}
+
+// NoHome is the error of a command run on a home that does not exist: only
+// `hivemem init` creates one, so that a mistyped --home or HIVEMEM_HOME is
+// not a new, empty home.
+func NoHome(h home.Home) error {
+	return fmt.Errorf("no hivemem home at %s: run `hivemem init` (or set HIVEMEM_HOME / --home)", h.Root)
 }
 
 // IndexDamaged reports whether err (from Open or from using the index)

@@ -39,8 +39,16 @@ func newMineCommand(g *globals) *cobra.Command {
 }
 
 func runMine(ctx context.Context, g *globals, o mineOptions, args []string) error {
+	// Only init makes a home; the MemPalace drop-in's first mine makes the
+	// palace, as MemPalace's does. A missing home is refused before any
+	// model is fetched for it.
+	if !g.mempalace {
+		if err := g.requireHome(); err != nil {
+			return err
+		}
+	}
 	g.ensureModel(ctx)
-	a, err := g.open(ctx, true)
+	a, err := g.open(ctx, g.mempalace)
 	if err != nil {
 		return err
 	}
@@ -89,8 +97,8 @@ func runMine(ctx context.Context, g *globals, o mineOptions, args []string) erro
 	if o.asJSON {
 		return writeJSON(g.stdout, rep)
 	}
-	fmt.Fprintf(g.stdout, "mined %d files (%d unchanged, %d changed, %d removed): drawers +%d =%d -%d, embedded %d (cache %d), skipped %d, %.2fs\n",
-		rep.Files, rep.Unchanged, rep.Changed, rep.FilesRemoved, rep.Added, rep.Kept, rep.Removed,
+	fmt.Fprintf(g.stdout, "mined %s (%d unchanged, %d changed, %d removed): drawers +%d =%d -%d, embedded %d (cache %d), skipped %d, %.2fs\n",
+		plural(rep.Files, "file"), rep.Unchanged, rep.Changed, rep.FilesRemoved, rep.Added, rep.Kept, rep.Removed,
 		rep.Embedded, rep.CacheHits, len(rep.Skipped), rep.Seconds)
 	if a.Embedder.Note != "" && rep.Added > 0 {
 		fmt.Fprintf(g.stdout, "note: lexical-only index (%s)\n", a.Embedder.Note)

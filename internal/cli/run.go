@@ -69,9 +69,7 @@ func runRun(ctx context.Context, g *globals, o runOptions) error {
 		return err
 	}
 	if !h.Exists() {
-		if err := h.Init(); err != nil {
-			return err
-		}
+		return app.NoHome(h)
 	}
 	// Claim the home before opening the index, so a refused second run
 	// touches nothing.

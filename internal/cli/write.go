@@ -49,7 +49,7 @@ func runRemember(ctx context.Context, g *globals, o rememberOptions, agent, text
 		}
 		text = string(b)
 	}
-	a, err := g.open(ctx, true)
+	a, err := g.open(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -66,18 +66,27 @@ func runRemember(ctx context.Context, g *globals, o rememberOptions, agent, text
 	path, _ := a.Home.MemoryPath(agent)
 	warnMineFailed(g, "note", path, res.MineErr)
 	if o.asJSON {
-		out := map[string]any{"agent": agent, "path": path, "mine": res.Mine}
+		out := map[string]any{"agent": agent, "created": res.Created, "path": path, "mine": res.Mine}
 		if res.MineErr != nil {
 			out["mine_error"] = res.MineErr.Error()
 		}
 		return writeJSON(g.stdout, out)
 	}
+	sayCreated(g, agent, res.Created)
 	if res.MineErr != nil {
 		fmt.Fprintf(g.stdout, "remembered in %s (not indexed yet)\n", path)
 		return nil
 	}
-	fmt.Fprintf(g.stdout, "remembered in %s (%d drawers added)\n", path, res.Mine.Added)
+	fmt.Fprintf(g.stdout, "remembered in %s (%s added)\n", path, plural(res.Mine.Added, "drawer"))
 	return nil
+}
+
+// sayCreated tells that a write made a new agent, so that a mistyped agent
+// id does not go unnoticed.
+func sayCreated(g *globals, agent string, created bool) {
+	if created {
+		fmt.Fprintf(g.stdout, "created agent %s\n", agent)
+	}
 }
 
 // warnMineFailed says on stderr that a write succeeded but mining it
@@ -105,7 +114,7 @@ func newPinCommand(g *globals) *cobra.Command {
 }
 
 func runPin(ctx context.Context, g *globals, agent, fact string, asJSON bool) error {
-	a, err := g.open(ctx, true)
+	a, err := g.open(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -122,12 +131,13 @@ func runPin(ctx context.Context, g *globals, agent, fact string, asJSON bool) er
 	path, _ := a.Home.MemoryPath(agent)
 	warnMineFailed(g, "fact", path, res.MineErr)
 	if asJSON {
-		out := map[string]any{"agent": agent, "added": res.Added}
+		out := map[string]any{"agent": agent, "created": res.Created, "added": res.Added}
 		if res.MineErr != nil {
 			out["mine_error"] = res.MineErr.Error()
 		}
 		return writeJSON(g.stdout, out)
 	}
+	sayCreated(g, agent, res.Created)
 	if res.Added {
 		fmt.Fprintf(g.stdout, "pinned for %s\n", agent)
 	} else {
@@ -176,11 +186,17 @@ func newReindexCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			for _, s := range rep.Skipped {
+				fmt.Fprintf(g.stderr, "warning: skipped %s: %s\n", s.Path, s.Reason)
+			}
+			if rep.Skipped == nil {
+				rep.Skipped = []palace.Skip{}
+			}
 			if asJSON {
 				return writeJSON(g.stdout, rep)
 			}
-			fmt.Fprintf(g.stdout, "reindexed %d files: %d drawers, embedded %d (cache %d), %.2fs\n",
-				rep.Files, rep.Added, rep.Embedded, rep.CacheHits, rep.Seconds)
+			fmt.Fprintf(g.stdout, "reindexed %s: %s, embedded %d (cache %d), %.2fs\n",
+				plural(rep.Files, "file"), plural(rep.Added, "drawer"), rep.Embedded, rep.CacheHits, rep.Seconds)
 			return nil
 		},
 	}

@@ -33,6 +33,9 @@ type WriteResult struct {
 	// Added is false for a Pin whose fact was already pinned (nothing
 	// written, nothing mined); true otherwise.
 	Added bool
+	// Created is true when the agent had no memory file: the write made
+	// it from the template.
+	Created bool
 	// Mine is what mining the file did; zero when MineErr is set.
 	Mine MineReport
 	// MineErr is the mining error, nil when the index is up to date.
@@ -67,13 +70,15 @@ func (p *Palace) Remember(ctx context.Context, agent, heading, text string, now 
 		}
 	}
 	full := date + " — " + heading
-	err := p.updateMemory(ctx, agent, func(old []byte) ([]byte, error) {
+	created, err := p.updateMemory(ctx, agent, func(old []byte) ([]byte, error) {
 		return memfile.AppendSection(old, full, text)
 	})
 	if err != nil {
 		return WriteResult{}, fmt.Errorf("remember: %w", err)
 	}
-	return p.mineWritten(ctx, agent), nil
+	res := p.mineWritten(ctx, agent)
+	res.Created = created
+	return res, nil
 }
 
 // Pin adds a durable fact to the agent's pinned region; pinning a fact that
@@ -90,7 +95,7 @@ func (p *Palace) Pin(ctx context.Context, agent, fact string) (WriteResult, erro
 		return WriteResult{}, errors.New("pin: fact is empty")
 	}
 	added := false
-	err := p.updateMemory(ctx, agent, func(old []byte) ([]byte, error) {
+	created, err := p.updateMemory(ctx, agent, func(old []byte) ([]byte, error) {
 		out, ok, err := memfile.AddPinned(old, strings.TrimSpace(fact))
 		added = ok
 		return out, err
@@ -101,7 +106,9 @@ func (p *Palace) Pin(ctx context.Context, agent, fact string) (WriteResult, erro
 	if !added {
 		return WriteResult{}, nil
 	}
-	return p.mineWritten(ctx, agent), nil
+	res := p.mineWritten(ctx, agent)
+	res.Created = created
+	return res, nil
 }
 
 // mineWritten mines an agent's file after a write. A failure is kept in the
@@ -115,24 +122,27 @@ func (p *Palace) mineWritten(ctx context.Context, agent string) WriteResult {
 }
 
 // updateMemory runs fn on an agent's memory file under its lock and swaps
-// the result in atomically. A missing file starts from the template.
-func (p *Palace) updateMemory(ctx context.Context, agent string, fn func([]byte) ([]byte, error)) error {
+// the result in atomically. A missing file starts from the template; created
+// says so.
+func (p *Palace) updateMemory(ctx context.Context, agent string, fn func([]byte) ([]byte, error)) (created bool, err error) {
 	path, err := p.home.MemoryPath(agent)
 	if err != nil {
-		return err
+		return false, err
 	}
 	dir, _ := p.home.AgentDir(agent)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create agent dir: %w", err)
+		return false, fmt.Errorf("create agent dir: %w", err)
 	}
 	lctx, cancel := context.WithTimeout(ctx, LockTimeout)
 	defer cancel()
-	return atomicio.Update(lctx, path, 0o644, func(old []byte) ([]byte, error) {
-		if old == nil {
+	err = atomicio.Update(lctx, path, 0o644, func(old []byte) ([]byte, error) {
+		created = old == nil
+		if created {
 			old = memfile.Template(agent, agent)
 		}
 		return fn(old)
 	})
+	return created && err == nil, err
 }
 
 func (p *Palace) mineAgent(ctx context.Context, agent string) (MineReport, error) {
