@@ -34,5 +34,7 @@ lint:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./internal/...
 
+# demo-home may hold notes of the user's own: clean leaves it.
 clean:
-	rm -rf bin demo-home
+	rm -rf bin
+	@if [ -d demo-home ]; then echo "kept demo-home (it may hold your own notes): rm -rf demo-home to remove it"; fi

@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/cli"
+	"github.com/hivemem/hivemem/internal/modelfetch"
 	"github.com/hivemem/hivemem/internal/store/postgres/pgtest"
 )
 
@@ -26,7 +30,16 @@ func TestMain(m *testing.M) {
 // TestScripts runs the CLI scenarios in testdata/script. Each script gets a
 // fresh HIVEMEM_HOME; the model is hidden (HIVEMEM_MODEL_DIR points at an
 // empty directory) unless a script sets it, so output is deterministic.
+//
+// A script that needs the real model (condition [model]) finds its
+// directory in $REAL_MODEL_DIR; $REPO is the repository's root, for the
+// scripts under scripts/.
 func TestScripts(t *testing.T) {
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	realModel := modelfetch.DefaultDir()
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
@@ -36,7 +49,15 @@ func TestScripts(t *testing.T) {
 			// A script that clears HIVEMEM_MODEL_DIR must not reach a
 			// registry for the model on first use.
 			env.Setenv("HIVEMEM_EMBEDDER_AUTO_FETCH", "false")
+			env.Setenv("REAL_MODEL_DIR", realModel)
+			env.Setenv("REPO", repo)
 			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "model" {
+				return app.ModelInstalled(realModel), nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	})
 }
