@@ -1,10 +1,18 @@
 # hivemem — the two commands of the README are `make demo` and `make test`.
 GO ?= go
 
-.PHONY: build demo test test-go fuzz model lint bench clean
+.PHONY: build install demo test test-go fuzz fuzz-long model lint bench clean
 
 build:
 	$(GO) build -o bin/hivemem ./cmd/hivemem
+
+# Installs hivemem into $GOBIN (go env GOBIN), else ~/.local/bin, and says
+# where, and how to put that directory on PATH when it is not.
+install:
+	@dir="$$($(GO) env GOBIN)"; dir="$${dir:-$$HOME/.local/bin}"; \
+	mkdir -p "$$dir" && $(GO) build -o "$$dir/hivemem" ./cmd/hivemem && \
+	echo "installed $$dir/hivemem ($$("$$dir/hivemem" --version))" && \
+	case ":$$PATH:" in *":$$dir:"*) ;; *) echo "$$dir is not on your PATH: add it with  export PATH=\"$$dir:\$$PATH\"  (e.g. in ~/.profile)";; esac
 
 demo:
 	scripts/demo.sh
