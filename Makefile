@@ -18,16 +18,18 @@ demo:
 	scripts/demo.sh
 
 # The whole test suite: fetch the model (once) so the embedder tests run on
-# the real weights, then every Go test (with throwaway PostgreSQL servers
-# started around it when this machine can run them), then a short run of
-# each fuzz target.
-test: model test-go fuzz
+# the real weights, each fuzz target on its corpus plus a fixed budget, then
+# every Go test (with throwaway PostgreSQL servers started around it when
+# this machine can run them), ending with the list of skipped tests and why.
+test: model fuzz test-go
 
 model:
 	$(GO) run ./cmd/hivemem model fetch
 
+# go test's usual lines, then every skipped test with its reason
+# (scripts/testsummary runs go test -json and keeps its exit status).
 test-go:
-	scripts/pg-test.sh run -- $(GO) test -count=1 -timeout 30m ./...
+	scripts/pg-test.sh run -- $(GO) run ./scripts/testsummary -count=1 -timeout 30m ./...
 
 fuzz:
 	scripts/fuzz.sh 200000

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -51,6 +53,9 @@ func TestScripts(t *testing.T) {
 			env.Setenv("HIVEMEM_EMBEDDER_AUTO_FETCH", "false")
 			env.Setenv("REAL_MODEL_DIR", realModel)
 			env.Setenv("REPO", repo)
+			// For the scripts that run the go command (HOME is unset).
+			env.Setenv("REAL_GOCACHE", goEnv(t, "GOCACHE"))
+			env.Setenv("REAL_GOPATH", goEnv(t, "GOPATH"))
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
@@ -60,6 +65,16 @@ func TestScripts(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	})
+}
+
+// goEnv is `go env name`, or "" when the go command cannot tell.
+func goEnv(t *testing.T, name string) string {
+	out, err := exec.Command("go", "env", name).Output()
+	if err != nil {
+		t.Logf("go env %s: %v", name, err)
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // TestPostgresScripts runs the scenarios in testdata/pgscript against a
