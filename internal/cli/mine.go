@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/palace"
@@ -63,20 +62,9 @@ func runMine(ctx context.Context, g *globals, o mineOptions, args []string) erro
 		dir = args[0]
 	}
 	opts := palace.MineOptions{Wing: o.wing, Agent: o.agent, Room: o.room}
-	var bar *progressbar.ProgressBar
-	if !o.asJSON && isTerminal(g.stderr) {
-		opts.Progress = func(done, total int, path string) {
-			if bar == nil {
-				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(g.stderr),
-					progressbar.OptionSetDescription("mining"), progressbar.OptionClearOnFinish())
-			}
-			_ = bar.Set(done)
-		}
-	}
-	rep, err := a.Palace.Mine(ctx, dir, opts)
-	if bar != nil {
-		_ = bar.Finish()
-	}
+	pctx, done := g.mineProgress(ctx, "mining", o.asJSON)
+	rep, err := a.Palace.Mine(pctx, dir, opts)
+	done()
 	if err != nil {
 		return err
 	}

@@ -146,8 +146,9 @@ func runPin(ctx context.Context, g *globals, agent, fact string, asJSON bool) er
 	return nil
 }
 
-// reindex opens the palace and rebuilds the index under the palace lock.
-func (g *globals) reindex(ctx context.Context) (palace.MineReport, error) {
+// reindex opens the palace and rebuilds the index under the palace lock,
+// with a progress bar on a terminal unless quiet.
+func (g *globals) reindex(ctx context.Context, quiet bool) (palace.MineReport, error) {
 	a, err := g.open(ctx, false)
 	if err != nil {
 		return palace.MineReport{}, err
@@ -158,7 +159,9 @@ func (g *globals) reindex(ctx context.Context) (palace.MineReport, error) {
 		return palace.MineReport{}, err
 	}
 	defer release()
-	return a.Palace.Reindex(ctx)
+	pctx, done := g.mineProgress(ctx, "reindexing", quiet)
+	defer done()
+	return a.Palace.Reindex(pctx)
 }
 
 func newReindexCommand(g *globals) *cobra.Command {
@@ -168,7 +171,7 @@ func newReindexCommand(g *globals) *cobra.Command {
 		Short: "Drop the index and rebuild it from the markdown (embeddings come from the cache)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, err := g.reindex(cmd.Context())
+			rep, err := g.reindex(cmd.Context(), asJSON)
 			if err != nil && app.IndexDamaged(err) {
 				// The index is disposable: set the damaged file aside
 				// and build a new one from the markdown.
@@ -181,7 +184,7 @@ func newReindexCommand(g *globals) *cobra.Command {
 					return errors.Join(err, serr)
 				}
 				fmt.Fprintf(g.stderr, "hivemem: the index was damaged (%v); moved it to %s and rebuilding it from the markdown\n", err, moved)
-				rep, err = g.reindex(cmd.Context())
+				rep, err = g.reindex(cmd.Context(), asJSON)
 			}
 			if err != nil {
 				return err
