@@ -25,8 +25,10 @@ func (g *globals) mineProgress(ctx context.Context, what string, quiet bool) (co
 	var bar *progressbar.ProgressBar
 	ctx = palace.WithProgress(ctx, func(p palace.Progress) {
 		if bar == nil {
-			bar = progressbar.NewOptions(-1, progressbar.OptionSetWriter(g.stderr),
-				progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+			// No throttle: it could drop the last update (the vectors
+			// filled after the last file); updates come at most once a
+			// file or a batch of drawers embedded.
+			bar = progressbar.NewOptions(-1, progressbar.OptionSetWriter(g.stderr), progressbar.OptionClearOnFinish())
 		}
 		bar.Describe(fmt.Sprintf("%s: %d/%s, %s embedded", what, p.FilesDone, plural(p.Files, "file"), plural(p.Embedded, "drawer")))
 	})
