@@ -3,12 +3,18 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/cli"
+	"github.com/hivemem/hivemem/internal/modelfetch"
 	"github.com/hivemem/hivemem/internal/store/postgres/pgtest"
 )
 
@@ -27,7 +33,16 @@ func TestMain(m *testing.M) {
 // TestScripts runs the CLI scenarios in testdata/script. Each script gets a
 // fresh HIVEMEM_HOME; the model is hidden (HIVEMEM_MODEL_DIR points at an
 // empty directory) unless a script sets it, so output is deterministic.
+//
+// A script that needs the real model (condition [model]) finds its
+// directory in $REAL_MODEL_DIR; $REPO is the repository's root, for the
+// scripts under scripts/.
 func TestScripts(t *testing.T) {
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	realModel := modelfetch.DefaultDir()
 	testscript.Run(t, testscript.Params{
 		Dir:  "testdata/script",
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){"agent-hook": agentHook},
@@ -38,9 +53,30 @@ func TestScripts(t *testing.T) {
 			// A script that clears HIVEMEM_MODEL_DIR must not reach a
 			// registry for the model on first use.
 			env.Setenv("HIVEMEM_EMBEDDER_AUTO_FETCH", "false")
+			env.Setenv("REAL_MODEL_DIR", realModel)
+			env.Setenv("REPO", repo)
+			// For the scripts that run the go command (HOME is unset).
+			env.Setenv("REAL_GOCACHE", goEnv(t, "GOCACHE"))
+			env.Setenv("REAL_GOPATH", goEnv(t, "GOPATH"))
 			return nil
 		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "model" {
+				return app.ModelInstalled(realModel), nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 	})
+}
+
+// goEnv is `go env name`, or "" when the go command cannot tell.
+func goEnv(t *testing.T, name string) string {
+	out, err := exec.Command("go", "env", name).Output()
+	if err != nil {
+		t.Logf("go env %s: %v", name, err)
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // TestPostgresScripts runs the scenarios in testdata/pgscript against a

@@ -119,7 +119,7 @@ func OpenHome(opts Options) (home.Home, config.Config, error) {
 	}
 	if !h.Exists() {
 		if !opts.Create {
-			return h, config.Config{}, fmt.Errorf("no hivemem home at %s: run `hivemem init` (or set HIVEMEM_HOME / --home)", h.Root)
+			return h, config.Config{}, NoHome(h)
 		}
 		if err := h.Init(); err != nil {
 			return h, config.Config{}, err
@@ -130,6 +130,13 @@ func OpenHome(opts Options) (home.Home, config.Config, error) {
 		return h, config.Config{}, err
 	}
 	return h, cfg, nil
+}
+
+// NoHome is the error of a command run on a home that does not exist: only
+// `hivemem init` creates one, so that a mistyped --home or HIVEMEM_HOME is
+// not a new, empty home.
+func NoHome(h home.Home) error {
+	return fmt.Errorf("no hivemem home at %s: run `hivemem init` (or set HIVEMEM_HOME / --home)", h.Root)
 }
 
 // IndexDamaged reports whether err (from Open or from using the index)

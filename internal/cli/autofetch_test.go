@@ -54,7 +54,7 @@ func TestFirstUseWithoutRegistryGoesOnLexical(t *testing.T) {
 	homeDir, modelDir := firstUseEnv(t)
 	agent := filepath.Join(homeDir, "hive", "agents", "alice")
 	code, out, errOut := mempalace(t, "mine", agent, "--wing", "alice", "--agent", "alice")
-	if code != 0 || !strings.Contains(out, "mined 1 files") {
+	if code != 0 || !strings.Contains(out, "mined 1 file ") {
 		t.Fatalf("mine = %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
 	if lines := strings.Split(strings.TrimSpace(errOut), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "warning: cannot fetch the MiniLM embedding model") || !strings.Contains(lines[0], "lexical-only") {

@@ -94,7 +94,19 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 			return nil
 		}
 	}
-	res, err := locomo.Run(ctx, a.Palace, samples, lo)
+	// On a terminal: the mining (drawers embedded), then the questions.
+	mctx, mined := g.mineProgress(ctx, "mining", o.asJSON)
+	var qbar countBar
+	lo.Progress = func(done, total int) {
+		if done == 1 {
+			mined()
+			qbar = g.countBar("questions", total, o.asJSON)
+		}
+		qbar.set(done, total)
+	}
+	res, err := locomo.Run(mctx, a.Palace, samples, lo)
+	mined()
+	qbar.finish()
 	if err != nil {
 		return err
 	}

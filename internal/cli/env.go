@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/home"
 )
@@ -53,6 +54,9 @@ func runEnv(_ context.Context, g *globals, agent string, asJSON bool) error {
 	h, err := home.Resolve(g.home)
 	if err != nil {
 		return err
+	}
+	if !h.Exists() {
+		return app.NoHome(h)
 	}
 	cfg, err := config.Load(h.ConfigPath())
 	if err != nil {

@@ -31,7 +31,8 @@ memory_remember, memory_pin, memory_read, memory_status, memory_condense.
 its memory file and refuse any other. Without --agent they need an agent
 argument. --scope own limits every read to the agent's own memory.
 
-Add it to Claude Code with: claude mcp add hivemem -- hivemem mcp --agent <id>
+The home must exist (hivemem init). Add it to Claude Code with:
+claude mcp add hivemem -- hivemem mcp --agent <id>
 (see docs/mcp.md for other clients and the HTTP endpoint of hivemem run).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -44,14 +45,14 @@ Add it to Claude Code with: claude mcp add hivemem -- hivemem mcp --agent <id>
 }
 
 // runMCP serves until the client closes stdin or the process is told to
-// stop. The home is created if needed, so an agent configured with hivemem
-// works on a fresh machine.
+// stop. The home must exist (`hivemem init`), as for every command but
+// init, so that a mistyped --home is an error rather than a new home.
 func runMCP(ctx context.Context, g *globals, o mcpOptions) error {
 	// Check the identity before opening anything.
 	if err := mcpserver.CheckIdentity(o.agent, o.scope); err != nil {
 		return err
 	}
-	a, err := app.Open(ctx, app.Options{Home: g.home, Logger: g.logger, Create: true, LongRunning: true})
+	a, err := app.Open(ctx, app.Options{Home: g.home, Logger: g.logger, LongRunning: true})
 	if err != nil {
 		return err
 	}

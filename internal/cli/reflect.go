@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 
 	"github.com/rogpeppe/go-internal/diff"
 	"github.com/spf13/cobra"
@@ -207,6 +209,14 @@ func runBackups(ctx context.Context, g *globals, agent string, asJSON bool) erro
 	bs, err := reflector.Backups(a.Home, agent)
 	if err != nil {
 		return err
+	}
+	if agent != "" && len(bs) == 0 {
+		// An agent whose file is gone may still have backups to restore;
+		// one with neither is unknown, as for reflect and restore.
+		path, _ := a.Home.MemoryPath(agent)
+		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("backups: agent %s has no memory file and no backups", agent)
+		}
 	}
 	if asJSON {
 		if bs == nil {

@@ -11,15 +11,14 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/home"
 )
-
-// Version is set at build time with -ldflags "-X ...cli.Version=...".
-var Version = "dev"
 
 // globals are the flags every command shares.
 type globals struct {
@@ -46,6 +45,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 // execute runs a command tree and turns its error into an exit code,
 // printing it prefixed with the program name.
 func execute(ctx context.Context, root *cobra.Command, prog string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	withUsage(root)
 	root.SetArgs(textAfterDash(root, args))
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -60,6 +60,26 @@ func execute(ctx context.Context, root *cobra.Command, prog string, args []strin
 	}
 	fmt.Fprintln(stderr, prog+":", err)
 	return 1
+}
+
+// withUsage makes every argument error of cmd and its subcommands name the
+// command's usage line: cobra's own ("requires at least 1 arg(s), only
+// received 0") does not say what the arguments are.
+func withUsage(cmd *cobra.Command) {
+	for _, c := range cmd.Commands() {
+		withUsage(c)
+	}
+	check := cmd.Args
+	if check == nil {
+		return
+	}
+	cmd.Args = func(c *cobra.Command, args []string) error {
+		err := check(c, args)
+		if err == nil || strings.Contains(err.Error(), "usage: ") {
+			return err
+		}
+		return fmt.Errorf("%w\nusage: %s", err, c.UseLine())
+	}
 }
 
 // exitError carries a child's exit status (spawn) without printing.
@@ -105,6 +125,7 @@ func newRootCommand(g *globals) *cobra.Command {
 		newBenchCommand(g),
 		newInstructionsCommand(g),
 		newMCPCommand(g),
+		newVersionCommand(g),
 	)
 	return root
 }
@@ -138,6 +159,18 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, o)), nil
 	}
 	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
+
+// requireHome refuses a home that does not exist (app.NoHome).
+func (g *globals) requireHome() error {
+	h, err := home.Resolve(g.home)
+	if err != nil {
+		return err
+	}
+	if !h.Exists() {
+		return app.NoHome(h)
+	}
+	return nil
 }
 
 func (g *globals) open(ctx context.Context, create bool) (*app.App, error) {

@@ -32,8 +32,8 @@ func newRunCommand(g *globals) *cobra.Command {
 		Short: "Run the memory manager: watch memory files, mine changes, condense on schedule, serve HTTP",
 		Long: `Run the always-on memory manager for the home.
 
-It watches hive/agents/*/memory.md and mines a changed file within about two
-seconds of its last write (plus a full scan every manager.scan_interval as a
+It watches hive/agents/*/memory.md and mines a changed file within about
+0.3 s of its last write (manager.debounce, 300ms; plus a full scan every manager.scan_interval as a
 safety net), runs the reflector every reflector.interval, and serves HTTP on
 --http (default manager.http, 127.0.0.1:7777; "off" serves nothing). A
 non-loopback address needs manager.token.
@@ -69,9 +69,7 @@ func runRun(ctx context.Context, g *globals, o runOptions) error {
 		return err
 	}
 	if !h.Exists() {
-		if err := h.Init(); err != nil {
-			return err
-		}
+		return app.NoHome(h)
 	}
 	// Claim the home before opening the index, so a refused second run
 	// touches nothing.

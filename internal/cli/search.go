@@ -63,9 +63,10 @@ func runSearch(ctx context.Context, g *globals, o searchOptions, q string) error
 		Text: q, Results: o.results, Mode: o.mode,
 		Filter: store.Filter{Wing: o.wing, Room: o.room, Agent: o.agent, Since: o.since, Until: o.until},
 	})
-	if g.mempalace && errors.Is(err, palace.ErrUnknownWing) {
-		// MemPalace answers a wing it has no drawers in with no results,
-		// and a harness written for it may search a wing not mined yet.
+	if g.mempalace && (errors.Is(err, palace.ErrUnknownWing) || errors.Is(err, palace.ErrUnknownRoom)) {
+		// MemPalace answers a wing (or room) it has no drawers in with no
+		// results, and a harness written for it may search a wing not
+		// mined yet.
 		hits, err = nil, nil
 	}
 	if err != nil {
@@ -82,8 +83,9 @@ func runSearch(ctx context.Context, g *globals, o searchOptions, q string) error
 		return nil
 	}
 	for i, h := range hits {
+		// A dated heading ("2026-11-29 — fixed …") already shows the date.
 		date := ""
-		if h.Date != "" {
+		if h.Date != "" && !strings.Contains(h.Heading, h.Date) {
 			date = "  " + h.Date
 		}
 		fmt.Fprintf(g.stdout, "%d. [%s/%s] %s%s\n   %s:%d-%d  id %s  score %.4f\n", i+1, h.Wing, h.Room, h.Heading, date,

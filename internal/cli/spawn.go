@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/atomicio"
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/home"
@@ -74,9 +75,7 @@ func runSpawn(ctx context.Context, g *globals, o spawnOptions, agent string, arg
 		return err
 	}
 	if !h.Exists() {
-		if err := h.Init(); err != nil {
-			return err
-		}
+		return app.NoHome(h)
 	}
 	cfg, err := config.Load(h.ConfigPath())
 	if err != nil {

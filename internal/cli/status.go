@@ -174,8 +174,8 @@ func runStatus(ctx context.Context, g *globals, asJSON bool) error {
 	} else {
 		fmt.Fprintf(w, "home:     %s\n", r.Home)
 	}
-	fmt.Fprintf(w, "backend:  %s (vector search: %s), %d files, %d drawers, %d vectors, %s\n", r.Backend, r.Index.VectorMode,
-		r.Index.Files, r.Index.Drawers, r.Index.Vectors, humanize.IBytes(uint64(r.Index.SizeBytes)))
+	fmt.Fprintf(w, "backend:  %s (vector search: %s), %s, %s, %s, %s\n", r.Backend, r.Index.VectorMode,
+		plural(r.Index.Files, "file"), plural(r.Index.Drawers, "drawer"), plural(r.Index.Vectors, "vector"), humanize.IBytes(uint64(r.Index.SizeBytes)))
 	switch {
 	case r.Embedder.Provider == "none":
 		fmt.Fprintf(w, "search:   lexical-only — %s\n", r.Embedder.Note)
@@ -209,8 +209,8 @@ func runStatus(ctx context.Context, g *globals, asJSON bool) error {
 			fmt.Fprintf(w, "  %-20s error: %s\n", as.Agent, as.Error)
 			continue
 		}
-		fmt.Fprintf(w, "  %-20s %9s %5.1f%% of budget, %3d sections, %2d pinned, %4d drawers, mined %s, condensed %s\n",
-			as.Agent, humanize.IBytes(uint64(as.Bytes)), as.BudgetPct, as.Sections, as.Pinned, as.Drawers, ago(now, as.LastMined), ago(now, as.LastCondensed))
+		fmt.Fprintf(w, "  %-20s %9s %5.1f%% of budget, %12s, %2d pinned, %12s, mined %s, condensed %s\n",
+			as.Agent, humanize.IBytes(uint64(as.Bytes)), as.BudgetPct, plural(as.Sections, "section"), as.Pinned, plural(as.Drawers, "drawer"), ago(now, as.LastMined), ago(now, as.LastCondensed))
 		if as.Skipped != "" {
 			fmt.Fprintf(w, "  %-20s   not indexed: %s\n", "", as.Skipped)
 		}

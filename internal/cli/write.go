@@ -52,28 +52,30 @@ func runRemember(ctx context.Context, g *globals, o rememberOptions, agent, text
 	// The note first, the index after: an index that cannot be opened or
 	// updated (a full disk, a damaged index) is a warning, never a lost
 	// note.
-	h, _, err := app.OpenHome(app.Options{Home: g.home, Create: true})
+	h, _, err := app.OpenHome(app.Options{Home: g.home, Create: false})
 	if err != nil {
 		return err
 	}
-	if err := palace.RememberFile(ctx, h, agent, o.heading, text, time.Now()); err != nil {
+	created, err := palace.RememberFile(ctx, h, agent, o.heading, text, time.Now())
+	if err != nil {
 		return err
 	}
 	path, _ := h.MemoryPath(agent)
 	rep, merr := g.indexWritten(ctx, path, "remember")
 	warnMineFailed(g, "note", path, merr)
 	if o.asJSON {
-		out := map[string]any{"agent": agent, "path": path, "mine": rep}
+		out := map[string]any{"agent": agent, "created": created, "path": path, "mine": rep}
 		if merr != nil {
 			out["mine_error"] = merr.Error()
 		}
 		return writeJSON(g.stdout, out)
 	}
+	sayCreated(g, agent, created)
 	if merr != nil {
 		fmt.Fprintf(g.stdout, "remembered in %s (not indexed yet)\n", path)
 		return nil
 	}
-	fmt.Fprintf(g.stdout, "remembered in %s (%d drawers added)\n", path, rep.Added)
+	fmt.Fprintf(g.stdout, "remembered in %s (%s added)\n", path, plural(rep.Added, "drawer"))
 	return nil
 }
 
@@ -91,6 +93,14 @@ func (g *globals) indexWritten(ctx context.Context, path, command string) (palac
 	}
 	defer release()
 	return a.Palace.Mine(ctx, path, palace.MineOptions{})
+}
+
+// sayCreated tells that a write made a new agent, so that a mistyped agent
+// id does not go unnoticed.
+func sayCreated(g *globals, agent string, created bool) {
+	if created {
+		fmt.Fprintf(g.stdout, "created agent %s\n", agent)
+	}
 }
 
 // warnMineFailed says on stderr that a write succeeded but mining it
@@ -119,11 +129,11 @@ func newPinCommand(g *globals) *cobra.Command {
 
 func runPin(ctx context.Context, g *globals, agent, fact string, asJSON bool) error {
 	// As for remember: the fact first, the index after.
-	h, _, err := app.OpenHome(app.Options{Home: g.home, Create: true})
+	h, _, err := app.OpenHome(app.Options{Home: g.home, Create: false})
 	if err != nil {
 		return err
 	}
-	added, err := palace.PinFile(ctx, h, agent, fact)
+	added, created, err := palace.PinFile(ctx, h, agent, fact)
 	if err != nil {
 		return err
 	}
@@ -133,19 +143,20 @@ func runPin(ctx context.Context, g *globals, agent, fact string, asJSON bool) er
 		_, merr = g.indexWritten(ctx, path, "pin")
 		warnMineFailed(g, "fact", path, merr)
 	}
-	return printPinned(g, agent, added, merr, asJSON)
+	return printPinned(g, agent, added, created, merr, asJSON)
 }
 
 // printPinned reports a pin: added or already there, and a failed index
 // update (mineErr) in the JSON.
-func printPinned(g *globals, agent string, added bool, mineErr error, asJSON bool) error {
+func printPinned(g *globals, agent string, added, created bool, mineErr error, asJSON bool) error {
 	if asJSON {
-		out := map[string]any{"agent": agent, "added": added}
+		out := map[string]any{"agent": agent, "created": created, "added": added}
 		if mineErr != nil && added {
 			out["mine_error"] = mineErr.Error()
 		}
 		return writeJSON(g.stdout, out)
 	}
+	sayCreated(g, agent, created)
 	if added {
 		fmt.Fprintf(g.stdout, "pinned for %s\n", agent)
 	} else {
@@ -154,8 +165,9 @@ func printPinned(g *globals, agent string, added bool, mineErr error, asJSON boo
 	return nil
 }
 
-// reindex opens the palace and rebuilds the index under the palace lock.
-func (g *globals) reindex(ctx context.Context) (palace.MineReport, error) {
+// reindex opens the palace and rebuilds the index under the palace lock,
+// with a progress bar on a terminal unless quiet.
+func (g *globals) reindex(ctx context.Context, quiet bool) (palace.MineReport, error) {
 	a, err := g.open(ctx, false)
 	if err != nil {
 		return palace.MineReport{}, err
@@ -166,7 +178,9 @@ func (g *globals) reindex(ctx context.Context) (palace.MineReport, error) {
 		return palace.MineReport{}, err
 	}
 	defer release()
-	return a.Palace.Reindex(ctx)
+	pctx, done := g.mineProgress(ctx, "reindexing", quiet)
+	defer done()
+	return a.Palace.Reindex(pctx)
 }
 
 func newReindexCommand(g *globals) *cobra.Command {
@@ -176,7 +190,7 @@ func newReindexCommand(g *globals) *cobra.Command {
 		Short: "Drop the index and rebuild it from the markdown (embeddings come from the cache)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, err := g.reindex(cmd.Context())
+			rep, err := g.reindex(cmd.Context(), asJSON)
 			if err != nil && app.IndexDamaged(err) {
 				// The index is disposable: set the damaged file aside
 				// and build a new one from the markdown.
@@ -189,16 +203,22 @@ func newReindexCommand(g *globals) *cobra.Command {
 					return errors.Join(err, serr)
 				}
 				fmt.Fprintf(g.stderr, "hivemem: the index was damaged (%v); moved it to %s and rebuilding it from the markdown\n", err, moved)
-				rep, err = g.reindex(cmd.Context())
+				rep, err = g.reindex(cmd.Context(), asJSON)
 			}
 			if err != nil {
 				return err
 			}
+			for _, s := range rep.Skipped {
+				fmt.Fprintf(g.stderr, "warning: skipped %s: %s\n", s.Path, s.Reason)
+			}
+			if rep.Skipped == nil {
+				rep.Skipped = []palace.Skip{}
+			}
 			if asJSON {
 				return writeJSON(g.stdout, rep)
 			}
-			fmt.Fprintf(g.stdout, "reindexed %d files: %d drawers, embedded %d (cache %d), %.2fs\n",
-				rep.Files, rep.Added, rep.Embedded, rep.CacheHits, rep.Seconds)
+			fmt.Fprintf(g.stdout, "reindexed %s: %s, embedded %d (cache %d), %.2fs\n",
+				plural(rep.Files, "file"), plural(rep.Added, "drawer"), rep.Embedded, rep.CacheHits, rep.Seconds)
 			return nil
 		},
 	}

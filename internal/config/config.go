@@ -164,8 +164,11 @@ func Load(path string) (Config, error) {
 			return cfg, fmt.Errorf("parse config %s: %w", path, err)
 		}
 		if und := md.Undecoded(); len(und) > 0 {
-			return cfg, fmt.Errorf("parse config %s: unknown key %q", path, und[0].String())
+			return cfg, fmt.Errorf("parse config %s: unknown key %q%s", path, und[0].String(), didYouMean(und[0].String(), fileKeys()))
 		}
+	}
+	if err := checkEnvNames(os.Environ()); err != nil {
+		return cfg, err
 	}
 	if err := applyEnv(&cfg, os.LookupEnv); err != nil {
 		return cfg, err
@@ -304,10 +307,122 @@ func applyEnv(cfg *Config, lookup func(string) (string, bool)) error {
 			if strings.HasSuffix(name, "DSN") {
 				s = "(redacted)"
 			}
-			return fmt.Errorf("environment %s=%q: %w", name, s, err)
+			return fmt.Errorf("environment %s=%q: want %s", name, s, wants(f))
 		}
 		return nil
 	})
+}
+
+// wants says what a setting of f's type is written as, for an error.
+func wants(f reflect.Value) string {
+	if f.Type() == reflect.TypeOf(Duration{}) {
+		return "a duration such as 500ms, 30s, 5m or 1h"
+	}
+	switch f.Kind() {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Float64:
+		return "a number such as 0.5"
+	case reflect.Int, reflect.Int64:
+		return "a whole number such as 5"
+	}
+	return "a " + f.Type().String()
+}
+
+// OtherEnv are the HIVEMEM_ variables that are not config keys: read by
+// hivemem itself (the home, the model, the kernel, an agent's identity),
+// or by its tests and scripts. otherEnvPrefixes start families of them.
+var OtherEnv = []string{
+	"HIVEMEM_HOME", "HIVEMEM_MODEL_DIR", "HIVEMEM_MODEL_SOURCE", "HIVEMEM_NPM_REGISTRY", "HIVEMEM_KERNEL",
+	"HIVEMEM_AGENT", "HIVEMEM_WAKE_UP_FILE", "HIVEMEM_BIN",
+	// tests and scripts
+	"HIVEMEM_ARTIFACTS", "HIVEMEM_CHROMIUM", "HIVEMEM_URL", "HIVEMEM_TOKEN", "HIVEMEM_TOKEN_URL",
+	"HIVEMEM_DEMO_ADDR", "HIVEMEM_DEMO_TOKEN", "HIVEMEM_DASHBOARD_PNG", "HIVEMEM_ATOMICIO_PATH",
+	"HIVEMEM_ATOMICIO_CHILD", "HIVEMEM_CLI_TEST_CHILD", "HIVEMEM_REFLECTOR_TEST_HELPER", "HIVEMEM_HUNT2_SEED",
+}
+
+var otherEnvPrefixes = []string{"HIVEMEM_TEST_", "HIVEMEM_STORE_BENCH", "HIVEMEM_BENCH_"}
+
+// checkEnvNames refuses a HIVEMEM_ variable hivemem does not know, as an
+// unknown key in config.toml is refused, naming the nearest known one: a
+// misspelled override would otherwise be silently ignored. One set to ""
+// sets nothing and is let be.
+func checkEnvNames(environ []string) error {
+	known := map[string]bool{}
+	for _, k := range EnvKeys() {
+		known[k] = true
+	}
+	for _, k := range OtherEnv {
+		known[k] = true
+	}
+	for _, kv := range environ {
+		name, val, _ := strings.Cut(kv, "=")
+		// An empty value is as good as unset: it sets nothing.
+		if !strings.HasPrefix(name, "HIVEMEM_") || known[name] || val == "" {
+			continue
+		}
+		exempt := false
+		for _, p := range otherEnvPrefixes {
+			exempt = exempt || strings.HasPrefix(name, p)
+		}
+		if exempt {
+			continue
+		}
+		all := append(EnvKeys(), OtherEnv...)
+		return fmt.Errorf("environment %s: not a hivemem setting%s (settings are HIVEMEM_<SECTION>_<KEY>, e.g. HIVEMEM_REFLECTOR_MIN_BYTES)",
+			name, didYouMean(name, all))
+	}
+	return nil
+}
+
+// fileKeys lists every key of config.toml, "section.key".
+func fileKeys() []string {
+	var keys []string
+	t := reflect.TypeOf(Config{})
+	for i := 0; i < t.NumField(); i++ {
+		sec := t.Field(i).Tag.Get("toml")
+		st := t.Field(i).Type
+		for j := 0; j < st.NumField(); j++ {
+			keys = append(keys, sec+"."+st.Field(j).Tag.Get("toml"))
+		}
+	}
+	return keys
+}
+
+// didYouMean is "; did you mean K?" for the candidate K nearest to s (by
+// edit distance, ignoring case), or "" when none is near.
+func didYouMean(s string, candidates []string) string {
+	best, bestD := "", -1
+	for _, c := range candidates {
+		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); bestD < 0 || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if bestD < 0 || bestD > max(3, len(s)/3) {
+		return ""
+	}
+	return "; did you mean " + best + "?"
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func walk(v reflect.Value, fn func(name string, f reflect.Value) error) error {

@@ -18,7 +18,8 @@ import (
 )
 
 // The tests in this file drive hivemem with the official TypeScript MCP SDK
-// (tests/mcp-node, installed by scripts/ci-mcp.sh). Without node or the
+// (tests/mcp-node, installed by `cd tests/mcp-node && npm ci`, as the README
+// says, or scripts/ci-mcp.sh). Without node or the
 // installed package they skip, except in CI (CI=true), where they fail.
 
 var (
@@ -73,7 +74,7 @@ func nodeClient(t testing.TB) (node, script string) {
 		}
 	}
 	if missing != "" {
-		msg := missing + ": run scripts/ci-mcp.sh to install the TypeScript MCP client"
+		msg := missing + ": run `cd tests/mcp-node && npm ci` to install the TypeScript MCP client"
 		if os.Getenv("CI") == "true" {
 			t.Fatal(msg)
 		}

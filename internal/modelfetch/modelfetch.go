@@ -216,6 +216,9 @@ type Options struct {
 	NoNPM bool
 	// HTTPClient is used for a direct download; nil means a default client.
 	HTTPClient *http.Client
+	// Progress, when set, hears how many bytes of the tarball a direct
+	// download has read, of total (-1 when the server does not say).
+	Progress func(done, total int64)
 }
 
 // Fetch installs the pinned model package into dir, replacing whatever was
@@ -302,7 +305,7 @@ func obtain(ctx context.Context, work string, opt Options, log *slog.Logger) (st
 	if client == nil {
 		client = &http.Client{Timeout: 10 * time.Minute}
 	}
-	p, err := download(ctx, client, reg, work, log)
+	p, err := download(ctx, client, reg, work, log, opt.Progress)
 	if err != nil {
 		return "", fmt.Errorf("model fetch: %w", errors.Join(append(errs, err)...))
 	}
@@ -388,7 +391,7 @@ func validRegistry(r string) (string, error) {
 
 // download reads the package metadata from the registry to learn the tarball
 // URL, then downloads the tarball into work.
-func download(ctx context.Context, client *http.Client, registry, work string, log *slog.Logger) (string, error) {
+func download(ctx context.Context, client *http.Client, registry, work string, log *slog.Logger, progress func(done, total int64)) (string, error) {
 	metaURL := registry + strings.Replace(PackageName, "/", "%2f", 1)
 	log.Info("reading package metadata", "url", metaURL)
 	body, err := get(ctx, client, metaURL, "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8")
@@ -428,7 +431,11 @@ func download(ctx context.Context, client *http.Client, registry, work string, l
 	if err != nil {
 		return "", fmt.Errorf("download %s: %w", tarURL, err)
 	}
-	n, err := io.Copy(f, io.LimitReader(body, maxTarballBytes+1))
+	var r io.Reader = body
+	if progress != nil {
+		r = &progressReader{r: body, total: body.length, fn: progress}
+	}
+	n, err := io.Copy(f, io.LimitReader(r, maxTarballBytes+1))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -442,6 +449,21 @@ func download(ctx context.Context, client *http.Client, registry, work string, l
 		return "", fmt.Errorf("download %s: truncated: got %d of %d bytes", tarURL, n, cl)
 	}
 	return p, nil
+}
+
+// progressReader reports the bytes read through it.
+type progressReader struct {
+	r     io.Reader
+	done  int64
+	total int64
+	fn    func(done, total int64)
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.done += int64(n)
+	p.fn(p.done, p.total)
+	return n, err
 }
 
 type httpBody struct {

@@ -110,6 +110,7 @@ func (p *Palace) Mine(ctx context.Context, path string, opts MineOptions) (MineR
 	} else {
 		files = []string{abs}
 	}
+	progress(ctx, func(pr *Progress) { pr.Files += len(files) })
 	seen := make(map[string]bool, len(files))
 	for i, f := range files {
 		if err := ctx.Err(); err != nil {
@@ -124,6 +125,7 @@ func (p *Palace) Mine(ctx context.Context, path string, opts MineOptions) (MineR
 			return rep, err
 		}
 		rep.add(r)
+		progress(ctx, func(pr *Progress) { pr.FilesDone++ })
 		if opts.Progress != nil {
 			opts.Progress(i+1, len(files), f)
 		}
@@ -554,6 +556,7 @@ func (p *Palace) embedDrawers(ctx context.Context, ds []store.Drawer) (embedded,
 			return embedded, hits, err
 		}
 		embedded += len(vecs)
+		progress(ctx, func(pr *Progress) { pr.Embedded += len(vecs) })
 	}
 	return embedded, hits, nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/hivemem/hivemem/internal/chunk"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/store"
 )
@@ -45,6 +46,10 @@ var ErrNoWords = errors.New("query has no words to search for")
 // ErrUnknownWing is returned for a search filtered to a wing the palace
 // does not have.
 var ErrUnknownWing = errors.New("unknown wing")
+
+// ErrUnknownRoom is returned for a search filtered to a room no drawer
+// has.
+var ErrUnknownRoom = errors.New("unknown room")
 
 // Hit is one search result with every score that produced it.
 type Hit struct {
@@ -216,14 +221,37 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 			VectorScore: f.Vector, VectorRank: f.VectorRank,
 		})
 	}
-	// A hit proves its wing exists; only an empty result can hide a
-	// mistyped one.
+	// A hit proves its wing and room exist; only an empty result can hide
+	// a mistyped one.
 	if len(hits) == 0 && q.Filter.Wing != "" {
 		if err := p.checkWing(ctx, q.Filter.Wing); err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}
 	}
+	if len(hits) == 0 && q.Filter.Room != "" {
+		if err := p.checkRoom(ctx, q.Filter.Room); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+	}
 	return hits, nil
+}
+
+// checkRoom returns ErrUnknownRoom for a room no drawer has, as checkWing
+// does for a wing. The rooms the miner assigns are always known, drawers
+// or not (a file with no pinned facts yet).
+func (p *Palace) checkRoom(ctx context.Context, room string) error {
+	switch room {
+	case chunk.RoomHeader, chunk.RoomPinned, chunk.RoomCondensed, chunk.RoomRecent, chunk.RoomArchive, "session":
+		return nil
+	}
+	ds, err := p.store.List(ctx, store.Filter{Room: room}, 1)
+	if err != nil {
+		return err
+	}
+	if len(ds) == 0 {
+		return fmt.Errorf("%w %q: no drawer has it (rooms come from the sections: pinned, condensed, recent, archive, header; or from mine --room)", ErrUnknownRoom, room)
+	}
+	return nil
 }
 
 // checkWing returns ErrUnknownWing for a wing the palace does not have.

@@ -9,11 +9,13 @@ import (
 	"strings"
 
 	"github.com/dustin/go-humanize"
+	"github.com/dustin/go-humanize/english"
 
 	"github.com/hivemem/hivemem/internal/atomicio"
 	"github.com/hivemem/hivemem/internal/chunk"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/memfile"
+	"github.com/hivemem/hivemem/internal/store"
 )
 
 // DefaultWakeUpBudget is the digest's size in estimated tokens.
@@ -148,7 +150,7 @@ func (p *Palace) wakeUpHive(ctx context.Context, budget int) (Digest, error) {
 	}
 	d := Digest{Budget: budget}
 	var b strings.Builder
-	head := fmt.Sprintf("# Wake-up — hive (%d agents)\n", len(ids))
+	head := fmt.Sprintf("# Wake-up — hive (%s)\n", english.Plural(len(ids), "agent", "agents"))
 	used := chunk.EstimateTokens(head)
 	if used > budget {
 		d.Truncated = true
@@ -172,7 +174,7 @@ func (p *Palace) wakeUpHive(ctx context.Context, budget int) (Digest, error) {
 				al.Newest = secs[len(secs)-1].Heading
 			}
 		}
-		line := fmt.Sprintf("- %s: %d sections, %d pinned, %s", id, al.Sections, al.Pinned, humanize.IBytes(uint64(al.Bytes)))
+		line := fmt.Sprintf("- %s: %s, %d pinned, %s", id, english.Plural(al.Sections, "section", "sections"), al.Pinned, humanize.IBytes(uint64(al.Bytes)))
 		if al.Newest != "" {
 			line += "; newest: " + al.Newest
 		}
@@ -192,7 +194,8 @@ func (p *Palace) wakeUpHive(ctx context.Context, budget int) (Digest, error) {
 
 // memoryForWing finds the memory file a wing's digest is built from: the
 // agent's own file when the wing is an agent id, else the mined memory.md
-// recorded under that wing.
+// recorded under that wing, else (a wing of other mined files, which search
+// accepts too) the wing's most recently mined file.
 func (p *Palace) memoryForWing(ctx context.Context, wing string) (string, error) {
 	if home.ValidateAgentID(wing) == nil {
 		path, _ := p.home.MemoryPath(wing)
@@ -206,12 +209,22 @@ func (p *Palace) memoryForWing(ctx context.Context, wing string) (string, error)
 	if err != nil {
 		return "", fmt.Errorf("wake-up %s: %w", wing, err)
 	}
-	for _, f := range files {
-		if f.Wing == wing && strings.HasSuffix(f.Source, "memory.md") {
+	var newest *store.File
+	for i, f := range files {
+		if f.Wing != wing {
+			continue
+		}
+		if strings.HasSuffix(f.Source, "memory.md") {
 			return p.home.Abs(f.Source), nil
 		}
+		if newest == nil || f.MinedAt.After(newest.MinedAt) {
+			newest = &files[i]
+		}
 	}
-	return "", fmt.Errorf("wake-up: %w %q: no agent or mined memory file has it", ErrUnknownWing, wing)
+	if newest != nil {
+		return p.home.Abs(newest.Source), nil
+	}
+	return "", fmt.Errorf("wake-up: %w %q: no agent or mined file has it", ErrUnknownWing, wing)
 }
 
 func firstLine(body string) string {

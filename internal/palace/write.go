@@ -34,6 +34,9 @@ type WriteResult struct {
 	// Added is false for a Pin whose fact was already pinned (nothing
 	// written, nothing mined); true otherwise.
 	Added bool
+	// Created is true when the agent had no memory file: the write made
+	// it from the template.
+	Created bool
 	// Mine is what mining the file did; zero when MineErr is set.
 	Mine MineReport
 	// MineErr is the mining error, nil when the index is up to date.
@@ -45,28 +48,32 @@ type WriteResult struct {
 // so the note is searchable at once. An error means nothing was written; a
 // failed mine after the write is reported in WriteResult.MineErr.
 func (p *Palace) Remember(ctx context.Context, agent, heading, text string, now time.Time) (WriteResult, error) {
-	if err := RememberFile(ctx, p.home, agent, heading, text, now); err != nil {
+	created, err := RememberFile(ctx, p.home, agent, heading, text, now)
+	if err != nil {
 		return WriteResult{}, err
 	}
-	return p.mineWritten(ctx, agent), nil
+	res := p.mineWritten(ctx, agent)
+	res.Created = created
+	return res, nil
 }
 
 // RememberFile is Remember without the index: it validates the note and
 // appends it to the agent's memory file (locked, atomic). It is what a
 // command uses when the index cannot be opened (a full disk, a damaged
-// index): the note is saved, and the next mine indexes it.
-func RememberFile(ctx context.Context, h home.Home, agent, heading, text string, now time.Time) error {
+// index): the note is saved, and the next mine indexes it. created says
+// the agent had no memory file before.
+func RememberFile(ctx context.Context, h home.Home, agent, heading, text string, now time.Time) (created bool, err error) {
 	if err := CheckText("text", text, MaxRememberBytes); err != nil {
-		return fmt.Errorf("remember: %w", err)
+		return false, fmt.Errorf("remember: %w", err)
 	}
 	if strings.TrimSpace(text) == "" {
-		return errors.New("remember: text is empty")
+		return false, errors.New("remember: text is empty")
 	}
 	if err := CheckText("heading", heading, 200); err != nil {
-		return fmt.Errorf("remember: %w", err)
+		return false, fmt.Errorf("remember: %w", err)
 	}
 	if strings.ContainsAny(heading, "\r\n") {
-		return errors.New("remember: heading must be one line")
+		return false, errors.New("remember: heading must be one line")
 	}
 	// A blank heading is no heading: the note's first line stands in.
 	heading = strings.TrimSpace(heading)
@@ -79,48 +86,50 @@ func RememberFile(ctx context.Context, h home.Home, agent, heading, text string,
 		}
 	}
 	full := date + " — " + heading
-	err := updateMemory(ctx, h, agent, func(old []byte) ([]byte, error) {
+	created, err = updateMemory(ctx, h, agent, func(old []byte) ([]byte, error) {
 		return memfile.AppendSection(old, full, text)
 	})
 	if err != nil {
-		return fmt.Errorf("remember: %w", err)
+		return false, fmt.Errorf("remember: %w", err)
 	}
-	return nil
+	return created, nil
 }
 
 // Pin adds a durable fact to the agent's pinned region; pinning a fact that
 // is already there (after normalisation) changes nothing and reports Added
 // false. As for Remember, an error means nothing was written.
 func (p *Palace) Pin(ctx context.Context, agent, fact string) (WriteResult, error) {
-	added, err := PinFile(ctx, p.home, agent, fact)
+	added, created, err := PinFile(ctx, p.home, agent, fact)
 	if err != nil || !added {
 		return WriteResult{}, err
 	}
-	return p.mineWritten(ctx, agent), nil
+	res := p.mineWritten(ctx, agent)
+	res.Created = created
+	return res, nil
 }
 
 // PinFile is Pin without the index (see RememberFile); it reports whether
-// the fact was added (false: it was pinned already).
-func PinFile(ctx context.Context, h home.Home, agent, fact string) (bool, error) {
+// the fact was added (false: it was pinned already) and whether the agent
+// had no memory file before.
+func PinFile(ctx context.Context, h home.Home, agent, fact string) (added, created bool, err error) {
 	if err := CheckText("fact", fact, 2000); err != nil {
-		return false, fmt.Errorf("pin: %w", err)
+		return false, false, fmt.Errorf("pin: %w", err)
 	}
 	if strings.ContainsAny(fact, "\r\n") {
-		return false, errors.New("pin: a fact must be one line")
+		return false, false, errors.New("pin: a fact must be one line")
 	}
 	if strings.TrimSpace(fact) == "" {
-		return false, errors.New("pin: fact is empty")
+		return false, false, errors.New("pin: fact is empty")
 	}
-	added := false
-	err := updateMemory(ctx, h, agent, func(old []byte) ([]byte, error) {
+	created, err = updateMemory(ctx, h, agent, func(old []byte) ([]byte, error) {
 		out, ok, err := memfile.AddPinned(old, strings.TrimSpace(fact))
 		added = ok
 		return out, err
 	})
 	if err != nil {
-		return false, fmt.Errorf("pin: %w", err)
+		return false, false, fmt.Errorf("pin: %w", err)
 	}
-	return added, nil
+	return added, created, nil
 }
 
 // mineWritten mines an agent's file after a write. A failure is kept in the
@@ -134,24 +143,27 @@ func (p *Palace) mineWritten(ctx context.Context, agent string) WriteResult {
 }
 
 // updateMemory runs fn on an agent's memory file under its lock and swaps
-// the result in atomically. A missing file starts from the template.
-func updateMemory(ctx context.Context, h home.Home, agent string, fn func([]byte) ([]byte, error)) error {
+// the result in atomically. A missing file starts from the template; created
+// says so.
+func updateMemory(ctx context.Context, h home.Home, agent string, fn func([]byte) ([]byte, error)) (created bool, err error) {
 	path, err := h.MemoryPath(agent)
 	if err != nil {
-		return err
+		return false, err
 	}
 	dir, _ := h.AgentDir(agent)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create agent dir: %w", err)
+		return false, fmt.Errorf("create agent dir: %w", err)
 	}
 	lctx, cancel := context.WithTimeout(ctx, LockTimeout)
 	defer cancel()
-	return atomicio.Update(lctx, path, 0o644, func(old []byte) ([]byte, error) {
-		if old == nil {
+	err = atomicio.Update(lctx, path, 0o644, func(old []byte) ([]byte, error) {
+		created = old == nil
+		if created {
 			old = memfile.Template(agent, agent)
 		}
 		return fn(old)
 	})
+	return created && err == nil, err
 }
 
 func (p *Palace) mineAgent(ctx context.Context, agent string) (MineReport, error) {

@@ -82,7 +82,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 func TestDashboardBrowser(t *testing.T) {
 	chromium, node, missing := prerequisites()
 	if len(missing) > 0 {
-		msg := "browser tests need " + strings.Join(missing, ", ") + ": run scripts/ci-web.sh"
+		msg := "browser tests need " + strings.Join(missing, ", ") + ": run `bash scripts/ci-web.sh` (Debian's chromium and playwright-core)"
 		if os.Getenv("CI") == "true" {
 			t.Fatal(msg)
 		}

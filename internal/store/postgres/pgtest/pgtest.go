@@ -36,9 +36,19 @@ func BaseDSN(t testing.TB, env string) string {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%s is not set under CI=true: start the servers with scripts/pg-test.sh (as .ci/run does)", env)
 		}
-		t.Skipf("%s not set: start a throwaway server with `eval \"$(scripts/pg-test.sh start)\"`", env)
+		t.Skipf("%s not set: %s", env, installStep(env))
 	}
 	return dsn
+}
+
+// installStep says, as the README does, what makes the server of env
+// available: make test starts the servers itself (scripts/pg-test.sh run)
+// once what they need is installed.
+func installStep(env string) string {
+	if env == EnvPGlite {
+		return "run `cd tests/pglite && npm ci`, then `make test` starts PGlite (or `eval \"$(scripts/pg-test.sh start)\"` before go test)"
+	}
+	return "install Debian's postgresql (`apt-get install postgresql`; make test does it when root), then `make test` starts it (or `eval \"$(scripts/pg-test.sh start)\"` before go test)"
 }
 
 var serial atomic.Int64

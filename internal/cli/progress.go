@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/hivemem/hivemem/internal/palace"
+)
+
+// mineProgress returns ctx carrying a progress bar on stderr for the
+// mining done under it (files mined of those found, drawers embedded so
+// far, so that a long embedding moves too), and the function that clears
+// it. Only on a terminal, and not with quiet (--json): otherwise the
+// command's own summary line is all there is.
+func (g *globals) mineProgress(ctx context.Context, what string, quiet bool) (context.Context, func()) {
+	if quiet || !isTerminal(g.stderr) {
+		return ctx, func() {}
+	}
+	// A spinner, not a bar: how many drawers need embedding is known only
+	// file by file, and the vectors missing from earlier mines are filled
+	// after the last file.
+	var bar *progressbar.ProgressBar
+	ctx = palace.WithProgress(ctx, func(p palace.Progress) {
+		if bar == nil {
+			// No throttle: it could drop the last update (the vectors
+			// filled after the last file); updates come at most once a
+			// file or a batch of drawers embedded.
+			bar = progressbar.NewOptions(-1, progressbar.OptionSetWriter(g.stderr), progressbar.OptionClearOnFinish())
+		}
+		bar.Describe(fmt.Sprintf("%s: %d/%s, %s embedded", what, p.FilesDone, plural(p.Files, "file"), plural(p.Embedded, "drawer")))
+	})
+	return ctx, func() {
+		if bar != nil {
+			_ = bar.Finish()
+		}
+	}
+}
+
+// countBar is a terminal progress bar over n steps (nil off a terminal,
+// and its methods then do nothing).
+type countBar struct{ bar *progressbar.ProgressBar }
+
+func (g *globals) countBar(what string, n int, quiet bool) countBar {
+	if quiet || !isTerminal(g.stderr) {
+		return countBar{}
+	}
+	return countBar{progressbar.NewOptions(n, progressbar.OptionSetWriter(g.stderr), progressbar.OptionSetDescription(what),
+		progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())}
+}
+
+func (c countBar) set(done, total int) {
+	if c.bar == nil {
+		return
+	}
+	if total != c.bar.GetMax() {
+		c.bar.ChangeMax(total)
+	}
+	_ = c.bar.Set(done)
+}
+
+func (c countBar) finish() {
+	if c.bar != nil {
+		_ = c.bar.Finish()
+	}
+}
