@@ -5,9 +5,7 @@ import (
 
 	"context"
 	"fmt"
-	"io"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/mcpserver"
@@ -61,7 +59,7 @@ func runMCP(ctx context.Context, g *globals, o mcpOptions) error {
 		return err
 	}
 	g.logger.Info("mcp server on stdio", "agent", o.agent, "scope", o.scope, "home", a.Home.Root, "search", a.Palace.Mode())
-	ss, err := srv.Connect(ctx, &mcp.IOTransport{Reader: io.NopCloser(g.stdin), Writer: nopWriteCloser{g.stdout}}, nil)
+	ss, err := srv.Connect(ctx, mcpserver.StdioTransport(g.stdin, g.stdout, g.logger), nil)
 	if err != nil {
 		return fmt.Errorf("mcp: %w", err)
 	}
@@ -76,8 +74,3 @@ func runMCP(ctx context.Context, g *globals, o mcpOptions) error {
 		return nil
 	}
 }
-
-// nopWriteCloser lets the transport "close" stdout without closing it.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
