@@ -38,6 +38,7 @@ Add it to Claude Code with: claude mcp add hivemem -- hivemem mcp --agent <id>
 	}
 	cmd.Flags().StringVar(&o.agent, "agent", "", "the agent this server acts for (writes go only to its memory)")
 	cmd.Flags().StringVar(&o.scope, "scope", mcpserver.ScopeAll, "what the agent may read: own (its own memory) or all")
+	refuseEmpty(cmd, "agent", "scope")
 	return cmd
 }
 

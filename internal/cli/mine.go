@@ -35,6 +35,7 @@ func newMineCommand(g *globals) *cobra.Command {
 	f.StringVar(&o.agent, "agent", "", "agent the files belong to (default: from hive/agents/<id>/)")
 	f.StringVar(&o.room, "room", "", "room for every drawer (default: from the section: pinned, condensed, recent, archive)")
 	f.BoolVar(&o.asJSON, "json", false, "print a JSON summary")
+	refuseEmpty(cmd, "wing", "agent", "room")
 	return cmd
 }
 
