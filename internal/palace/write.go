@@ -121,6 +121,11 @@ func (p *Palace) updateMemory(ctx context.Context, agent string, fn func([]byte)
 	if err != nil {
 		return err
 	}
+	// Never write through a link out of the home (the agent's directory
+	// or memory.md a symlink to a file elsewhere).
+	if _, err := p.home.Contain(path); err != nil {
+		return err
+	}
 	dir, _ := p.home.AgentDir(agent)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create agent dir: %w", err)

@@ -253,6 +253,9 @@ func (r *Reflector) Restore(ctx context.Context, agent, name string) (RestoreRes
 	if err != nil {
 		return res, err
 	}
+	if _, err := r.home.Contain(path); err != nil {
+		return res, fmt.Errorf("restore: %w", err)
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return res, fmt.Errorf("restore: %w", err)
 	}
