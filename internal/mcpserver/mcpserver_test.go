@@ -134,6 +134,8 @@ func TestSearchErrors(t *testing.T) {
 		{"bad agent", map[string]any{"query": "x", "agent": "../bob"}, "invalid agent id"},
 		{"wing too long", map[string]any{"query": "x", "wing": strings.Repeat("w", 201)}, "wing"},
 		{"NUL in room", map[string]any{"query": "x", "room": "a\x00b"}, "NUL"},
+		{"room with a path", map[string]any{"query": "x", "room": "../x"}, `unknown room "../x"`},
+		{"unknown room", map[string]any{"query": "login", "room": "nosuchroom"}, `unknown room "nosuchroom"`},
 		{"unknown argument", map[string]any{"query": "x", "limit": 3}, "limit"},
 	}
 	for _, c := range cases {

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/hivemem/hivemem/internal/chunk"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/store"
 )
@@ -45,6 +46,10 @@ var ErrNoWords = errors.New("query has no words to search for")
 // ErrUnknownWing is returned for a search filtered to a wing the palace
 // does not have.
 var ErrUnknownWing = errors.New("unknown wing")
+
+// ErrUnknownRoom is returned for a search filtered to a room no drawer is
+// in or can be in.
+var ErrUnknownRoom = errors.New("unknown room")
 
 // Hit is one search result with every score that produced it.
 type Hit struct {
@@ -223,7 +228,30 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 			return nil, fmt.Errorf("search: %w", err)
 		}
 	}
+	if len(hits) == 0 && q.Filter.Room != "" {
+		if err := p.checkRoom(ctx, q.Filter.Room); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+	}
 	return hits, nil
+}
+
+// checkRoom returns ErrUnknownRoom for a room no drawer can be in: not
+// one the miner gives (pinned, condensed, recent, archive, header) and not
+// one any drawer has (mine --room).
+func (p *Palace) checkRoom(ctx context.Context, room string) error {
+	switch room {
+	case chunk.RoomHeader, chunk.RoomPinned, chunk.RoomCondensed, chunk.RoomRecent, chunk.RoomArchive:
+		return nil
+	}
+	ds, err := p.store.List(ctx, store.Filter{Room: room}, 1)
+	if err != nil {
+		return err
+	}
+	if len(ds) > 0 {
+		return nil
+	}
+	return fmt.Errorf("%w %q: want pinned, condensed, recent, archive, header, or a room given to mine --room", ErrUnknownRoom, room)
 }
 
 // checkWing returns ErrUnknownWing for a wing the palace does not have.

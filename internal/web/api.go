@@ -228,7 +228,7 @@ func (h *Handler) search(r *http.Request, pq palace.Query) (SearchResponse, erro
 		switch {
 		case errors.Is(err, palace.ErrEmptyQuery), errors.Is(err, palace.ErrNoWords):
 			return SearchResponse{}, statusError(http.StatusBadRequest, err)
-		case errors.Is(err, palace.ErrUnknownWing):
+		case errors.Is(err, palace.ErrUnknownWing), errors.Is(err, palace.ErrUnknownRoom):
 			return SearchResponse{}, statusError(http.StatusNotFound, err)
 		}
 		return SearchResponse{}, err
