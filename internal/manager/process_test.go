@@ -829,3 +829,50 @@ func TestRunServesWithAFIFOMemoryFile(t *testing.T) {
 		t.Fatalf("exit code %d after SIGTERM", code)
 	}
 }
+
+// TestRunOneHostCheckForEveryRoute: `hivemem run` answers the loopback
+// names alike on every guarded route, /mcp included (LOCALHOST,
+// foo.localhost), and refuses a foreign Host on each with 421.
+func TestRunOneHostCheckForEveryRoute(t *testing.T) {
+	h := newTestHome(t)
+	h.writeAgent(t, "bob", memoryFile("bob", 1, "x"))
+	p := h.startRun(t)
+	_, port, _ := strings.Cut(p.addr, ":")
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	do := func(path, host string) int {
+		t.Helper()
+		method, body := http.MethodGet, ""
+		if path == "/mcp" {
+			method, body = http.MethodPost, initialize
+		}
+		req, err := http.NewRequestWithContext(t.Context(), method, "http://"+p.addr+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		if path == "/mcp" {
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, path := range []string{"/mcp", "/api/v1/status", "/api/v1/manager", "/"} {
+		for host, want := range map[string]int{
+			"127.0.0.1:" + port:        200,
+			"localhost:" + port:        200,
+			"LOCALHOST:" + port:        200,
+			"foo.localhost:" + port:    200,
+			"evil.example:" + port:     421,
+			"127.0.0.1.nip.io:" + port: 421,
+		} {
+			if got := do(path, host); got != want {
+				t.Errorf("%s with Host %s: %d, want %d", path, host, got, want)
+			}
+		}
+	}
+}
