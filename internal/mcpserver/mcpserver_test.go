@@ -687,6 +687,7 @@ func TestSymlinkOutOfTheHomeIsRefused(t *testing.T) {
 	cs := connect(t, mcpserver.Deps{App: a, Agent: "x"})
 	const want = "a symlink leads out of the home"
 	fails(t, cs, mcpserver.ToolRead, map[string]any{"agent": "x"}, want)
+	fails(t, cs, mcpserver.ToolWakeUp, map[string]any{"wing": "x"}, want)
 	fails(t, cs, mcpserver.ToolRemember, map[string]any{"text": "a note"}, want)
 	fails(t, cs, mcpserver.ToolPin, map[string]any{"fact": "a fact"}, want)
 	fails(t, cs, mcpserver.ToolCondense, map[string]any{"force": true}, want)

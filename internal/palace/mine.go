@@ -199,6 +199,17 @@ func (p *Palace) canonical(path string) (string, string) {
 	}
 }
 
+// readFile reads a file to mine or show under the same rules: symlinks
+// only inside the home (canonical), never a FIFO or device
+// (atomicio.ReadRegular).
+func (p *Palace) readFile(path string) ([]byte, error) {
+	c, reason := p.canonical(path)
+	if reason != "" {
+		return nil, fmt.Errorf("%s: %s", path, reason)
+	}
+	return atomicio.ReadRegular(c)
+}
+
 // mineSkipped skips a path not mined at all (a link out of the home),
 // dropping the drawers it had.
 func (p *Palace) mineSkipped(ctx context.Context, path, reason string) (MineReport, error) {

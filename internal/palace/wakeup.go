@@ -10,7 +10,6 @@ import (
 
 	"github.com/dustin/go-humanize"
 
-	"github.com/hivemem/hivemem/internal/atomicio"
 	"github.com/hivemem/hivemem/internal/chunk"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/memfile"
@@ -74,7 +73,7 @@ func (p *Palace) WakeUp(ctx context.Context, wing string, budget int) (Digest, e
 	if err != nil {
 		return Digest{}, err
 	}
-	data, err := atomicio.ReadRegular(path) // never blocks on a FIFO
+	data, err := p.readFile(path)
 	if err != nil {
 		return Digest{}, fmt.Errorf("wake-up %s: %w", wing, err)
 	}
@@ -160,7 +159,7 @@ func (p *Palace) wakeUpHive(ctx context.Context, budget int) (Digest, error) {
 			return d, err
 		}
 		path, _ := p.home.MemoryPath(id)
-		data, err := atomicio.ReadRegular(path)
+		data, err := p.readFile(path)
 		if err != nil {
 			continue
 		}
