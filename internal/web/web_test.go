@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -800,5 +801,34 @@ func TestSettingsPatchRefusesDuplicateKeys(t *testing.T) {
 	w = e.do(t, req{method: "PATCH", target: "/api/v1/settings", body: `{"reflector": {"recent_keep": 4, "retention": 5}}`, hdr: map[string]string{"Content-Type": "application/json"}})
 	if w.Code != http.StatusOK {
 		t.Fatalf("a PATCH without duplicates: %d %s", w.Code, w.Body.String())
+	}
+}
+
+// TestEventsWithAFIFOLog: a FIFO planted at the event log gives the
+// events route a clear error at once instead of a request that never
+// ends.
+func TestEventsWithAFIFOLog(t *testing.T) {
+	e := newEnv(t, web.Deps{})
+	path := e.a.Home.LogPath()
+	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	t.Cleanup(func() { // let go of a reader stuck on it, if any
+		if w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+	})
+	done := make(chan *httptest.ResponseRecorder, 1)
+	go func() { done <- e.do(t, req{target: "/api/v1/events"}) }()
+	select {
+	case w := <-done:
+		if w.Code < 400 || !strings.Contains(w.Body.String(), "not a regular file") {
+			t.Errorf("events with a FIFO log: %d %s", w.Code, w.Body.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("GET /api/v1/events hangs on a FIFO at the event log")
 	}
 }
