@@ -142,7 +142,7 @@ func (h *Handler) listEvents(n int, f eventFilter) (EventsResponse, error) {
 	start := max(0, st.Size()-maxEventWindow)
 	if start > 0 {
 		// Start at a line boundary: skip the partial line before it.
-		fh, err := os.Open(path)
+		fh, err := atomicio.OpenRegular(path)
 		if err != nil {
 			return EventsResponse{}, fmt.Errorf("read events: %w", err)
 		}
