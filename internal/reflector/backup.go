@@ -142,6 +142,10 @@ func findBackup(h home.Home, agent, name string) (Backup, error) {
 // next suffix ("-2", "-3", ...). The copy is written atomically, so a crash
 // never leaves half a backup.
 func writeBackup(h home.Home, agent string, data []byte, now time.Time) (Backup, error) {
+	// Never write a copy of memory through a link out of the home.
+	if _, err := h.Contain(h.BackupsDir()); err != nil {
+		return Backup{}, fmt.Errorf("write backup: %w", err)
+	}
 	existing, err := Backups(h, agent)
 	if err != nil {
 		return Backup{}, err
