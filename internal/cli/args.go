@@ -152,3 +152,30 @@ func takesValue(fs *pflag.FlagSet, a string) bool {
 	}
 	return f != nil && f.NoOptDefVal == ""
 }
+
+// nonEmpty marks a flag whose empty value would silently mean its default
+// ("all agents", "no agent"): given empty, it is refused.
+const nonEmpty = "hivemem/non-empty"
+
+// refuseEmpty marks cmd's flags names as refusing an empty value. Leaving
+// such a flag out keeps its default; `--agent ""` (an unset variable in a
+// script) is an error, not a wider scope.
+func refuseEmpty(cmd *cobra.Command, names ...string) {
+	for _, n := range names {
+		if err := cmd.Flags().SetAnnotation(n, nonEmpty, []string{"true"}); err != nil {
+			panic(err) // a programming error: no such flag
+		}
+	}
+}
+
+// checkNonEmpty refuses a nonEmpty flag that was given ("Changed") with an
+// empty value.
+func checkNonEmpty(cmd *cobra.Command) error {
+	var err error
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if err == nil && f.Annotations[nonEmpty] != nil && f.Value.String() == "" {
+			err = fmt.Errorf("--%s is empty: give a value or leave the flag out", f.Name)
+		}
+	})
+	return err
+}

@@ -26,6 +26,7 @@ func newEnvCommand(g *globals) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&agent, "agent", "", "agent id to set HIVEMEM_AGENT to")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	refuseEmpty(cmd, "agent")
 	return cmd
 }
 

@@ -5,9 +5,7 @@ import (
 
 	"context"
 	"fmt"
-	"io"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/mcpserver"
@@ -41,6 +39,7 @@ claude mcp add hivemem -- hivemem mcp --agent <id>
 	}
 	cmd.Flags().StringVar(&o.agent, "agent", "", "the agent this server acts for (writes go only to its memory)")
 	cmd.Flags().StringVar(&o.scope, "scope", mcpserver.ScopeAll, "what the agent may read: own (its own memory) or all")
+	refuseEmpty(cmd, "agent", "scope")
 	return cmd
 }
 
@@ -62,7 +61,7 @@ func runMCP(ctx context.Context, g *globals, o mcpOptions) error {
 		return err
 	}
 	g.logger.Info("mcp server on stdio", "agent", o.agent, "scope", o.scope, "home", a.Home.Root, "search", a.Palace.Mode())
-	ss, err := srv.Connect(ctx, &mcp.IOTransport{Reader: io.NopCloser(g.stdin), Writer: nopWriteCloser{g.stdout}}, nil)
+	ss, err := srv.Connect(ctx, mcpserver.StdioTransport(g.stdin, g.stdout, g.logger), nil)
 	if err != nil {
 		return fmt.Errorf("mcp: %w", err)
 	}
@@ -77,8 +76,3 @@ func runMCP(ctx context.Context, g *globals, o mcpOptions) error {
 		return nil
 	}
 }
-
-// nopWriteCloser lets the transport "close" stdout without closing it.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

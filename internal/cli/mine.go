@@ -36,6 +36,7 @@ func newMineCommand(g *globals) *cobra.Command {
 	f.StringVar(&o.room, "room", "", "room for every drawer (default: from the section: pinned, condensed, recent, archive)")
 	f.StringVar(&o.mode, "mode", "projects", `projects (memory files) or convos (import the conversation files found: see "import")`)
 	f.BoolVar(&o.asJSON, "json", false, "print a JSON summary")
+	refuseEmpty(cmd, "wing", "agent", "room")
 	return cmd
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/config"
+	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/reflector"
 )
 
@@ -191,6 +192,10 @@ func newBackupsCommand(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			agent := ""
 			if len(args) == 1 {
+				// An empty argument is not "all agents".
+				if err := home.ValidateAgentID(args[0]); err != nil {
+					return err
+				}
 				agent = args[0]
 			}
 			return runBackups(cmd.Context(), g, agent, asJSON)

@@ -96,6 +96,9 @@ func newRootCommand(g *globals) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkNonEmpty(cmd); err != nil {
+				return err
+			}
 			return g.setLogger()
 		},
 	}

@@ -47,6 +47,7 @@ func newSearchCommand(g *globals) *cobra.Command {
 	f.StringVar(&o.mode, "mode", "", "hybrid, lexical or vector (default: hybrid when a model is installed)")
 	f.IntVarP(&o.results, "results", "n", 0, "number of results (default: search.results in config.toml, 5)")
 	f.BoolVar(&o.asJSON, "json", false, "print JSON")
+	refuseEmpty(cmd, "wing", "room", "agent")
 	return cmd
 }
 

@@ -34,6 +34,7 @@ func newWakeUpCommand(g *globals) *cobra.Command {
 	f.StringVar(&o.wing, "wing", "", "the agent (wing) to wake up; without it, one line per agent")
 	f.IntVar(&o.budget, "budget", 0, "token budget, 1 to 100000 (default 800, or search.wake_up_budget)")
 	f.BoolVar(&o.asJSON, "json", false, "print JSON")
+	refuseEmpty(cmd, "wing")
 	return cmd
 }
 

@@ -265,9 +265,15 @@ func (c Config) Validate() error {
 		return errors.New("config: manager.token (or HIVEMEM_MANAGER_TOKEN) must not begin or end with whitespace")
 	case strings.ContainsFunc(t, unicode.IsControl):
 		return errors.New("config: manager.token (or HIVEMEM_MANAGER_TOKEN) must not contain control characters")
+	case t != "" && len(t) < MinTokenBytes:
+		return fmt.Errorf("config: manager.token (or HIVEMEM_MANAGER_TOKEN) is too short (%d bytes): at least %d are needed (for instance `openssl rand -hex 16`)", len(t), MinTokenBytes)
 	}
 	return nil
 }
+
+// MinTokenBytes is the shortest manager.token accepted: a guessable token
+// guards nothing.
+const MinTokenBytes = 16
 
 // envAliases are short names for a few keys: HIVEMEM_BACKEND and
 // HIVEMEM_DSN select a shared PostgreSQL palace. The long name wins when

@@ -51,6 +51,8 @@ func TestLoadErrors(t *testing.T) {
 		{"token with surrounding spaces", "[manager]\ntoken = \" padded \"\n", "", "", "manager.token"},
 		{"env token with a newline", "", "HIVEMEM_MANAGER_TOKEN", "tok\n", "manager.token"},
 		{"token with a control character", "[manager]\ntoken = \"a\\u0000b\"\n", "", "", "manager.token"},
+		{"token too short", "[manager]\ntoken = \"x\"\n", "", "", "manager.token (or HIVEMEM_MANAGER_TOKEN) is too short (1 bytes): at least 16"},
+		{"env token too short", "", "HIVEMEM_MANAGER_TOKEN", "fifteen-bytes!!", "at least 16"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

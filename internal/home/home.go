@@ -260,7 +260,7 @@ func (h Home) Agents() ([]string, error) {
 	}
 	var ids []string
 	for _, e := range ents {
-		if !e.IsDir() || ValidateAgentID(e.Name()) != nil {
+		if !IsDir(h.AgentsDir(), e) || ValidateAgentID(e.Name()) != nil {
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(h.AgentsDir(), e.Name(), "memory.md")); err == nil {
@@ -269,6 +269,21 @@ func (h Home) Agents() ([]string, error) {
 	}
 	sort.Strings(ids)
 	return ids, nil
+}
+
+// IsDir reports whether the entry e of directory parent is a directory or
+// a symlink to one. (Whether a link may be followed is Contain's to say,
+// when the files under it are read: a link out of the home is listed, so
+// that it is refused with a reason rather than ignored.)
+func IsDir(parent string, e fs.DirEntry) bool {
+	if e.IsDir() {
+		return true
+	}
+	if e.Type()&fs.ModeSymlink == 0 {
+		return false
+	}
+	st, err := os.Stat(filepath.Join(parent, e.Name()))
+	return err == nil && st.IsDir()
 }
 
 // AgentFromPath recognises hive/agents/<id>/memory.md and

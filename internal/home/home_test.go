@@ -103,3 +103,62 @@ func TestID(t *testing.T) {
 		t.Fatalf("ID() of an empty id file = %v, want a malformed error", err)
 	}
 }
+
+// TestContainFollowsSymlinksOnlyInsideTheHome: the one symlink rule,
+// through a home that is itself reached through a link.
+func TestContainFollowsSymlinksOnlyInsideTheHome(t *testing.T) {
+	base := t.TempDir()
+	real := filepath.Join(base, "real")
+	outside := filepath.Join(base, "outside")
+	for _, d := range []string{filepath.Join(real, "hive", "agents", "a"), filepath.Join(real, "notes"), outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(base, "link")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Symlink(real, link))
+	h := Home{Root: link}
+	agent := filepath.Join(link, "hive", "agents", "a")
+	must(os.WriteFile(filepath.Join(real, "notes", "n.md"), []byte("x"), 0o644))
+	must(os.Symlink("../../../notes/n.md", filepath.Join(agent, "in.md")))
+	must(os.Symlink(filepath.Join(outside, "secret"), filepath.Join(agent, "out.md")))
+	must(os.Symlink(filepath.Join(outside, "missing"), filepath.Join(agent, "dangling-out.md")))
+	must(os.Symlink("missing-here.md", filepath.Join(agent, "dangling-in.md")))
+	must(os.Symlink("loop.md", filepath.Join(agent, "loop.md")))
+	must(os.Symlink(outside, filepath.Join(link, "hive", "agents", "b")))
+	for _, tc := range []struct {
+		path, want, err string
+	}{
+		{filepath.Join(agent, "memory.md"), filepath.Join(link, "hive", "agents", "a", "memory.md"), ""},
+		{filepath.Join(real, "hive", "agents", "a", "memory.md"), filepath.Join(link, "hive", "agents", "a", "memory.md"), ""},
+		{filepath.Join(agent, "in.md"), filepath.Join(link, "notes", "n.md"), ""},
+		{filepath.Join(agent, "dangling-in.md"), filepath.Join(link, "hive", "agents", "a", "missing-here.md"), ""},
+		{filepath.Join(agent, "out.md"), "", "leads out of the home"},
+		{filepath.Join(agent, "dangling-out.md"), "", "leads out of the home"},
+		{filepath.Join(link, "hive", "agents", "b", "memory.md"), "", "leads out of the home"},
+		{filepath.Join(agent, "loop.md"), "", "too many"},
+		{filepath.Join(outside, "x.md"), "", "leads out of the home"},
+	} {
+		got, err := h.Contain(tc.path)
+		switch {
+		case tc.err == "" && (err != nil || got != tc.want):
+			t.Errorf("Contain(%s) = %q, %v; want %q", tc.path, got, err, tc.want)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("Contain(%s) = %q, %v; want an error containing %q", tc.path, got, err, tc.err)
+		case tc.err == "leads out of the home" && !errors.Is(err, ErrOutsideHome):
+			t.Errorf("Contain(%s): %v does not wrap ErrOutsideHome", tc.path, err)
+		}
+	}
+	if _, err := h.ReadFile(filepath.Join(agent, "out.md")); !errors.Is(err, ErrOutsideHome) {
+		t.Errorf("ReadFile through a link out: %v", err)
+	}
+	if data, err := h.ReadFile(filepath.Join(agent, "in.md")); err != nil || string(data) != "x" {
+		t.Errorf("ReadFile through a link inside: %q %v", data, err)
+	}
+}

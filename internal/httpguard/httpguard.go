@@ -132,8 +132,7 @@ func Authorized(r *http.Request, token string) bool {
 	if token == "" {
 		return false
 	}
-	if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") {
-		got := strings.TrimPrefix(a, "Bearer ")
+	if got, ok := bearer(r.Header.Get("Authorization")); ok {
 		return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1
 	}
 	ck, err := r.Cookie(CookieName)
@@ -145,26 +144,40 @@ func Authorized(r *http.Request, token string) bool {
 		subtle.ConstantTimeCompare(got, []byte(token)) == 1
 }
 
+// bearer returns the credentials of an "Authorization: Bearer <token>"
+// header. The scheme is case-insensitive (RFC 9110 §11.1) and separated
+// from the token by one or more spaces; the token is compared as it is.
+func bearer(header string) (string, bool) {
+	scheme, rest, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimLeft(rest, " "), true
+}
+
 // CheckOrigin refuses cross-origin requests: any request carrying an Origin
 // (browsers send one on cross-site fetches and on every POST) must come from
-// the same host it is addressed to; state-changing requests from browsers
-// without an Origin are refused when Sec-Fetch-Site says cross-site.
+// the origin it is addressed to, the same scheme (http, or https over TLS)
+// and host; a state-changing request is refused when the browser says it
+// is cross-site (Sec-Fetch-Site), whatever its Origin.
 func CheckOrigin(r *http.Request) error {
 	origin := r.Header.Get("Origin")
+	if isStateChanging(r.Method) && strings.EqualFold(r.Header.Get("Sec-Fetch-Site"), "cross-site") {
+		return errors.New("cross-site request (Sec-Fetch-Site: cross-site)")
+	}
 	if origin == "" || origin == "null" && !isStateChanging(r.Method) {
-		if isStateChanging(r.Method) && r.Header.Get("Sec-Fetch-Site") == "cross-site" {
-			return errors.New("cross-site request")
-		}
-		if origin == "" {
-			return nil
-		}
+		return nil
 	}
 	u, err := url.Parse(origin)
 	if err != nil || u.Host == "" {
 		return fmt.Errorf("bad Origin %q", origin)
 	}
-	if !strings.EqualFold(u.Host, r.Host) {
-		return fmt.Errorf("cross-origin request from %s", origin)
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if !strings.EqualFold(u.Host, r.Host) || !strings.EqualFold(u.Scheme, scheme) {
+		return fmt.Errorf("cross-origin request from %s (this server is %s://%s)", origin, scheme, r.Host)
 	}
 	return nil
 }

@@ -49,6 +49,15 @@ func TestWrap(t *testing.T) {
 		{"cross origin post", "", "POST", map[string]string{"Origin": "http://evil.test"}, "x", 403},
 		{"cross site no origin", "", "POST", map[string]string{"Sec-Fetch-Site": "cross-site"}, "x", 403},
 		{"cross origin get", "", "GET", map[string]string{"Origin": "http://evil.test"}, "", 403},
+		{"origin of another scheme, post", "", "POST", map[string]string{"Origin": "https://localhost:7777"}, "x", 403},
+		{"origin of another scheme, get", "", "GET", map[string]string{"Origin": "https://localhost:7777"}, "", 403},
+		{"same origin, cross-site fetch", "", "POST", map[string]string{"Origin": "http://localhost:7777", "Sec-Fetch-Site": "cross-site"}, "x", 403},
+		{"same origin, same-origin fetch", "", "POST", map[string]string{"Origin": "http://localhost:7777", "Sec-Fetch-Site": "same-origin"}, "x", 200},
+		{"cross-site get (a link)", "", "GET", map[string]string{"Sec-Fetch-Site": "cross-site"}, "", 200},
+		{"bearer scheme lower case", "s3cret", "GET", map[string]string{"Authorization": "bearer s3cret"}, "", 200},
+		{"bearer scheme upper case", "s3cret", "GET", map[string]string{"Authorization": "BEARER s3cret"}, "", 200},
+		{"bearer, token in another case", "s3cret", "GET", map[string]string{"Authorization": "Bearer S3CRET"}, "", 401},
+		{"basic scheme", "s3cret", "GET", map[string]string{"Authorization": "Basic s3cret"}, "", 401},
 		{"oversize", "", "POST", nil, strings.Repeat("x", 2000), 413},
 	}
 	for _, c := range cases {

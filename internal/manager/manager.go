@@ -620,7 +620,7 @@ func (m *Manager) agentDirs() []string {
 	}
 	var out []string
 	for _, e := range ents {
-		if e.IsDir() && home.ValidateAgentID(e.Name()) == nil {
+		if home.IsDir(h.AgentsDir(), e) && home.ValidateAgentID(e.Name()) == nil {
 			out = append(out, filepath.Join(h.AgentsDir(), e.Name()))
 		}
 	}

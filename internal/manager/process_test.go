@@ -642,10 +642,10 @@ func TestCLIWritersWaitForTheWriteLock(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"mine", []string{"mine"}, "mined 1 file "},
+		{"mine", []string{"mine"}, "mined 1 files"},
 		{"remember", []string{"remember", "alice", "a note"}, "remembered in"},
 		{"pin", []string{"pin", "alice", "a durable fact"}, "pinned for alice"},
-		{"reindex", []string{"reindex"}, "reindexed 1 file:"},
+		{"reindex", []string{"reindex"}, "reindexed 1 files"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -744,6 +744,139 @@ func waitMinedAfter(t *testing.T, p *runProc, agent string, after time.Time) {
 		}
 		return false, "no such agent"
 	})
+}
+
+// openFDs counts the descriptors a process holds (Linux /proc).
+func openFDs(t *testing.T, pid int) int {
+	t.Helper()
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Skipf("cannot count descriptors: %v", err)
+	}
+	return len(ents)
+}
+
+// runGet is a GET to the running server that fails the test rather than
+// wait more than 5 s for the answer.
+func (p *runProc) get(t *testing.T, path string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.addr+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v (no answer: the server hangs)", path, err)
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	_, _ = b.ReadFrom(resp.Body)
+	return resp.StatusCode, b.String()
+}
+
+// TestRunServesWithAFIFOMemoryFile: a FIFO planted at an agent's
+// memory.md does not hang `hivemem run`'s HTTP server: the dashboard, the
+// agent page and the API answer at once, the FIFO agent with a clear error
+// and the others as usual, and no request leaves a descriptor behind.
+func TestRunServesWithAFIFOMemoryFile(t *testing.T) {
+	h := newTestHome(t)
+	h.writeAgent(t, "bob", memoryFile("bob", 1, "x"))
+	fifo := h.memPath("p")
+	if err := os.MkdirAll(filepath.Dir(fifo), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	// Whatever still blocks on the FIFO when the test ends is let go.
+	t.Cleanup(func() {
+		for range 50 {
+			w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+			if err != nil {
+				return
+			}
+			w.Close()
+			time.Sleep(5 * time.Millisecond)
+		}
+	})
+	p := h.startRun(t)
+	waitFor(t, 10*time.Second, "bob to be mined", func() (bool, string) {
+		return len(h.searchHits(t, marker("bob", 0))) == 1, ""
+	})
+	paths := []string{"/", "/agents/p", "/api/v1/agents", "/api/v1/agents/p", "/api/v1/agents/p/memory", "/api/v1/agents/p/memory?format=raw", "/agents/bob"}
+	for _, path := range paths {
+		code, body := p.get(t, path)
+		if strings.HasPrefix(path, "/api/v1/agents/p") && (code < 400 || !strings.Contains(body, "not a regular file")) {
+			t.Errorf("GET %s: %d %.200q, want an error saying the memory file is not a regular file", path, code, body)
+		}
+	}
+	if code, body := p.get(t, "/api/v1/agents"); code != 200 || !strings.Contains(body, `"bob"`) {
+		t.Errorf("GET /api/v1/agents: %d %.300q, want bob listed", code, body)
+	}
+	pid := p.cmd.Process.Pid
+	before := openFDs(t, pid)
+	for range 20 {
+		for _, path := range paths {
+			p.get(t, path)
+		}
+	}
+	http.DefaultClient.CloseIdleConnections()
+	time.Sleep(100 * time.Millisecond)
+	if after := openFDs(t, pid); after > before+4 {
+		t.Errorf("descriptors: %d before %d requests, %d after: each leaves one behind", before, 20*len(paths), after)
+	}
+	if code := p.stop(t, syscall.SIGTERM, 5*time.Second); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM", code)
+	}
+}
+
+// TestRunOneHostCheckForEveryRoute: `hivemem run` answers the loopback
+// names alike on every guarded route, /mcp included (LOCALHOST,
+// foo.localhost), and refuses a foreign Host on each with 421.
+func TestRunOneHostCheckForEveryRoute(t *testing.T) {
+	h := newTestHome(t)
+	h.writeAgent(t, "bob", memoryFile("bob", 1, "x"))
+	p := h.startRun(t)
+	_, port, _ := strings.Cut(p.addr, ":")
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	do := func(path, host string) int {
+		t.Helper()
+		method, body := http.MethodGet, ""
+		if path == "/mcp" {
+			method, body = http.MethodPost, initialize
+		}
+		req, err := http.NewRequestWithContext(t.Context(), method, "http://"+p.addr+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		if path == "/mcp" {
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, path := range []string{"/mcp", "/api/v1/status", "/api/v1/manager", "/"} {
+		for host, want := range map[string]int{
+			"127.0.0.1:" + port:        200,
+			"localhost:" + port:        200,
+			"LOCALHOST:" + port:        200,
+			"foo.localhost:" + port:    200,
+			"evil.example:" + port:     421,
+			"127.0.0.1.nip.io:" + port: 421,
+		} {
+			if got := do(path, host); got != want {
+				t.Errorf("%s with Host %s: %d, want %d", path, host, got, want)
+			}
+		}
+	}
 }
 
 // archivedSections counts each section heading over an agent's archive

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/atomicio"
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/memfile"
@@ -117,7 +116,7 @@ func CollectAgents(ctx context.Context, a *app.App, cfg config.Config, st store.
 		if f, err := a.Store.GetFile(ctx, a.Home.Rel(path)); err == nil {
 			as.LastMined = f.MinedAt
 		}
-		data, err := atomicio.ReadRegular(path) // never blocks on a FIFO
+		data, err := a.Home.ReadFile(path) // symlinks stay in the home; never blocks on a FIFO
 		if err != nil {
 			as.Error = err.Error()
 			out = append(out, as)

@@ -54,6 +54,10 @@ func HTTPHandler(d Deps, guard httpguard.Config) (http.Handler, error) {
 	hs := &httpServers{base: d, servers: map[identity]*mcp.Server{}}
 	sdk := mcp.NewStreamableHTTPHandler(hs.server, &mcp.StreamableHTTPOptions{
 		Stateless: true, JSONResponse: true, Logger: sdkLogger(d.Logger),
+		// The guard's Host check (one for every route of hivemem run,
+		// 421) is the DNS-rebinding protection; the SDK's own refuses
+		// loopback names the others accept (LOCALHOST, foo.localhost).
+		DisableLocalhostProtection: true,
 	})
 	return httpguard.Wrap(guard, hs.identify(sdk)), nil
 }

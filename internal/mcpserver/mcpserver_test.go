@@ -134,6 +134,8 @@ func TestSearchErrors(t *testing.T) {
 		{"bad agent", map[string]any{"query": "x", "agent": "../bob"}, "invalid agent id"},
 		{"wing too long", map[string]any{"query": "x", "wing": strings.Repeat("w", 201)}, "wing"},
 		{"NUL in room", map[string]any{"query": "x", "room": "a\x00b"}, "NUL"},
+		{"room with a path", map[string]any{"query": "x", "room": "../x"}, `unknown room "../x"`},
+		{"unknown room", map[string]any{"query": "login", "room": "nosuchroom"}, `unknown room "nosuchroom"`},
 		{"unknown argument", map[string]any{"query": "x", "limit": 3}, "limit"},
 	}
 	for _, c := range cases {
@@ -662,5 +664,38 @@ func TestWritesTakeThePalaceLock(t *testing.T) {
 	release()
 	if f := readFile(t, a, "alice"); !strings.Contains(f, "waited for the lock") || !strings.Contains(f, "- locks are honoured") {
 		t.Fatalf("writes missing:\n%s", f)
+	}
+}
+
+// TestSymlinkOutOfTheHomeIsRefused: with an agent's memory.md a symlink to
+// a file outside the home, memory_read refuses it with the reason, and
+// memory_remember, memory_pin and memory_condense write nothing through it.
+func TestSymlinkOutOfTheHomeIsRefused(t *testing.T) {
+	a := newHome(t, testFiles, true)
+	outside := filepath.Join(t.TempDir(), "passwd")
+	orig := "# Memory\n\n## 2026-11-01 — s\noutsidesecretline root:x:0:0\n"
+	if err := os.WriteFile(outside, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mem, _ := a.Home.MemoryPath("x")
+	if err := os.MkdirAll(filepath.Dir(mem), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, mem); err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, mcpserver.Deps{App: a, Agent: "x"})
+	const want = "a symlink leads out of the home"
+	fails(t, cs, mcpserver.ToolRead, map[string]any{"agent": "x"}, want)
+	fails(t, cs, mcpserver.ToolWakeUp, map[string]any{"wing": "x"}, want)
+	fails(t, cs, mcpserver.ToolRemember, map[string]any{"text": "a note"}, want)
+	fails(t, cs, mcpserver.ToolPin, map[string]any{"fact": "a fact"}, want)
+	fails(t, cs, mcpserver.ToolCondense, map[string]any{"force": true}, want)
+	if data, err := os.ReadFile(outside); err != nil || string(data) != orig {
+		t.Fatalf("the file outside the home changed: %q %v", data, err)
+	}
+	// The other agents are still read.
+	if r := ok[mcpserver.ReadOutput](t, cs, mcpserver.ToolRead, map[string]any{"agent": "bob"}); !strings.Contains(r.Text, "billing export") {
+		t.Fatalf("bob's memory: %q", r.Text)
 	}
 }

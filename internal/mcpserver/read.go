@@ -52,7 +52,7 @@ func (s *server) read(ctx context.Context, in ReadInput) (ReadOutput, string, er
 	} else if st.Size() > maxFileRead {
 		return ReadOutput{}, "", fmt.Errorf("read %s: memory file is %d bytes, too large to read here", agent, st.Size())
 	}
-	data, err := os.ReadFile(path)
+	data, err := s.d.App.Home.ReadFile(path)
 	if err != nil {
 		return ReadOutput{}, "", fmt.Errorf("read %s: %w", agent, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"github.com/hivemem/hivemem/internal/store"
-	"os"
 	"time"
 
 	"github.com/hivemem/hivemem/internal/app"
@@ -68,7 +67,7 @@ func (s *server) status(ctx context.Context, _ StatusInput) (StatusOutput, strin
 		}
 		as := AgentStatus{Agent: id, Drawers: wingDrawers[id]}
 		path, _ := a.Home.MemoryPath(id)
-		data, err := os.ReadFile(path)
+		data, err := a.Home.ReadFile(path)
 		if err != nil {
 			as.Error = err.Error()
 			out.Agents = append(out.Agents, as)

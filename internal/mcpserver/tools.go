@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -421,7 +420,7 @@ func (s *server) remember(ctx context.Context, in RememberInput) (RememberOutput
 	// Point at the section written: the newest one dated today (with the
 	// heading asked for), which is the last one unless an agent appended
 	// in between.
-	if data, err := os.ReadFile(path); err == nil {
+	if data, err := s.d.App.Home.ReadFile(path); err == nil {
 		if f, err := memfile.Parse(data); err == nil {
 			prefix := now.UTC().Format("2006-01-02") + " — "
 			heading := strings.TrimSpace(in.Heading) // as Remember writes it
@@ -457,7 +456,7 @@ func (s *server) pin(ctx context.Context, in PinInput) (PinOutput, string, error
 		out.MineError = res.MineErr.Error()
 	}
 	path, _ := s.d.App.Home.MemoryPath(agent)
-	if data, err := os.ReadFile(path); err == nil {
+	if data, err := s.d.App.Home.ReadFile(path); err == nil {
 		if f, err := memfile.Parse(data); err == nil {
 			out.Pinned = len(f.Pinned())
 		}

@@ -84,6 +84,13 @@ func (p *Palace) Mine(ctx context.Context, path string, opts MineOptions) (MineR
 	if err != nil {
 		return rep, fmt.Errorf("mine %s: %w", path, err)
 	}
+	given := abs
+	abs, reason := p.canonical(abs)
+	if reason != "" {
+		// A link out of the home: not followed, and what it led to
+		// before is no longer the home's.
+		return p.mineSkipped(ctx, abs, reason)
+	}
 	st, err := os.Stat(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -100,7 +107,7 @@ func (p *Palace) Mine(ctx context.Context, path string, opts MineOptions) (MineR
 		return rep, fmt.Errorf("mine %s: %w", path, err)
 	}
 
-	var files []string
+	var files []mineTarget
 	var ignored map[string]bool
 	if st.IsDir() {
 		files, ignored, rep.Skipped, err = p.collect(ctx, abs)
@@ -108,7 +115,7 @@ func (p *Palace) Mine(ctx context.Context, path string, opts MineOptions) (MineR
 			return rep, err
 		}
 	} else {
-		files = []string{abs}
+		files = []mineTarget{{path: abs, given: given}}
 	}
 	progress(ctx, func(pr *Progress) { pr.Files += len(files) })
 	seen := make(map[string]bool, len(files))
@@ -116,7 +123,7 @@ func (p *Palace) Mine(ctx context.Context, path string, opts MineOptions) (MineR
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		seen[p.home.Rel(f)] = true
+		seen[p.home.Rel(f.path)] = true
 		r, err := p.mineFile(ctx, f, opts)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -127,7 +134,7 @@ func (p *Palace) Mine(ctx context.Context, path string, opts MineOptions) (MineR
 		rep.add(r)
 		progress(ctx, func(pr *Progress) { pr.FilesDone++ })
 		if opts.Progress != nil {
-			opts.Progress(i+1, len(files), f)
+			opts.Progress(i+1, len(files), f.path)
 		}
 	}
 	if st.IsDir() {
@@ -168,23 +175,104 @@ func (p *Palace) validateMineOptions(o MineOptions) error {
 	return nil
 }
 
+// mineTarget is a file to mine: its path with symlinks resolved (the one
+// the index knows it by) and the path it was found at, whose agent
+// directory names its agent when the resolved one does not (memory.md a
+// link to another file of the agent's directory).
+type mineTarget struct{ path, given string }
+
+// canonical applies the home's symlink rule (home.Contain) to a path to
+// mine: a path of the home comes back with its symlinks resolved; one
+// that links lead out of the home comes back as is with the reason it is
+// not followed. A path outside the home that is no symlink (mine any
+// folder) is mined where it is.
+func (p *Palace) canonical(path string) (string, string) {
+	c, err := p.home.Contain(path)
+	switch {
+	case err == nil:
+		return c, ""
+	case errors.Is(err, home.ErrOutsideHome):
+		if fi, lerr := os.Lstat(path); p.home.Inside(path) || lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return path, "symlink not followed: " + err.Error()
+		}
+		return path, ""
+	default:
+		return path, "unreadable: " + err.Error()
+	}
+}
+
+// readFile reads a file to mine or show under the same rules: symlinks
+// only inside the home (canonical), never a FIFO or device
+// (atomicio.ReadRegular).
+func (p *Palace) readFile(path string) ([]byte, error) {
+	c, reason := p.canonical(path)
+	if reason != "" {
+		return nil, fmt.Errorf("%s: %s", path, reason)
+	}
+	return atomicio.ReadRegular(c)
+}
+
+// mineSkipped skips a path not mined at all (a link out of the home),
+// dropping the drawers it had.
+func (p *Palace) mineSkipped(ctx context.Context, path, reason string) (MineReport, error) {
+	source := p.home.Rel(path)
+	if !plainText(source) {
+		return p.skip(path, reason), nil
+	}
+	if l, ok := p.store.(SourceLocker); ok {
+		unlock, err := l.LockSource(ctx, source)
+		if err != nil {
+			return MineReport{}, fmt.Errorf("mine %s: %w", path, err)
+		}
+		defer unlock()
+	}
+	return p.dropSkipped(ctx, path, source, reason)
+}
+
 // collect walks a directory for markdown files. Backups, the palace and
 // hidden files (including the atomic writer's temp files) are never mined,
 // nor what the tree's .gitignore files exclude; the markdown files and
 // directories they exclude are returned as ignored (see ignoredSource), to
-// lose any drawers they had.
-func (p *Palace) collect(ctx context.Context, dir string) ([]string, map[string]bool, []Skip, error) {
-	var files []string
-	var skipped []Skip
-	ignored := map[string]bool{}
+// lose any drawers they had. Symlinks are followed under the home's rule
+// (see canonical): a link inside the home is mined as its target, once
+// however many links lead to it, and a directory reached again through a
+// link is not walked twice; a link out of the home is skipped with the
+// reason.
+func (p *Palace) collect(ctx context.Context, dir string) ([]mineTarget, map[string]bool, []Skip, error) {
+	c := collector{p: p, ctx: ctx, files: map[string]bool{}, dirs: map[string]bool{}, ignored: map[string]bool{}}
+	if err := c.walk(dir, dir); err != nil {
+		return nil, nil, nil, fmt.Errorf("mine %s: %w", dir, err)
+	}
+	return c.out, c.ignored, c.skipped, nil
+}
+
+type collector struct {
+	p       *Palace
+	ctx     context.Context
+	out     []mineTarget
+	skipped []Skip
+	ignored map[string]bool // sources (and directories, ending in "/") a .gitignore excludes
+	files   map[string]bool // resolved files collected
+	dirs    map[string]bool // resolved directories walked
+}
+
+// walk walks dir, found at the path given (a symlink's when dir is its
+// target), under the .gitignore files from dir down.
+func (c *collector) walk(dir, given string) error {
+	backups, palaceDir := c.p.home.BackupsDir(), c.p.home.PalaceDir()
 	rules := newIgnoreRules(dir)
-	backups, palaceDir := p.home.BackupsDir(), p.home.PalaceDir()
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if cerr := ctx.Err(); cerr != nil {
+	givenPath := func(path string) string {
+		if rel, err := filepath.Rel(dir, path); err == nil {
+			return filepath.Join(given, rel)
+		}
+		return path
+	}
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if cerr := c.ctx.Err(); cerr != nil {
 			return cerr
 		}
 		if err != nil {
-			skipped = append(skipped, Skip{Path: path, Reason: "unreadable: " + err.Error()})
+			c.skipped = append(c.skipped, Skip{Path: path, Reason: "unreadable: " + err.Error()})
 			if d != nil && d.IsDir() {
 				return fs.SkipDir
 			}
@@ -192,32 +280,67 @@ func (p *Palace) collect(ctx context.Context, dir string) ([]string, map[string]
 		}
 		name := d.Name()
 		if d.IsDir() {
-			if path != dir && (strings.HasPrefix(name, ".") || name == "node_modules") || path == backups || path == palaceDir {
+			if path != dir && (strings.HasPrefix(name, ".") || name == "node_modules") || path == backups || path == palaceDir || c.dirs[path] {
 				return fs.SkipDir
 			}
 			if rules.ignored(path, true) {
-				ignored[p.home.Rel(path)+"/"] = true
+				c.ignored[c.p.home.Rel(path)+"/"] = true
 				return fs.SkipDir
 			}
 			if why := rules.enter(path); why != "" {
-				skipped = append(skipped, Skip{Path: filepath.Join(path, ".gitignore"), Reason: why})
+				c.skipped = append(c.skipped, Skip{Path: filepath.Join(path, ".gitignore"), Reason: why})
+			}
+			c.dirs[path] = true
+			return nil
+		}
+		if strings.HasPrefix(name, ".") {
+			return nil
+		}
+		md := strings.HasSuffix(strings.ToLower(name), ".md")
+		if (md || d.Type()&fs.ModeSymlink != 0) && rules.ignored(path, false) {
+			if md {
+				c.ignored[c.p.home.Rel(path)] = true
 			}
 			return nil
 		}
-		if strings.HasPrefix(name, ".") || !strings.HasSuffix(strings.ToLower(name), ".md") || !d.Type().IsRegular() {
+		if d.Type()&fs.ModeSymlink != 0 {
+			return c.link(path, givenPath(path), md)
+		}
+		if !md || !d.Type().IsRegular() {
 			return nil
 		}
-		if rules.ignored(path, false) {
-			ignored[p.home.Rel(path)] = true
-			return nil
-		}
-		files = append(files, path)
+		c.add(path, givenPath(path))
 		return nil
 	})
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("mine %s: %w", dir, err)
+}
+
+// link follows a symlink met in the walk, under the home's rule.
+func (c *collector) link(path, given string, md bool) error {
+	target, reason := c.p.canonical(path)
+	st, err := os.Stat(target)
+	switch {
+	case reason != "":
+		c.skipped = append(c.skipped, Skip{Path: path, Reason: reason})
+		c.p.log.Warn("mine: skipping", "path", path, "reason", reason)
+	case errors.Is(err, fs.ErrNotExist):
+		// A dangling link inside the home: nothing to mine yet.
+	case err != nil:
+		c.skipped = append(c.skipped, Skip{Path: path, Reason: "unreadable: " + err.Error()})
+	case st.IsDir():
+		if !c.dirs[target] && target != c.p.home.BackupsDir() && target != c.p.home.PalaceDir() {
+			return c.walk(target, given)
+		}
+	case md:
+		c.add(target, given)
 	}
-	return files, ignored, skipped, nil
+	return nil
+}
+
+func (c *collector) add(path, given string) {
+	if !c.files[path] {
+		c.files[path] = true
+		c.out = append(c.out, mineTarget{path: path, given: given})
+	}
 }
 
 // removeMissing deletes index entries for files at or under root (a source
@@ -287,8 +410,12 @@ func (p *Palace) removeVanished(ctx context.Context, source string, ignored bool
 // removeVanishedLocked is removeVanished for a caller holding the source
 // lock.
 func (p *Palace) removeVanishedLocked(ctx context.Context, source string, ignored bool) (bool, error) {
-	if _, err := os.Stat(p.home.Abs(source)); err == nil && !ignored {
-		return false, nil // exists but was not collected (e.g. hidden): leave it alone
+	// A file reached only through a link out of the home is as good as
+	// gone: it is not the home's.
+	if abs, reason := p.canonical(p.home.Abs(source)); reason == "" {
+		if _, err := os.Stat(abs); err == nil && !ignored {
+			return false, nil // exists but was not collected (e.g. hidden): leave it alone
+		}
 	}
 	// Read under the lock: another home may have just mined it.
 	f, err := p.store.GetFile(ctx, source)
@@ -332,6 +459,24 @@ func (p *Palace) keepSkipped(path, reason string) (MineReport, error) {
 	return rep, nil
 }
 
+// dropSkipped skips a path that is not mined at all (a link out of the
+// home) and removes the drawers it had. The caller holds the source lock.
+func (p *Palace) dropSkipped(ctx context.Context, path, source, reason string) (MineReport, error) {
+	rep := p.skip(path, reason)
+	f, err := p.store.GetFile(ctx, source)
+	if errors.Is(err, store.ErrNotFound) || err == nil && !p.owns(f) {
+		return rep, nil
+	}
+	if err != nil {
+		return MineReport{}, fmt.Errorf("mine %s: %w", path, err)
+	}
+	if err := p.store.DeleteFile(ctx, source); err != nil {
+		return MineReport{}, fmt.Errorf("mine %s: %w", path, err)
+	}
+	rep.FilesRemoved = 1
+	return rep, nil
+}
+
 // vanished removes the drawers of a file gone since it was listed. The
 // caller holds the source lock.
 func (p *Palace) vanished(ctx context.Context, source string) (MineReport, error) {
@@ -348,7 +493,8 @@ func (p *Palace) skip(path, reason string) MineReport {
 }
 
 // mineFile brings one file's drawers in step.
-func (p *Palace) mineFile(ctx context.Context, path string, opts MineOptions) (MineReport, error) {
+func (p *Palace) mineFile(ctx context.Context, t mineTarget, opts MineOptions) (MineReport, error) {
+	path := t.path
 	source := p.home.Rel(path)
 	if !plainText(source) {
 		// Say, a name from an old Latin-1 system. Skipped on every backend
@@ -389,7 +535,7 @@ func (p *Palace) mineFile(ctx context.Context, path string, opts MineOptions) (M
 	sum := sha256.Sum256(data)
 	fileHash := hex.EncodeToString(sum[:])
 
-	wing, agent, roomOverride := p.metadata(path, opts)
+	wing, agent, roomOverride := p.metadata(t, opts)
 	old, err := p.store.GetFile(ctx, source)
 	if err == nil && old.Hash == fileHash && old.Wing == wing && old.Agent == agent && old.Room == opts.Room {
 		return MineReport{Files: 1, Unchanged: 1}, nil
@@ -458,9 +604,16 @@ func (p *Palace) mineFile(ctx context.Context, path string, opts MineOptions) (M
 }
 
 // metadata derives wing, agent and a room override for a file.
-func (p *Palace) metadata(path string, opts MineOptions) (wing, agent, room string) {
-	id, archive, ok := p.home.AgentFromPath(path)
-	sessionOf, session := p.home.SessionFromPath(path)
+// The resolved path names the agent, else the path the file was found at.
+func (p *Palace) metadata(t mineTarget, opts MineOptions) (wing, agent, room string) {
+	id, archive, ok := p.home.AgentFromPath(t.path)
+	if !ok {
+		id, archive, ok = p.home.AgentFromPath(t.given)
+	}
+	sessionOf, session := p.home.SessionFromPath(t.path)
+	if !session {
+		sessionOf, session = p.home.SessionFromPath(t.given)
+	}
 	if session {
 		id, ok = sessionOf, true
 	}

@@ -723,3 +723,271 @@ func TestMineByteOrderMarkAndCROnlyFiles(t *testing.T) {
 		t.Errorf("lonecr: a CR-only file is neither searchable (%d hits for a word in it) nor skipped with a reason", n)
 	}
 }
+
+// skippedFor returns the reason a mine report gives for skipping path ("" if none).
+func skippedFor(rep palace.MineReport, path string) string {
+	for _, s := range rep.Skipped {
+		if s.Path == path {
+			return s.Reason
+		}
+	}
+	return ""
+}
+
+// TestMineRefusesSymlinksOutOfTheHome: a memory.md that is a symlink to a
+// file outside the home, or an agent directory that is one, is not mined
+// — by the hive walk (reindex) nor by mining the file directly (the
+// manager) — and both say why. Drawers it had before are dropped.
+func TestMineRefusesSymlinksOutOfTheHome(t *testing.T) {
+	outside := t.TempDir()
+	target := filepath.Join(outside, "real.md")
+	if err := os.WriteFile(target, []byte("# Memory\n\n## 2026-11-01 — linked\nlinkedaardvark lives outside the home\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outsideDir := filepath.Join(outside, "bob-real")
+	if err := os.MkdirAll(outsideDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outsideDir, "memory.md"), []byte("# Memory\n\n## 2026-11-01 — b\nlinkedaardvark in a linked directory\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		link func(f *fixture) (mem string)
+	}{
+		{"memory.md links out", func(f *fixture) string {
+			mem := f.write("alice", "# Memory\n\n## 2026-11-01 — a\nlinkedaardvark mined while a plain file\n")
+			f.mineHive()
+			if n := len(f.lexical("linkedaardvark")); n != 1 {
+				t.Fatalf("the plain file: %d hits", n)
+			}
+			if err := os.Remove(mem); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, mem); err != nil {
+				t.Fatal(err)
+			}
+			return mem
+		}},
+		{"agent directory links out", func(f *fixture) string {
+			if err := os.Symlink(outsideDir, filepath.Join(f.h.AgentsDir(), "bob")); err != nil {
+				t.Fatal(err)
+			}
+			return filepath.Join(f.h.AgentsDir(), "bob", "memory.md")
+		}},
+		{"dangling link out", func(f *fixture) string {
+			dir := filepath.Join(f.h.AgentsDir(), "carol")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			mem := filepath.Join(dir, "memory.md")
+			if err := os.Symlink(filepath.Join(outside, "missing.md"), mem); err != nil {
+				t.Fatal(err)
+			}
+			return mem
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			mem := tc.link(f)
+			rep := f.mineHive()
+			link := mem
+			if reason := skippedFor(rep, link); !strings.Contains(reason, "leads out of the home") {
+				// The walk meets the link itself: the directory when that is the link.
+				link = filepath.Dir(mem)
+				if reason = skippedFor(rep, link); !strings.Contains(reason, "leads out of the home") {
+					t.Errorf("hive mine: no skip saying the link leads out of the home: %+v", rep.Skipped)
+				}
+			}
+			if n := len(f.lexical("linkedaardvark")); n != 0 {
+				t.Errorf("hive mine: %d hits for the text behind the link, want none", n)
+			}
+			rep, err := f.p.Mine(context.Background(), mem, palace.MineOptions{})
+			if err != nil {
+				t.Fatalf("mine the file directly: %v", err)
+			}
+			if len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0].Reason, "leads out of the home") {
+				t.Errorf("mine the file directly: %+v, want it skipped as leading out of the home", rep)
+			}
+			if n := len(f.lexical("linkedaardvark")); n != 0 {
+				t.Errorf("direct mine: %d hits for the text behind the link, want none", n)
+			}
+		})
+	}
+}
+
+// TestMineFollowsSymlinksInsideTheHomeOnce: links whose targets stay in
+// the home are followed, and a file is indexed once, under its resolved
+// path, however many links lead to it; the hive walk (reindex) and mining
+// a memory file directly (the manager) agree.
+func TestMineFollowsSymlinksInsideTheHomeOnce(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	shared := filepath.Join(f.h.Root, "shared")
+	if err := os.MkdirAll(filepath.Join(shared, "dave"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// alice's memory.md links to a file elsewhere in the home.
+	if err := os.WriteFile(filepath.Join(shared, "alice.md"), []byte("# Memory\n\n## 2026-11-01 — a\ninsidelinkotter\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(f.h.AgentsDir(), "alice"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	aliceMem := filepath.Join(f.h.AgentsDir(), "alice", "memory.md")
+	if err := os.Symlink("../../../shared/alice.md", aliceMem); err != nil {
+		t.Fatal(err)
+	}
+	// dave's directory links to a directory elsewhere in the home.
+	if err := os.WriteFile(filepath.Join(shared, "dave", "memory.md"), []byte("# Memory\n\n## 2026-11-01 — d\ninsidelinkdirlynx\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(shared, "dave"), filepath.Join(f.h.AgentsDir(), "dave")); err != nil {
+		t.Fatal(err)
+	}
+	// erin's memory.md is a plain file, and two more links lead to it.
+	erinMem := f.write("erin", "# Memory\n\n## 2026-11-01 — e\ntwolinkswombat\n")
+	if err := os.Symlink("memory.md", filepath.Join(filepath.Dir(erinMem), "alias.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("erin", filepath.Join(f.h.AgentsDir(), "erin2")); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		for word, agent := range map[string]string{"insidelinkotter": "alice", "insidelinkdirlynx": "dave", "twolinkswombat": "erin"} {
+			hits := f.lexical(word)
+			if len(hits) != 1 || hits[0].Agent != agent {
+				var got []string
+				for _, h := range hits {
+					got = append(got, h.Source+" ("+h.Agent+")")
+				}
+				t.Errorf("%s: %q indexed as %v, want once, as %s's", when, word, got, agent)
+			}
+		}
+	}
+	rep := f.mineHive()
+	if len(rep.Skipped) != 0 {
+		t.Errorf("hive mine skipped links inside the home: %+v", rep.Skipped)
+	}
+	check("hive mine")
+	for _, mem := range []string{aliceMem, filepath.Join(f.h.AgentsDir(), "dave", "memory.md"), erinMem, filepath.Join(f.h.AgentsDir(), "erin2", "memory.md")} {
+		if _, err := f.p.Mine(ctx, mem, palace.MineOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("after mining each memory file directly")
+	f.mineHive()
+	check("hive mine again")
+	idxH2AssertMatchesFresh(t, f, "links inside the home")
+}
+
+// TestMineWithSymlinkLoops: links that loop (to the directory itself, to
+// the home, to themselves) end the walk, each file is mined once, and
+// links out of the home are skipped with a reason.
+func TestMineWithSymlinkLoops(t *testing.T) {
+	f := newFixture(t, nil)
+	f.write("alice", "# Memory\n\n## 2026-11-01 — a\nalicegnu text\n")
+	dir := filepath.Join(f.h.AgentsDir(), "alice")
+	for name, to := range map[string]string{
+		"loop":     ".",
+		"up":       f.h.Root,
+		"self":     "self",
+		"root":     "/",
+		"dangling": filepath.Join(t.TempDir(), "nope"),
+	} {
+		if err := os.Symlink(to, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(f.h.AgentsDir(), filepath.Join(f.h.AgentsDir(), "loopagent")); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	var rep palace.MineReport
+	go func() {
+		var err error
+		rep, err = f.p.Mine(context.Background(), f.h.HiveDir(), palace.MineOptions{})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("mine did not finish within 10s with symlink loops in the tree")
+	}
+	if n := len(f.lexical("alicegnu")); n != 1 {
+		t.Errorf("alice's drawer found %d times, want once (no mining through loops)", n)
+	}
+	for _, name := range []string{"root", "dangling", "self"} {
+		if skippedFor(rep, filepath.Join(dir, name)) == "" {
+			t.Errorf("link %s: not reported as skipped: %+v", name, rep.Skipped)
+		}
+	}
+	idxH2AssertMatchesFresh(t, f, "symlink loops")
+}
+
+// TestMineIndexesAFileOnceThroughASymlinkedHome: a home reached through a
+// symlink (the usual case for /tmp on macOS, or a home moved to another
+// disk and linked back). Mining an agent's file by its real path and by
+// the home's path indexes it once, as that agent's.
+func TestMineIndexesAFileOnceThroughASymlinkedHome(t *testing.T) {
+	realDir := filepath.Join(t.TempDir(), "realhome")
+	link := filepath.Join(t.TempDir(), "linkhome")
+	if err := os.MkdirAll(realDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(realDir, link); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, tc := range []struct{ name, root, other string }{
+		{"home is the link, file by real path", link, realDir},
+		{"home is the real path, file through the link", realDir, link},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := home.Home{Root: tc.root}
+			_ = os.RemoveAll(filepath.Join(realDir, "hive"))
+			_ = os.RemoveAll(filepath.Join(realDir, "palace"))
+			if err := h.Init(); err != nil {
+				t.Fatal(err)
+			}
+			st, err := sqlite.Open(ctx, filepath.Join(h.PalaceDir(), "palace.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			p, err := palace.New(ctx, h, st, nil, palace.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mem, _ := h.MemoryPath("alice")
+			if err := os.MkdirAll(filepath.Dir(mem), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(mem, []byte("# Memory\n\n## 2026-11-01 — a\ntwospellingsyak\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.Mine(ctx, h.HiveDir(), palace.MineOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			otherPath := filepath.Join(tc.other, "hive", "agents", "alice", "memory.md")
+			if _, err := p.Mine(ctx, otherPath, palace.MineOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			hits, err := p.Search(ctx, palace.Query{Text: "twospellingsyak", Mode: palace.ModeLexical, Results: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, hh := range hits {
+				got = append(got, hh.Source+" ("+hh.Wing+"/"+hh.Agent+")")
+			}
+			if len(hits) != 1 || hits[0].Agent != "alice" || hits[0].Source != "hive/agents/alice/memory.md" {
+				t.Errorf("one file, indexed as %v; want once, as alice's hive/agents/alice/memory.md", got)
+			}
+		})
+	}
+}

@@ -241,7 +241,7 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 // or not (a file with no pinned facts yet).
 func (p *Palace) checkRoom(ctx context.Context, room string) error {
 	switch room {
-	case chunk.RoomHeader, chunk.RoomPinned, chunk.RoomCondensed, chunk.RoomRecent, chunk.RoomArchive, "session":
+	case chunk.RoomHeader, chunk.RoomPinned, chunk.RoomCondensed, chunk.RoomRecent, chunk.RoomArchive, chunk.RoomSession:
 		return nil
 	}
 	ds, err := p.store.List(ctx, store.Filter{Room: room}, 1)

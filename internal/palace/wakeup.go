@@ -11,7 +11,6 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/dustin/go-humanize/english"
 
-	"github.com/hivemem/hivemem/internal/atomicio"
 	"github.com/hivemem/hivemem/internal/chunk"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/memfile"
@@ -76,7 +75,7 @@ func (p *Palace) WakeUp(ctx context.Context, wing string, budget int) (Digest, e
 	if err != nil {
 		return Digest{}, err
 	}
-	data, err := atomicio.ReadRegular(path) // never blocks on a FIFO
+	data, err := p.readFile(path)
 	if err != nil {
 		return Digest{}, fmt.Errorf("wake-up %s: %w", wing, err)
 	}
@@ -162,7 +161,7 @@ func (p *Palace) wakeUpHive(ctx context.Context, budget int) (Digest, error) {
 			return d, err
 		}
 		path, _ := p.home.MemoryPath(id)
-		data, err := atomicio.ReadRegular(path)
+		data, err := p.readFile(path)
 		if err != nil {
 			continue
 		}

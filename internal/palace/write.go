@@ -150,6 +150,11 @@ func updateMemory(ctx context.Context, h home.Home, agent string, fn func([]byte
 	if err != nil {
 		return false, err
 	}
+	// Never write through a link out of the home (the agent's directory
+	// or memory.md a symlink to a file elsewhere).
+	if _, err := h.Contain(path); err != nil {
+		return false, err
+	}
 	dir, _ := h.AgentDir(agent)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return false, fmt.Errorf("create agent dir: %w", err)

@@ -142,6 +142,10 @@ func findBackup(h home.Home, agent, name string) (Backup, error) {
 // next suffix ("-2", "-3", ...). The copy is written atomically, so a crash
 // never leaves half a backup.
 func writeBackup(h home.Home, agent string, data []byte, now time.Time) (Backup, error) {
+	// Never write a copy of memory through a link out of the home.
+	if _, err := h.Contain(h.BackupsDir()); err != nil {
+		return Backup{}, fmt.Errorf("write backup: %w", err)
+	}
 	existing, err := Backups(h, agent)
 	if err != nil {
 		return Backup{}, err
@@ -252,6 +256,9 @@ func (r *Reflector) Restore(ctx context.Context, agent, name string) (RestoreRes
 	path, err := r.home.MemoryPath(agent)
 	if err != nil {
 		return res, err
+	}
+	if _, err := r.home.Contain(path); err != nil {
+		return res, fmt.Errorf("restore: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return res, fmt.Errorf("restore: %w", err)

@@ -402,6 +402,9 @@ func (ru *run) condense() (Result, error) {
 	if err != nil {
 		return ru.res, err
 	}
+	if _, err := r.home.Contain(path); err != nil {
+		return ru.res, err // never condense (write) through a link out of the home
+	}
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return ru.skip(SkipNoFile, "no memory file at "+path)
 	}

@@ -916,3 +916,41 @@ func TestPassMinesAgainWhatACancelledMineAfterSwapLeft(t *testing.T) {
 		t.Run(fmt.Sprintf("%d after %v", i, delay), func(t *testing.T) { run(t, -1, delay) })
 	}
 }
+
+// TestCondenseWritesNothingThroughLinksOutOfTheHome: with memory.md, or
+// the backups directory, a symlink to a place outside the home, a
+// condensation is refused with the reason and writes nothing there.
+func TestCondenseWritesNothingThroughLinksOutOfTheHome(t *testing.T) {
+	for _, what := range []string{"memory.md", "backups"} {
+		t.Run(what, func(t *testing.T) {
+			e := newEnv(t, &fakeSum{})
+			outside := t.TempDir()
+			orig := memoryFile(20, 1000)
+			p := e.path("alice")
+			must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			switch what {
+			case "memory.md":
+				target := filepath.Join(outside, "memory.md")
+				must(t, os.WriteFile(target, orig, 0o644))
+				must(t, os.Symlink(target, p))
+			case "backups":
+				must(t, os.WriteFile(p, orig, 0o644))
+				must(t, os.RemoveAll(e.home.BackupsDir()))
+				must(t, os.Symlink(outside, e.home.BackupsDir()))
+			}
+			_, err := e.r.Condense(context.Background(), "alice", Options{Force: true})
+			if err == nil || !strings.Contains(err.Error(), "a symlink leads out of the home") {
+				t.Fatalf("condense: %v, want a refusal naming the link out of the home", err)
+			}
+			if data, _ := os.ReadFile(p); string(data) != string(orig) {
+				t.Error("the memory file changed")
+			}
+			ents, _ := os.ReadDir(outside)
+			for _, en := range ents {
+				if en.Name() != "memory.md" {
+					t.Errorf("written outside the home: %s", en.Name())
+				}
+			}
+		})
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/hivemem/hivemem/internal/config"
@@ -176,7 +175,7 @@ func (h *Handler) summarize(ctx context.Context, sc summaryContext, id string, d
 		s.LastMined = f.MinedAt
 	}
 	if data == nil {
-		if data, err = os.ReadFile(path); err != nil {
+		if data, err = h.app.Home.ReadFile(path); err != nil {
 			s.Health, s.Error, s.HealthNote = HealthError, err.Error(), "cannot read the memory file"
 			return s
 		}
@@ -242,7 +241,7 @@ func (h *Handler) agentFile(id string) (path string, data []byte, err error) {
 	if err != nil {
 		return "", nil, statusError(http.StatusBadRequest, err)
 	}
-	data, err = os.ReadFile(path)
+	data, err = h.app.Home.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return path, nil, errNotFound("agent %s has no memory file", id)
 	}

@@ -474,12 +474,12 @@ func (h *Handler) backupDetail(agent, name string, withContent bool) (BackupDeta
 	if err != nil {
 		return BackupDetail{}, err
 	}
-	data, err := os.ReadFile(b.Path)
+	data, err := h.app.Home.ReadFile(b.Path)
 	if err != nil {
 		return BackupDetail{}, fmt.Errorf("read backup %s of %s: %w", b.Name, agent, err)
 	}
 	path, _ := h.app.Home.MemoryPath(agent)
-	cur, err := os.ReadFile(path)
+	cur, err := h.app.Home.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return BackupDetail{}, fmt.Errorf("read memory of %s: %w", agent, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hivemem/hivemem/internal/atomicio"
 	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/home"
 )
@@ -73,7 +74,7 @@ func (f eventFilter) keep(ev eventlog.Event) bool {
 // complete line. Lines that are not events (see eventlog.ParseLine) are
 // skipped and counted in skipped, when it is not nil.
 func readEvents(path string, off, limit int64, f eventFilter, skipped *int) ([]EventItem, int64, error) {
-	fh, err := os.Open(path)
+	fh, err := atomicio.OpenRegular(path) // a FIFO planted at the log must not hang the request
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
 	}
@@ -141,7 +142,7 @@ func (h *Handler) listEvents(n int, f eventFilter) (EventsResponse, error) {
 	start := max(0, st.Size()-maxEventWindow)
 	if start > 0 {
 		// Start at a line boundary: skip the partial line before it.
-		fh, err := os.Open(path)
+		fh, err := atomicio.OpenRegular(path)
 		if err != nil {
 			return EventsResponse{}, fmt.Errorf("read events: %w", err)
 		}

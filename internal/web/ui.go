@@ -477,7 +477,7 @@ func (h *Handler) pageArchive(w http.ResponseWriter, r *http.Request) {
 	}
 	dir, _ := h.app.Home.ArchiveDir(id)
 	p := filepath.Join(dir, name)
-	data, err := os.ReadFile(p)
+	data, err := h.app.Home.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		h.pageFail(w, r, errNotFound("agent %s has no archive file %s", id, name))
 		return

@@ -14,6 +14,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -343,20 +344,27 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 const maxJSONBody = 64 << 10
 
 // decodeJSON reads a JSON object body into v, refusing unknown fields,
-// trailing data and bodies over maxJSONBody. An empty body leaves v as is
-// when allowEmpty is set.
+// duplicate keys, trailing data and bodies over maxJSONBody. An empty body
+// leaves v as is when allowEmpty is set.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any, allowEmpty bool) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
 		return statusError(http.StatusUnsupportedMediaType, fmt.Errorf("content type %q: want application/json", ct))
 	}
-	body := http.MaxBytesReader(w, r.Body, maxJSONBody)
-	dec := json.NewDecoder(body)
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return statusError(http.StatusRequestEntityTooLarge, fmt.Errorf("request body is over %d bytes", mbe.Limit))
+	case err != nil:
+		return errBadRequest("read body: %v", err)
+	}
+	if err := duplicateKey(data); err != nil {
+		return errBadRequest("bad JSON body: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		var mbe *http.MaxBytesError
 		switch {
-		case errors.As(err, &mbe):
-			return statusError(http.StatusRequestEntityTooLarge, fmt.Errorf("request body is over %d bytes", mbe.Limit))
 		case errors.Is(err, io.EOF) && allowEmpty:
 			return nil
 		case errors.Is(err, io.EOF):
@@ -368,4 +376,60 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any, allowEmpty bool) 
 		return errBadRequest("bad JSON body: trailing data after the object")
 	}
 	return nil
+}
+
+// duplicateKey reports a key given twice in one object of a JSON text
+// (compared as encoding/json matches fields, ignoring case): the decoder
+// would silently keep the last, so `{"recent_keep": 3, "recent_keep": 0}`
+// means what its reader did not see. Malformed JSON is left to the
+// decoder.
+func duplicateKey(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	type frame struct {
+		object bool
+		keys   map[string]bool
+		key    bool // the next token of an object is a key
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // the end, or malformed: Decode says which
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.object && top.key {
+			if d, ok := tok.(json.Delim); ok && d == '}' {
+				stack = stack[:len(stack)-1]
+				if len(stack) > 0 && stack[len(stack)-1].object {
+					stack[len(stack)-1].key = true
+				}
+				continue
+			}
+			k, _ := tok.(string)
+			fold := strings.ToLower(k)
+			if top.keys[fold] {
+				return fmt.Errorf("key %q given twice", k)
+			}
+			top.keys[fold] = true
+			top.key = false
+			continue
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{object: true, keys: map[string]bool{}, key: true})
+			continue
+		case json.Delim('['):
+			stack = append(stack, &frame{})
+			continue
+		case json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+		// A value ended: an enclosing object expects a key next.
+		if len(stack) > 0 && stack[len(stack)-1].object {
+			stack[len(stack)-1].key = true
+		}
+	}
 }

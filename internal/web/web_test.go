@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -231,6 +232,12 @@ func TestReadEndpoints(t *testing.T) {
 			}
 		}},
 		{"wake-up unknown wing", req{target: "/api/v1/wake-up?wing=nowhere"}, 404, nil},
+		{"search unknown room", req{target: "/api/v1/search?q=login&room=nosuchroom"}, 404, func(t *testing.T, w *httptest.ResponseRecorder) {
+			if !strings.Contains(w.Body.String(), `unknown room \"nosuchroom\"`) {
+				t.Errorf("search in an unknown room: %s", w.Body.String())
+			}
+		}},
+		{"search known room, no match", req{target: "/api/v1/search?q=zzzunfound&room=condensed"}, 200, nil},
 		{"wake-up bad budget", req{target: "/api/v1/wake-up?budget=0"}, 400, nil},
 		{"wake-up huge budget", req{target: "/api/v1/wake-up?budget=100001"}, 400, nil},
 		{"events", req{target: "/api/v1/events"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
@@ -814,5 +821,61 @@ func TestPages(t *testing.T) {
 	}
 	if w := e.do(t, req{target: "/static/nope.js"}); w.Code != 404 {
 		t.Errorf("unknown asset = %d", w.Code)
+	}
+}
+
+// TestSettingsPatchRefusesDuplicateKeys: a key given twice in one object
+// of a settings PATCH (or any JSON body) is refused with 400, whichever
+// spelling the second one has; config.toml is left alone. The same key in
+// two different objects is not a duplicate.
+func TestSettingsPatchRefusesDuplicateKeys(t *testing.T) {
+	e := newEnv(t, web.Deps{})
+	before, _ := os.ReadFile(e.a.Home.ConfigPath())
+	for _, body := range []string{
+		`{"reflector": {"recent_keep": 3, "recent_keep": 0}}`,
+		`{"reflector": {"recent_keep": 3, "Recent_Keep": 7}}`,
+		`{"reflector": {"recent_keep": 3}, "reflector": {"enabled": false}}`,
+		`{"reflector": {"interval": "1h", "enabled": true, "interval": "2h"}}`,
+	} {
+		w := e.do(t, req{method: "PATCH", target: "/api/v1/settings", body: body, hdr: map[string]string{"Content-Type": "application/json"}})
+		huntError(t, w, http.StatusBadRequest, "given twice")
+	}
+	if now, _ := os.ReadFile(e.a.Home.ConfigPath()); string(now) != string(before) {
+		t.Error("a refused settings update changed config.toml")
+	}
+	w := e.do(t, req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{"dry_run": true, "dry_run": false}`, hdr: map[string]string{"Content-Type": "application/json"}})
+	huntError(t, w, http.StatusBadRequest, "given twice")
+	w = e.do(t, req{method: "PATCH", target: "/api/v1/settings", body: `{"reflector": {"recent_keep": 4, "retention": 5}}`, hdr: map[string]string{"Content-Type": "application/json"}})
+	if w.Code != http.StatusOK {
+		t.Fatalf("a PATCH without duplicates: %d %s", w.Code, w.Body.String())
+	}
+}
+
+// TestEventsWithAFIFOLog: a FIFO planted at the event log gives the
+// events route a clear error at once instead of a request that never
+// ends.
+func TestEventsWithAFIFOLog(t *testing.T) {
+	e := newEnv(t, web.Deps{})
+	path := e.a.Home.LogPath()
+	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	t.Cleanup(func() { // let go of a reader stuck on it, if any
+		if w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+	})
+	done := make(chan *httptest.ResponseRecorder, 1)
+	go func() { done <- e.do(t, req{target: "/api/v1/events"}) }()
+	select {
+	case w := <-done:
+		if w.Code < 400 || !strings.Contains(w.Body.String(), "not a regular file") {
+			t.Errorf("events with a FIFO log: %d %s", w.Code, w.Body.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("GET /api/v1/events hangs on a FIFO at the event log")
 	}
 }
