@@ -642,10 +642,10 @@ func TestCLIWritersWaitForTheWriteLock(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"mine", []string{"mine"}, "mined 1 files"},
+		{"mine", []string{"mine"}, "mined 1 file "},
 		{"remember", []string{"remember", "alice", "a note"}, "remembered in"},
 		{"pin", []string{"pin", "alice", "a durable fact"}, "pinned for alice"},
-		{"reindex", []string{"reindex"}, "reindexed 1 files"},
+		{"reindex", []string{"reindex"}, "reindexed 1 file:"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
