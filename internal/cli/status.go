@@ -84,7 +84,7 @@ func collectStatus(ctx context.Context, a *app.App) (statusReport, error) {
 	if id, err := a.Home.ID(); err == nil {
 		r.HomeID = id
 	}
-	refl := reflector.New(reflector.Deps{Home: a.Home, Settings: func() config.Config { return a.Config }})
+	refl := reflector.New(reflector.Deps{Home: a.Home, Settings: func() config.Config { return a.Config }, Embedder: a.Palace.Embedder()})
 	agents, err := manager.CollectAgents(ctx, a, a.Config, st, refl, manager.LastCondensed(a.Home.LogPath()))
 	if err != nil {
 		return r, err
