@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/hivemem/hivemem/internal/memfile"
 )
 
 // Embedder turns texts into L2-normalised sentence vectors (the palace's
@@ -803,18 +805,14 @@ func indent(text string) string {
 	return "  - " + text
 }
 
-// ArchivePointerPrefix starts the last line of a condensed history: where
-// the full text of the evicted sections is.
-const ArchivePointerPrefix = "Full text of evicted sections: "
-
 // ArchivePointer is that line for an archive directory given relative to
 // the home (e.g. "hive/archive/alice/").
-func ArchivePointer(dir string) string { return ArchivePointerPrefix + dir }
+func ArchivePointer(dir string) string { return memfile.ArchivePointerPrefix + dir }
 
 // IsArchivePointer reports whether a line of condensed text is the pointer
 // to the archive.
 func IsArchivePointer(line string) bool {
-	return strings.HasPrefix(strings.TrimSpace(line), ArchivePointerPrefix)
+	return strings.HasPrefix(strings.TrimSpace(line), memfile.ArchivePointerPrefix)
 }
 
 // StripArchivePointer removes the pointer line(s) from condensed text.
