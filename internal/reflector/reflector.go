@@ -233,6 +233,9 @@ const (
 	// condense lock for the whole lock timeout, in this or another
 	// process.
 	SkipBusy = "busy"
+	// SkipRestored: the file was restored from a backup and has not
+	// changed since; only a forced condensation touches it.
+	SkipRestored = "restored"
 )
 
 // Result says what one condensation did.
@@ -454,6 +457,17 @@ func (ru *run) condense() (Result, error) {
 	}
 	ordinary := f.Recent()
 	ru.res.Sections = len(ordinary)
+	if !ru.opts.Force {
+		if h := r.State(ru.agent).Restored; h != nil {
+			if h.holds(data) {
+				return ru.skip(SkipRestored, fmt.Sprintf("restored from backup %s at %s and unchanged since: left alone until the file changes or a forced condensation (reflect --now)",
+					h.Backup, h.At.UTC().Format(time.RFC3339)))
+			}
+			if !ru.opts.DryRun {
+				r.setRestored(ctx, ru.agent, nil) // the file changed: back to normal
+			}
+		}
+	}
 	if !ru.opts.Force {
 		if ok, reason, msg := Triggered(rc, int64(len(data)), len(ordinary)); !ok {
 			return ru.skip(reason, msg)
