@@ -54,6 +54,10 @@ type RestoredHold struct {
 	SHA256 string    `json:"sha256"`
 }
 
+// HeldBy reports whether data is still the file hold recorded, i.e.
+// whether automatic condensation still leaves it alone.
+func HeldBy(hold *RestoredHold, data []byte) bool { return hold.holds(data) }
+
 // holds reports whether data is still the restored file.
 func (h *RestoredHold) holds(data []byte) bool {
 	return h != nil && int64(len(data)) == h.Size && fileHash(data) == h.SHA256
