@@ -226,8 +226,8 @@ type RestoreResult struct {
 	Unchanged        bool   `json:"unchanged,omitempty"`
 	// Held says automatic condensation now leaves the file alone until it
 	// changes (see RestoredHold).
-	Held bool `json:"held"`
-	MineError        string `json:"mine_error,omitempty"`
+	Held      bool   `json:"held"`
+	MineError string `json:"mine_error,omitempty"`
 }
 
 // Restore puts a backup of agent's memory file back (name is a backup name
