@@ -47,7 +47,7 @@ func (Extractive) Name() string { return ProviderExtractive }
 const (
 	maxHeadingWords = 20
 	maxDetailWords  = 40
-	maxHoistWords   = 30
+	maxHoistWords   = 25
 	maxKeywordHoist = 10
 	// maxCandidates bounds the sentences considered in one condensation
 	// (the newest win), so a huge eviction costs bounded time.
@@ -1032,11 +1032,15 @@ func isDurableRule(text string) bool {
 			return false // someone's words in a conversation
 		}
 	}
-	if _, ss := sentences(text); len(ss) > 2 {
+	if _, ss := sentences(text); len(ss) > 2 || len(strings.Fields(text)) < 4 {
 		return false
 	}
-	return ruleRe.MatchString(text)
+	return ruleRe.MatchString(text) && !notRuleRe.MatchString(text)
 }
+
+// notRuleRe: openings that look like rules but are talk ("Must have been
+// hard", "Don't worry").
+var notRuleRe = regexp.MustCompile(`(?i)^(?:must (?:have|be|been)\b|(?:do not|don't) (?:worry|mind|be sorry|panic|get me wrong)\b|never mind\b)`)
 
 // extractHoist picks the lines of the evicted sections that are explicitly
 // durable: every 📌 line (those are pinned by the file's own rules and must

@@ -490,3 +490,55 @@ func contractJSON(t *testing.T, r Result) string {
 	}
 	return string(b)
 }
+
+// TestDurableRuleIsPrecise holds the hoist to precision on a labelled set
+// of lines: rules and decisions as notes write them are pinned; talk that
+// merely uses "always", "never", "must" or "decided" is not (a wrong pin
+// stays in the file for good; a missed rule is still in the condensed
+// history and the archive).
+func TestDurableRuleIsPrecise(t *testing.T) {
+	rules := []string{
+		"Always run `go test ./...` before pushing.",
+		"Never push to main directly.",
+		"We always tag releases as vX.Y.Z",
+		"Decided: SQLite is the default backend",
+		"convention: never share temp dirs between tests",
+		"Decided to keep markdown as the source of truth; the index is disposable.",
+		"We switched to pgx for PostgreSQL.",
+		"From now on, every migration gets a down script.",
+		"Do not edit generated files in gen/ by hand.",
+		"Rule: secrets live in vault, never in the repo.",
+		"We must keep go.mod at go 1.26.",
+		"Must sign every release tag.",
+	}
+	talk := []string{
+		"I'm always here to support you! Go create something awesome.",
+		"Jon: You never shy away from a challenge and always try something new.",
+		"[D5:8] Gina: Always good to hear! See you later!",
+		"John: Always staying filled with self-belief.",
+		"Meal times are always fun.",
+		"It's always nice to know that what I'm doing is making an impact.",
+		"I've never really tried publishing a book, but this might be the first!",
+		"Thanksgiving's always special for us.",
+		"we have not decided whether to enable -race in CI",
+		"should we never retry?",
+		"not always reproducible",
+		"haven't decided on the logo yet",
+		"The flaky test always fails on Mondays, no idea why.",
+		"Never again.",
+		"Must have been a long day for you.",
+		"Don't worry about it, we'll fix it tomorrow.",
+		"Keep going and never give up!",
+		"We never know what tomorrow brings, but I am ready for it and so is the rest of the team after all these long weeks of work together on it.",
+	}
+	for _, l := range rules {
+		if !isDurableRule(l) {
+			t.Errorf("rule not hoisted: %q", l)
+		}
+	}
+	for _, l := range talk {
+		if isDurableRule(l) {
+			t.Errorf("talk hoisted as a durable fact: %q", l)
+		}
+	}
+}
