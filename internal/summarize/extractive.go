@@ -967,7 +967,7 @@ func infoScore(s string) float64 {
 }
 
 var (
-	temporalRe = regexp.MustCompile(`(?i)(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|tomorrow|tonight|weekend|last (?:week|month|year|night)|next (?:week|month|year)|ago|since|until|deadline)\b`)
+	temporalRe = regexp.MustCompile(`(?i)\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|tomorrow|tonight|weekend|last (?:week|month|year|night)|next (?:week|month|year)|ago|since|until|deadline)\b`)
 	changeRe   = regexp.MustCompile(`(?i)\b(?:switched|moved|migrated|changed|replaced|renamed|started|stopped|joined|left|bought|sold|adopted|married|released|shipped|launched|deployed|upgraded|downgraded)\b`)
 )
 
