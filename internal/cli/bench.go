@@ -2,15 +2,19 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/config"
+	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/locomo"
+	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/reflector"
 	"github.com/hivemem/hivemem/internal/summarize"
 )
@@ -20,8 +24,10 @@ type benchOptions struct {
 	modes    []string
 	keep     string
 	condense bool
+	coverage bool
 	noCapt   bool
 	asJSON   bool
+	dataset  string
 }
 
 func newBenchCommand(g *globals) *cobra.Command {
@@ -45,6 +51,7 @@ func newBenchCommand(g *globals) *cobra.Command {
 	f.StringSliceVar(&o.modes, "modes", nil, "modes to run (default lexical,vector,hybrid; vector modes need the model)")
 	f.StringVar(&o.keep, "keep-home", "", "build the benchmark home in this directory and keep it (default: a temporary one)")
 	f.BoolVar(&o.condense, "condense", false, "force-condense every conversation (extractive summariser) before mining, to measure what condensation costs recall")
+	f.BoolVar(&o.coverage, "coverage", false, "with --condense: instead of searching, report the fraction of questions (categories 1-4) whose answer is written in the condensed memory file, and in its condensed region alone, for word_budget 600, 1500 and 3000")
 	f.BoolVar(&o.noCapt, "no-captions", false, "leave images shared in a turn out of the rendered memory files (ablation: by default a turn keeps its image caption)")
 	f.BoolVar(&o.asJSON, "json", false, "print one JSON object")
 	cmd.AddCommand(lc, newBenchLagCommand(g))
@@ -52,6 +59,7 @@ func newBenchCommand(g *globals) *cobra.Command {
 }
 
 func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string) error {
+	o.dataset = path
 	samples, err := locomo.Load(path)
 	if err != nil {
 		return err
@@ -74,13 +82,19 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 	if a.Embedder.Note != "" && !o.asJSON {
 		fmt.Fprintf(g.stderr, "note: %s — running lexical only\n", a.Embedder.Note)
 	}
+	if o.coverage {
+		if !o.condense {
+			return fmt.Errorf("bench locomo: --coverage measures condensed files: give --condense too")
+		}
+		return runBenchCoverage(ctx, g, o, a, samples, dir)
+	}
 	lo := locomo.Options{Modes: o.modes, Limit: o.limit, Dataset: path, NoCaptions: o.noCapt}
 	condensed := 0
 	if o.condense {
 		// The whole of each file is mined after Prepare (memory file and
 		// archive), so the reflector does not mine itself.
 		r := reflector.New(reflector.Deps{
-			Home: a.Home, Events: a.Events, Logger: g.logger, Summarizer: summarize.Extractive{},
+			Home: a.Home, Events: a.Events, Logger: g.logger, Summarizer: summarize.Extractive{Embedder: a.Palace.Embedder()},
 			Settings: func() config.Config { c := a.Config; c.Reflector.Enabled = true; return c },
 		})
 		lo.Prepare = func(ctx context.Context, agent string) error {
@@ -129,6 +143,80 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 		fmt.Fprintf(w, "%-8s %7.1f%% %7.1f%% %9.1f%% %7.1f%% %7.1f%% %6.3f %7.1f %8.2f %8.2f\n", m,
 			100*x.SessionRecall5, 100*x.SessionRecall10, 100*x.SessionRecall10Cat, 100*x.TurnRecall5, 100*x.TurnRecall10,
 			x.MRR, x.WordsPerDrawer, x.LatencyP50, x.LatencyP95)
+	}
+	return nil
+}
+
+// coverageBudgets are the word budgets `bench locomo --coverage` measures.
+var coverageBudgets = []int{600, 1500, 3000}
+
+// runBenchCoverage renders every conversation into a home of its own per
+// word budget, force-condenses it with the configured settings (only the
+// budget changed) and measures how many answers the memory file still
+// holds.
+func runBenchCoverage(ctx context.Context, g *globals, o benchOptions, a *app.App, samples []locomo.Sample, dir string) error {
+	var out []locomo.Coverage
+	condensed := map[int]int{}
+	for _, budget := range coverageBudgets {
+		h, err := home.Resolve(filepath.Join(dir, fmt.Sprintf("coverage-%d", budget)))
+		if err != nil {
+			return err
+		}
+		if err := h.Init(); err != nil {
+			return err
+		}
+		cfg := a.Config
+		cfg.Reflector.Enabled = true
+		cfg.Reflector.WordBudget = budget
+		r := reflector.New(reflector.Deps{
+			Home: h, Logger: g.logger, Summarizer: summarize.Extractive{Embedder: a.Palace.Embedder()},
+			Settings: func() config.Config { return cfg },
+		})
+		texts := map[string]locomo.MemoryText{}
+		for _, s := range samples {
+			data, _ := locomo.Render(s, !o.noCapt)
+			path, err := h.MemoryPath(s.ID)
+			if err != nil {
+				return fmt.Errorf("locomo: sample id %q is not a usable agent id: %w", s.ID, err)
+			}
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				return err
+			}
+			res, err := r.Condense(ctx, s.ID, reflector.Options{Force: true})
+			var ae *reflector.AbortError
+			switch {
+			case errors.As(err, &ae):
+				// Measured as it is (e.g. too small to shrink): the file
+				// is what an agent would have.
+				fmt.Fprintf(g.stderr, "note: %s not condensed at word_budget %d: %s\n", s.ID, budget, ae.Message)
+			case err != nil:
+				return fmt.Errorf("locomo: condense %s: %w", s.ID, err)
+			case res.Status == reflector.StatusCondensed:
+				condensed[budget]++
+			}
+			data, err = os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			f, err := memfile.Parse(data)
+			if err != nil {
+				return fmt.Errorf("locomo: %s: %w", path, err)
+			}
+			texts[s.ID] = locomo.MemoryText{File: string(data), Condensed: f.Condensed()}
+		}
+		out = append(out, locomo.MeasureCoverage(samples, texts, budget))
+	}
+	if o.asJSON {
+		return writeJSON(g.stdout, map[string]any{"dataset": o.dataset, "conversations": len(samples), "coverage": out})
+	}
+	w := g.stdout
+	fmt.Fprintf(w, "LoCoMo %s: %d conversations; answers (categories 1-4) written in the condensed memory file\n\n", o.dataset, len(samples))
+	fmt.Fprintf(w, "%-11s %9s %9s %10s %10s %10s\n", "word_budget", "questions", "cond.words", "file", "condensed", "condensed#")
+	for _, c := range out {
+		fmt.Fprintf(w, "%-11d %9d %9.0f %9.1f%% %9.1f%% %5d of %d\n", c.WordBudget, c.Questions, c.CondensedWords, 100*c.File, 100*c.Condensed, condensed[c.WordBudget], len(samples))
 	}
 	return nil
 }

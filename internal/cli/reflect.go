@@ -61,6 +61,7 @@ func newReflector(g *globals, a *app.App, command string) *reflector.Reflector {
 	return reflector.New(reflector.Deps{
 		Home: a.Home, Settings: func() config.Config { return a.Config },
 		Events: a.Events, Miner: g.lockedMiner(a, command), Logger: a.Log,
+		Embedder: a.Palace.Embedder(),
 	})
 }
 

@@ -103,7 +103,7 @@ func TestRacingReflectNowArchivesEachSectionOnce(t *testing.T) {
 				break
 			}
 		}
-		// Search sees each archived line once.
+		// Search sees each archived line once in the archive.
 		for _, s := range []int{1, 150, sections - keep} {
 			code, stdout, stderr := h.run("search", "--json", "--results", "20", fmt.Sprintf("UQA%dx%d", trial, s))
 			if code != 0 {
@@ -115,8 +115,16 @@ func TestRacingReflectNowArchivesEachSectionOnce(t *testing.T) {
 			if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 				t.Fatalf("search output: %v\n%s", err, stdout)
 			}
-			if len(res.Results) != 1 {
-				t.Errorf("trial %d: search UQA%dx%d: %d hits, want 1: %+v", trial, trial, s, len(res.Results), res.Results)
+			// The condensed history may quote the line as well; the
+			// archive must hold it once.
+			archived := 0
+			for _, r := range res.Results {
+				if strings.HasPrefix(r.Source, "hive/archive/") {
+					archived++
+				}
+			}
+			if archived != 1 {
+				t.Errorf("trial %d: search UQA%dx%d: %d archive hits, want 1: %+v", trial, trial, s, archived, res.Results)
 			}
 		}
 	}

@@ -32,11 +32,27 @@ type statusReport struct {
 	// hivemem does not run that model (Embedder is what is used instead).
 	ModelAsked string      `json:"embedding_model_asked,omitempty"`
 	Index      store.Stats `json:"index"`
-	Manager    managerInfo `json:"manager"`
+	// Condense says how condensation runs: enabled or not, and which
+	// summariser condenses.
+	Condense condenseInfo `json:"condense"`
+	Manager  managerInfo  `json:"manager"`
 	// Mining is manager.mining (the running manager's live value when it
 	// runs): off, nothing is mined or condensed automatically.
 	Mining bool                  `json:"mining"`
 	Agents []manager.AgentStatus `json:"agents"`
+}
+
+// condenseInfo is the reflector's set-up at a glance.
+type condenseInfo struct {
+	Enabled    bool   `json:"enabled"`
+	Summarizer string `json:"summarizer"`
+}
+
+func (c condenseInfo) String() string {
+	if !c.Enabled {
+		return "disabled (reflector.enabled = false); summariser " + c.Summarizer
+	}
+	return "summariser " + c.Summarizer
 }
 
 // managerInfo says whether `hivemem run` serves the home, and how it does.
@@ -84,7 +100,8 @@ func collectStatus(ctx context.Context, a *app.App) (statusReport, error) {
 	if id, err := a.Home.ID(); err == nil {
 		r.HomeID = id
 	}
-	refl := reflector.New(reflector.Deps{Home: a.Home, Settings: func() config.Config { return a.Config }})
+	refl := reflector.New(reflector.Deps{Home: a.Home, Settings: func() config.Config { return a.Config }, Embedder: a.Palace.Embedder()})
+	r.Condense = condenseInfo{Enabled: a.Config.Reflector.Enabled, Summarizer: refl.Summarizer()}
 	agents, err := manager.CollectAgents(ctx, a, a.Config, st, refl, manager.LastCondensed(a.Home.LogPath()))
 	if err != nil {
 		return r, err
@@ -198,6 +215,7 @@ func runStatus(ctx context.Context, g *globals, asJSON bool) error {
 	} else {
 		fmt.Fprintln(w, "mined:    never (run `hivemem mine`)")
 	}
+	fmt.Fprintf(w, "condense: %s\n", r.Condense)
 	printManager(w, r.Manager)
 	if !r.Mining {
 		fmt.Fprintln(w, "mining:   off (manager.mining = false): nothing is mined or condensed automatically; search and wake-up still answer")
@@ -219,6 +237,9 @@ func runStatus(ctx context.Context, g *globals, asJSON bool) error {
 		}
 		if b := as.ReflectorBackoff; b != nil {
 			fmt.Fprintf(w, "  %-20s   condensing failing: %d in a row (%s), next try %s: %s\n", "", b.Failures, b.LastReason, b.NextAttempt.Local().Format(time.DateTime), b.LastError)
+		}
+		if h := as.Restored; h != nil {
+			fmt.Fprintf(w, "  %-20s   restored from backup %s at %s: not condensed automatically until the file changes (reflect --now to condense it)\n", "", h.Backup, h.At.Local().Format(time.DateTime))
 		}
 	}
 	return nil

@@ -44,8 +44,11 @@ type Turn struct {
 
 // Question is one QA item with its evidence turns, normalised.
 type Question struct {
-	Text       string
-	Category   int
+	Text     string
+	Category int
+	// Answer is the gold answer as LoCoMo gives it (a number is written in
+	// decimal); "" for the adversarial category, which has none.
+	Answer     string
 	Evidence   []string // normalised dia ids
 	Unresolved []string // evidence entries that name no turn of the conversation
 }
@@ -55,6 +58,7 @@ type rawSample struct {
 	Conversation map[string]json.RawMessage `json:"conversation"`
 	QA           []struct {
 		Question string          `json:"question"`
+		Answer   json.RawMessage `json:"answer"`
 		Evidence []string        `json:"evidence"`
 		Category json.RawMessage `json:"category"`
 	} `json:"qa"`
@@ -131,7 +135,7 @@ func convert(r rawSample) (Sample, error) {
 	}
 	for _, q := range r.QA {
 		cat, _ := strconv.Atoi(strings.Trim(string(q.Category), `"`))
-		qq := Question{Text: q.Question, Category: cat}
+		qq := Question{Text: q.Question, Category: cat, Answer: answerText(q.Answer)}
 		seen := map[string]bool{}
 		for _, e := range q.Evidence {
 			ms := evidenceRE.FindAllStringSubmatch(e, -1)
@@ -153,6 +157,20 @@ func convert(r rawSample) (Sample, error) {
 		s.QA = append(s.QA, qq)
 	}
 	return s, nil
+}
+
+// answerText reads a gold answer: a JSON string as is, a number in its
+// JSON spelling, anything else (absent, null) as no answer.
+func answerText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String()
+	}
+	return ""
 }
 
 // caption reads a turn's image caption; anything but a JSON string (absent,

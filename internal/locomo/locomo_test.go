@@ -113,3 +113,34 @@ func TestRunLexical(t *testing.T) {
 		t.Fatalf("by category %+v, turn recall@10 %.3f", m.ByCategory, m.TurnRecall10)
 	}
 }
+
+// TestMeasureCoverage: answers are normalised as LoCoMo's evaluation does
+// and must appear as whole words; only categories 1-4 with an answer count;
+// the file and the condensed region are scored apart.
+func TestMeasureCoverage(t *testing.T) {
+	for in, want := range map[string]string{
+		"The Bach partita, in D minor!": "bach partita in d minor",
+		"7 May 2023":                    "7 may 2023",
+		"an apple and a pear":           "apple pear",
+		"":                              "",
+	} {
+		if got := NormalizeAnswer(in); got != want {
+			t.Errorf("NormalizeAnswer(%q) = %q, want %q", in, got, want)
+		}
+	}
+	s := Sample{ID: "c", QA: []Question{
+		{Category: 4, Answer: "Biscuit"},      // in the condensed region
+		{Category: 1, Answer: "Bach partita"}, // in the recent part only
+		{Category: 2, Answer: "lake"},         // "lakes" is another word
+		{Category: 5, Answer: "pasta"},        // adversarial: not counted
+		{Category: 3, Answer: "."},            // normalises to nothing: not counted
+	}}
+	texts := map[string]MemoryText{"c": {
+		File:      "## 🗜 Condensed history\n- Ana adopted biscuit.\n## Recent\nThe Bach  partita; the lakes. pasta\n",
+		Condensed: "- Ana adopted biscuit.",
+	}}
+	c := MeasureCoverage([]Sample{s}, texts, 600)
+	if c.Questions != 3 || c.File != 2.0/3 || c.Condensed != 1.0/3 || c.ByCategory["4"].Condensed != 1 || c.ByCategory["1"].File != 1 {
+		t.Errorf("coverage = %+v", c)
+	}
+}

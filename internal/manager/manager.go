@@ -194,7 +194,8 @@ func New(opts Options) (*Manager, error) {
 	}
 	m.refl = reflector.New(reflector.Deps{
 		Home: m.app.Home, Settings: m.Config, Events: m.app.Events, Logger: lg,
-		Miner: swapMiner{m, writelock.LockedMiner(m.lock, palaceMiner{m}, nil)},
+		Miner:    swapMiner{m, writelock.LockedMiner(m.lock, palaceMiner{m}, nil)},
+		Embedder: m.app.Palace.Embedder(),
 	})
 	return m, nil
 }

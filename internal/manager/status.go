@@ -84,7 +84,10 @@ type AgentStatus struct {
 	// ReflectorBackoff is set while condensations of the file keep
 	// aborting (shared on disk by every process).
 	ReflectorBackoff *reflector.AgentState `json:"reflector_backoff,omitempty"`
-	Error            string                `json:"error,omitempty"`
+	// Restored is set while the file is what a restore put back: passes
+	// leave it alone until it changes or a condensation is forced.
+	Restored *reflector.RestoredHold `json:"restored,omitempty"`
+	Error    string                  `json:"error,omitempty"`
 }
 
 // CollectAgents describes every agent of a: file size against the budget
@@ -112,6 +115,7 @@ func CollectAgents(ctx context.Context, a *app.App, cfg config.Config, st store.
 			s := s
 			as.ReflectorBackoff = &s
 		}
+		hold := states[id].Restored
 		path, _ := a.Home.MemoryPath(id)
 		if f, err := a.Store.GetFile(ctx, a.Home.Rel(path)); err == nil {
 			as.LastMined = f.MinedAt
@@ -123,6 +127,9 @@ func CollectAgents(ctx context.Context, a *app.App, cfg config.Config, st store.
 			continue
 		}
 		as.Bytes = int64(len(data))
+		if reflector.HeldBy(hold, data) {
+			as.Restored = hold
+		}
 		if as.BudgetBytes > 0 {
 			as.BudgetPct = 100 * float64(as.Bytes) / float64(as.BudgetBytes)
 		}

@@ -126,6 +126,7 @@ func (d Deps) withDefaults() Deps {
 		d.Reflector = reflector.New(reflector.Deps{
 			Home: a.Home, Settings: func() config.Config { return a.Config },
 			Events: a.Events, Miner: writelock.LockedMiner(d.WriteLock, a.Palace, nil), Logger: d.Logger,
+			Embedder: a.Palace.Embedder(),
 		})
 	}
 	if d.Version == "" {

@@ -33,6 +33,11 @@ const (
 // never parsed as a fact or as condensed text.
 const Placeholder = "_(none yet)_"
 
+// ArchivePointerPrefix starts the last line of a condensed history written
+// by hivemem: where the full text of the evicted sections is, e.g.
+// "Full text of evicted sections: hive/archive/alice/".
+const ArchivePointerPrefix = "Full text of evicted sections: "
+
 // bom is the UTF-8 byte order mark some editors put at the start of a file.
 const bom = "\uFEFF"
 

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemem/hivemem/internal/chunk"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
@@ -989,5 +990,43 @@ func TestMineIndexesAFileOnceThroughASymlinkedHome(t *testing.T) {
 				t.Errorf("one file, indexed as %v; want once, as alice's hive/agents/alice/memory.md", got)
 			}
 		})
+	}
+}
+
+// TestSearchFoldsArchiveTwinOfRestoredSection: after a restore the memory
+// file again holds sections its archive keeps; search returns each such
+// section once, as the live (restored) copy, while a section found only in
+// the archive is still found there.
+func TestSearchFoldsArchiveTwinOfRestoredSection(t *testing.T) {
+	f := newFixture(t, nil)
+	restored := "## 2026-10-01 — kickoff\nPicked the zephyrine codename for the project.\n"
+	archivedOnly := "## 2026-09-01 — prehistory\nThe zephyrine prototype ran on a laptop.\n"
+	f.write("alice", "# Memory — alice (alice)\n\n"+restored+"\n## 2026-10-02 — later\nOther work.\n")
+	adir, err := f.h.ArchiveDir("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(adir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(adir, "2026-10.md"), []byte(archivedOnly+"\n"+restored), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.p.Mine(context.Background(), f.h.HiveDir(), palace.MineOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	hits := f.search("zephyrine codename", store.Filter{Wing: "alice"})
+	count := map[string]int{}
+	for _, h := range hits {
+		count[h.Heading]++
+		if h.Heading == "2026-10-01 — kickoff" && h.Room == chunk.RoomArchive {
+			t.Errorf("the archive copy of a restored section was returned: %+v", h)
+		}
+	}
+	if count["2026-10-01 — kickoff"] != 1 {
+		t.Errorf("restored section returned %d times, want once: %+v", count["2026-10-01 — kickoff"], hits)
+	}
+	if count["2026-09-01 — prehistory"] != 1 {
+		t.Errorf("a section only in the archive is no longer found: %+v", hits)
 	}
 }

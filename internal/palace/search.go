@@ -193,8 +193,10 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 	} else {
 		fused = FuseScores(lex, vec, p.opts.VectorWeight)
 	}
-	if len(fused) > q.Results {
-		fused = fused[:q.Results]
+	// A few more than asked for, so that folding archive twins (below)
+	// still leaves q.Results hits.
+	if window := q.Results*2 + 10; len(fused) > window {
+		fused = fused[:window]
 	}
 	ids := make([]string, len(fused))
 	for i, f := range fused {
@@ -208,12 +210,19 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 	for _, d := range ds {
 		byID[d.ID] = d
 	}
-	hits := make([]Hit, 0, len(fused))
+	var ranked []rankedDrawer
 	for _, f := range fused {
-		d, ok := byID[f.ID]
-		if !ok {
-			continue // removed between ranking and fetching
+		if d, ok := byID[f.ID]; ok { // else removed between ranking and fetching
+			ranked = append(ranked, rankedDrawer{d, f})
 		}
+	}
+	ranked = foldArchiveTwins(ranked)
+	if len(ranked) > q.Results {
+		ranked = ranked[:q.Results]
+	}
+	hits := make([]Hit, 0, len(ranked))
+	for _, r := range ranked {
+		d, f := r.d, r.f
 		hits = append(hits, Hit{
 			ID: d.ID, Wing: d.Wing, Room: d.Room, Agent: d.Agent, Source: d.Source, Heading: d.Heading,
 			LineStart: d.LineStart, LineEnd: d.LineEnd, Date: d.Date, Text: d.Text,
@@ -252,6 +261,54 @@ func (p *Palace) checkRoom(ctx context.Context, room string) error {
 		return fmt.Errorf("%w %q: no drawer has it (rooms come from the sections: pinned, condensed, recent, archive, header; or from mine --room)", ErrUnknownRoom, room)
 	}
 	return nil
+}
+
+// rankedDrawer is a drawer with the fused scores that ranked it.
+type rankedDrawer struct {
+	d store.Drawer
+	f Fused
+}
+
+// foldArchiveTwins makes one hit of a section that is both in an agent's
+// archive and in its memory file — as after a restore, which puts back
+// sections the archive keeps (it is append-only): the archive drawer
+// whose heading and text are those of a live drawer of the same agent is
+// dropped, and the live copy takes the better rank of the two.
+func foldArchiveTwins(rs []rankedDrawer) []rankedDrawer {
+	type key struct{ agent, heading, hash string }
+	keyOf := func(d store.Drawer) key {
+		a := d.Agent
+		if a == "" {
+			a = d.Wing
+		}
+		return key{a, d.Heading, d.Hash}
+	}
+	live := map[key]int{} // index of the live copy
+	for i, r := range rs {
+		if r.d.Room != chunk.RoomArchive && r.d.Hash != "" {
+			if _, ok := live[keyOf(r.d)]; !ok {
+				live[keyOf(r.d)] = i
+			}
+		}
+	}
+	out := make([]rankedDrawer, 0, len(rs))
+	moved := map[int]bool{}
+	for i, r := range rs {
+		if moved[i] {
+			continue
+		}
+		if r.d.Room == chunk.RoomArchive {
+			if j, ok := live[keyOf(r.d)]; ok {
+				if j > i && !moved[j] {
+					out = append(out, rs[j]) // the live copy, at the archive's rank
+					moved[j] = true
+				}
+				continue
+			}
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // checkWing returns ErrUnknownWing for a wing the palace does not have.

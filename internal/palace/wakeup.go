@@ -111,11 +111,13 @@ func (p *Palace) WakeUp(ctx context.Context, wing string, budget int) (Digest, e
 		// facts, keeping a quarter of the budget for the newest sections.
 		room := budget - used - budget/4
 		if room > 20 && emit("\n## Condensed history\n") {
-			text := cutToTokens(c, room-5)
-			if text != c {
+			text, cut := newestLines(c, room-5)
+			if cut {
 				d.Truncated = true
 			}
-			emit(text + "\n")
+			if text != "" {
+				emit(text + "\n")
+			}
 			d.Condensed = text
 		}
 	}
@@ -224,6 +226,83 @@ func (p *Palace) memoryForWing(ctx context.Context, wing string) (string, error)
 		return p.home.Abs(newest.Source), nil
 	}
 	return "", fmt.Errorf("wake-up: %w %q: no agent or mined file has it", ErrUnknownWing, wing)
+}
+
+// newestLines fits condensed history into about n estimated tokens without
+// losing its layout: lines stay lines (never joined), and what does not fit
+// goes oldest first. The history is read as blocks — a period line and the
+// lines indented under it — newest last; the pointer to the archive, if
+// the history ends with one, is kept first. Whole blocks are kept from the
+// newest back; the first that does not fit keeps its period line and as
+// many of its newest lines as fit, and older blocks are dropped (the
+// digest says it is truncated). Only a newest period line longer than the
+// whole room is cut, at a word.
+func newestLines(c string, n int) (string, bool) {
+	var lines []string
+	for _, l := range strings.Split(strings.ReplaceAll(c, "\r\n", "\n"), "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, strings.TrimRight(l, " \t\r"))
+		}
+	}
+	if len(lines) == 0 {
+		return "", false
+	}
+	cost := func(l string) int { return chunk.EstimateTokens(l + "\n") }
+	var tail []string
+	if last := lines[len(lines)-1]; strings.HasPrefix(last, memfile.ArchivePointerPrefix) {
+		tail = []string{last}
+		lines = lines[:len(lines)-1]
+		n -= cost(last)
+	}
+	// Blocks: a line that is not indented starts one.
+	var blocks [][]string
+	for _, l := range lines {
+		if len(blocks) == 0 || !(strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t")) {
+			blocks = append(blocks, nil)
+		}
+		blocks[len(blocks)-1] = append(blocks[len(blocks)-1], l)
+	}
+	used := 0
+	var kept [][]string // newest first
+	cut := false
+	for i := len(blocks) - 1; i >= 0; i-- {
+		b := blocks[i]
+		w := 0
+		for _, l := range b {
+			w += cost(l)
+		}
+		if used+w <= n {
+			kept = append(kept, b)
+			used += w
+			continue
+		}
+		cut = true
+		// Partly: the period line, then its newest lines that fit.
+		head := b[0]
+		if used+cost(head) > n {
+			if len(kept) == 0 && n-used > 4 {
+				kept = append(kept, []string{cutToTokens(head, n-used-2)})
+			}
+			break
+		}
+		used += cost(head)
+		var body []string
+		for j := len(b) - 1; j >= 1; j-- {
+			if used+cost(b[j]) > n {
+				break
+			}
+			used += cost(b[j])
+			body = append([]string{b[j]}, body...)
+		}
+		kept = append(kept, append([]string{head}, body...))
+		break
+	}
+	var out []string
+	for i := len(kept) - 1; i >= 0; i-- {
+		out = append(out, kept[i]...)
+	}
+	out = append(out, tail...)
+	return strings.Join(out, "\n"), cut
 }
 
 func firstLine(body string) string {

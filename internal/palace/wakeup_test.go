@@ -2,10 +2,12 @@ package palace_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/hivemem/hivemem/internal/chunk"
+	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/palace"
 )
 
@@ -66,5 +68,59 @@ func TestWakeUpBudgetRange(t *testing.T) {
 		if d, err := f.p.WakeUp(ctx, wing, palace.MaxWakeUpBudget); err != nil || d.Budget != palace.MaxWakeUpBudget {
 			t.Errorf("wing %q budget %d = %+v, %v", wing, palace.MaxWakeUpBudget, d, err)
 		}
+	}
+}
+
+// TestWakeUpKeepsCondensedLayout: the condensed history in a wake-up keeps
+// its lines and dates within the budget: every line shown is a whole line
+// of the history (never two joined), the newest periods and the pointer to
+// the archive stay, the oldest go first, and a roomy budget shows it all.
+func TestWakeUpKeepsCondensedLayout(t *testing.T) {
+	var hist []string
+	for m := 1; m <= 12; m++ {
+		hist = append(hist, fmt.Sprintf("- 2025-%02d-06 — work of month %d", m, m),
+			fmt.Sprintf("  - fixed bug %d in cmd/tool%d/main.go with Dana", m, m),
+			fmt.Sprintf("  - decided to ship release 1.%d on a Friday", m))
+	}
+	pointer := "Full text of evicted sections: hive/archive/alice/"
+	condensed := strings.Join(hist, "\n") + "\n\n" + pointer
+	f := newFixture(t, nil)
+	f.write("alice", "# Memory — alice (alice)\n\n"+memfile.HeadingPinned+"\n- uses Go\n"+memfile.HeadingCondensed+"\n"+condensed+"\n"+
+		memfile.HeadingRecent+"\n\n## 2026-01-02 — newest\nbody line\n")
+	ctx := context.Background()
+	all := map[string]bool{pointer: true}
+	for _, l := range hist {
+		all[l] = true
+	}
+	for _, budget := range []int{120, 200, 400} {
+		d, err := f.p.WakeUp(ctx, "alice", budget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Tokens > budget {
+			t.Errorf("budget %d: %d tokens", budget, d.Tokens)
+		}
+		lines := strings.Split(d.Condensed, "\n")
+		if len(lines) < 3 {
+			t.Fatalf("budget %d: condensed %q", budget, d.Condensed)
+		}
+		for _, l := range lines {
+			if !all[l] {
+				t.Errorf("budget %d: line %q is not a line of the history (joined or cut)", budget, l)
+			}
+		}
+		if lines[len(lines)-1] != pointer || !strings.Contains(d.Condensed, "- 2025-12-06 — work of month 12") {
+			t.Errorf("budget %d: the newest period or the pointer is missing:\n%s", budget, d.Condensed)
+		}
+		if strings.Contains(d.Condensed, "month 1\n") || !d.Truncated {
+			t.Errorf("budget %d: the oldest period was kept before newer ones, or truncation not marked:\n%s", budget, d.Condensed)
+		}
+		if !strings.Contains(d.Text, d.Condensed+"\n") {
+			t.Errorf("budget %d: the digest text does not hold the condensed lines as they are:\n%s", budget, d.Text)
+		}
+	}
+	d, err := f.p.WakeUp(ctx, "alice", 2000)
+	if err != nil || d.Truncated || d.Condensed != strings.Join(append(hist, pointer), "\n") {
+		t.Errorf("roomy wake-up = %q, truncated %v, %v", d.Condensed, d.Truncated, err)
 	}
 }

@@ -228,14 +228,18 @@ type RestoreResult struct {
 	OldBytes         int64  `json:"old_bytes"`
 	NewBytes         int64  `json:"new_bytes"`
 	Unchanged        bool   `json:"unchanged,omitempty"`
-	MineError        string `json:"mine_error,omitempty"`
+	// Held says automatic condensation now leaves the file alone until it
+	// changes (see RestoredHold).
+	Held      bool   `json:"held"`
+	MineError string `json:"mine_error,omitempty"`
 }
 
 // Restore puts a backup of agent's memory file back (name is a backup name
 // from Backups, or Latest). The current file is backed up first, the swap
 // is locked and atomic, a "restore" event is logged and the file is mined
 // again. Lines written since the backup are not lost: they are in the
-// pre-restore backup.
+// pre-restore backup. The restored file is then held: automatic passes do
+// not condense it again until it changes or a condensation is forced.
 func (r *Reflector) Restore(ctx context.Context, agent, name string) (RestoreResult, error) {
 	res := RestoreResult{Agent: agent}
 	if err := home.ValidateAgentID(agent); err != nil {
@@ -274,6 +278,7 @@ func (r *Reflector) Restore(ctx context.Context, agent, name string) (RestoreRes
 	if err != nil {
 		return res, fmt.Errorf("restore: %w", err)
 	}
+	var hold *RestoredHold
 	err = func() (err error) {
 		defer func() {
 			if uerr := unlock(); uerr != nil && err == nil {
@@ -298,6 +303,7 @@ func (r *Reflector) Restore(ctx context.Context, agent, name string) (RestoreRes
 			if string(cur) == string(data) {
 				res.Unchanged = true
 				res.NewBytes = res.OldBytes
+				hold = &RestoredHold{Backup: b.Name, At: r.now(), Size: int64(len(cur)), SHA256: fileHash(cur)}
 				return nil
 			}
 			pre, err := writeBackup(r.home, agent, cur, r.now())
@@ -319,10 +325,20 @@ func (r *Reflector) Restore(ctx context.Context, agent, name string) (RestoreRes
 			r.log.Warn("reflector: restored with an error", "agent", agent, "err", err)
 		}
 		res.NewBytes = int64(len(data)) + sw.Salvaged
+		// Hold what the file holds now, a salvaged late line included.
+		now, rerr := atomicio.ReadRegular(path)
+		if rerr != nil {
+			now = data
+		}
+		hold = &RestoredHold{Backup: b.Name, At: r.now(), Size: int64(len(now)), SHA256: fileHash(now)}
 		return nil
 	}()
 	if err != nil {
 		return res, fmt.Errorf("restore %s from %s: %w", agent, b.Name, err)
+	}
+	if hold != nil {
+		r.setRestored(ctx, agent, hold)
+		res.Held = true
 	}
 	if res.Unchanged {
 		return res, nil
@@ -332,7 +348,7 @@ func (r *Reflector) Restore(ctx context.Context, agent, name string) (RestoreRes
 	}
 	r.event("restore", agent, "", map[string]any{
 		"backup": b.Name, "preRestoreBackup": res.PreRestoreBackup,
-		"oldBytes": res.OldBytes, "newBytes": res.NewBytes,
+		"oldBytes": res.OldBytes, "newBytes": res.NewBytes, "held": res.Held,
 	})
 	if err := r.mine(ctx, path); err != nil {
 		res.MineError = err.Error()

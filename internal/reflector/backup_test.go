@@ -160,3 +160,67 @@ func TestRestore(t *testing.T) {
 		t.Error("a refused restore changed the file")
 	}
 }
+
+// TestRestoreIsLeftAlone: after a restore, automatic passes do not condense
+// the file again while it is what was restored (and say why); a change to
+// the file ends the hold; so does a forced condensation.
+func TestRestoreIsLeftAlone(t *testing.T) {
+	e := newEnv(t, &fakeSum{})
+	e.cfg.Reflector.SectionTrigger = 20 // the restored file is due by its triggers
+	ctx := context.Background()
+	orig := memoryFile(30, 1500)
+	e.write("alice", orig)
+	res, err := e.r.Condense(ctx, "alice", Options{Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.now = e.now.Add(5e9)
+	rr, err := e.r.Restore(ctx, "alice", res.Backup)
+	if err != nil || !rr.Held {
+		t.Fatalf("restore = %+v, %v", rr, err)
+	}
+	if h := e.r.State("alice").Restored; h == nil || h.Backup != res.Backup {
+		t.Fatalf("no restore hold recorded: %+v", e.r.State("alice"))
+	}
+	for range 2 {
+		out, err := e.r.Pass(ctx)
+		if err != nil || len(out) != 1 || out[0].Status != StatusSkipped || out[0].Reason != SkipRestored {
+			t.Fatalf("pass after restore = %+v, %v; want skipped (%s)", out, err, SkipRestored)
+		}
+		if !strings.Contains(out[0].Message, res.Backup) {
+			t.Errorf("skip message does not name the backup: %q", out[0].Message)
+		}
+	}
+	if string(e.read("alice")) != string(orig) {
+		t.Fatal("a pass touched the restored file")
+	}
+	if dr, err := e.r.Condense(ctx, "alice", Options{DryRun: true}); err != nil || dr.Reason != SkipRestored {
+		t.Errorf("dry run of a held file = %+v, %v", dr, err)
+	}
+
+	// The agent writes: the hold ends and the next pass condenses.
+	f, err := os.OpenFile(e.path("alice"), os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteString(sectionText(99, 200))
+	must(t, err)
+	must(t, f.Close())
+	out, err := e.r.Pass(ctx)
+	if err != nil || out[0].Status != StatusCondensed {
+		t.Fatalf("pass after a change = %+v, %v", out, err)
+	}
+	if e.r.State("alice").Restored != nil {
+		t.Error("hold kept after the file changed")
+	}
+
+	// A forced condensation of a held file runs and ends the hold.
+	e.now = e.now.Add(5e9)
+	if _, err := e.r.Restore(ctx, "alice", Latest); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := e.r.Condense(ctx, "alice", Options{Force: true}); err != nil || res.Status != StatusCondensed {
+		t.Fatalf("forced condensation of a held file = %+v, %v", res, err)
+	}
+	if e.r.State("alice").Restored != nil {
+		t.Error("hold kept after a forced condensation")
+	}
+}

@@ -74,6 +74,9 @@ type Deps struct {
 	// Summarizer overrides the configured one (tests, benchmarks); nil
 	// builds it from Settings().Summarizer on every condensation.
 	Summarizer summarize.Summarizer
+	// Embedder gives the built-in extractive summariser sentence vectors
+	// (the palace's model); nil makes it use word overlap.
+	Embedder summarize.Embedder
 	// LockTimeout bounds each wait for a file lock (default 30 s).
 	LockTimeout time.Duration
 	// SalvageGrace is how long after the swap the old file is watched for
@@ -95,6 +98,7 @@ type Reflector struct {
 	miner        Miner
 	log          *slog.Logger
 	sum          summarize.Summarizer
+	emb          summarize.Embedder
 	lockTimeout  time.Duration
 	salvageGrace time.Duration
 	now          func() time.Time
@@ -114,7 +118,7 @@ type Reflector struct {
 func New(d Deps) *Reflector {
 	r := &Reflector{
 		home: d.Home, settingsFn: d.Settings, events: d.Events, miner: d.Miner, log: d.Logger,
-		sum: d.Summarizer, lockTimeout: d.LockTimeout, salvageGrace: d.SalvageGrace, now: d.Now,
+		sum: d.Summarizer, emb: d.Embedder, lockTimeout: d.LockTimeout, salvageGrace: d.SalvageGrace, now: d.Now,
 		sems: map[string]chan struct{}{}, owed: map[string]bool{},
 	}
 	if r.log == nil {
@@ -165,7 +169,36 @@ func (r *Reflector) summarizer(cfg config.Config) (summarize.Summarizer, error) 
 	if r.sum != nil {
 		return r.sum, nil
 	}
-	return summarize.New(SummarizerConfig(cfg.Summarizer))
+	sc := SummarizerConfig(cfg.Summarizer)
+	sc.Embedder = r.emb
+	return summarize.New(sc)
+}
+
+// Summarizer says which summariser condenses with the live config, for
+// status pages: its provider, model and, for the built-in one, whether it
+// has sentence vectors.
+func (r *Reflector) Summarizer() string {
+	cfg := r.settings()
+	if r.sum != nil {
+		return summarize.Describe(r.sum)
+	}
+	sum, err := r.summarizer(cfg)
+	if err != nil {
+		return cfg.Summarizer.Provider + " (misconfigured: " + err.Error() + ")"
+	}
+	return summarize.Describe(sum)
+}
+
+// withPointer ends a summary with the line that says where the full text
+// of the evicted sections is (a summariser that wrote it itself does not
+// get it twice). An empty summary stays empty, so verification refuses it.
+func (r *Reflector) withPointer(agent, condensed string) string {
+	text := summarize.StripArchivePointer(condensed)
+	dir, err := r.home.ArchiveDir(agent)
+	if err != nil || memfile.IsPlaceholderBody(text) {
+		return text
+	}
+	return text + "\n\n" + summarize.ArchivePointer(r.home.Rel(dir)+"/")
 }
 
 // Options controls one condensation.
@@ -200,6 +233,9 @@ const (
 	// condense lock for the whole lock timeout, in this or another
 	// process.
 	SkipBusy = "busy"
+	// SkipRestored: the file was restored from a backup and has not
+	// changed since; only a forced condensation touches it.
+	SkipRestored = "restored"
 )
 
 // Result says what one condensation did.
@@ -425,6 +461,17 @@ func (ru *run) condense() (Result, error) {
 	ordinary := f.Recent()
 	ru.res.Sections = len(ordinary)
 	if !ru.opts.Force {
+		if h := r.State(ru.agent).Restored; h != nil {
+			if h.holds(data) {
+				return ru.skip(SkipRestored, fmt.Sprintf("restored from backup %s at %s and unchanged since: left alone until the file changes or a forced condensation (reflect --now)",
+					h.Backup, h.At.UTC().Format(time.RFC3339)))
+			}
+			if !ru.opts.DryRun {
+				r.setRestored(ctx, ru.agent, nil) // the file changed: back to normal
+			}
+		}
+	}
+	if !ru.opts.Force {
 		if ok, reason, msg := Triggered(rc, int64(len(data)), len(ordinary)); !ok {
 			return ru.skip(reason, msg)
 		}
@@ -466,7 +513,7 @@ func (ru *run) condense() (Result, error) {
 
 	// 4. Summarise, without holding the lock.
 	out, err := sum.Summarize(ctx, summarize.Request{
-		Agent: ru.agent, OldCondensed: f.Condensed(), Evicted: p.raws(),
+		Agent: ru.agent, OldCondensed: summarize.StripArchivePointer(f.Condensed()), Evicted: p.raws(),
 		Pinned: f.Pinned(), WordBudget: rc.WordBudget,
 	})
 	if err != nil {
@@ -475,6 +522,7 @@ func (ru *run) condense() (Result, error) {
 		}
 		return ru.abort(ReasonSummarizeFailed, err.Error(), err)
 	}
+	out.Condensed = r.withPointer(ru.agent, out.Condensed)
 
 	if ru.opts.DryRun {
 		newData := p.build(out.Condensed, out.Hoist)

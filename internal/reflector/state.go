@@ -2,6 +2,8 @@ package reflector
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,7 +37,39 @@ type AgentState struct {
 	LastReason  string    `json:"last_reason,omitempty"`
 	LastError   string    `json:"last_error,omitempty"`
 	LastFailure time.Time `json:"last_failure"`
+	// Restored is set by Restore: the file is left alone by automatic
+	// condensation while it still holds exactly what was restored.
+	Restored *RestoredHold `json:"restored,omitempty"`
 }
+
+// RestoredHold records a restore: which backup was put back, when, and
+// the size and hash of the file it left. Automatic passes skip the agent
+// (SkipRestored) until the file differs from that (an agent wrote to it, a
+// user edited it) or someone condenses it on purpose (`reflect --now`, the
+// dashboard's condense), which clears the hold.
+type RestoredHold struct {
+	Backup string    `json:"backup"`
+	At     time.Time `json:"at"`
+	Size   int64     `json:"size"`
+	SHA256 string    `json:"sha256"`
+}
+
+// HeldBy reports whether data is still the file hold recorded, i.e.
+// whether automatic condensation still leaves it alone.
+func HeldBy(hold *RestoredHold, data []byte) bool { return hold.holds(data) }
+
+// holds reports whether data is still the restored file.
+func (h *RestoredHold) holds(data []byte) bool {
+	return h != nil && int64(len(data)) == h.Size && fileHash(data) == h.SHA256
+}
+
+func fileHash(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// empty reports a record with nothing to keep.
+func (s AgentState) empty() bool { return s.Failures == 0 && s.Restored == nil }
 
 // Due reports whether an automatic attempt may run at now.
 func (s AgentState) Due(now time.Time) bool {
@@ -118,7 +152,7 @@ func (r *Reflector) updateState(ctx context.Context, agent string, fn func(*Agen
 		st := agents[agent]
 		fn(&st)
 		out = st
-		if st.Failures == 0 {
+		if st.empty() {
 			delete(agents, agent)
 		} else {
 			agents[agent] = st
@@ -135,6 +169,13 @@ func (r *Reflector) updateState(ctx context.Context, agent string, fn func(*Agen
 	return out, nil
 }
 
+// setRestored records (hold != nil) or clears a restore hold.
+func (r *Reflector) setRestored(ctx context.Context, agent string, hold *RestoredHold) {
+	if _, err := r.updateState(ctx, agent, func(s *AgentState) { s.Restored = hold }); err != nil {
+		r.log.Warn("reflector: cannot record the restore hold", "agent", agent, "err", err)
+	}
+}
+
 // recordFailure counts one more failure and schedules the next attempt.
 func (r *Reflector) recordFailure(ctx context.Context, agent, reason, msg string) AgentState {
 	now := r.now()
@@ -149,9 +190,9 @@ func (r *Reflector) recordFailure(ctx context.Context, agent, reason, msg string
 	return st
 }
 
-// recordSuccess clears the agent's backoff.
+// recordSuccess clears the agent's backoff and restore hold.
 func (r *Reflector) recordSuccess(ctx context.Context, agent string) {
-	if r.State(agent).Failures == 0 {
+	if r.State(agent).empty() {
 		return // nothing to clear; skip the locked write
 	}
 	if _, err := r.updateState(ctx, agent, func(s *AgentState) { *s = AgentState{} }); err != nil {

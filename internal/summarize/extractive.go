@@ -2,21 +2,43 @@ package summarize
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"math"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
+
+	"github.com/hivemem/hivemem/internal/memfile"
 )
 
-// Extractive is the built-in summariser: no network, no model, deterministic.
-// It does not paraphrase; it keeps the lines of the evicted sections that
-// carry facts (paths, file names, code, numbers and dates, commands, names,
-// decision words), each under its section's heading so the date and topic
-// stay attached, and merges them with the old condensed text within the word
-// budget. Because it only copies lines, it cannot invent anything, and the
-// proper nouns, numbers and dates a later search asks about survive.
-type Extractive struct{}
+// Embedder turns texts into L2-normalised sentence vectors (the palace's
+// MiniLM model, or any other). The extractive summariser uses it, when it
+// has one, for how central a sentence is to its period and how much it
+// repeats what is already kept; without one it uses word overlap.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Extractive is the built-in summariser: no network, deterministic for a
+// given embedder. It does not paraphrase: it chooses the sentences of the
+// evicted sections that carry facts (numbers, dates, names, paths,
+// commands, decisions and rules), favouring those central to their period
+// and unlike what is already kept (maximal marginal relevance), and writes
+// them under one line per period with its date. Rolling: the previous
+// condensed history is read back into its periods and competes with the
+// new sections for the same budget, the older the harder it is compressed
+// (periods of one month, then of one year, merge into one line when their
+// lines alone would take too much of the budget), and every period keeps at
+// least its line. Because it only copies text, it cannot invent anything.
+type Extractive struct {
+	// Embedder, if not nil, gives sentence vectors; a failing embedder
+	// falls back to word overlap rather than failing the condensation.
+	Embedder Embedder
+}
 
 // Name implements Summarizer.
 func (Extractive) Name() string { return ProviderExtractive }
@@ -25,8 +47,11 @@ func (Extractive) Name() string { return ProviderExtractive }
 const (
 	maxHeadingWords = 20
 	maxDetailWords  = 40
-	maxHoistWords   = 30
+	maxHoistWords   = 25
 	maxKeywordHoist = 10
+	// maxCandidates bounds the sentences considered in one condensation
+	// (the newest win), so a huge eviction costs bounded time.
+	maxCandidates = 4000
 )
 
 // Limits that bound the output in bytes, not only in words: a token with no
@@ -39,66 +64,55 @@ const (
 	maxTokenBytes = 128
 )
 
-// Summarize implements Summarizer. Budget rules: the newest material wins;
-// every evicted section keeps at least its heading line while the budget
-// allows, then its most informative line, then the rest; the old condensed
-// text (older than every evicted section) gets at most a quarter of the
-// budget unless the sections leave more unused, and loses its oldest lines
-// first.
-func (Extractive) Summarize(ctx context.Context, req Request) (Result, error) {
+// period is one line of the condensed history and the sentences it may
+// keep: an evicted section, a period of the previous history, or several
+// old periods merged.
+type period struct {
+	date     string // YYYY-MM-DD, YYYY-MM, YYYY or "" (undated)
+	anchor   string // the period line without its "- " marker
+	sections int    // how many sections it stands for
+	cands    []*cand
+}
+
+// cand is one sentence (or code line) a period may keep.
+type cand struct {
+	text   string
+	words  int
+	info   float64 // facts it carries
+	pos    int     // order within its period
+	lead   string  // the label of its line ("Alice: "), part of text
+	line   int     // the line it comes from, within its period
+	vec    []float32
+	terms  map[string]float64 // lexical vector (tf-idf, L2-normalised)
+	value  float64
+	maxSim float64
+	kept   bool
+}
+
+// Summarize implements Summarizer.
+func (e Extractive) Summarize(ctx context.Context, req Request) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, failure(ProviderExtractive, err, "canceled: %v", err)
 	}
 	budget := req.budget()
-	old := oldCondensedUnits(req.OldCondensed)
-	var secs []unit
-	for i, raw := range req.Evicted {
-		secs = append(secs, sectionUnits(raw, i)...)
+	periods := oldPeriods(req.OldCondensed)
+	for _, raw := range req.Evicted {
+		if p := sectionPeriod(raw); p != nil {
+			periods = append(periods, p)
+		}
 	}
-	if len(old) == 0 && len(secs) == 0 {
+	if len(periods) == 0 {
 		return Result{}, failure(ProviderExtractive, nil, "nothing to condense: no evicted sections and no condensed history")
 	}
-
-	oldWords := 0
-	for _, u := range old {
-		oldWords += u.words
-	}
-	// Headings of the evicted sections come first; then the old text gets at
-	// most a quarter of the budget; the sections' details fill the rest, and
-	// whatever the old text leaves unused goes back to them.
-	keptSecs, usedSecs := selectUnits(secs, nil, budget, 0)
-	oldShare := min(oldWords, budget/4, budget-usedSecs)
-	keptSecs, usedSecs = selectUnits(secs, keptSecs, budget-oldShare, 2)
-	keptOld, usedOld := selectUnits(old, nil, budget-usedSecs, 2)
-	keptSecs, _ = selectUnits(secs, keptSecs, budget-usedOld, 2)
-
-	var lines []string
-	for i, u := range old {
-		if keptOld[i] {
-			lines = append(lines, u.text)
+	for i, p := range periods {
+		for _, c := range p.cands {
+			c.line |= i << 24 // a line id unique across periods, merged or not
 		}
 	}
-	for i, u := range secs {
-		if keptSecs[i] {
-			lines = append(lines, u.text)
-		}
-	}
-	if len(lines) == 0 {
-		// Even the newest heading is over budget: keep a truncated piece of it
-		// rather than return nothing, since condensed must not be empty.
-		u := secs
-		if len(u) == 0 {
-			u = old
-		}
-		last := u[len(u)-1]
-		for i := len(u) - 1; i >= 0; i-- {
-			if u[i].prio == 0 {
-				last = u[i]
-				break
-			}
-		}
-		lines = append(lines, truncateWords(strings.TrimSpace(last.text), max(budget, 1)))
-	}
+	periods = mergeOldest(periods, budget)
+	limitCandidates(periods)
+	e.score(ctx, periods)
+	lines := selectLines(periods, budget)
 	condensed := strings.TrimSpace(sanitizeCondensed(strings.Join(lines, "\n")))
 	if condensed == "" {
 		return Result{}, failure(ProviderExtractive, nil, "condensed text came out empty")
@@ -106,126 +120,118 @@ func (Extractive) Summarize(ctx context.Context, req Request) (Result, error) {
 	return Result{Condensed: condensed, Hoist: extractHoist(req)}, nil
 }
 
-// unit is one candidate line (or fenced block) of the condensed output.
-type unit struct {
-	text   string // rendered markdown, indentation included
-	words  int    // words counted against the budget (a section bullet's "-" is not one)
-	group  int    // chronological group: a section index, or negative for old condensed blocks
-	pos    int    // position within the group, for stable ordering
-	prio   int    // 0 anchor (heading), 1 best line of the group, 2 the rest
-	score  int    // how many kinds of fact the line carries
-	parent int    // index of the anchor this unit depends on, or -1
+var (
+	dateRe      = regexp.MustCompile(`\b(\d{4})-(\d{2})(?:-(\d{2}))?\b`)
+	mergedRe    = regexp.MustCompile(`^(\d{4}(?:-\d{2})?) \((\d+) sections\b`)
+	lineTagRe   = regexp.MustCompile(`^(?:\[[^\]\s]{1,24}\]\s*)+`)
+	leadRe      = regexp.MustCompile(`^([A-Z][\p{L}0-9.'_-]*(?: [A-Z][\p{L}0-9.'_-]*){0,2}):\s+`)
+	sentenceEnd = regexp.MustCompile(`[.!?…]+["')\]]*\s+`)
+)
+
+// periodDate finds the date a heading or period line starts with, or
+// carries anywhere.
+func periodDate(s string) string {
+	if m := mergedRe.FindStringSubmatch(s); m != nil {
+		return m[1]
+	}
+	m := dateRe.FindStringSubmatch(s)
+	if m == nil {
+		if len(s) >= 4 && isYear(s[:4]) && (len(s) == 4 || s[4] == ' ') {
+			return s[:4]
+		}
+		return ""
+	}
+	if m[3] == "" {
+		return m[1] + "-" + m[2]
+	}
+	return m[1] + "-" + m[2] + "-" + m[3]
 }
 
-// selectUnits keeps units of priority up to maxPrio within budget: by
-// priority, then newest group first, then (for details) most informative
-// first. A detail is only kept when its anchor is, so no line loses its date
-// and topic. already, if not nil, holds units kept by an earlier pass; they
-// stay kept and count against the budget.
-func selectUnits(units []unit, already []bool, budget, maxPrio int) ([]bool, int) {
-	kept := make([]bool, len(units))
-	used := 0
-	for i := range units {
-		if already != nil && already[i] {
-			kept[i] = true
-			used += units[i].words
+func isYear(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
 		}
 	}
-	order := make([]int, len(units))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool {
-		ua, ub := units[order[a]], units[order[b]]
-		if ua.prio != ub.prio {
-			return ua.prio < ub.prio
-		}
-		if ua.group != ub.group {
-			return ua.group > ub.group
-		}
-		if ua.score != ub.score {
-			return ua.score > ub.score
-		}
-		return ua.pos < ub.pos
-	})
-	for _, i := range order {
-		u := units[i]
-		if kept[i] || u.prio > maxPrio || (u.parent >= 0 && !kept[u.parent]) {
-			continue
-		}
-		if used+u.words <= budget {
-			kept[i] = true
-			used += u.words
-		}
-	}
-	return kept, used
+	return len(s) == 4
 }
 
-// oldCondensedUnits splits the current condensed text into units: each
-// top-level line is an anchor, indented lines and fenced blocks hang off the
-// anchor above them. Groups are numbered negative so they rank older than
-// every evicted section, the first line being the oldest.
-func oldCondensedUnits(text string) []unit {
+// oldPeriods reads the previous condensed history back into periods: each
+// top-level line is a period, indented lines and fenced blocks under it are
+// its sentences. The pointer to the archive is left out; the reflector
+// writes it again.
+func oldPeriods(text string) []*period {
 	text = strings.TrimSpace(strings.ReplaceAll(text, "\r\n", "\n"))
 	if text == "" {
 		return nil
 	}
-	lines := strings.Split(text, "\n")
-	var blocks [][]string // a unit's lines; fenced blocks stay together
+	var out []*period
+	var cur *period
 	var fence string
-	for _, line := range lines {
+	var block []string
+	lineNo := 0
+	add := func(t string) {
+		lineNo++
+		if cur == nil {
+			cur = &period{sections: 1}
+			out = append(out, cur)
+			cur.anchor = t
+			cur.date = periodDate(t)
+			return
+		}
+		if fenceMarker(t) != "" {
+			cur.cands = append(cur.cands, newCand("", t, len(cur.cands), lineNo))
+			return
+		}
+		lead, ss := sentences(t)
+		for _, s := range ss {
+			cur.cands = append(cur.cands, newCand(lead, s, len(cur.cands), lineNo))
+		}
+	}
+	for _, line := range strings.Split(text, "\n") {
 		if fence != "" {
-			blocks[len(blocks)-1] = append(blocks[len(blocks)-1], line)
+			block = append(block, line)
 			if m := fenceMarker(line); m != "" && m[0] == fence[0] && len(m) >= len(fence) {
 				fence = ""
+				add(strings.Join(block, "\n"))
+				block = nil
 			}
 			continue
 		}
 		if m := fenceMarker(line); m != "" {
 			fence = m
-			blocks = append(blocks, []string{line})
+			block = []string{line}
 			continue
 		}
-		if strings.TrimSpace(line) == "" {
+		t := strings.TrimSpace(line)
+		if t == "" || IsArchivePointer(t) {
 			continue
 		}
-		blocks = append(blocks, []string{line})
-	}
-	units := make([]unit, 0, len(blocks))
-	anchors := 0
-	for _, b := range blocks {
-		if !isIndented(b[0]) && fenceMarker(b[0]) == "" {
-			anchors++
+		if isIndented(line) {
+			add(cleanLine(t))
+			continue
+		}
+		cur = nil
+		t = cleanLine(t)
+		add(t)
+		if m := mergedRe.FindStringSubmatch(t); m != nil {
+			fmt.Sscan(m[2], &cur.sections)
 		}
 	}
-	group, parent, pos := -anchors-1, -1, 0
-	for _, b := range blocks {
-		u := unit{text: strings.TrimRight(strings.Join(b, "\n"), " \t"), words: countWords(strings.Join(b, " ")), parent: -1}
-		if !isIndented(b[0]) && fenceMarker(b[0]) == "" {
-			group++
-			pos = 0
-			parent = len(units)
-			u.group, u.prio = group, 0
-		} else {
-			pos++
-			u.group, u.pos, u.parent = group, pos, parent
-			u.prio = 2
-			if pos == 1 {
-				u.prio = 1
-			}
-		}
-		units = append(units, u)
+	if len(block) > 0 {
+		add(strings.Join(block, "\n") + "\n" + fence)
 	}
-	return units
+	return out
 }
 
 func isIndented(line string) bool {
 	return strings.HasPrefix(line, " ") || strings.HasPrefix(line, "\t")
 }
 
-// sectionUnits turns one evicted section into an anchor bullet (its heading)
-// and indented detail bullets for the lines worth keeping.
-func sectionUnits(raw string, index int) []unit {
+// sectionPeriod turns one evicted section into a period: its heading is the
+// period line, its sentences (and the command or path lines of its code
+// blocks) the candidates.
+func sectionPeriod(raw string) *period {
 	lines := strings.Split(strings.ReplaceAll(raw, "\r\n", "\n"), "\n")
 	heading := ""
 	start := 0
@@ -238,16 +244,19 @@ func sectionUnits(raw string, index int) []unit {
 			start++
 		}
 	}
-
-	type cand struct {
-		text  string
-		score int
-	}
-	var cands []cand
-	var firstBody string
+	p := &period{sections: 1}
 	seen := map[string]bool{}
 	var fence string
-	for _, line := range lines[start:] {
+	push := func(lead, text string, line int) {
+		text = truncateWords(text, maxDetailWords)
+		key := normFact(lead + text)
+		if key == "" || seen[key] {
+			return
+		}
+		seen[key] = true
+		p.cands = append(p.cands, newCand(lead, text, len(p.cands), line))
+	}
+	for lineNo, line := range lines[start:] {
 		if m := fenceMarker(line); m != "" {
 			if fence == "" {
 				fence = m
@@ -256,74 +265,561 @@ func sectionUnits(raw string, index int) []unit {
 			}
 			continue
 		}
-		var text string
 		if fence != "" {
 			code := strings.TrimSpace(line)
 			if code == "" || !(isCommand(code) || hasPath(code)) {
 				continue
 			}
-			text = code
 			if !strings.Contains(code, "`") {
-				text = "`" + code + "`"
+				code = "`" + code + "`"
 			}
-		} else {
-			text = cleanLine(line)
-			if h, ok := headingText(line); ok {
-				text = h
-			}
-			if text == "" || isNoise(text) || strings.HasPrefix(text, "📌") {
-				// 📌 lines are pinned already or hoisted by extractHoist;
-				// repeating them here would only spend budget.
-				continue
-			}
-		}
-		text = truncateWords(text, maxDetailWords)
-		if firstBody == "" {
-			firstBody = text
-		}
-		key := normFact(text)
-		if seen[key] {
+			push("", code, lineNo)
 			continue
 		}
-		if s := factScore(text); s > 0 {
-			seen[key] = true
-			cands = append(cands, cand{text, s})
+		if h, ok := headingText(line); ok {
+			if h != "" && !isNoise(h) {
+				push("", h, lineNo)
+			}
+			continue
+		}
+		text := cleanLine(line)
+		if text == "" || isNoise(text) || strings.HasPrefix(text, "📌") {
+			// 📌 lines are pinned already or hoisted by extractHoist;
+			// repeating them here would only spend budget.
+			continue
+		}
+		lead, ss := sentences(text)
+		for _, s := range ss {
+			push(lead, s, lineNo)
 		}
 	}
 	if heading == "" {
-		// No heading line: the first body line stands in for it.
-		heading = firstBody
-		if len(cands) > 0 && cands[0].text == firstBody {
-			cands = cands[1:]
+		if len(p.cands) == 0 {
+			return nil
 		}
-	} else if len(cands) == 0 && firstBody != "" {
-		// Nothing factual: keep the first line as a last resort, after
-		// every factual line of every section.
-		cands = append(cands, cand{firstBody, 0})
-	}
-	if heading == "" {
-		return nil
-	}
-	heading = truncateWords(heading, maxHeadingWords)
-	units := []unit{{text: "- " + heading, words: countWords(heading), group: index, prio: 0, parent: -1}}
-	anchor := 0
-	best := -1
-	for i, c := range cands {
-		if c.score > 0 && (best < 0 || c.score > cands[best].score) {
-			best = i
+		// No heading line: the first sentence stands in for it.
+		heading = p.cands[0].text
+		p.cands = p.cands[1:]
+		for i, c := range p.cands {
+			c.pos = i
 		}
 	}
-	for i, c := range cands {
-		prio := 2
-		if i == best {
-			prio = 1
-		}
-		units = append(units, unit{
-			text: "  - " + c.text, words: countWords(c.text), group: index, pos: i + 1,
-			prio: prio, score: c.score, parent: anchor,
-		})
+	p.anchor = truncateWords(heading, maxHeadingWords)
+	p.date = periodDate(heading)
+	return p
+}
+
+// sentences splits one line of prose into sentences, and long sentences
+// into their clauses (at "; " and at a dash between spaces). A leading tag
+// such as "[12:03]" is dropped, and a leading label such as "Alice:" (who
+// said it, or what kind of note it is) is returned apart: it belongs to
+// every sentence of the line.
+func sentences(line string) (lead string, out []string) {
+	line = strings.TrimSpace(lineTagRe.ReplaceAllString(line, ""))
+	if m := leadRe.FindStringSubmatch(line); m != nil && !strings.Contains(line[:len(m[0])], "://") {
+		lead, line = m[1]+": ", line[len(m[0]):]
 	}
-	return units
+	rest := line
+	for rest != "" {
+		loc := sentenceEnd.FindStringIndex(rest)
+		end := len(rest)
+		if loc != nil {
+			end = loc[1]
+		}
+		// A full stop inside a number, path or abbreviation has no space
+		// after it, so it never ends a sentence here.
+		for _, c := range clauses(strings.TrimSpace(rest[:end])) {
+			if c = trimInterjection(c); c != "" {
+				out = append(out, c)
+			}
+		}
+		rest = rest[end:]
+	}
+	return lead, out
+}
+
+var interjectionRe = regexp.MustCompile(`^(?i:oh|ooh|wow|whoa|woah|hey|hi|hello|yeah|yes|yep|yup|nope|well|ok|okay|so|um|uh|ah|aw+|btw|lol|haha|hmm|cool|great|nice|sure|right)(?:\s+[A-Z][\p{L}]*)?[,!.…]+\s+`)
+
+// trimInterjection drops the interjections a sentence opens with ("Oh, ",
+// "Wow, ", "Hey Sam! "), which carry nothing a later reader needs, as long
+// as three words remain.
+func trimInterjection(s string) string {
+	for {
+		loc := interjectionRe.FindStringIndex(s)
+		if loc == nil || len(strings.Fields(s[loc[1]:])) < 3 {
+			return s
+		}
+		rest := s[loc[1]:]
+		r, n := utf8.DecodeRuneInString(rest)
+		s = string(unicode.ToUpper(r)) + rest[n:]
+	}
+}
+
+var clauseRe = regexp.MustCompile(`; | [-–—] `)
+
+// clauses splits a sentence at its clause marks when both sides keep at
+// least four words.
+func clauses(s string) []string {
+	locs := clauseRe.FindAllStringIndex(s, -1)
+	var out []string
+	start := 0
+	for _, l := range locs {
+		left, right := s[start:l[0]], s[l[1]:]
+		if len(strings.Fields(left)) >= 4 && len(strings.Fields(right)) >= 4 {
+			out = append(out, strings.TrimSpace(s[start:l[0]+1]))
+			start = l[1]
+		}
+	}
+	return append(out, strings.TrimSpace(s[start:]))
+}
+
+func newCand(lead, text string, pos, line int) *cand {
+	t := lead + text
+	return &cand{text: t, lead: lead, line: line, words: max(countWords(t), 1), pos: pos, info: infoScore(text)}
+}
+
+// mergeOldest merges the oldest periods while their lines alone would take
+// more than a quarter of the budget: first the days of one month into a
+// month, then the months of one year into a year, then neighbours two by
+// two. The newest third of the periods is never merged.
+func mergeOldest(ps []*period, budget int) []*period {
+	ids := 0
+	keepNewest := len(ps) / 3
+	for _, level := range []int{7, 4, 0} {
+		for float64(anchorWords(ps)) > float64(budget)/4 && len(ps) > 1 {
+			merged := false
+			for i := 0; i+1 < len(ps)-keepNewest; i++ {
+				a, b := ps[i], ps[i+1]
+				if level > 0 && (len(a.date) < level || len(b.date) < level || a.date[:level] != b.date[:level]) {
+					continue
+				}
+				ps[i] = mergePeriods(a, b, level, &ids)
+				ps = append(ps[:i+1], ps[i+2:]...)
+				merged = true
+				break
+			}
+			if !merged {
+				break
+			}
+		}
+	}
+	return ps
+}
+
+func anchorWords(ps []*period) int {
+	n := 0
+	for _, p := range ps {
+		n += countWords(p.anchor)
+	}
+	return n
+}
+
+// mergePeriods joins two neighbouring periods into one line that says what
+// they cover; their sentences stay candidates, the first period's first.
+// ids hands out line ids (negative, unlike those of sentences) to the
+// period lines that become sentences.
+func mergePeriods(a, b *period, level int, ids *int) *period {
+	date := ""
+	switch {
+	case level > 0:
+		date = a.date[:level]
+	case a.date != "" && b.date != "" && a.date[:4] == b.date[:4]:
+		date = a.date[:4]
+	case a.date != "":
+		date = a.date
+	}
+	first, last := a.date, b.date
+	if first == "" {
+		first = "undated"
+	}
+	if last == "" {
+		last = "undated"
+	}
+	m := &period{date: date, sections: a.sections + b.sections}
+	label := date
+	if label == "" {
+		label = "undated"
+	}
+	lo, hi := min(firstDate(a), firstDate(b)), max(lastDate(a), lastDate(b))
+	m.anchor = fmt.Sprintf("%s (%d sections, %s to %s)", label, m.sections, lo, hi)
+	// A period's own line becomes one of the merged period's sentences, so
+	// its topic can survive the merge.
+	for _, p := range []*period{a, b} {
+		if !mergedRe.MatchString(p.anchor) {
+			*ids--
+			c := newCand("", p.anchor, 0, *ids)
+			c.info += 0.5 // the line that named the period
+			m.cands = append(m.cands, c)
+		}
+		m.cands = append(m.cands, p.cands...)
+	}
+	for i, c := range m.cands {
+		c.pos = i
+	}
+	return m
+}
+
+var rangeRe = regexp.MustCompile(`sections, (\S+) to (\S+)\)`)
+
+func firstDate(p *period) string {
+	if m := rangeRe.FindStringSubmatch(p.anchor); m != nil {
+		return m[1]
+	}
+	if p.date == "" {
+		return "undated"
+	}
+	return p.date
+}
+
+func lastDate(p *period) string {
+	if m := rangeRe.FindStringSubmatch(p.anchor); m != nil {
+		return m[2]
+	}
+	if p.date == "" {
+		return "undated"
+	}
+	return p.date
+}
+
+// limitCandidates keeps at most maxCandidates sentences, dropping the
+// oldest periods' least informative ones first.
+func limitCandidates(ps []*period) {
+	n := 0
+	for _, p := range ps {
+		n += len(p.cands)
+	}
+	for i := 0; n > maxCandidates && i < len(ps); i++ {
+		p := ps[i]
+		drop := min(n-maxCandidates, len(p.cands)-min(len(p.cands), 1))
+		if drop <= 0 {
+			continue
+		}
+		sorted := slices.Clone(p.cands)
+		sort.SliceStable(sorted, func(a, b int) bool { return sorted[a].info > sorted[b].info })
+		keep := map[*cand]bool{}
+		for _, c := range sorted[:len(sorted)-drop] {
+			keep[c] = true
+		}
+		p.cands = slices.DeleteFunc(p.cands, func(c *cand) bool { return !keep[c] })
+		n -= drop
+	}
+}
+
+// score gives every candidate its value: the facts it carries, its
+// centrality in its period (cosine to the period's mean vector) and, from
+// its period's age, how hard it is compressed: the newest period counts
+// twice as much as the oldest.
+func (e Extractive) score(ctx context.Context, ps []*period) {
+	var all []*cand
+	for _, p := range ps {
+		all = append(all, p.cands...)
+	}
+	lexicalVectors(all)
+	if e.Embedder != nil && len(all) > 0 {
+		texts := make([]string, len(all))
+		for i, c := range all {
+			texts[i] = c.text
+		}
+		vecs, err := e.Embedder.Embed(ctx, texts)
+		if err == nil && len(vecs) == len(all) {
+			for i, c := range all {
+				c.vec = vecs[i]
+			}
+		}
+	}
+	for i, p := range ps {
+		age := 1.0
+		if len(ps) > 1 {
+			age = 0.7 + 0.3*float64(i)/float64(len(ps)-1)
+		}
+		cent := centrality(p.cands)
+		for j, c := range p.cands {
+			c.value = age * mood(c.text) * (c.info + 0.5*cent[j])
+		}
+	}
+}
+
+// centrality is each candidate's cosine to its period's centroid, in [0, 1].
+func centrality(cs []*cand) []float64 {
+	out := make([]float64, len(cs))
+	if len(cs) < 2 {
+		return out
+	}
+	if cs[0].vec != nil {
+		dim := len(cs[0].vec)
+		mean := make([]float64, dim)
+		for _, c := range cs {
+			for k := 0; k < dim && k < len(c.vec); k++ {
+				mean[k] += float64(c.vec[k])
+			}
+		}
+		norm := 0.0
+		for _, v := range mean {
+			norm += v * v
+		}
+		norm = math.Sqrt(norm)
+		if norm == 0 {
+			return out
+		}
+		for i, c := range cs {
+			d := 0.0
+			for k := 0; k < dim && k < len(c.vec); k++ {
+				d += float64(c.vec[k]) * mean[k]
+			}
+			out[i] = max(d/norm, 0)
+		}
+		return out
+	}
+	mean := map[string]float64{}
+	for _, c := range cs {
+		for t, w := range c.terms {
+			mean[t] += w
+		}
+	}
+	norm := 0.0
+	for _, v := range mean {
+		norm += v * v
+	}
+	norm = math.Sqrt(norm)
+	if norm == 0 {
+		return out
+	}
+	for i, c := range cs {
+		d := 0.0
+		for t, w := range c.terms {
+			d += w * mean[t]
+		}
+		out[i] = d / norm
+	}
+	return out
+}
+
+// similarity is the cosine of two candidates: of their sentence vectors
+// when they have them, else of their tf-idf vectors.
+func similarity(a, b *cand) float64 {
+	if a.vec != nil && b.vec != nil && len(a.vec) == len(b.vec) {
+		d := 0.0
+		for k := range a.vec {
+			d += float64(a.vec[k]) * float64(b.vec[k])
+		}
+		return max(d, 0)
+	}
+	small, big := a.terms, b.terms
+	if len(small) > len(big) {
+		small, big = big, small
+	}
+	d := 0.0
+	for t, w := range small {
+		d += w * big[t]
+	}
+	return d
+}
+
+// lexicalVectors gives every candidate an L2-normalised tf-idf vector over
+// its content words, and adds to its information how specific its words
+// are in this condensation: a thing named in a few sentences is more likely
+// a fact than a word used throughout, and a name counts only when it is not
+// in every other sentence (the people of a conversation, the project a
+// whole memory is about).
+func lexicalVectors(cs []*cand) {
+	df := map[string]int{}
+	toks := make([][]string, len(cs))
+	for i, c := range cs {
+		seen := map[string]bool{}
+		for _, t := range contentWords(c.text) {
+			toks[i] = append(toks[i], t)
+			if !seen[t] {
+				seen[t] = true
+				df[t]++
+			}
+		}
+	}
+	n := float64(len(cs))
+	for i, c := range cs {
+		c.terms = map[string]float64{}
+		for _, t := range toks[i] {
+			c.terms[t] += math.Log(1 + n/float64(df[t]))
+		}
+		if len(c.terms) > 0 && n > 8 {
+			spec := 0.0
+			for t := range c.terms {
+				spec += math.Log(n/float64(df[t])) / math.Log(n)
+			}
+			c.info += min(0.5*spec, 4)
+			names := 0
+			for _, w := range properNouns(c.text) {
+				if float64(df[w]) <= max(2, 0.03*n) {
+					names++
+				}
+			}
+			c.info += float64(min(names, 3))
+		}
+		norm := 0.0
+		for _, w := range c.terms {
+			norm += w * w
+		}
+		norm = math.Sqrt(norm)
+		for t := range c.terms {
+			c.terms[t] /= norm
+		}
+	}
+}
+
+// contentWords returns the lower-cased words of s that are not stop words.
+func contentWords(s string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '\'')
+	}) {
+		w = strings.Trim(w, "'")
+		if len(w) < 3 || stopWords[w] {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+var stopWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`the and for are but not you all any can had her was one our out has him his how its may new now old see two way who did get got let say she too use that this with have from they will would there their what about which when make like time just know take into year your good some could them than then look only come over think also back after work first well even want because these give most very been were said each much where here such through while should really thing things yeah okay wow bye congrats congratulations totally definitely absolutely gonna wanna sounds awesome thanks thank great glad sure lot lots feel feels felt love loved awesome amazing cool nice hey hi hello i'm it's that's you're i've i'd don't can't didn't doesn't isn't wasn't we're they're let's what's`) {
+		stopWords[w] = true
+	}
+}
+
+// selectLines chooses the output within budget: every period's line first
+// (newest first, while the budget allows), then each period's best
+// sentence (newest first), then the best remaining sentences by value per
+// word, discounted by their similarity to what is already kept (maximal
+// marginal relevance). The lines are written in chronological order, each
+// period's sentences in their own order.
+func selectLines(ps []*period, budget int) []string {
+	used := 0
+	keptAnchor := make([]bool, len(ps))
+	for i := len(ps) - 1; i >= 0; i-- {
+		if w := countWords(ps[i].anchor); used+w <= budget {
+			keptAnchor[i] = true
+			used += w
+		}
+	}
+	if used == 0 {
+		// Even the newest line is over budget: keep a piece of it rather
+		// than nothing, since condensed must not be empty.
+		last := ps[len(ps)-1]
+		return []string{"- " + truncateWords(last.anchor, max(budget, 1))}
+	}
+	var kept []*cand
+	// A sentence whose line already has a kept sentence shares its label.
+	lineKept := map[int]bool{}
+	cost := func(c *cand) int {
+		if c.lead != "" && lineKept[c.line] {
+			return max(c.words-countWords(c.lead), 1)
+		}
+		return c.words
+	}
+	take := func(c *cand) {
+		used += cost(c)
+		c.kept = true
+		lineKept[c.line] = true
+		kept = append(kept, c)
+		for _, p := range ps {
+			for _, o := range p.cands {
+				if !o.kept {
+					o.maxSim = max(o.maxSim, similarity(c, o))
+				}
+			}
+		}
+	}
+	const lambda = 0.7 // weight of value against redundancy
+	gain := func(c *cand) float64 {
+		return (c.value * (1 - lambda*c.maxSim)) / float64(cost(c)+4)
+	}
+	for i := len(ps) - 1; i >= 0; i-- {
+		if !keptAnchor[i] {
+			continue
+		}
+		var best *cand
+		for _, c := range ps[i].cands {
+			if used+cost(c) <= budget && c.info > 0 && (best == nil || gain(c) > gain(best)) {
+				best = c
+			}
+		}
+		if best != nil {
+			take(best)
+		}
+	}
+	for {
+		var best *cand
+		bg := 0.0
+		for i, p := range ps {
+			if !keptAnchor[i] {
+				continue
+			}
+			for _, c := range p.cands {
+				if c.kept || used+cost(c) > budget || c.info <= 0 || c.maxSim > 0.9 {
+					continue
+				}
+				if g := gain(c); best == nil || g > bg {
+					best, bg = c, g
+				}
+			}
+		}
+		if best == nil {
+			break
+		}
+		take(best)
+	}
+	var lines []string
+	for i, p := range ps {
+		if !keptAnchor[i] {
+			continue
+		}
+		lines = append(lines, "- "+p.anchor)
+		var prev *cand
+		for _, c := range p.cands {
+			if !c.kept {
+				continue
+			}
+			if prev != nil && prev.line == c.line && prev.lead == c.lead && fenceMarker(c.text) == "" && fenceMarker(prev.text) == "" {
+				lines[len(lines)-1] += " " + strings.TrimPrefix(c.text, c.lead)
+			} else {
+				lines = append(lines, indent(c.text))
+			}
+			prev = c
+		}
+	}
+	return lines
+}
+
+// indent renders a kept sentence under its period line; a fenced block
+// keeps its lines, each indented.
+func indent(text string) string {
+	if fenceMarker(strings.SplitN(text, "\n", 2)[0]) != "" {
+		ls := strings.Split(text, "\n")
+		for i, l := range ls {
+			ls[i] = "  " + l
+		}
+		return strings.Join(ls, "\n")
+	}
+	return "  - " + text
+}
+
+// ArchivePointer is that line for an archive directory given relative to
+// the home (e.g. "hive/archive/alice/").
+func ArchivePointer(dir string) string { return memfile.ArchivePointerPrefix + dir }
+
+// IsArchivePointer reports whether a line of condensed text is the pointer
+// to the archive.
+func IsArchivePointer(line string) bool {
+	return strings.HasPrefix(strings.TrimSpace(line), memfile.ArchivePointerPrefix)
+}
+
+// StripArchivePointer removes the pointer line(s) from condensed text.
+func StripArchivePointer(text string) string {
+	lines := strings.Split(text, "\n")
+	lines = slices.DeleteFunc(lines, IsArchivePointer)
+	return strings.TrimRight(strings.Join(lines, "\n"), "\n \t\r")
 }
 
 var (
@@ -416,53 +912,135 @@ func isProperWord(w string) bool {
 	return true
 }
 
-// factScore counts the kinds of fact a line carries; 0 means it is prose
-// the budget can do without.
-func factScore(s string) int {
-	score := 0
+// mood is how much a sentence's kind weighs on its value: a question asks
+// for a fact, its answer gives it.
+func mood(s string) float64 {
+	t := strings.TrimRight(strings.TrimSpace(s), `"')]`)
+	switch {
+	case strings.HasSuffix(t, "?"):
+		return 0.5
+	}
+	return 1
+}
+
+// infoScore weighs the facts a sentence carries: names (capitalised words
+// that do not start it, acronyms), numbers, dates and times, paths, file
+// names, code and commands, and the words of decisions, rules and causes
+// ("always", "never", "must", "switched to", "because"). A question, or a
+// sentence with nothing of these, is worth little; 0 means it is prose the
+// budget can do without.
+func infoScore(s string) float64 {
+	score := 0.0
 	if strings.Contains(s, "📌") {
 		score += 3
 	}
-	if strings.Contains(s, "`") {
+	body := s
+	if m := leadRe.FindStringSubmatch(s); m != nil {
+		body = s[len(m[0]):] // who said it is on every sentence of the line
+	}
+	if strings.Contains(body, "`") {
 		score++
 	}
-	if hasPath(s) {
+	if hasPath(body) {
 		score++
 	}
-	if isCommand(s) {
+	if isCommand(body) {
 		score++
 	}
-	if strings.ContainsAny(s, "0123456789") {
+	score += min(float64(numbers(body)), 2)
+	if temporalRe.MatchString(body) {
 		score++
 	}
-	if hasKeyword(s) {
-		score++
-		if durableRe.MatchString(s) && !undecided.MatchString(s) {
-			score++ // a rule or a decision outranks a mere mention
+	if hasKeyword(body) {
+		score += 0.5
+		if durableRe.MatchString(body) && !undecided.MatchString(body) {
+			score += 0.5 // a rule or a decision outranks a mere mention
 		}
 	}
-	if hasProperNoun(s) {
-		score++
+	if changeRe.MatchString(body) {
+		score += 0.5
 	}
-	return score
+	if len(contentWords(body)) == 0 {
+		return 0
+	}
+	return score + 0.01 // any sentence with a content word may be kept, facts first
 }
 
-// hasProperNoun looks for a capitalised word that does not start a sentence
-// (names of people, projects, tools); acronyms count too.
-func hasProperNoun(s string) bool {
+var (
+	temporalRe = regexp.MustCompile(`(?i)\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|tomorrow|tonight|weekend|last (?:week|month|year|night)|next (?:week|month|year)|ago|since|until|deadline)\b`)
+	changeRe   = regexp.MustCompile(`(?i)\b(?:switched|moved|migrated|changed|replaced|renamed|started|stopped|joined|left|bought|sold|adopted|married|released|shipped|launched|deployed|upgraded|downgraded)\b`)
+)
+
+// numbers counts the tokens holding a digit.
+func numbers(s string) int {
+	n := 0
+	for _, w := range strings.Fields(s) {
+		if strings.ContainsAny(w, "0123456789") {
+			n++
+		}
+	}
+	return n
+}
+
+// properNouns returns the distinct capitalised words, lower-cased, that do
+// not start a sentence (names of people, places, projects, tools); acronyms
+// count too.
+func properNouns(s string) []string {
 	words := strings.Fields(s)
+	seen := map[string]bool{}
 	for i := 1; i < len(words); i++ {
 		prev := words[i-1]
 		if strings.HasSuffix(prev, ".") || strings.HasSuffix(prev, "!") || strings.HasSuffix(prev, "?") || strings.HasSuffix(prev, ":") {
 			continue
 		}
 		w := strings.Trim(words[i], `.,;:!?()[]{}"'`)
-		if isProperWord(w) {
-			return true
+		w = strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "’s")
+		if isProperWord(w) && !seen[strings.ToLower(w)] {
+			seen[strings.ToLower(w)] = true
 		}
 	}
-	return false
+	return slices.Sorted(maps.Keys(seen))
 }
+
+// ruleRe matches a line that states a rule or a decision the way notes
+// do: a label ("Rule:", "Convention:", "Decision:"), an imperative
+// ("Always run …", "Never push …", "Do not …"), the team as subject ("We
+// always …", "We decided to …", "We switched to …") or "from now on".
+var ruleRe = regexp.MustCompile(`(?i)^(?:(?:rule|convention|policy|decision|decided|agreed)(?:\s+#?\d+)?\s*:\s*\S` +
+	`|(?:always|never|must)\s+[a-z]` +
+	`|(?:do not|don't)\s+[a-z]` +
+	`|decided\s+(?:to|that|on|against)\b` +
+	`|(?:we|the team|everyone|all agents|agents)\s+(?:always|never|must|do not|don't|decided|agreed|switched|moved|standardi[sz]ed|use|prefer)\b` +
+	`|from now on\b)`)
+
+// isDurableRule reports whether a line is very likely a durable fact worth
+// pinning: a rule or decision in the form ruleRe knows, in one short
+// sentence, not a question or an exclamation (those are talk, not rules),
+// not something undecided, and not a line said by someone in a
+// conversation ("Sam: I'm always here for you"). The aim is precision: a
+// missed rule is still in the condensed history and the archive, a wrong
+// pin stays in the file for good.
+func isDurableRule(text string) bool {
+	text = strings.TrimSpace(lineTagRe.ReplaceAllString(text, ""))
+	if countWords(text) > maxHoistWords || strings.ContainsAny(text, "!?") || undecided.MatchString(text) {
+		return false
+	}
+	if m := leadRe.FindStringSubmatch(text); m != nil {
+		switch strings.ToLower(m[1]) {
+		case "rule", "convention", "policy", "decision", "decided", "agreed":
+		default:
+			return false // someone's words in a conversation
+		}
+	}
+	if _, ss := sentences(text); len(ss) > 2 || len(strings.Fields(text)) < 4 {
+		return false
+	}
+	return ruleRe.MatchString(text) && !notRuleRe.MatchString(text)
+}
+
+// notRuleRe: openings that look like rules but are talk ("Must have been
+// hard", "Don't worry").
+var notRuleRe = regexp.MustCompile(`(?i)^(?:must (?:have|be|been)\b|(?:do not|don't) (?:worry|mind|be sorry|panic|get me wrong)\b|never mind\b)`)
 
 // extractHoist picks the lines of the evicted sections that are explicitly
 // durable: every 📌 line (those are pinned by the file's own rules and must
@@ -506,8 +1084,7 @@ func extractHoist(req Request) []string {
 			case pinned:
 				have[key] = true
 				pins = append(pins, text)
-			case countWords(text) <= maxHoistWords && durableRe.MatchString(text) &&
-				!undecided.MatchString(text) && !strings.HasSuffix(text, "?"):
+			case isDurableRule(text):
 				have[key] = true
 				keyword = append(keyword, text)
 			}

@@ -55,9 +55,9 @@ func readEvicted(t *testing.T) []string {
 	return secs
 }
 
-// contentWords counts the words of condensed text the way the budget does:
+// budgetWords counts the words of condensed text the way the budget does:
 // bullet markers are not words.
-func contentWords(s string) int {
+func budgetWords(s string) int {
 	n := 0
 	for _, w := range strings.Fields(s) {
 		if w != "-" {
@@ -131,7 +131,7 @@ func TestExtractiveKeepsFacts(t *testing.T) {
 			t.Errorf("condensed lost %q:\n%s", s, res.Condensed)
 		}
 	}
-	drop := []string{"coffee was bad", "(none yet)", "this is not a heading", "it felt good"}
+	drop := []string{"(none yet)", "this is not a heading", "it felt good"}
 	for _, s := range drop {
 		if strings.Contains(res.Condensed, s) {
 			t.Errorf("condensed kept noise %q:\n%s", s, res.Condensed)
@@ -150,28 +150,32 @@ func TestExtractiveKeepsFacts(t *testing.T) {
 	}
 }
 
-// TestExtractiveBudget checks the budget rules: never over budget, newest
-// sections first, a line for every section while the budget allows it, and
-// the old condensed text yields before the evicted sections do.
+// TestExtractiveBudget checks the budget rules: never over budget; a line
+// for every section while the budget allows it, and when it does not, the
+// oldest days are merged into a line for their month before any period
+// loses its line; the newest sections always keep their own line; facts
+// before prose.
 func TestExtractiveBudget(t *testing.T) {
 	var evicted []string
 	for i := 1; i <= 10; i++ {
 		evicted = append(evicted, fmt.Sprintf("## 2026-10-%02d — day %d\n- Decided item %d-a at /srv/app%d/config.toml\n- Deployed build %d-b to Staging with Kim\n- prose line that carries nothing\n", i, i, i, i, i))
 	}
-	old := "- 2026-09-30 — earlier work\n  - migrated 3 tables to Postgres\n- 2026-09-29 — older work\n  - wrote 12 tests"
+	old := "- 2026-09-29 — older work\n  - wrote 12 tests\n- 2026-09-30 — earlier work\n  - migrated 3 tables to Postgres"
 	tests := []struct {
-		name         string
-		budget       int
-		old          string
-		wantSections []int // day numbers whose heading must be present
-		lostSections []int // day numbers whose heading must be gone
-		wantOld      bool
+		name     string
+		budget   int
+		old      string
+		ownLine  []int    // day numbers that keep their own line
+		periods  []string // period lines that must be present (a day or a merged month)
+		wantText []string
 	}{
-		{name: "roomy", budget: 600, old: old, wantSections: []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, wantOld: true},
-		{name: "headings only fit", budget: 45, wantSections: []int{1, 5, 10}},
-		{name: "not even every heading", budget: 16, wantSections: []int{9, 10}, lostSections: []int{1, 2, 3}},
-		{name: "old yields to headings", budget: 42, old: old, wantSections: []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
-		{name: "old gets its share", budget: 80, old: old, wantSections: []int{1, 10}, wantOld: true},
+		{name: "roomy", budget: 600, old: old, ownLine: []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10},
+			periods: []string{"- 2026-09-29 — older work", "- 2026-09-30 — earlier work"}, wantText: []string{"migrated 3 tables", "Decided item 1-a"}},
+		{name: "days merge into their month", budget: 150, old: old, ownLine: []int{5, 6, 7, 8, 9, 10},
+			periods: []string{"- 2026-09 (2 sections, 2026-09-29 to 2026-09-30)", "- 2026-10 (4 sections, 2026-10-01 to 2026-10-04)"}},
+		{name: "then months into their year", budget: 60, old: old, ownLine: []int{7, 8, 9, 10},
+			periods: []string{"- 2026 (8 sections, 2026-09-29 to 2026-10-06)"}},
+		{name: "tight", budget: 30, ownLine: []int{10}, periods: []string{"- 2026-10 ("}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,23 +183,25 @@ func TestExtractiveBudget(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := contentWords(res.Condensed); n > tt.budget {
+			if n := budgetWords(res.Condensed); n > tt.budget {
 				t.Errorf("condensed has %d words, budget %d:\n%s", n, tt.budget, res.Condensed)
 			}
-			for _, d := range tt.wantSections {
-				if !strings.Contains(res.Condensed, fmt.Sprintf("— day %d\n", d)) && !strings.HasSuffix(res.Condensed, fmt.Sprintf("— day %d", d)) {
-					t.Errorf("section day %d lost:\n%s", d, res.Condensed)
+			for _, d := range tt.ownLine {
+				if !strings.Contains(res.Condensed+"\n", fmt.Sprintf("— day %d\n", d)) {
+					t.Errorf("section day %d lost its line:\n%s", d, res.Condensed)
 				}
 			}
-			for _, d := range tt.lostSections {
-				if strings.Contains(res.Condensed, fmt.Sprintf("— day %d\n", d)) {
-					t.Errorf("older section day %d kept while newer ones were cut:\n%s", d, res.Condensed)
+			for _, p := range tt.periods {
+				if !strings.Contains(res.Condensed, p) {
+					t.Errorf("period line %q missing:\n%s", p, res.Condensed)
 				}
 			}
-			if got := strings.Contains(res.Condensed, "earlier work"); got != tt.wantOld {
-				t.Errorf("old condensed present = %v, want %v:\n%s", got, tt.wantOld, res.Condensed)
+			for _, w := range tt.wantText {
+				if !strings.Contains(res.Condensed, w) {
+					t.Errorf("fact %q missing:\n%s", w, res.Condensed)
+				}
 			}
-			if strings.Contains(res.Condensed, "prose line") && tt.budget < 600 {
+			if strings.Contains(res.Condensed, "prose line") && tt.budget <= 60 {
 				t.Errorf("a line without facts was kept under a tight budget:\n%s", res.Condensed)
 			}
 			if _, err := Parse(contractJSON(t, res)); err != nil {
@@ -203,6 +209,67 @@ func TestExtractiveBudget(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestExtractiveRollingKeepsEveryPeriod: ten successive condensations,
+// each summarising the previous condensed history with a new month of
+// evicted sections under the same budget, keep a line for every month seen
+// so far, stay within the budget, and keep the newest month's own facts.
+func TestExtractiveRollingKeepsEveryPeriod(t *testing.T) {
+	for _, budget := range []int{150, 600} {
+		t.Run(fmt.Sprint(budget), func(t *testing.T) {
+			condensed := ""
+			for month := 1; month <= 10; month++ {
+				var evicted []string
+				for day := 1; day <= 8; day++ {
+					evicted = append(evicted, fmt.Sprintf("## 2026-%02d-%02d — work on part %d.%d\n"+
+						"Met with Dana about the Orion%d release.\nFixed the crash in cmd/tool%d/main.go after 3 retries.\n"+
+						"It rained and we had coffee.\n", month, day*3, month, day, month*10+day, month*10+day))
+				}
+				res, err := Extractive{}.Summarize(context.Background(), Request{OldCondensed: condensed, Evicted: evicted, WordBudget: budget})
+				if err != nil {
+					t.Fatalf("condensation %d: %v", month, err)
+				}
+				condensed = res.Condensed
+				if n := budgetWords(condensed); n > budget {
+					t.Fatalf("condensation %d: %d words over budget %d:\n%s", month, n, budget, condensed)
+				}
+				for m := 1; m <= month; m++ {
+					if !hasPeriodLine(condensed, fmt.Sprintf("2026-%02d", m)) {
+						t.Fatalf("condensation %d: month 2026-%02d has no line:\n%s", month, m, condensed)
+					}
+				}
+				if !strings.Contains(condensed, fmt.Sprintf("Orion%d", month*10+8)) && !strings.Contains(condensed, fmt.Sprintf("tool%d", month*10+8)) {
+					t.Fatalf("condensation %d: the newest section's facts are gone:\n%s", month, condensed)
+				}
+			}
+			t.Logf("after ten condensations (budget %d):\n%s", budget, condensed)
+		})
+	}
+}
+
+// hasPeriodLine reports whether condensed text has a top-level line for a
+// period that starts with prefix (a day of it, or the month, or a merged
+// range that covers it).
+func hasPeriodLine(text, month string) bool {
+	for _, l := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(l, "- ") {
+			continue
+		}
+		if strings.HasPrefix(l, "- "+month) {
+			return true
+		}
+		var lo, hi string
+		if i := strings.Index(l, "sections, "); i >= 0 {
+			if _, err := fmt.Sscanf(strings.TrimSuffix(l[i+len("sections, "):], ")"), "%s to %s", &lo, &hi); err == nil {
+				hi = strings.TrimSuffix(hi, ")")
+				if lo[:7] <= month && month <= hi[:7] {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // TestTruncateWordsBytes: a token costs a word per wordBytes bytes and one
@@ -262,7 +329,7 @@ func TestExtractiveOldCondensed(t *testing.T) {
 	if !strings.Contains(res.Condensed, "fixed bug 7 in cmd/x.go") {
 		t.Errorf("evicted detail lost:\n%s", res.Condensed)
 	}
-	if n := contentWords(res.Condensed); n > 100 {
+	if n := budgetWords(res.Condensed); n > 100 {
 		t.Errorf("%d words over budget 100", n)
 	}
 	// Old text only (nothing evicted) is still a valid condensation.
@@ -405,7 +472,7 @@ func TestExtractiveErrors(t *testing.T) {
 	}
 	// A single heading over a tiny budget is cut, never dropped to nothing.
 	res, err := Extractive{}.Summarize(context.Background(), Request{Evicted: []string{"## 2026-10-01 — a very long heading about many things"}, WordBudget: 3})
-	if err != nil || res.Condensed == "" || contentWords(res.Condensed) > 3 {
+	if err != nil || res.Condensed == "" || budgetWords(res.Condensed) > 3 {
 		t.Errorf("tiny budget: %q, %v", res.Condensed, err)
 	}
 }
@@ -422,4 +489,56 @@ func contractJSON(t *testing.T, r Result) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestDurableRuleIsPrecise holds the hoist to precision on a labelled set
+// of lines: rules and decisions as notes write them are pinned; talk that
+// merely uses "always", "never", "must" or "decided" is not (a wrong pin
+// stays in the file for good; a missed rule is still in the condensed
+// history and the archive).
+func TestDurableRuleIsPrecise(t *testing.T) {
+	rules := []string{
+		"Always run `go test ./...` before pushing.",
+		"Never push to main directly.",
+		"We always tag releases as vX.Y.Z",
+		"Decided: SQLite is the default backend",
+		"convention: never share temp dirs between tests",
+		"Decided to keep markdown as the source of truth; the index is disposable.",
+		"We switched to pgx for PostgreSQL.",
+		"From now on, every migration gets a down script.",
+		"Do not edit generated files in gen/ by hand.",
+		"Rule: secrets live in vault, never in the repo.",
+		"We must keep go.mod at go 1.26.",
+		"Must sign every release tag.",
+	}
+	talk := []string{
+		"I'm always here to support you! Go create something awesome.",
+		"Jon: You never shy away from a challenge and always try something new.",
+		"[D5:8] Gina: Always good to hear! See you later!",
+		"John: Always staying filled with self-belief.",
+		"Meal times are always fun.",
+		"It's always nice to know that what I'm doing is making an impact.",
+		"I've never really tried publishing a book, but this might be the first!",
+		"Thanksgiving's always special for us.",
+		"we have not decided whether to enable -race in CI",
+		"should we never retry?",
+		"not always reproducible",
+		"haven't decided on the logo yet",
+		"The flaky test always fails on Mondays, no idea why.",
+		"Never again.",
+		"Must have been a long day for you.",
+		"Don't worry about it, we'll fix it tomorrow.",
+		"Keep going and never give up!",
+		"We never know what tomorrow brings, but I am ready for it and so is the rest of the team after all these long weeks of work together on it.",
+	}
+	for _, l := range rules {
+		if !isDurableRule(l) {
+			t.Errorf("rule not hoisted: %q", l)
+		}
+	}
+	for _, l := range talk {
+		if isDurableRule(l) {
+			t.Errorf("talk hoisted as a durable fact: %q", l)
+		}
+	}
 }

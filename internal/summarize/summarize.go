@@ -123,6 +123,9 @@ type Config struct {
 	Command   string // claude CLI path, default "claude"
 	Timeout   time.Duration
 	MaxTokens int // anthropic: default DefaultMaxTokens; openai: sent only when set
+	// Embedder gives the extractive summariser sentence vectors; nil makes
+	// it use word overlap. The other providers ignore it.
+	Embedder Embedder
 }
 
 // New returns the configured Summarizer, or an error naming the missing or
@@ -139,7 +142,7 @@ func New(cfg Config) (Summarizer, error) {
 	}
 	switch provider {
 	case "", ProviderExtractive:
-		return Extractive{}, nil
+		return Extractive{Embedder: cfg.Embedder}, nil
 	case ProviderClaudeCLI:
 		cmd := strings.TrimSpace(cfg.Command)
 		if cmd == "" {
@@ -192,6 +195,29 @@ func New(cfg Config) (Summarizer, error) {
 		return nil, fmt.Errorf("summarize: unknown provider %q (want %s, %s, %s or %s)",
 			cfg.Provider, ProviderExtractive, ProviderClaudeCLI, ProviderAnthropic, ProviderOpenAI)
 	}
+}
+
+// Describe names a summariser for status pages: the provider, with its
+// model when it has one, and for the extractive one what it measures
+// sentences with.
+func Describe(s Summarizer) string {
+	switch v := s.(type) {
+	case Extractive:
+		if v.Embedder != nil {
+			return ProviderExtractive + " (sentence vectors)"
+		}
+		return ProviderExtractive + " (word overlap, no model)"
+	case *claudeCLI:
+		if v.model != "" {
+			return ProviderClaudeCLI + " (" + v.model + ")"
+		}
+		return ProviderClaudeCLI
+	case *anthropicAPI:
+		return ProviderAnthropic + " (" + v.model + ")"
+	case *openAIAPI:
+		return ProviderOpenAI + " (" + v.model + ")"
+	}
+	return s.Name()
 }
 
 // dropPinned removes hoisted facts that are already pinned or repeated,

@@ -21,11 +21,14 @@ import (
 
 // Health levels of an agent's memory file, worst last.
 const (
-	HealthOK      = "ok"      // well under the triggers
-	HealthNear    = "near"    // at 80 % or more of a trigger
-	HealthDue     = "due"     // over a trigger: the next pass condenses it
-	HealthBackoff = "backoff" // condensation failed recently; retried later
-	HealthError   = "error"   // the file cannot be read or parsed
+	HealthOK   = "ok"   // well under the triggers
+	HealthNear = "near" // at 80 % or more of a trigger
+	HealthDue  = "due"  // over a trigger: the next pass condenses it
+	// HealthRestored: restored from a backup and unchanged since; passes
+	// leave it alone (condense now still condenses it).
+	HealthRestored = "restored"
+	HealthBackoff  = "backoff" // condensation failed recently; retried later
+	HealthError    = "error"   // the file cannot be read or parsed
 )
 
 // AgentSummary is one agent's memory file against its budget.
@@ -45,6 +48,9 @@ type AgentSummary struct {
 	LastCondensed  time.Time `json:"last_condensed,omitzero"`
 	// Backoff is the reflector's failure record, when it has one.
 	Backoff *reflector.AgentState `json:"backoff,omitempty"`
+	// Restored is set while the file is what a restore put back: the
+	// reflector's passes leave it alone until it changes.
+	Restored *reflector.RestoredHold `json:"restored,omitempty"`
 	// MiningBackoff is the manager's record of failing mines of the file,
 	// and Skipped why its miner passed the file over (with a manager only).
 	MiningBackoff *MiningBackoff `json:"mining_backoff,omitempty"`
@@ -160,6 +166,9 @@ func (h *Handler) summarize(ctx context.Context, sc summaryContext, id string, d
 	if st, ok := sc.states[id]; ok && st.Failures > 0 {
 		s.Backoff = &st
 	}
+	if st, ok := sc.states[id]; ok && st.Restored != nil {
+		s.Restored = st.Restored
+	}
 	if m, ok := sc.manager[id]; ok {
 		s.Skipped = m.Skipped
 		if m.MiningBackoff != nil && m.MiningBackoff.Failures > 0 {
@@ -190,6 +199,9 @@ func (h *Handler) summarize(ctx context.Context, sc summaryContext, id string, d
 		return s
 	}
 	s.Sections, s.Pinned, s.Condensed = len(mf.Recent()), len(mf.Pinned()), mf.HasRegions()
+	if s.Restored != nil && !reflector.HeldBy(s.Restored, data) {
+		s.Restored = nil // changed since: the next pass ends the hold
+	}
 	s.Health, s.HealthNote = health(rc, s, sc.now)
 	return s
 }
@@ -209,6 +221,10 @@ func health(rc config.Reflector, s AgentSummary, now time.Time) (string, string)
 			note += "; next attempt " + b.NextAttempt.UTC().Format("2006-01-02 15:04Z")
 		}
 		return HealthBackoff, note
+	}
+	if r := s.Restored; r != nil {
+		return HealthRestored, fmt.Sprintf("restored from backup %s at %s: left alone until the file changes (condense now condenses it)",
+			r.Backup, r.At.UTC().Format("2006-01-02 15:04Z"))
 	}
 	disabled := ""
 	if !rc.Enabled {

@@ -69,7 +69,7 @@ func (h *Handler) status(r *http.Request) (StatusReport, error) {
 		Embedder: h.app.Embedder, Agents: len(ids),
 		Index: st,
 		Reflector: ReflectorStatus{
-			Enabled: cfg.Reflector.Enabled, Interval: duration(cfg.Reflector.Interval.Duration), Summarizer: cfg.Summarizer.Provider,
+			Enabled: cfg.Reflector.Enabled, Interval: duration(cfg.Reflector.Interval.Duration), Summarizer: h.refl.Summarizer(),
 		},
 	}
 	if rep.Index.Backend == "" {

@@ -292,7 +292,7 @@ func (h *Handler) pageOverview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Agents that need a look come first.
-	rank := map[string]int{HealthError: 0, HealthBackoff: 1, HealthDue: 2, HealthNear: 3, HealthOK: 4}
+	rank := map[string]int{HealthError: 0, HealthBackoff: 1, HealthDue: 2, HealthRestored: 3, HealthNear: 4, HealthOK: 5}
 	sort.SliceStable(as, func(i, j int) bool { return rank[as[i].Health] < rank[as[j].Health] })
 	d := overviewData{Status: st, Agents: as, Manager: flatten(st.Manager)}
 	for _, a := range as {

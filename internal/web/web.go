@@ -126,6 +126,7 @@ func New(d Deps) *Handler {
 		miner := h.miner
 		h.refl = reflector.New(reflector.Deps{
 			Home: d.App.Home, Settings: h.cfg, Events: d.App.Events, Miner: miner, Logger: h.log,
+			Embedder: d.App.Palace.Embedder(),
 		})
 	}
 	h.events = newLogIndex(d.App.Home.LogPath())

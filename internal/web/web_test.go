@@ -420,6 +420,32 @@ func TestCondenseAndRestore(t *testing.T) {
 	if bs := decode[struct{ Backups []web.BackupInfo }](t, w).Backups; len(bs) != 2 || bs[0].Name != res.PreRestoreBackup {
 		t.Errorf("backups after restore = %+v", bs)
 	}
+	// The restored agent is held: the API says so, an unforced condense
+	// leaves it alone, the dashboard's (forced) condense condenses it.
+	if !res.Held {
+		t.Errorf("restore result not held: %+v", res)
+	}
+	w = e.do(t, req{target: "/api/v1/agents/coder"})
+	if s := decode[web.AgentSummary](t, w); s.Restored == nil || s.Restored.Backup != applied.Backup || s.Health != web.HealthRestored ||
+		!strings.Contains(s.HealthNote, "left alone") {
+		t.Errorf("restored agent summary = %+v", s)
+	}
+	w = e.do(t, req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{}`})
+	if r := decode[web.CondenseResponse](t, w); r.Status != reflector.StatusSkipped || r.Reason != reflector.SkipRestored {
+		t.Errorf("unforced condense of a restored file = %+v", r.Result)
+	}
+	w = e.do(t, req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{"force": true}`})
+	if r := decode[web.CondenseResponse](t, w); r.Status != reflector.StatusCondensed {
+		t.Errorf("forced condense of a restored file = %+v", r.Result)
+	}
+	w = e.do(t, req{target: "/api/v1/agents/coder"})
+	if s := decode[web.AgentSummary](t, w); s.Restored != nil || s.Health == web.HealthRestored {
+		t.Errorf("hold kept after a forced condense: %+v", s)
+	}
+	w = e.do(t, req{target: "/api/v1/status"})
+	if !strings.Contains(w.Body.String(), `"summarizer": "extractive (`) {
+		t.Errorf("status does not say which summariser condenses: %s", w.Body.String())
+	}
 }
 
 func TestSettingsUpdate(t *testing.T) {
