@@ -1,0 +1,216 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/longmemeval"
+)
+
+type benchLMEOptions struct {
+	limit       int
+	modes       []string
+	keep        string
+	assistant   bool
+	embedSample int
+	asJSON      bool
+}
+
+func newBenchLongMemEvalCommand(g *globals) *cobra.Command {
+	var o benchLMEOptions
+	cmd := &cobra.Command{
+		Use:   "longmemeval <longmemeval.json[.gz]>",
+		Short: "LongMemEval retrieval benchmark: recall_any/recall_all@1/3/5/10, NDCG@10, MRR, latency, mine and embedder throughput",
+		Long: "Renders each question's haystack as one agent's memory.md (a \"## YYYY-MM-DD — session <id>\" section per session,\n" +
+			"one line per user turn), all in one palace so sessions shared between haystacks share the embedding cache, mines\n" +
+			"them with the normal miner and runs every question through the normal search path scoped to its wing. Sessions\n" +
+			"are ranked by their best drawer. Scores are given over all questions, without the abstention (_abs) questions,\n" +
+			"and in the paper's view (abstention and single-session-assistant questions left out), and per question type.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBenchLongMemEval(cmd.Context(), g, o, args[0])
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&o.limit, "limit", 0, "questions to run, spread evenly over the file (0 = all)")
+	f.StringSliceVar(&o.modes, "modes", nil, "modes to run (default lexical,vector,hybrid; vector modes need the model)")
+	f.StringVar(&o.keep, "keep-home", "", "build the benchmark home in this directory and keep it; a later run on it reuses the mined palace and its embedding cache")
+	f.BoolVar(&o.assistant, "assistant-turns", false, "render assistant turns too (lines labelled user:/assistant:)")
+	f.IntVar(&o.embedSample, "embedder-sample", longmemeval.DefaultEmbedSample, "distinct drawer texts to time the embedder alone on, after the mine (0 = skip)")
+	f.BoolVar(&o.asJSON, "json", false, "print one JSON object")
+	return cmd
+}
+
+func runBenchLongMemEval(ctx context.Context, g *globals, o benchLMEOptions, path string) error {
+	if o.limit < 0 {
+		return fmt.Errorf("bench longmemeval: --limit must be 0 or more, got %d", o.limit)
+	}
+	if o.embedSample < 0 {
+		return fmt.Errorf("bench longmemeval: --embedder-sample must be 0 or more, got %d", o.embedSample)
+	}
+	qs, err := longmemeval.Load(path, longmemeval.LoadOptions{Limit: o.limit, AssistantTurns: o.assistant})
+	if err != nil {
+		return err
+	}
+	dir := o.keep
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "hivemem-longmemeval-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	// Every mode embeds its queries itself: latency includes the model.
+	a, err := app.Open(ctx, app.Options{Home: dir, Logger: g.logger, Create: true, NoQueryCache: true})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if a.Embedder.Note != "" && !o.asJSON {
+		fmt.Fprintf(g.stderr, "note: %s — running lexical only\n", a.Embedder.Note)
+	}
+	sample := o.embedSample
+	if sample == 0 {
+		sample = -1
+	}
+	p := newPhaseProgress(g.stderr, !o.asJSON)
+	res, err := longmemeval.Run(ctx, a.Palace, qs, longmemeval.Options{
+		Modes: o.modes, Dataset: path, AssistantTurns: o.assistant, EmbedSample: sample, Progress: p.report,
+	})
+	p.finish()
+	if err != nil {
+		return err
+	}
+	if o.asJSON {
+		return writeJSON(g.stdout, res)
+	}
+	printLongMemEval(g.stdout, res)
+	return nil
+}
+
+// phaseProgress shows a progress bar per phase on a terminal; elsewhere
+// (a log file) it writes one line as each phase ends.
+type phaseProgress struct {
+	w       io.Writer
+	on, tty bool
+	phase   string
+	total   int
+	start   time.Time
+	bar     *progressbar.ProgressBar
+}
+
+func newPhaseProgress(w io.Writer, on bool) *phaseProgress {
+	return &phaseProgress{w: w, on: on, tty: isTerminal(w)}
+}
+
+func (p *phaseProgress) report(phase string, done, total int) {
+	if !p.on {
+		return
+	}
+	if phase != p.phase {
+		p.finish()
+		p.phase, p.total, p.start = phase, total, time.Now()
+		if p.tty {
+			p.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(p.w),
+				progressbar.OptionSetDescription(phase), progressbar.OptionShowCount(),
+				progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())
+		}
+	}
+	p.total = total
+	if p.bar != nil {
+		_ = p.bar.Set(done)
+	}
+}
+
+func (p *phaseProgress) finish() {
+	if p.phase == "" {
+		return
+	}
+	if p.bar != nil {
+		_ = p.bar.Finish()
+		p.bar = nil
+	} else {
+		fmt.Fprintf(p.w, "%s: %d done in %.1fs\n", p.phase, p.total, time.Since(p.start).Seconds())
+	}
+	p.phase = ""
+}
+
+func printLongMemEval(w io.Writer, res longmemeval.Result) {
+	turns := "user turns"
+	if res.AssistantTurns {
+		turns = "user and assistant turns"
+	}
+	fmt.Fprintf(w, "LongMemEval %s: %d questions (%d abstention), %d sessions (%d distinct), %s, %d drawers\n",
+		res.Dataset, res.Questions, res.Abstention, res.Sessions, res.DistinctSessions, turns, res.Drawers)
+	fmt.Fprintf(w, "mined in %.1fs (embedded %d, cache %d): %d tokens", res.MineSeconds, res.Embedded, res.EmbedCacheHits, res.Tokens)
+	if res.MineTokensPerSecond > 0 {
+		fmt.Fprintf(w, ", %.0f tokens/s", res.MineTokensPerSecond)
+	}
+	if res.EmbedderTokensPerSecond > 0 {
+		fmt.Fprintf(w, "; embedder alone %.0f tokens/s on %d texts (%d tokens)", res.EmbedderTokensPerSecond, res.EmbedderSampleTexts, res.EmbedderSampleTokens)
+		if res.MineTokensPerSecond > 0 {
+			fmt.Fprintf(w, ": mine at %.0f%% of the embedder", 100*res.MineTokensPerSecond/res.EmbedderTokensPerSecond)
+		}
+	}
+	fmt.Fprintln(w)
+	modes := make([]string, 0, len(res.Modes))
+	for m := range res.Modes {
+		modes = append(modes, m)
+	}
+	sort.Strings(modes)
+	views := []struct {
+		name string
+		of   func(longmemeval.Metrics) longmemeval.Scores
+	}{
+		{"all questions", func(m longmemeval.Metrics) longmemeval.Scores { return m.Scores }},
+		{"without abstention", func(m longmemeval.Metrics) longmemeval.Scores { return m.NoAbstention }},
+		{"paper view (no abstention, no single-session-assistant)", func(m longmemeval.Metrics) longmemeval.Scores { return m.Paper }},
+	}
+	header := func(first string) {
+		fmt.Fprintf(w, "%-34s %6s %6s %6s %6s  %6s %6s %6s %6s  %7s %6s\n", first,
+			"any@1", "any@3", "any@5", "any@10", "all@1", "all@3", "all@5", "all@10", "ndcg@10", "MRR")
+	}
+	row := func(name string, s longmemeval.Scores) {
+		fmt.Fprintf(w, "%-34s %6.3f %6.3f %6.3f %6.3f  %6.3f %6.3f %6.3f %6.3f  %7.3f %6.3f\n", name,
+			s.RecallAny1, s.RecallAny3, s.RecallAny5, s.RecallAny10, s.RecallAll1, s.RecallAll3, s.RecallAll5, s.RecallAll10, s.NDCG10, s.MRR)
+	}
+	for _, v := range views {
+		n := 0
+		if len(modes) > 0 {
+			n = v.of(res.Modes[modes[0]]).Questions
+		}
+		fmt.Fprintf(w, "\n%s (n = %d)\n", v.name, n)
+		header("mode")
+		for _, m := range modes {
+			row(m, v.of(res.Modes[m]))
+		}
+	}
+	fmt.Fprintf(w, "\n%-8s %7s %8s %8s\n", "mode", "w/drw", "p50 ms", "p95 ms")
+	for _, m := range modes {
+		x := res.Modes[m]
+		fmt.Fprintf(w, "%-8s %7.1f %8.2f %8.2f\n", m, x.WordsPerDrawer, x.LatencyP50, x.LatencyP95)
+	}
+	for _, m := range modes {
+		x := res.Modes[m]
+		types := make([]string, 0, len(x.ByType))
+		for t := range x.ByType {
+			types = append(types, t)
+		}
+		sort.Strings(types)
+		fmt.Fprintf(w, "\nby question type, %s\n", m)
+		header("type (n)")
+		for _, t := range types {
+			s := x.ByType[t]
+			row(fmt.Sprintf("%s (%d)", t, s.Questions), s)
+		}
+	}
+}

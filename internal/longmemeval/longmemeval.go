@@ -1,0 +1,181 @@
+// Package longmemeval runs the LongMemEval retrieval benchmark (Wu et al.
+// 2024) through the normal palace: each question's haystack of sessions is
+// rendered as one agent's memory file (internal/transcript), all of them in
+// one palace so that sessions shared between haystacks share the embedding
+// cache, mined by the miner and queried by the search path scoped to the
+// question's wing; sessions are ranked by their best drawer and scored
+// against the question's answer sessions.
+package longmemeval
+
+import (
+	"bufio"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/hivemem/hivemem/internal/transcript"
+)
+
+// Question is one LongMemEval question with its haystack.
+type Question struct {
+	ID       string
+	Type     string
+	Text     string
+	Date     string // question_date as given
+	Answers  []string
+	Sessions []transcript.Session // haystack, in the file's order; IDs as given
+	Repeated int                  // haystack sessions left out as repeats of an earlier one (same id)
+}
+
+// Abstention reports whether the question is an abstention question (its id
+// ends in "_abs": the haystack does not hold the answer).
+func (q Question) Abstention() bool { return strings.HasSuffix(q.ID, "_abs") }
+
+// LoadOptions bounds what Load keeps.
+type LoadOptions struct {
+	// Limit keeps this many questions, spread evenly over the file (its
+	// questions come grouped by type, so the first N would be one type);
+	// 0 keeps all.
+	Limit          int
+	AssistantTurns bool // keep assistant turns (otherwise only user turns are kept, to save memory)
+}
+
+type rawQuestion struct {
+	ID       string      `json:"question_id"`
+	Type     string      `json:"question_type"`
+	Question string      `json:"question"`
+	Date     string      `json:"question_date"`
+	Answers  []string    `json:"answer_session_ids"`
+	IDs      []string    `json:"haystack_session_ids"`
+	Dates    []string    `json:"haystack_dates"`
+	Sessions [][]rawTurn `json:"haystack_sessions"`
+}
+
+type rawTurn struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Load reads a LongMemEval file (a JSON list of questions), gzipped when it
+// starts with the gzip magic. It streams the list, so only the questions
+// (and turns) kept are held in memory.
+func Load(path string, opts LoadOptions) ([]Question, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("longmemeval: %w", err)
+	}
+	defer f.Close()
+	qs, err := decode(f, opts)
+	if err != nil {
+		return nil, fmt.Errorf("longmemeval %s: %w", path, err)
+	}
+	return qs, nil
+}
+
+func decode(r io.Reader, opts LoadOptions) ([]Question, error) {
+	br := bufio.NewReader(r)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, err
+		}
+		defer zr.Close()
+		br = bufio.NewReader(zr)
+	}
+	dec := json.NewDecoder(br)
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, fmt.Errorf("not a LongMemEval question list: %w", err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return nil, errors.New("not a LongMemEval question list (want a JSON array)")
+	}
+	var out []Question
+	seen := map[string]bool{}
+	for dec.More() {
+		var raw rawQuestion
+		if err := dec.Decode(&raw); err != nil {
+			return nil, fmt.Errorf("question %d: %w", len(out)+1, err)
+		}
+		q, err := convert(raw, opts)
+		if err != nil {
+			return nil, fmt.Errorf("question %d: %w", len(out)+1, err)
+		}
+		if seen[q.ID] {
+			return nil, fmt.Errorf("question %d: duplicate question_id %q", len(out)+1, q.ID)
+		}
+		seen[q.ID] = true
+		out = append(out, q)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no questions")
+	}
+	return spread(out, opts.Limit), nil
+}
+
+// spread keeps n of qs at even steps through the list, first included.
+func spread(qs []Question, n int) []Question {
+	if n <= 0 || n >= len(qs) {
+		return qs
+	}
+	out := make([]Question, 0, n)
+	for i := range n {
+		out = append(out, qs[i*len(qs)/n])
+	}
+	return out
+}
+
+func convert(r rawQuestion, opts LoadOptions) (Question, error) {
+	q := Question{ID: r.ID, Type: r.Type, Text: r.Question, Date: r.Date, Answers: r.Answers}
+	switch {
+	case q.ID == "":
+		return q, errors.New("no question_id")
+	case strings.TrimSpace(q.Text) == "":
+		return q, fmt.Errorf("%s: empty question", q.ID)
+	case len(r.IDs) != len(r.Sessions):
+		return q, fmt.Errorf("%s: %d haystack_session_ids for %d haystack_sessions", q.ID, len(r.IDs), len(r.Sessions))
+	case len(r.Dates) != 0 && len(r.Dates) != len(r.Sessions):
+		return q, fmt.Errorf("%s: %d haystack_dates for %d haystack_sessions", q.ID, len(r.Dates), len(r.Sessions))
+	}
+	ids := map[string]bool{}
+	for i, sess := range r.Sessions {
+		s := transcript.Session{ID: r.IDs[i]}
+		if s.ID == "" {
+			return q, fmt.Errorf("%s: haystack session %d has no id", q.ID, i+1)
+		}
+		if ids[s.ID] {
+			// The published haystacks repeat a filler session now and
+			// then: one copy is the session.
+			q.Repeated++
+			continue
+		}
+		ids[s.ID] = true
+		if len(r.Dates) > 0 {
+			s.Date = transcript.ParseDate(r.Dates[i])
+		}
+		for _, t := range sess {
+			if t.Role != "user" && !opts.AssistantTurns {
+				continue
+			}
+			s.Turns = append(s.Turns, transcript.Turn{Role: t.Role, Text: t.Content})
+		}
+		q.Sessions = append(q.Sessions, s)
+	}
+	return q, nil
+}
+
+// Alias is the name a session goes by in the rendered file: a digest of its
+// id. LongMemEval's ids say where a session came from ("answer_…" for
+// evidence, "sharegpt_…" for filler), which a ranker must not see; the
+// digest keeps a session's heading — and so its drawers' text and their
+// embedding-cache key — the same in every haystack that holds it.
+func Alias(id string) string {
+	h := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(h[:5])
+}

@@ -1,0 +1,426 @@
+package longmemeval
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hivemem/hivemem/internal/chunk"
+	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/transcript"
+)
+
+// Ks are the cut-offs recall is reported at.
+var Ks = []int{1, 3, 5, 10}
+
+// Phases reported to Options.Progress.
+const (
+	PhaseMine  = "mining"
+	PhaseEmbed = "timing the embedder"
+	PhaseQuery = "querying"
+)
+
+// DefaultEmbedSample is how many distinct drawer texts the embedder alone is
+// timed on, after the mine.
+const DefaultEmbedSample = 2000
+
+// embedBatch is the batch the embedder alone is timed with: the palace's
+// default mining batch.
+const embedBatch = 32
+
+// Options configures a run.
+type Options struct {
+	Modes          []string // default: lexical, vector, hybrid (vector/hybrid only with an embedder)
+	Dataset        string
+	AssistantTurns bool // render assistant turns too (labelled lines)
+	// EmbedSample is how many distinct drawer texts the embedder alone is
+	// timed on (0 = DefaultEmbedSample, < 0 = not timed).
+	EmbedSample int
+	// Progress reports each phase's progress: mining (files) and querying
+	// (questions, over all modes).
+	Progress func(phase string, done, total int)
+}
+
+// Scores are the ranking figures over a set of questions. Sessions are
+// ranked by their best drawer; recall_any@k is 1 when any answer session is
+// in the top k, recall_all@k when all are; NDCG@10 has binary gains and its
+// ideal over all answer sessions; MRR is of the first answer session.
+type Scores struct {
+	Questions   int     `json:"questions"`
+	RecallAny1  float64 `json:"recall_any@1"`
+	RecallAny3  float64 `json:"recall_any@3"`
+	RecallAny5  float64 `json:"recall_any@5"`
+	RecallAny10 float64 `json:"recall_any@10"`
+	RecallAll1  float64 `json:"recall_all@1"`
+	RecallAll3  float64 `json:"recall_all@3"`
+	RecallAll5  float64 `json:"recall_all@5"`
+	RecallAll10 float64 `json:"recall_all@10"`
+	NDCG10      float64 `json:"ndcg@10"`
+	MRR         float64 `json:"mrr"`
+}
+
+// Metrics is one mode's result: the scores over every question, and the
+// views published figures use.
+type Metrics struct {
+	Scores
+	// NoAbstention leaves out the abstention ("_abs") questions.
+	NoAbstention Scores `json:"no_abstention"`
+	// Paper is the LongMemEval paper's retrieval view (its n = 419 on the
+	// full set): abstention and single-session-assistant questions (whose
+	// evidence is in assistant turns) left out.
+	Paper          Scores            `json:"paper"`
+	ByType         map[string]Scores `json:"by_type"`
+	WordsPerDrawer float64           `json:"words_per_drawer"`
+	LatencyP50     float64           `json:"latency_ms_p50"`
+	LatencyP95     float64           `json:"latency_ms_p95"`
+}
+
+// Result is the whole run.
+type Result struct {
+	Dataset          string  `json:"dataset"`
+	Questions        int     `json:"questions"`
+	Abstention       int     `json:"abstention_questions"`
+	AssistantTurns   bool    `json:"assistant_turns"`
+	Sessions         int     `json:"sessions"`
+	RepeatedSessions int     `json:"repeated_sessions"`
+	DistinctSessions int     `json:"distinct_sessions"`
+	Drawers          int     `json:"drawers"`
+	MineSeconds      float64 `json:"mine_seconds"`
+	Embedded         int     `json:"embedded"`
+	EmbedCacheHits   int     `json:"embed_cache_hits"`
+	// Tokens estimates (chunk.EstimateTokens) the distinct drawer texts
+	// the embedder sees.
+	Tokens int `json:"tokens"`
+	// MineTokensPerSecond is Tokens over the mine's wall time; 0 when the
+	// mine embedded nothing (a kept home mined before).
+	MineTokensPerSecond float64 `json:"mine_tokens_per_second"`
+	// The embedder alone, timed after the mine on a sample of the same
+	// distinct drawer texts, in the palace's batches.
+	EmbedderTokensPerSecond float64            `json:"embedder_tokens_per_second"`
+	EmbedderSampleTexts     int                `json:"embedder_sample_texts"`
+	EmbedderSampleTokens    int                `json:"embedder_sample_tokens"`
+	Modes                   map[string]Metrics `json:"modes"`
+}
+
+// PaperView reports whether a question counts in the paper's retrieval view.
+func PaperView(q Question) bool {
+	return !q.Abstention() && q.Type != "single-session-assistant"
+}
+
+// Run renders, mines and queries every question through p.
+func Run(ctx context.Context, p *palace.Palace, qs []Question, opts Options) (Result, error) {
+	res := Result{Dataset: opts.Dataset, Questions: len(qs), AssistantTurns: opts.AssistantTurns, Modes: map[string]Metrics{}}
+	modes := opts.Modes
+	if len(modes) == 0 {
+		modes = []string{palace.ModeLexical}
+		if p.Embedder() != nil {
+			modes = append(modes, palace.ModeVector, palace.ModeHybrid)
+		}
+	}
+	progress := opts.Progress
+	if progress == nil {
+		progress = func(string, int, int) {}
+	}
+	rendered := transcript.Options{Roles: []string{"user"}}
+	if opts.AssistantTurns {
+		rendered = transcript.Options{Labels: true}
+	}
+	h := p.Home()
+	distinct := map[string]bool{}
+	aliases := make([]map[string]string, len(qs)) // per question: alias → session id
+	for i, q := range qs {
+		if q.Abstention() {
+			res.Abstention++
+		}
+		res.RepeatedSessions += q.Repeated
+		aliases[i] = map[string]string{}
+		sessions := make([]transcript.Session, len(q.Sessions))
+		for j, s := range q.Sessions {
+			a := Alias(s.ID)
+			if prev, ok := aliases[i][a]; ok {
+				return res, fmt.Errorf("longmemeval %s: sessions %q and %q have the same alias %s", q.ID, prev, s.ID, a)
+			}
+			aliases[i][a] = s.ID
+			s.ID = a
+			sessions[j] = s
+			distinct[a] = true
+		}
+		res.Sessions += len(sessions)
+		data, err := transcript.Render(q.ID, sessions, rendered)
+		if err != nil {
+			return res, fmt.Errorf("longmemeval %s: %w", q.ID, err)
+		}
+		path, err := h.MemoryPath(q.ID)
+		if err != nil {
+			return res, fmt.Errorf("longmemeval: question id %q is not a usable agent id: %w", q.ID, err)
+		}
+		if err := writeIfChanged(path, data); err != nil {
+			return res, fmt.Errorf("longmemeval %s: %w", q.ID, err)
+		}
+	}
+	res.DistinctSessions = len(distinct)
+
+	progress(PhaseMine, 0, len(qs))
+	start := time.Now()
+	rep, err := p.Mine(ctx, h.HiveDir(), palace.MineOptions{Progress: func(done, total int, _ string) { progress(PhaseMine, done, total) }})
+	if err != nil {
+		return res, fmt.Errorf("longmemeval: mine: %w", err)
+	}
+	res.MineSeconds = time.Since(start).Seconds()
+	res.Embedded, res.EmbedCacheHits = rep.Embedded, rep.CacheHits
+
+	all, err := p.Store().List(ctx, store.Filter{}, 0)
+	if err != nil {
+		return res, err
+	}
+	words := 0
+	var texts []string
+	seen := map[string]bool{}
+	for _, d := range all {
+		words += len(strings.Fields(d.Text))
+		if seen[d.Hash] {
+			continue
+		}
+		seen[d.Hash] = true
+		t := chunk.Chunk{Heading: d.Heading, Text: d.Text}.EmbedText()
+		res.Tokens += chunk.EstimateTokens(t)
+		texts = append(texts, t)
+	}
+	res.Drawers = len(all)
+	if res.Embedded > 0 && res.MineSeconds > 0 {
+		res.MineTokensPerSecond = float64(res.Tokens) / res.MineSeconds
+	}
+	if emb := p.Embedder(); emb != nil && opts.EmbedSample >= 0 {
+		n := opts.EmbedSample
+		if n == 0 {
+			n = DefaultEmbedSample
+		}
+		// Every so many texts through the listing (by file and line):
+		// a sample of every haystack's text.
+		sample := texts
+		if n < len(texts) {
+			sample = make([]string, 0, n)
+			for i := range n {
+				sample = append(sample, texts[i*len(texts)/n])
+			}
+		}
+		tps, tokens, err := embedderThroughput(ctx, emb, sample, func(done int) { progress(PhaseEmbed, done, len(sample)) })
+		if err != nil {
+			return res, fmt.Errorf("longmemeval: embedder throughput: %w", err)
+		}
+		res.EmbedderTokensPerSecond, res.EmbedderSampleTexts, res.EmbedderSampleTokens = tps, len(sample), tokens
+	}
+
+	results := 100
+	if opts.AssistantTurns {
+		results = 400 // a session is many drawers: enough hits for ten sessions
+	}
+	done, total := 0, len(qs)*len(modes)
+	progress(PhaseQuery, 0, total)
+	for _, mode := range modes {
+		var acc accum
+		for i, q := range qs {
+			t0 := time.Now()
+			hits, err := p.Search(ctx, palace.Query{Text: q.Text, Mode: mode, Results: results, Filter: store.Filter{Wing: q.ID}})
+			lat := time.Since(t0)
+			if errors.Is(err, palace.ErrNoWords) {
+				err = nil // nothing a lexical search can look for: a miss
+			}
+			if err != nil {
+				return res, fmt.Errorf("longmemeval %s %q: %w", q.ID, q.Text, err)
+			}
+			acc.add(q, rankSessions(hits, aliases[i]), lat)
+			done++
+			progress(PhaseQuery, done, total)
+		}
+		m := acc.metrics()
+		if res.Drawers > 0 {
+			m.WordsPerDrawer = float64(words) / float64(res.Drawers)
+		}
+		res.Modes[mode] = m
+	}
+	return res, nil
+}
+
+func writeIfChanged(path string, data []byte) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
+// embedderThroughput times the embedder alone on texts, in the palace's
+// batches, and returns estimated tokens per second and the tokens embedded.
+func embedderThroughput(ctx context.Context, emb palace.Embedder, texts []string, progress func(done int)) (float64, int, error) {
+	tokens := 0
+	for _, t := range texts {
+		tokens += chunk.EstimateTokens(t)
+	}
+	progress(0)
+	var secs float64
+	for i := 0; i < len(texts); i += embedBatch {
+		end := min(i+embedBatch, len(texts))
+		t0 := time.Now()
+		if _, err := emb.Embed(ctx, texts[i:end]); err != nil {
+			return 0, 0, err
+		}
+		secs += time.Since(t0).Seconds()
+		progress(end)
+	}
+	if secs <= 0 {
+		return 0, tokens, nil
+	}
+	return float64(tokens) / secs, tokens, nil
+}
+
+// rankSessions turns hits into the haystack's session ids, each at the rank
+// of its best drawer. Hits outside a session section (none, as rendered)
+// are passed over.
+func rankSessions(hits []palace.Hit, alias map[string]string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, h := range hits {
+		a, ok := transcript.SessionID(h.Heading)
+		if !ok {
+			continue
+		}
+		id, ok := alias[a]
+		if !ok || seen[id] {
+			continue
+		}
+		seen[id] = true
+		out = append(out, id)
+	}
+	return out
+}
+
+type qscore struct {
+	any, all [4]float64 // at Ks
+	ndcg, rr float64
+}
+
+// score ranks one question's sessions against its answer sessions. A
+// question without answer sessions scores 1 throughout, as in LoCoMo.
+func score(ranked, answers []string) qscore {
+	var s qscore
+	want := map[string]bool{}
+	for _, a := range answers {
+		want[a] = true
+	}
+	if len(want) == 0 {
+		s.ndcg, s.rr = 1, 1
+		for i := range Ks {
+			s.any[i], s.all[i] = 1, 1
+		}
+		return s
+	}
+	for i, k := range Ks {
+		n := 0
+		for _, id := range ranked[:min(k, len(ranked))] {
+			if want[id] {
+				n++
+			}
+		}
+		if n > 0 {
+			s.any[i] = 1
+		}
+		if n == len(want) {
+			s.all[i] = 1
+		}
+	}
+	dcg, ideal := 0.0, 0.0
+	for i := range min(10, len(want)) {
+		ideal += 1 / math.Log2(float64(i+2))
+	}
+	for i, id := range ranked[:min(10, len(ranked))] {
+		if want[id] {
+			dcg += 1 / math.Log2(float64(i+2))
+		}
+	}
+	s.ndcg = dcg / ideal
+	for i, id := range ranked {
+		if want[id] {
+			s.rr = 1 / float64(i+1)
+			break
+		}
+	}
+	return s
+}
+
+type scored struct {
+	q Question
+	s qscore
+}
+
+type accum struct {
+	all []scored
+	lat []float64
+}
+
+func (a *accum) add(q Question, ranked []string, lat time.Duration) {
+	a.lat = append(a.lat, float64(lat.Microseconds())/1000)
+	a.all = append(a.all, scored{q, score(ranked, q.Answers)})
+}
+
+func summarise(xs []scored, keep func(Question) bool) Scores {
+	var out Scores
+	var sum qscore
+	for _, x := range xs {
+		if !keep(x.q) {
+			continue
+		}
+		out.Questions++
+		for i := range Ks {
+			sum.any[i] += x.s.any[i]
+			sum.all[i] += x.s.all[i]
+		}
+		sum.ndcg += x.s.ndcg
+		sum.rr += x.s.rr
+	}
+	if out.Questions == 0 {
+		return out
+	}
+	n := float64(out.Questions)
+	out.RecallAny1, out.RecallAny3, out.RecallAny5, out.RecallAny10 = sum.any[0]/n, sum.any[1]/n, sum.any[2]/n, sum.any[3]/n
+	out.RecallAll1, out.RecallAll3, out.RecallAll5, out.RecallAll10 = sum.all[0]/n, sum.all[1]/n, sum.all[2]/n, sum.all[3]/n
+	out.NDCG10, out.MRR = sum.ndcg/n, sum.rr/n
+	return out
+}
+
+func (a *accum) metrics() Metrics {
+	m := Metrics{
+		Scores:       summarise(a.all, func(Question) bool { return true }),
+		NoAbstention: summarise(a.all, func(q Question) bool { return !q.Abstention() }),
+		Paper:        summarise(a.all, PaperView),
+		ByType:       map[string]Scores{},
+	}
+	for _, x := range a.all {
+		if _, ok := m.ByType[x.q.Type]; !ok {
+			t := x.q.Type
+			m.ByType[t] = summarise(a.all, func(q Question) bool { return q.Type == t })
+		}
+	}
+	m.LatencyP50, m.LatencyP95 = percentile(a.lat, 50), percentile(a.lat, 95)
+	return m
+}
+
+func percentile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	i := int(math.Ceil(p/100*float64(len(s)))) - 1
+	return s[max(0, min(i, len(s)-1))]
+}
