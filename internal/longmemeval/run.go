@@ -30,7 +30,7 @@ const (
 
 // DefaultEmbedSample is how many distinct drawer texts the embedder alone is
 // timed on, after the mine.
-const DefaultEmbedSample = 2000
+const DefaultEmbedSample = 500
 
 // embedBatch is the batch the embedder alone is timed with: the palace's
 // default mining batch.
@@ -136,6 +136,7 @@ func Run(ctx context.Context, p *palace.Palace, qs []Question, opts Options) (Re
 	h := p.Home()
 	distinct := map[string]bool{}
 	aliases := make([]map[string]string, len(qs)) // per question: alias → session id
+	paths := make([]string, 0, len(qs))
 	for i, q := range qs {
 		if q.Abstention() {
 			res.Abstention++
@@ -165,21 +166,32 @@ func Run(ctx context.Context, p *palace.Palace, qs []Question, opts Options) (Re
 		if err := writeIfChanged(path, data); err != nil {
 			return res, fmt.Errorf("longmemeval %s: %w", q.ID, err)
 		}
+		paths = append(paths, path)
 	}
 	res.DistinctSessions = len(distinct)
 
+	// Only this run's files are mined and counted: a kept home may hold
+	// other questions' files from an earlier run.
 	progress(PhaseMine, 0, len(qs))
 	start := time.Now()
-	rep, err := p.Mine(ctx, h.HiveDir(), palace.MineOptions{Progress: func(done, total int, _ string) { progress(PhaseMine, done, total) }})
-	if err != nil {
-		return res, fmt.Errorf("longmemeval: mine: %w", err)
+	for i, path := range paths {
+		rep, err := p.Mine(ctx, path, palace.MineOptions{})
+		if err != nil {
+			return res, fmt.Errorf("longmemeval: mine: %w", err)
+		}
+		res.Embedded += rep.Embedded
+		res.EmbedCacheHits += rep.CacheHits
+		progress(PhaseMine, i+1, len(qs))
 	}
 	res.MineSeconds = time.Since(start).Seconds()
-	res.Embedded, res.EmbedCacheHits = rep.Embedded, rep.CacheHits
 
-	all, err := p.Store().List(ctx, store.Filter{}, 0)
-	if err != nil {
-		return res, err
+	var all []store.Drawer
+	for _, q := range qs {
+		ds, err := p.Store().List(ctx, store.Filter{Wing: q.ID}, 0)
+		if err != nil {
+			return res, err
+		}
+		all = append(all, ds...)
 	}
 	words := 0
 	var texts []string
