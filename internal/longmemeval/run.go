@@ -24,12 +24,10 @@ var Ks = []int{1, 3, 5, 10}
 // Phases reported to Options.Progress.
 const (
 	PhaseMine  = "mining"
-	PhaseEmbed = "timing the embedder"
 	PhaseQuery = "querying"
 )
 
-// DefaultEmbedSample is how many distinct drawer texts the embedder alone is
-// timed on, after the mine.
+// DefaultEmbedSample is how many texts the embedder alone is timed on.
 const DefaultEmbedSample = 500
 
 // embedBatch is the batch the embedder alone is timed with: the palace's
@@ -41,8 +39,9 @@ type Options struct {
 	Modes          []string // default: lexical, vector, hybrid (vector/hybrid only with an embedder)
 	Dataset        string
 	AssistantTurns bool // render assistant turns too (labelled lines)
-	// EmbedSample is how many distinct drawer texts the embedder alone is
-	// timed on (0 = DefaultEmbedSample, < 0 = not timed).
+	// EmbedSample is how many of the texts the mine embedded the embedder
+	// alone is timed on, spread over the files (0 = DefaultEmbedSample,
+	// < 0 = not timed).
 	EmbedSample int
 	// Progress reports each phase's progress: mining (files) and querying
 	// (questions, over all modes).
@@ -99,11 +98,12 @@ type Result struct {
 	// Tokens estimates (chunk.EstimateTokens) the distinct drawer texts
 	// the embedder sees.
 	Tokens int `json:"tokens"`
-	// MineTokensPerSecond is Tokens over the mine's wall time; 0 when the
-	// mine embedded nothing (a kept home mined before).
+	// MineTokensPerSecond is the tokens of the texts the mine embedded
+	// over the mine's time; 0 when it embedded nothing (a kept home mined
+	// before).
 	MineTokensPerSecond float64 `json:"mine_tokens_per_second"`
-	// The embedder alone, timed after the mine on a sample of the same
-	// distinct drawer texts, in the palace's batches.
+	// The embedder alone, timed after each file's mine on a share of the
+	// texts it embedded (EmbedSample in all), in the palace's batches.
 	EmbedderTokensPerSecond float64            `json:"embedder_tokens_per_second"`
 	EmbedderSampleTexts     int                `json:"embedder_sample_texts"`
 	EmbedderSampleTokens    int                `json:"embedder_sample_tokens"`
@@ -171,64 +171,74 @@ func Run(ctx context.Context, p *palace.Palace, qs []Question, opts Options) (Re
 	res.DistinctSessions = len(distinct)
 
 	// Only this run's files are mined and counted: a kept home may hold
-	// other questions' files from an earlier run.
+	// other questions' files from an earlier run. After each file the
+	// embedder alone is timed on a share of the texts the mine embedded,
+	// so both figures are taken under the same load on a shared machine.
+	emb := p.Embedder()
+	sample := opts.EmbedSample
+	if sample == 0 {
+		sample = DefaultEmbedSample
+	}
+	perFile := 0
+	if emb != nil && sample > 0 {
+		perFile = (sample + len(qs) - 1) / len(qs)
+	}
+	words, mineTokens := 0, 0
+	var embSecs float64
+	seen := map[string]bool{}
 	progress(PhaseMine, 0, len(qs))
-	start := time.Now()
 	for i, path := range paths {
+		t0 := time.Now()
 		rep, err := p.Mine(ctx, path, palace.MineOptions{})
 		if err != nil {
 			return res, fmt.Errorf("longmemeval: mine: %w", err)
 		}
+		res.MineSeconds += time.Since(t0).Seconds()
 		res.Embedded += rep.Embedded
 		res.EmbedCacheHits += rep.CacheHits
-		progress(PhaseMine, i+1, len(qs))
-	}
-	res.MineSeconds = time.Since(start).Seconds()
-
-	var all []store.Drawer
-	for _, q := range qs {
-		ds, err := p.Store().List(ctx, store.Filter{Wing: q.ID}, 0)
+		ds, err := p.Store().List(ctx, store.Filter{Wing: qs[i].ID}, 0)
 		if err != nil {
 			return res, err
 		}
-		all = append(all, ds...)
-	}
-	words := 0
-	var texts []string
-	seen := map[string]bool{}
-	for _, d := range all {
-		words += len(strings.Fields(d.Text))
-		if seen[d.Hash] {
-			continue
-		}
-		seen[d.Hash] = true
-		t := chunk.Chunk{Heading: d.Heading, Text: d.Text}.EmbedText()
-		res.Tokens += chunk.EstimateTokens(t)
-		texts = append(texts, t)
-	}
-	res.Drawers = len(all)
-	if res.Embedded > 0 && res.MineSeconds > 0 {
-		res.MineTokensPerSecond = float64(res.Tokens) / res.MineSeconds
-	}
-	if emb := p.Embedder(); emb != nil && opts.EmbedSample >= 0 {
-		n := opts.EmbedSample
-		if n == 0 {
-			n = DefaultEmbedSample
-		}
-		// Every so many texts through the listing (by file and line):
-		// a sample of every haystack's text.
-		sample := texts
-		if n < len(texts) {
-			sample = make([]string, 0, n)
-			for i := range n {
-				sample = append(sample, texts[i*len(texts)/n])
+		res.Drawers += len(ds)
+		var fresh []string // distinct texts first seen in this file
+		for _, d := range ds {
+			words += len(strings.Fields(d.Text))
+			if seen[d.Hash] {
+				continue
+			}
+			seen[d.Hash] = true
+			t := chunk.Chunk{Heading: d.Heading, Text: d.Text}.EmbedText()
+			n := chunk.EstimateTokens(t)
+			res.Tokens += n
+			if rep.Embedded > 0 {
+				mineTokens += n
+				fresh = append(fresh, t)
 			}
 		}
-		tps, tokens, err := embedderThroughput(ctx, emb, sample, func(done int) { progress(PhaseEmbed, done, len(sample)) })
-		if err != nil {
-			return res, fmt.Errorf("longmemeval: embedder throughput: %w", err)
+		if perFile > 0 && len(fresh) > 0 {
+			share := fresh
+			if perFile < len(fresh) {
+				share = make([]string, 0, perFile)
+				for j := range perFile {
+					share = append(share, fresh[j*len(fresh)/perFile])
+				}
+			}
+			secs, tokens, err := timeEmbedder(ctx, emb, share)
+			if err != nil {
+				return res, fmt.Errorf("longmemeval: embedder throughput: %w", err)
+			}
+			embSecs += secs
+			res.EmbedderSampleTexts += len(share)
+			res.EmbedderSampleTokens += tokens
 		}
-		res.EmbedderTokensPerSecond, res.EmbedderSampleTexts, res.EmbedderSampleTokens = tps, len(sample), tokens
+		progress(PhaseMine, i+1, len(qs))
+	}
+	if mineTokens > 0 && res.MineSeconds > 0 {
+		res.MineTokensPerSecond = float64(mineTokens) / res.MineSeconds
+	}
+	if embSecs > 0 {
+		res.EmbedderTokensPerSecond = float64(res.EmbedderSampleTokens) / embSecs
 	}
 
 	results := 100
@@ -272,28 +282,20 @@ func writeIfChanged(path string, data []byte) error {
 	return os.WriteFile(path, data, 0o644)
 }
 
-// embedderThroughput times the embedder alone on texts, in the palace's
-// batches, and returns estimated tokens per second and the tokens embedded.
-func embedderThroughput(ctx context.Context, emb palace.Embedder, texts []string, progress func(done int)) (float64, int, error) {
+// timeEmbedder times the embedder alone on texts, in the palace's
+// batches, and returns the seconds and the (estimated) tokens embedded.
+func timeEmbedder(ctx context.Context, emb palace.Embedder, texts []string) (float64, int, error) {
 	tokens := 0
 	for _, t := range texts {
 		tokens += chunk.EstimateTokens(t)
 	}
-	progress(0)
-	var secs float64
+	start := time.Now()
 	for i := 0; i < len(texts); i += embedBatch {
-		end := min(i+embedBatch, len(texts))
-		t0 := time.Now()
-		if _, err := emb.Embed(ctx, texts[i:end]); err != nil {
+		if _, err := emb.Embed(ctx, texts[i:min(i+embedBatch, len(texts))]); err != nil {
 			return 0, 0, err
 		}
-		secs += time.Since(t0).Seconds()
-		progress(end)
 	}
-	if secs <= 0 {
-		return 0, tokens, nil
-	}
-	return float64(tokens) / secs, tokens, nil
+	return time.Since(start).Seconds(), tokens, nil
 }
 
 // rankSessions turns hits into the haystack's session ids, each at the rank
