@@ -8,7 +8,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/app"
@@ -82,7 +81,7 @@ func runBenchLongMemEval(ctx context.Context, g *globals, o benchLMEOptions, pat
 	if sample == 0 {
 		sample = -1
 	}
-	p := newPhaseProgress(g.stderr, !o.asJSON)
+	p := newPhaseProgress(g, !o.asJSON)
 	res, err := longmemeval.Run(ctx, a.Palace, qs, longmemeval.Options{
 		Modes: o.modes, Dataset: path, AssistantTurns: o.assistant, EmbedSample: sample, Progress: p.report,
 	})
@@ -100,16 +99,16 @@ func runBenchLongMemEval(ctx context.Context, g *globals, o benchLMEOptions, pat
 // phaseProgress shows a progress bar per phase on a terminal; elsewhere
 // (a log file) it writes one line as each phase ends.
 type phaseProgress struct {
-	w       io.Writer
+	g       *globals
 	on, tty bool
 	phase   string
 	total   int
 	start   time.Time
-	bar     *progressbar.ProgressBar
+	bar     countBar
 }
 
-func newPhaseProgress(w io.Writer, on bool) *phaseProgress {
-	return &phaseProgress{w: w, on: on, tty: isTerminal(w)}
+func newPhaseProgress(g *globals, on bool) *phaseProgress {
+	return &phaseProgress{g: g, on: on, tty: isTerminal(g.stderr)}
 }
 
 func (p *phaseProgress) report(phase string, done, total int) {
@@ -119,27 +118,20 @@ func (p *phaseProgress) report(phase string, done, total int) {
 	if phase != p.phase {
 		p.finish()
 		p.phase, p.total, p.start = phase, total, time.Now()
-		if p.tty {
-			p.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(p.w),
-				progressbar.OptionSetDescription(phase), progressbar.OptionShowCount(),
-				progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())
-		}
+		p.bar = p.g.countBar(phase, total, false)
 	}
 	p.total = total
-	if p.bar != nil {
-		_ = p.bar.Set(done)
-	}
+	p.bar.set(done, total)
 }
 
 func (p *phaseProgress) finish() {
 	if p.phase == "" {
 		return
 	}
-	if p.bar != nil {
-		_ = p.bar.Finish()
-		p.bar = nil
-	} else {
-		fmt.Fprintf(p.w, "%s: %d done in %.1fs\n", p.phase, p.total, time.Since(p.start).Seconds())
+	p.bar.finish()
+	p.bar = countBar{}
+	if !p.tty {
+		fmt.Fprintf(p.g.stderr, "%s: %d done in %.1fs\n", p.phase, p.total, time.Since(p.start).Seconds())
 	}
 	p.phase = ""
 }
