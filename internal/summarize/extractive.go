@@ -84,6 +84,7 @@ type cand struct {
 	line   int     // the line it comes from, within its period
 	vec    []float32
 	terms  map[string]float64 // lexical vector (tf-idf, L2-normalised)
+	keys   []string           // terms' keys, sorted: sums over them run in one order, so a summary is the same every time
 	value  float64
 	maxSim float64
 	kept   bool
@@ -571,14 +572,19 @@ func centrality(cs []*cand) []float64 {
 		return out
 	}
 	mean := map[string]float64{}
+	var keys []string
 	for _, c := range cs {
-		for t, w := range c.terms {
-			mean[t] += w
+		for _, t := range c.keys {
+			if _, ok := mean[t]; !ok {
+				keys = append(keys, t)
+			}
+			mean[t] += c.terms[t]
 		}
 	}
+	sort.Strings(keys)
 	norm := 0.0
-	for _, v := range mean {
-		norm += v * v
+	for _, t := range keys {
+		norm += mean[t] * mean[t]
 	}
 	norm = math.Sqrt(norm)
 	if norm == 0 {
@@ -586,8 +592,8 @@ func centrality(cs []*cand) []float64 {
 	}
 	for i, c := range cs {
 		d := 0.0
-		for t, w := range c.terms {
-			d += w * mean[t]
+		for _, t := range c.keys {
+			d += c.terms[t] * mean[t]
 		}
 		out[i] = d / norm
 	}
@@ -604,13 +610,13 @@ func similarity(a, b *cand) float64 {
 		}
 		return max(d, 0)
 	}
-	small, big := a.terms, b.terms
-	if len(small) > len(big) {
+	small, big := a, b
+	if len(small.keys) > len(big.keys) {
 		small, big = big, small
 	}
 	d := 0.0
-	for t, w := range small {
-		d += w * big[t]
+	for _, t := range small.keys {
+		d += small.terms[t] * big.terms[t]
 	}
 	return d
 }
@@ -638,11 +644,15 @@ func lexicalVectors(cs []*cand) {
 	for i, c := range cs {
 		c.terms = map[string]float64{}
 		for _, t := range toks[i] {
+			if _, ok := c.terms[t]; !ok {
+				c.keys = append(c.keys, t)
+			}
 			c.terms[t] += math.Log(1 + n/float64(df[t]))
 		}
+		sort.Strings(c.keys)
 		if len(c.terms) > 0 && n > 8 {
 			spec := 0.0
-			for t := range c.terms {
+			for _, t := range c.keys {
 				spec += math.Log(n/float64(df[t])) / math.Log(n)
 			}
 			c.info += min(0.5*spec, 4)
@@ -655,8 +665,8 @@ func lexicalVectors(cs []*cand) {
 			c.info += float64(min(names, 3))
 		}
 		norm := 0.0
-		for _, w := range c.terms {
-			norm += w * w
+		for _, t := range c.keys {
+			norm += c.terms[t] * c.terms[t]
 		}
 		norm = math.Sqrt(norm)
 		for t := range c.terms {
