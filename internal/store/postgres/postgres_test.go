@@ -146,14 +146,21 @@ func TestOpenRejectsBadEfSearch(t *testing.T) {
 // is cut off by the server with an error that says so.
 func TestStatementTimeout(t *testing.T) {
 	dsn := pgtest.Schema(t, pgtest.EnvPostgres)
-	s, err := Open(t.Context(), Options{DSN: dsn, StatementTimeout: 50 * time.Millisecond})
+	// Migrate first, without the short limit: on a loaded machine creating
+	// the schema can itself take longer than the limit under test.
+	s, err := Open(t.Context(), Options{DSN: dsn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = Open(t.Context(), Options{DSN: dsn, StatementTimeout: 250 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	_, err = s.pool.Exec(t.Context(), `SELECT pg_sleep(1)`)
+	_, err = s.pool.Exec(t.Context(), `SELECT pg_sleep(3)`)
 	if err = s.wrap(err); !errors.Is(err, ErrTimeout) {
-		t.Errorf("pg_sleep(1) under a 50 ms timeout: %v", err)
+		t.Errorf("pg_sleep(3) under a 250 ms timeout: %v", err)
 	}
 }
 
