@@ -4,82 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hivemem/hivemem/internal/atomicio"
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/tomledit"
 )
-
-// liveConfig re-reads config.toml when it changes on disk, so settings
-// saved here or by hand apply without a restart. A file that stops parsing
-// keeps the last good configuration and reports the error.
-type liveConfig struct {
-	path string
-	log  *slog.Logger
-
-	mu    sync.Mutex
-	cfg   config.Config
-	err   error
-	size  int64
-	mtime time.Time
-	known bool // size and mtime describe the file cfg came from
-}
-
-func newLiveConfig(path string, initial config.Config, lg *slog.Logger) *liveConfig {
-	c := &liveConfig{path: path, log: lg, cfg: initial}
-	if st, err := os.Stat(path); err == nil {
-		c.size, c.mtime, c.known = st.Size(), st.ModTime(), true
-	} else if errors.Is(err, os.ErrNotExist) {
-		c.known = true
-	}
-	return c
-}
-
-func (c *liveConfig) get() config.Config {
-	cfg, _ := c.getErr()
-	return cfg
-}
-
-// getErr returns the live config and the error of the last reload, if it
-// failed.
-func (c *liveConfig) getErr() (config.Config, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	st, err := os.Stat(c.path)
-	var size int64
-	var mtime time.Time
-	if err == nil {
-		size, mtime = st.Size(), st.ModTime()
-	}
-	if c.known && size == c.size && mtime.Equal(c.mtime) {
-		return c.cfg, c.err
-	}
-	cfg, lerr := config.Load(c.path)
-	c.size, c.mtime, c.known = size, mtime, true
-	if lerr != nil {
-		if c.err == nil || c.err.Error() != lerr.Error() {
-			c.log.Warn("web: config.toml does not load; keeping the last good settings", "err", lerr)
-		}
-		c.err = lerr
-		return c.cfg, c.err
-	}
-	c.cfg, c.err = cfg, nil
-	return c.cfg, nil
-}
-
-// invalidate forces the next get to reload.
-func (c *liveConfig) invalidate() {
-	c.mu.Lock()
-	c.known = false
-	c.mu.Unlock()
-}
 
 // ReflectorSettings are the reflector's settings as the API shows them,
 // named like the keys of config.toml's [reflector] table.
@@ -128,11 +62,7 @@ type SettingsResponse struct {
 }
 
 func (h *Handler) settings() SettingsResponse {
-	cfg := h.cfg()
-	var cerr error
-	if h.live != nil {
-		cfg, cerr = h.live.getErr()
-	}
+	cfg, cerr := h.cfg(), h.live.ConfigError()
 	resp := SettingsResponse{
 		ConfigPath: h.app.Home.ConfigPath(), Reflector: reflectorSettings(cfg.Reflector),
 		Manager:      ManagerSettings{Mining: cfg.Manager.Mining},
@@ -293,8 +223,8 @@ func (h *Handler) apiUpdateSettings(w http.ResponseWriter, r *http.Request) erro
 			return err
 		}
 	}
-	if h.live != nil {
-		h.live.invalidate()
+	if err := h.live.ReloadConfig(); err != nil {
+		h.log.Warn("web: saved settings do not load", "err", err) // shown as config_error
 	}
 	h.log.Info("web: reflector settings saved", "path", path, "keys", len(sets))
 	resp := h.settings()

@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/hivemem/hivemem/internal/config"
+	"github.com/hivemem/hivemem/internal/manager"
 	"github.com/hivemem/hivemem/internal/tomledit"
+	"github.com/hivemem/hivemem/internal/web/webtest"
 )
 
 func TestUpdateReflectorConfigRefuses(t *testing.T) {
@@ -64,5 +66,32 @@ func TestMiningSwitchSaved(t *testing.T) {
 	}
 	if cfg, _ := config.Load(p); !cfg.Manager.Mining {
 		t.Error("mining = true did not take")
+	}
+}
+
+// TestSettingsShowConfigError: when config.toml stops loading, the
+// settings say so (config_error) and show the last good values.
+func TestSettingsShowConfigError(t *testing.T) {
+	a, err := webtest.Open(context.Background(), filepath.Join(t.TempDir(), "home"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	m, err := manager.New(manager.Options{App: a, HTTP: "off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := New(Deps{App: a, Settings: m})
+	t.Cleanup(h.Close)
+	want := m.Config().Reflector.RecentKeep
+	if err := os.WriteFile(a.Home.ConfigPath(), []byte("[reflector\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if m.ReloadConfig() == nil { // what the manager's watcher does
+		t.Fatal("a broken config.toml reloaded")
+	}
+	s := h.settings()
+	if !strings.Contains(s.ConfigError, "config") || s.Reflector.RecentKeep != want {
+		t.Errorf("settings = error %q, recent_keep %d; want an error and %d", s.ConfigError, s.Reflector.RecentKeep, want)
 	}
 }
