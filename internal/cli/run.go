@@ -130,7 +130,7 @@ func mountHandlers(m *manager.Manager, mux *http.ServeMux, guard httpguard.Confi
 		return fmt.Errorf("mount /mcp: %w", err)
 	}
 	mux.Handle("/mcp", h)
-	w := web.New(web.Deps{App: a, Reflector: m.Reflector(), Settings: m.Config,
+	w := web.New(web.Deps{App: a, Reflector: m.Reflector(), Settings: m,
 		Miner:         writelock.LockedMiner(m.WriteLock(), a.Palace, nil),
 		ManagerStatus: func() any { return m.Status(context.Background()) },
 		Guard:         &guard, Logger: a.Log, Version: Version})

@@ -159,12 +159,8 @@ func Load(path string) (Config, error) {
 	case err != nil:
 		return cfg, fmt.Errorf("read config %s: %w", path, err)
 	default:
-		md, err := toml.Decode(string(data), &cfg)
-		if err != nil {
+		if err := decode(data, &cfg); err != nil {
 			return cfg, fmt.Errorf("parse config %s: %w", path, err)
-		}
-		if und := md.Undecoded(); len(und) > 0 {
-			return cfg, fmt.Errorf("parse config %s: unknown key %q%s", path, und[0].String(), didYouMean(und[0].String(), fileKeys()))
 		}
 	}
 	if err := checkEnvNames(os.Environ()); err != nil {
@@ -174,6 +170,28 @@ func Load(path string) (Config, error) {
 		return cfg, err
 	}
 	return cfg, cfg.Validate()
+}
+
+// Parse reads the text of a config.toml over the defaults and validates
+// it, without the environment: what the file alone says.
+func Parse(data []byte) (Config, error) {
+	cfg := Default()
+	if err := decode(data, &cfg); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.Validate()
+}
+
+// decode reads config.toml text into cfg; an unknown key is an error.
+func decode(data []byte, cfg *Config) error {
+	md, err := toml.Decode(string(data), cfg)
+	if err != nil {
+		return err
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return fmt.Errorf("unknown key %q%s", und[0].String(), didYouMean(und[0].String(), fileKeys()))
+	}
+	return nil
 }
 
 // maxCandidatePool bounds search.candidate_pool: each ranker scores and

@@ -130,3 +130,33 @@ func TestBackendEnv(t *testing.T) {
 		})
 	}
 }
+
+// TestParse: the text of a config.toml alone, over the defaults, with the
+// checks Load makes (unknown keys, Validate) and no environment.
+func TestParse(t *testing.T) {
+	t.Setenv("HIVEMEM_REFLECTOR_RECENT_KEEP", "99")
+	cases := []struct {
+		name, doc, wantErr string
+		recentKeep         int
+	}{
+		{"empty is the defaults", "", "", Default().Reflector.RecentKeep},
+		{"a value", "[reflector]\nrecent_keep = 4\n", "", 4},
+		{"unknown key", "[reflector]\nrecent_kept = 4\n", `unknown key "reflector.recent_kept"; did you mean reflector.recent_keep?`, 0},
+		{"invalid value", "[reflector]\nbyte_trigger_pct = 0\n", "byte_trigger_pct", 0},
+		{"not TOML", "[reflector\n", "toml", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := Parse([]byte(c.doc))
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err = %v, want one with %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil || cfg.Reflector.RecentKeep != c.recentKeep {
+				t.Fatalf("Parse = recent_keep %d, %v; want %d", cfg.Reflector.RecentKeep, err, c.recentKeep)
+			}
+		})
+	}
+}

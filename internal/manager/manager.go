@@ -119,8 +119,10 @@ type Manager struct {
 	// shorten it).
 	backoffMin time.Duration
 
-	cfgMu sync.RWMutex
-	cfg   config.Config
+	reloadMu sync.Mutex // one reload at a time (the loop's, ReloadConfig's)
+	cfgMu    sync.RWMutex
+	cfg      config.Config
+	cfgErr   error // of the last reload, nil when it loaded
 
 	reloadCh   chan struct{} // Reload requests
 	cfgChanged chan struct{} // tells the reflector loop to re-read its interval
@@ -227,6 +229,21 @@ func (m *Manager) Addr() string {
 	defer m.mu.Unlock()
 	return m.addr
 }
+
+// ConfigError is the error of the last reload of config.toml, nil when
+// it loaded: while it is set, the previous settings are in force.
+func (m *Manager) ConfigError() error {
+	m.cfgMu.RLock()
+	defer m.cfgMu.RUnlock()
+	return m.cfgErr
+}
+
+// ReloadConfig re-reads config.toml now, as Reload does, and returns when
+// the new settings are in force, with the error of the read (the previous
+// settings then stay). The web settings handler calls it after saving, so
+// that its answer and what follows see the saved values. It works before
+// Run too.
+func (m *Manager) ReloadConfig() error { return m.reload() }
 
 // Reload asks the running manager to re-read config.toml (what SIGHUP
 // does). It does not wait for the reload.
@@ -632,12 +649,17 @@ func (m *Manager) agentDirs() []string {
 // previous settings in force. Settings read live (reflector, scan
 // interval, debounce) apply at once; the rest needs a restart, and the log
 // says which.
-func (m *Manager) reload() {
+func (m *Manager) reload() error {
+	m.reloadMu.Lock()
+	defer m.reloadMu.Unlock()
 	cfg, err := config.Load(m.app.Home.ConfigPath())
 	if err != nil {
+		m.cfgMu.Lock()
+		m.cfgErr = err
+		m.cfgMu.Unlock()
 		m.problem("config reload", err)
 		m.log.Error("config reload failed; keeping the previous settings", "err", err)
-		return
+		return err
 	}
 	old := m.Config()
 	var restart []string
@@ -654,7 +676,7 @@ func (m *Manager) reload() {
 		restart = append(restart, "manager.http/manager.token")
 	}
 	m.cfgMu.Lock()
-	m.cfg = cfg
+	m.cfg, m.cfgErr = cfg, nil
 	m.cfgMu.Unlock()
 	if old.Manager.Mining != cfg.Manager.Mining {
 		m.log.Info("mining switched", "on", cfg.Manager.Mining)
@@ -671,6 +693,7 @@ func (m *Manager) reload() {
 	if len(restart) > 0 {
 		m.log.Warn("changed settings take effect when hivemem run restarts", "sections", restart)
 	}
+	return nil
 }
 
 // workQueue hands agents (and full scans) from the loop to the worker.

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/web"
 )
@@ -60,9 +59,10 @@ func TestMineNow(t *testing.T) {
 		}
 	}
 
-	off := config.Default()
-	off.Manager.Mining = false
-	e2 := newEnv(t, web.Deps{Settings: func() config.Config { return off }})
+	e2 := newEnv(t, web.Deps{})
+	if w := e2.do(t, req{method: "PATCH", target: "/api/v1/settings", body: `{"manager": {"mining": false}}`}); w.Code != 200 {
+		t.Fatalf("mining off = %d %s", w.Code, w.Body)
+	}
 	if w := e2.do(t, req{method: "POST", target: "/api/v1/mine"}); w.Code != 409 || !strings.Contains(w.Body.String(), "manager.mining") {
 		t.Errorf("mine with mining off = %d %s", w.Code, w.Body)
 	}

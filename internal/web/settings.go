@@ -4,84 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"os"
-	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/BurntSushi/toml"
 
 	"github.com/hivemem/hivemem/internal/atomicio"
 	"github.com/hivemem/hivemem/internal/config"
+	"github.com/hivemem/hivemem/internal/tomledit"
 )
-
-// liveConfig re-reads config.toml when it changes on disk, so settings
-// saved here or by hand apply without a restart. A file that stops parsing
-// keeps the last good configuration and reports the error.
-type liveConfig struct {
-	path string
-	log  *slog.Logger
-
-	mu    sync.Mutex
-	cfg   config.Config
-	err   error
-	size  int64
-	mtime time.Time
-	known bool // size and mtime describe the file cfg came from
-}
-
-func newLiveConfig(path string, initial config.Config, lg *slog.Logger) *liveConfig {
-	c := &liveConfig{path: path, log: lg, cfg: initial}
-	if st, err := os.Stat(path); err == nil {
-		c.size, c.mtime, c.known = st.Size(), st.ModTime(), true
-	} else if errors.Is(err, os.ErrNotExist) {
-		c.known = true
-	}
-	return c
-}
-
-func (c *liveConfig) get() config.Config {
-	cfg, _ := c.getErr()
-	return cfg
-}
-
-// getErr returns the live config and the error of the last reload, if it
-// failed.
-func (c *liveConfig) getErr() (config.Config, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	st, err := os.Stat(c.path)
-	var size int64
-	var mtime time.Time
-	if err == nil {
-		size, mtime = st.Size(), st.ModTime()
-	}
-	if c.known && size == c.size && mtime.Equal(c.mtime) {
-		return c.cfg, c.err
-	}
-	cfg, lerr := config.Load(c.path)
-	c.size, c.mtime, c.known = size, mtime, true
-	if lerr != nil {
-		if c.err == nil || c.err.Error() != lerr.Error() {
-			c.log.Warn("web: config.toml does not load; keeping the last good settings", "err", lerr)
-		}
-		c.err = lerr
-		return c.cfg, c.err
-	}
-	c.cfg, c.err = cfg, nil
-	return c.cfg, nil
-}
-
-// invalidate forces the next get to reload.
-func (c *liveConfig) invalidate() {
-	c.mu.Lock()
-	c.known = false
-	c.mu.Unlock()
-}
 
 // ReflectorSettings are the reflector's settings as the API shows them,
 // named like the keys of config.toml's [reflector] table.
@@ -130,11 +62,7 @@ type SettingsResponse struct {
 }
 
 func (h *Handler) settings() SettingsResponse {
-	cfg := h.cfg()
-	var cerr error
-	if h.live != nil {
-		cfg, cerr = h.live.getErr()
-	}
+	cfg, cerr := h.cfg(), h.live.ConfigError()
 	resp := SettingsResponse{
 		ConfigPath: h.app.Home.ConfigPath(), Reflector: reflectorSettings(cfg.Reflector),
 		Manager:      ManagerSettings{Mining: cfg.Manager.Mining},
@@ -197,11 +125,6 @@ type settingsPatch struct {
 	Manager   *ManagerPatch   `json:"manager"`
 }
 
-// tomlSetting is one key to write into [reflector], as TOML.
-type tomlSetting struct {
-	key, value string
-}
-
 // settings limits beyond config.Validate's: values that would make the
 // reflector spin, never trigger, or keep absurd amounts.
 const (
@@ -213,8 +136,8 @@ const (
 
 // validate checks each given value and returns them as TOML assignments
 // in a fixed order.
-func (p *ReflectorPatch) validate() ([]tomlSetting, error) {
-	var out []tomlSetting
+func (p *ReflectorPatch) validate() ([]tomledit.Setting, error) {
+	var out []tomledit.Setting
 	intIn := func(key string, v *int, lo, hi int) error {
 		if v == nil {
 			return nil
@@ -222,7 +145,7 @@ func (p *ReflectorPatch) validate() ([]tomlSetting, error) {
 		if *v < lo || *v > hi {
 			return fmt.Errorf("reflector.%s = %d: want %d to %d", key, *v, lo, hi)
 		}
-		out = append(out, tomlSetting{key, strconv.Itoa(*v)})
+		out = append(out, tomledit.Setting{Key: key, Value: strconv.Itoa(*v)})
 		return nil
 	}
 	int64In := func(key string, v *int64, lo, hi int64) error {
@@ -232,11 +155,11 @@ func (p *ReflectorPatch) validate() ([]tomlSetting, error) {
 		if *v < lo || *v > hi {
 			return fmt.Errorf("reflector.%s = %d: want %d to %d", key, *v, lo, hi)
 		}
-		out = append(out, tomlSetting{key, strconv.FormatInt(*v, 10)})
+		out = append(out, tomledit.Setting{Key: key, Value: strconv.FormatInt(*v, 10)})
 		return nil
 	}
 	if p.Enabled != nil {
-		out = append(out, tomlSetting{"enabled", strconv.FormatBool(*p.Enabled)})
+		out = append(out, tomledit.Setting{Key: "enabled", Value: strconv.FormatBool(*p.Enabled)})
 	}
 	err := errors.Join(
 		int64In("min_bytes", p.MinBytes, 0, maxSettingBytes),
@@ -257,7 +180,7 @@ func (p *ReflectorPatch) validate() ([]tomlSetting, error) {
 		if d < minInterval || d > maxInterval {
 			return nil, fmt.Errorf("reflector.interval %s: want %s to %s", d, minInterval, maxInterval)
 		}
-		out = append(out, tomlSetting{"interval", strconv.Quote(s)})
+		out = append(out, tomledit.Setting{Key: "interval", Value: strconv.Quote(s)})
 	}
 	if err := errors.Join(
 		intIn("retention", p.Retention, 1, 10000),
@@ -279,7 +202,7 @@ func (h *Handler) apiUpdateSettings(w http.ResponseWriter, r *http.Request) erro
 	if p.Reflector == nil && (p.Manager == nil || p.Manager.Mining == nil) {
 		return errBadRequest(`nothing to change: want {"reflector": {...}} or {"manager": {"mining": true|false}}`)
 	}
-	var sets, managerSets []tomlSetting
+	var sets, managerSets []tomledit.Setting
 	if p.Reflector != nil {
 		var err error
 		if sets, err = p.Reflector.validate(); err != nil {
@@ -287,7 +210,7 @@ func (h *Handler) apiUpdateSettings(w http.ResponseWriter, r *http.Request) erro
 		}
 	}
 	if p.Manager != nil && p.Manager.Mining != nil {
-		managerSets = []tomlSetting{{"mining", strconv.FormatBool(*p.Manager.Mining)}}
+		managerSets = []tomledit.Setting{{Key: "mining", Value: strconv.FormatBool(*p.Manager.Mining)}}
 	}
 	path := h.app.Home.ConfigPath()
 	if len(sets) > 0 {
@@ -300,8 +223,8 @@ func (h *Handler) apiUpdateSettings(w http.ResponseWriter, r *http.Request) erro
 			return err
 		}
 	}
-	if h.live != nil {
-		h.live.invalidate()
+	if err := h.live.ReloadConfig(); err != nil {
+		h.log.Warn("web: saved settings do not load", "err", err) // shown as config_error
 	}
 	h.log.Info("web: reflector settings saved", "path", path, "keys", len(sets))
 	resp := h.settings()
@@ -310,8 +233,8 @@ func (h *Handler) apiUpdateSettings(w http.ResponseWriter, r *http.Request) erro
 		env[k] = true
 	}
 	for _, s := range sets {
-		if k := "HIVEMEM_REFLECTOR_" + strings.ToUpper(s.key); env[k] {
-			resp.Warnings = append(resp.Warnings, fmt.Sprintf("%s is set in the environment and overrides the saved reflector.%s", k, s.key))
+		if k := "HIVEMEM_REFLECTOR_" + strings.ToUpper(s.Key); env[k] {
+			resp.Warnings = append(resp.Warnings, fmt.Sprintf("%s is set in the environment and overrides the saved reflector.%s", k, s.Key))
 		}
 	}
 	if len(managerSets) > 0 && env["HIVEMEM_MANAGER_MINING"] {
@@ -324,26 +247,29 @@ func (h *Handler) apiUpdateSettings(w http.ResponseWriter, r *http.Request) erro
 // updateReflectorConfig writes sets into config.toml's [reflector] table
 // under the file's lock, atomically. Everything else in the file (other
 // tables, comments, key order) is kept byte for byte; the result is parsed
-// and checked before it replaces the file, so a file this edit cannot
-// handle is refused (409) rather than damaged.
-func updateReflectorConfig(ctx context.Context, path string, sets []tomlSetting) error {
+// and checked (tomledit's checks, then config's) before it replaces the
+// file, so a file this edit cannot handle is refused (409) rather than
+// damaged.
+func updateReflectorConfig(ctx context.Context, path string, sets []tomledit.Setting) error {
 	return updateTableConfig(ctx, path, "reflector", sets)
 }
 
 // updateTableConfig is updateReflectorConfig for any one table.
-func updateTableConfig(ctx context.Context, path, table string, sets []tomlSetting) error {
+func updateTableConfig(ctx context.Context, path, table string, sets []tomledit.Setting) error {
 	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	err := atomicio.Update(lctx, path, 0o600, func(old []byte) ([]byte, error) {
-		var oldDoc map[string]any
-		if _, err := toml.Decode(string(old), &oldDoc); err != nil {
-			return nil, statusError(http.StatusConflict, fmt.Errorf("config.toml does not parse, fix it by hand first: %w", err))
+		out, err := tomledit.Set(old, table, sets)
+		if pe := (*tomledit.ParseError)(nil); errors.As(err, &pe) {
+			return nil, statusError(http.StatusConflict, fmt.Errorf("config.toml does not parse, fix it by hand first: %w", pe.Err))
 		}
-		out := editTable(string(old), table, sets)
-		if err := checkTableEdit(oldDoc, out, table, sets); err != nil {
+		if err == nil {
+			_, err = config.Parse(out)
+		}
+		if err != nil {
 			return nil, statusError(http.StatusConflict, fmt.Errorf("cannot update config.toml safely (%w); edit [%s] by hand", err, table))
 		}
-		return []byte(out), nil
+		return out, nil
 	})
 	if err != nil {
 		var he *httpError
@@ -353,284 +279,4 @@ func updateTableConfig(ctx context.Context, path, table string, sets []tomlSetti
 		return fmt.Errorf("save settings: %w", err)
 	}
 	return nil
-}
-
-// checkTableEdit verifies an edited config: it parses, passes config.Validate,
-// has the new values in table, and every other table is as it was.
-func checkTableEdit(oldDoc map[string]any, out, table string, sets []tomlSetting) error {
-	var newDoc map[string]any
-	if _, err := toml.Decode(out, &newDoc); err != nil {
-		return fmt.Errorf("the edited file does not parse: %w", err)
-	}
-	for k, v := range oldDoc {
-		if k != table && !reflect.DeepEqual(v, newDoc[k]) {
-			return fmt.Errorf("the edit would change [%s]", k)
-		}
-	}
-	for k := range newDoc {
-		if _, ok := oldDoc[k]; !ok && k != table {
-			return fmt.Errorf("the edit would add [%s]", k)
-		}
-	}
-	cfg := config.Default()
-	md, err := toml.Decode(out, &cfg)
-	if err != nil {
-		return fmt.Errorf("the edited file does not decode: %w", err)
-	}
-	if und := md.Undecoded(); len(und) > 0 {
-		return fmt.Errorf("unknown key %q", und[0].String())
-	}
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	tbl, _ := newDoc[table].(map[string]any)
-	for _, s := range sets {
-		var one map[string]any
-		if _, err := toml.Decode(s.key+" = "+s.value, &one); err != nil {
-			return fmt.Errorf("value of %s: %w", s.key, err)
-		}
-		if !reflect.DeepEqual(tbl[s.key], one[s.key]) {
-			return fmt.Errorf("%s.%s did not take the new value", table, s.key)
-		}
-	}
-	return nil
-}
-
-// editReflectorTable rewrites the [reflector] table of a TOML document:
-// a key already there has its value replaced in place (a comment after it
-// is kept), a new key is added after the table's last key, and a missing
-// table is appended at the end. It works on lines and leaves every other
-// byte alone; checkTableEdit catches the layouts it does not understand (keys
-// set with dotted names or an inline table).
-func editReflectorTable(doc string, sets []tomlSetting) string {
-	return editTable(doc, "reflector", sets)
-}
-
-// editTable is editReflectorTable for any one table.
-func editTable(doc, table string, sets []tomlSetting) string {
-	eol := "\n"
-	if strings.Contains(doc, "\r\n") {
-		eol = "\r\n"
-	}
-	lines := splitKeepEOL(doc)
-	start, end := -1, len(lines) // [reflector] header line, and the line after the table
-	ml := multilineState{}
-	for i, l := range lines {
-		inString := ml.inside()
-		ml.step(l)
-		if inString {
-			continue
-		}
-		name, ok := tableHeader(l)
-		if !ok {
-			continue
-		}
-		if start >= 0 {
-			end = i
-			break
-		}
-		if name == table {
-			start = i
-		}
-	}
-	pending := map[string]string{}
-	var order []string
-	for _, s := range sets {
-		if _, ok := pending[s.key]; !ok {
-			order = append(order, s.key)
-		}
-		pending[s.key] = s.value
-	}
-	if start < 0 {
-		var b strings.Builder
-		b.WriteString(doc)
-		if doc != "" && !strings.HasSuffix(doc, "\n") {
-			b.WriteString(eol)
-		}
-		if strings.TrimSpace(doc) != "" {
-			b.WriteString(eol)
-		}
-		b.WriteString("[" + table + "]" + eol)
-		for _, k := range order {
-			b.WriteString(k + " = " + pending[k] + eol)
-		}
-		return b.String()
-	}
-	lastKey := start
-	ml = multilineState{}
-	for i := start + 1; i < end; i++ {
-		l := lines[i]
-		inString := ml.inside()
-		ml.step(l)
-		if inString {
-			continue
-		}
-		key, rest, ok := keyLine(l)
-		if !ok {
-			continue
-		}
-		lastKey = i
-		v, want := pending[key]
-		if !want {
-			continue
-		}
-		lines[i] = l[:strings.IndexByte(l, '=')+1] + " " + v + trailingComment(rest) + lineEOL(l, eol)
-		delete(pending, key)
-	}
-	var add strings.Builder
-	for _, k := range order {
-		if v, ok := pending[k]; ok {
-			add.WriteString(k + " = " + v + eol)
-		}
-	}
-	if add.Len() > 0 {
-		if lineEOL(lines[lastKey], "") == "" {
-			lines[lastKey] += eol
-		}
-		lines = append(lines[:lastKey+1], append([]string{add.String()}, lines[lastKey+1:]...)...)
-	}
-	return strings.Join(lines, "")
-}
-
-// splitKeepEOL splits s into lines that keep their "\n".
-func splitKeepEOL(s string) []string {
-	var out []string
-	for s != "" {
-		i := strings.IndexByte(s, '\n')
-		if i < 0 {
-			out = append(out, s)
-			break
-		}
-		out = append(out, s[:i+1])
-		s = s[i+1:]
-	}
-	return out
-}
-
-func lineEOL(l, def string) string {
-	switch {
-	case strings.HasSuffix(l, "\r\n"):
-		return "\r\n"
-	case strings.HasSuffix(l, "\n"):
-		return "\n"
-	}
-	return def
-}
-
-// tableHeader recognises "[name]" (with optional spaces, quotes and a
-// trailing comment) and returns the name; array tables ("[[x]]") and
-// dotted names are returned as written, so they never equal "reflector".
-func tableHeader(l string) (string, bool) {
-	t := strings.TrimSpace(stripComment(l))
-	if !strings.HasPrefix(t, "[") || !strings.HasSuffix(t, "]") {
-		return "", false
-	}
-	if strings.HasPrefix(t, "[[") {
-		return t, true
-	}
-	name := strings.TrimSpace(t[1 : len(t)-1])
-	if len(name) >= 2 && (name[0] == '"' || name[0] == '\'') && name[len(name)-1] == name[0] {
-		name = name[1 : len(name)-1]
-	}
-	return name, true
-}
-
-// keyLine splits "key = value" into the key (bare or quoted) and the text
-// after "=".
-func keyLine(l string) (key, rest string, ok bool) {
-	t := strings.TrimLeft(l, " \t")
-	if t == "" || t[0] == '#' || t[0] == '[' {
-		return "", "", false
-	}
-	eq := strings.IndexByte(t, '=')
-	if eq <= 0 {
-		return "", "", false
-	}
-	key = strings.TrimSpace(t[:eq])
-	if len(key) >= 2 && (key[0] == '"' || key[0] == '\'') && key[len(key)-1] == key[0] {
-		key = key[1 : len(key)-1]
-	}
-	if strings.ContainsAny(key, ". \t\"'") {
-		return "", "", false // dotted or odd keys: left alone, checkTableEdit decides
-	}
-	return key, strings.TrimRight(t[eq+1:], "\r\n"), true
-}
-
-// trailingComment returns the " # ..." after a simple value (number, bool,
-// or a one-line string), or "".
-func trailingComment(rest string) string {
-	v := strings.TrimLeft(rest, " \t")
-	i := 0
-	if v != "" && (v[0] == '"' || v[0] == '\'') {
-		q := v[0]
-		i = 1
-		for i < len(v) && v[i] != q {
-			if q == '"' && v[i] == '\\' {
-				i++
-			}
-			i++
-		}
-		i++
-	}
-	if j := strings.IndexByte(v[min(i, len(v)):], '#'); j >= 0 {
-		k := min(i, len(v)) + j
-		// keep the spaces before the comment
-		s := k
-		for s > 0 && (v[s-1] == ' ' || v[s-1] == '\t') {
-			s--
-		}
-		return v[s:]
-	}
-	return ""
-}
-
-// stripComment drops a "#" comment that is not inside a one-line string.
-func stripComment(l string) string {
-	var q byte
-	for i := 0; i < len(l); i++ {
-		c := l[i]
-		switch {
-		case q != 0 && c == '\\' && q == '"':
-			i++
-		case q != 0 && c == q:
-			q = 0
-		case q == 0 && (c == '"' || c == '\''):
-			q = c
-		case q == 0 && c == '#':
-			return l[:i]
-		}
-	}
-	return l
-}
-
-// multilineState tracks whether a line starts inside a multi-line string
-// (triple-quoted, with double or single quotes), whose lines must not be
-// read as headers or keys.
-type multilineState struct{ delim string }
-
-func (m *multilineState) inside() bool { return m.delim != "" }
-
-func (m *multilineState) step(l string) {
-	s := l
-	for {
-		if m.delim != "" {
-			i := strings.Index(s, m.delim)
-			if i < 0 {
-				return
-			}
-			s = s[i+3:]
-			m.delim = ""
-			continue
-		}
-		s = stripComment(s)
-		i1, i2 := strings.Index(s, `"""`), strings.Index(s, `'''`)
-		switch {
-		case i1 < 0 && i2 < 0:
-			return
-		case i2 < 0 || (i1 >= 0 && i1 < i2):
-			m.delim, s = `"""`, s[i1+3:]
-		default:
-			m.delim, s = `'''`, s[i2+3:]
-		}
-	}
 }

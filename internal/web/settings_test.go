@@ -8,35 +8,10 @@ import (
 	"testing"
 
 	"github.com/hivemem/hivemem/internal/config"
+	"github.com/hivemem/hivemem/internal/manager"
+	"github.com/hivemem/hivemem/internal/tomledit"
+	"github.com/hivemem/hivemem/internal/web/webtest"
 )
-
-func TestEditReflectorTable(t *testing.T) {
-	set := []tomlSetting{{"recent_keep", "4"}, {"interval", `"1h"`}}
-	cases := []struct {
-		name, doc, want string
-	}{
-		{"empty file", "", "[reflector]\nrecent_keep = 4\ninterval = \"1h\"\n"},
-		{"no table", "[search]\nresults = 3", "[search]\nresults = 3\n\n[reflector]\nrecent_keep = 4\ninterval = \"1h\"\n"},
-		{"replace in place, keep comments",
-			"# top\n[reflector] # the reflector\n# keep\nrecent_keep = 12   # newest\nenabled = true\n\n[search]\nresults = 3\n",
-			"# top\n[reflector] # the reflector\n# keep\nrecent_keep = 4   # newest\nenabled = true\ninterval = \"1h\"\n\n[search]\nresults = 3\n"},
-		{"string value with a hash", "[reflector]\ninterval = \"3#0m\" # c\n", "[reflector]\ninterval = \"1h\" # c\nrecent_keep = 4\n"},
-		{"quoted header and key", "[ \"reflector\" ]\n\"recent_keep\" = 1\n", "[ \"reflector\" ]\n\"recent_keep\" = 4\ninterval = \"1h\"\n"},
-		{"crlf", "[reflector]\r\nrecent_keep = 1\r\n[search]\r\nresults = 3\r\n", "[reflector]\r\nrecent_keep = 4\r\ninterval = \"1h\"\r\n[search]\r\nresults = 3\r\n"},
-		{"header text in a multi-line string",
-			"[summarizer]\ncommand = \"\"\"\n[reflector]\nrecent_keep = 1\n\"\"\"\n",
-			"[summarizer]\ncommand = \"\"\"\n[reflector]\nrecent_keep = 1\n\"\"\"\n\n[reflector]\nrecent_keep = 4\ninterval = \"1h\"\n"},
-		{"no final newline", "[reflector]\nrecent_keep = 1", "[reflector]\nrecent_keep = 4\ninterval = \"1h\"\n"},
-		{"array table after", "[reflector]\nenabled = true\n[[hooks]]\nx = 1\n", "[reflector]\nenabled = true\nrecent_keep = 4\ninterval = \"1h\"\n[[hooks]]\nx = 1\n"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			if got := editReflectorTable(c.doc, set); got != c.want {
-				t.Errorf("got\n%q\nwant\n%q", got, c.want)
-			}
-		})
-	}
-}
 
 func TestUpdateReflectorConfigRefuses(t *testing.T) {
 	cases := map[string]string{
@@ -52,7 +27,7 @@ func TestUpdateReflectorConfigRefuses(t *testing.T) {
 			if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			err := updateReflectorConfig(context.Background(), p, []tomlSetting{{"recent_keep", "4"}})
+			err := updateReflectorConfig(context.Background(), p, []tomledit.Setting{{Key: "recent_keep", Value: "4"}})
 			if err == nil || statusOf(err) != 409 {
 				t.Fatalf("err = %v (status %d), want a 409", err, statusOf(err))
 			}
@@ -74,7 +49,7 @@ func TestMiningSwitchSaved(t *testing.T) {
 	if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := updateTableConfig(context.Background(), p, "manager", []tomlSetting{{"mining", "false"}}); err != nil {
+	if err := updateTableConfig(context.Background(), p, "manager", []tomledit.Setting{{Key: "mining", Value: "false"}}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(p)
@@ -86,10 +61,37 @@ func TestMiningSwitchSaved(t *testing.T) {
 	if err != nil || cfg.Manager.Mining || cfg.Reflector.RecentKeep != 3 {
 		t.Errorf("loaded %+v, %v", cfg.Manager, err)
 	}
-	if err := updateTableConfig(context.Background(), p, "manager", []tomlSetting{{"mining", "true"}}); err != nil {
+	if err := updateTableConfig(context.Background(), p, "manager", []tomledit.Setting{{Key: "mining", Value: "true"}}); err != nil {
 		t.Fatal(err)
 	}
 	if cfg, _ := config.Load(p); !cfg.Manager.Mining {
 		t.Error("mining = true did not take")
+	}
+}
+
+// TestSettingsShowConfigError: when config.toml stops loading, the
+// settings say so (config_error) and show the last good values.
+func TestSettingsShowConfigError(t *testing.T) {
+	a, err := webtest.Open(context.Background(), filepath.Join(t.TempDir(), "home"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	m, err := manager.New(manager.Options{App: a, HTTP: "off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := New(Deps{App: a, Settings: m})
+	t.Cleanup(h.Close)
+	want := m.Config().Reflector.RecentKeep
+	if err := os.WriteFile(a.Home.ConfigPath(), []byte("[reflector\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if m.ReloadConfig() == nil { // what the manager's watcher does
+		t.Fatal("a broken config.toml reloaded")
+	}
+	s := h.settings()
+	if !strings.Contains(s.ConfigError, "config") || s.Reflector.RecentKeep != want {
+		t.Errorf("settings = error %q, recent_keep %d; want an error and %d", s.ConfigError, s.Reflector.RecentKeep, want)
 	}
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/hivemem/hivemem/internal/chunk"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/httpguard"
+	"github.com/hivemem/hivemem/internal/mdhtml"
 	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/store"
 )
@@ -373,20 +374,16 @@ func (h *Handler) pageSearch(w http.ResponseWriter, r *http.Request) {
 			d.Error = err.Error()
 		}
 		terms := store.QueryTerms(d.Q)
-		o := renderOpts{terms: terms}
+		o := mdhtml.Options{Terms: terms}
 		for _, hit := range d.Resp.Hits {
 			hv := hitView{SearchHit: hit}
-			var hb strings.Builder
 			heading := hit.Heading
 			if heading == "" {
 				heading = "(file header)"
 			}
-			renderInline(&hb, heading, o, 0)
-			hv.HeadingHTML = template.HTML(hb.String())
-			text, cut := snippet(strings.TrimSpace(hit.Text), terms, 600)
-			var sb strings.Builder
-			writeText(&sb, text, o)
-			hv.SnippetHTML, hv.Cut = template.HTML(sb.String()), cut
+			hv.HeadingHTML = mdhtml.Inline(heading, o)
+			text, cut := mdhtml.Snippet(strings.TrimSpace(hit.Text), terms, 600)
+			hv.SnippetHTML, hv.Cut = mdhtml.Text(text, o), cut
 			d.Hits = append(d.Hits, hv)
 		}
 	}
@@ -561,11 +558,9 @@ func (h *Handler) fillRegions(d *memoryData, data []byte) {
 	if d.Q != "" && len(d.Q) <= 4096 {
 		terms = store.QueryTerms(d.Q)
 	}
-	o := renderOpts{from: d.From, to: d.To, terms: terms}
-	for _, l := range splitLines(string(data), 1) {
-		var b strings.Builder
-		writeText(&b, l.text, o)
-		d.Raw = append(d.Raw, rawLine{N: l.n, HTML: template.HTML(b.String()), Hit: o.hit(l.n, l.n)})
+	o := mdhtml.Options{From: d.From, To: d.To, Terms: terms}
+	for _, l := range mdhtml.Lines(string(data), 1) {
+		d.Raw = append(d.Raw, rawLine{N: l.N, HTML: mdhtml.Text(l.Text, o), Hit: o.Hit(l.N, l.N)})
 	}
 	mf, err := memfile.Parse(data)
 	if err != nil {
@@ -573,24 +568,22 @@ func (h *Handler) fillRegions(d *memoryData, data []byte) {
 	}
 	d.HasHeader = mf.Header != ""
 	if mf.Header != "" {
-		body := renderBlocks(splitLines(mf.Header, 1), o)
+		body := mdhtml.Blocks(mf.Header, 1, o)
 		d.Regions = append(d.Regions, regionView{Region: "header", Label: regionLabels["header"][0], Note: regionLabels["header"][1],
 			Sections: []sectionView{{BodyHTML: body, SectionView: SectionView{StartLine: 1, EndLine: mf.HeaderLines}}}})
 	}
 	views := sectionViews(mf)
 	for i, s := range mf.Sections {
 		sv := sectionView{SectionView: views[i], Marker: s.Kind == memfile.KindRecent}
-		var hb strings.Builder
-		renderInline(&hb, s.Heading, o, 0)
-		sv.HeadingHTML = template.HTML(hb.String())
+		sv.HeadingHTML = mdhtml.Inline(s.Heading, o)
 		// A hit that covers the heading marks the whole section; one that
 		// starts inside it (a piece of a long section) marks its blocks.
-		sv.Hit = o.from > 0 && o.from <= s.StartLine && s.StartLine <= o.to
+		sv.Hit = o.From > 0 && o.From <= s.StartLine && s.StartLine <= o.To
 		bo := o
 		if sv.Hit {
-			bo.from, bo.to = 0, 0
+			bo.From, bo.To = 0, 0
 		}
-		sv.BodyHTML = renderBlocks(splitLines(s.Body(), s.StartLine+1), bo)
+		sv.BodyHTML = mdhtml.Blocks(s.Body(), s.StartLine+1, bo)
 		if s.Kind == memfile.KindSection {
 			d.Sections++
 		}

@@ -46,9 +46,10 @@ type Deps struct {
 	// Miner mines for POST /api/v1/mine. Pass one under the manager's
 	// palace write lock; nil mines App's palace under the palace write lock.
 	Miner writelock.Miner
-	// Settings returns the live configuration; nil re-reads config.toml
-	// whenever it changes on disk (falling back to the last good one).
-	Settings func() config.Config
+	// Settings is the live configuration, as the manager keeps it
+	// (*manager.Manager: it reloads config.toml when the file changes).
+	// Required.
+	Settings Settings
 	// ManagerStatus reports the long-running manager (pid, uptime, last
 	// scan, ...) as a JSON-encodable value, shown as is in /api/v1/status
 	// and on the overview; nil when the dashboard runs without a manager.
@@ -67,6 +68,18 @@ type Deps struct {
 	Version string
 }
 
+// Settings is where the handler reads the live configuration.
+type Settings interface {
+	// Config is the configuration in force.
+	Config() config.Config
+	// ConfigError is the error of the last reload of config.toml, nil
+	// when it loaded (the last good configuration is then in force).
+	ConfigError() error
+	// ReloadConfig re-reads config.toml now: the handler calls it after
+	// saving settings.
+	ReloadConfig() error
+}
+
 // Handler is the API and the dashboard. It is an http.Handler; Close ends
 // the live event streams so that a server can shut down promptly.
 type Handler struct {
@@ -74,7 +87,7 @@ type Handler struct {
 	refl    *reflector.Reflector
 	miner   writelock.Miner
 	cfg     func() config.Config
-	live    *liveConfig // nil when Deps.Settings is set
+	live    Settings
 	manager func() any
 	guard   *httpguard.Config
 	log     *slog.Logger
@@ -90,11 +103,14 @@ type Handler struct {
 	closeOnce sync.Once
 }
 
-// New builds the handler. It panics only on a nil App, a programming error
-// that no request can cause.
+// New builds the handler. It panics only on a nil App or Settings, a
+// programming error that no request can cause.
 func New(d Deps) *Handler {
 	if d.App == nil {
 		panic("web.New: Deps.App is nil")
+	}
+	if d.Settings == nil {
+		panic("web.New: Deps.Settings is nil")
 	}
 	h := &Handler{
 		app: d.App, manager: d.ManagerStatus, guard: d.Guard, log: d.Logger,
@@ -109,12 +125,7 @@ func New(d Deps) *Handler {
 	if h.version == "" {
 		h.version = "dev"
 	}
-	if d.Settings != nil {
-		h.cfg = d.Settings
-	} else {
-		h.live = newLiveConfig(d.App.Home.ConfigPath(), d.App.Config, h.log)
-		h.cfg = h.live.get
-	}
+	h.live, h.cfg = d.Settings, d.Settings.Config
 	h.refl = d.Reflector
 	h.miner = d.Miner
 	if h.miner == nil {

@@ -690,7 +690,7 @@ func TestHuntHybridQuerySyntax(t *testing.T) {
 	if _, err := a.Palace.Mine(ctx, h.HiveDir(), palace.MineOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	hd := web.New(web.Deps{App: a})
+	hd := web.New(web.Deps{App: a, Settings: settingsOf(t, a)})
 	defer hd.Close()
 	e := env{a: a, h: hd}
 	for _, mode := range []string{"", "hybrid", "vector", "lexical"} {

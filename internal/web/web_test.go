@@ -19,6 +19,7 @@ import (
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/httpguard"
+	"github.com/hivemem/hivemem/internal/manager"
 	"github.com/hivemem/hivemem/internal/reflector"
 	"github.com/hivemem/hivemem/internal/web"
 	"github.com/hivemem/hivemem/internal/web/webtest"
@@ -39,9 +40,23 @@ func newEnv(t *testing.T, d web.Deps) env {
 	t.Cleanup(func() { a.Close() })
 	d.App = a
 	d.PollInterval = 20 * time.Millisecond
+	if d.Settings == nil {
+		d.Settings = settingsOf(t, a)
+	}
 	h := web.New(d)
 	t.Cleanup(h.Close)
 	return env{a: a, h: h}
+}
+
+// settingsOf is the live configuration of a, as hivemem run keeps it: a
+// manager's (not run), which reloads config.toml when asked.
+func settingsOf(t *testing.T, a *app.App) *manager.Manager {
+	t.Helper()
+	m, err := manager.New(manager.Options{App: a, HTTP: "off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // req is one request of a table.

@@ -1,4 +1,14 @@
-package web
+// Package mdhtml renders memory markdown to HTML for the dashboard.
+//
+// Memory text is untrusted (an agent may have pasted a web page), so the
+// renderer never passes input through: every piece of text is HTML-escaped
+// as it is written, the only markup is what the renderer itself emits, and
+// link targets are limited to http, https and mailto. It covers what
+// memory files use: headings, paragraphs (a line break is kept), lists and
+// task lists, block quotes, fenced code, tables, rules, and inline code,
+// bold, italic and links. Every source line gets an anchor (id "L<n>") so
+// search hits can link to the line they start on.
+package mdhtml
 
 import (
 	"html"
@@ -13,34 +23,25 @@ import (
 	"github.com/hivemem/hivemem/internal/chunk"
 )
 
-// This file renders memory markdown to HTML. Memory text is untrusted (an
-// agent may have pasted a web page), so the renderer never passes input
-// through: every piece of text is HTML-escaped as it is written, the only
-// markup is what the renderer itself emits, and link targets are limited
-// to http, https and mailto. It covers what memory files use: headings,
-// paragraphs (a line break is kept), lists and task lists, block quotes,
-// fenced code, tables, rules, and inline code, bold, italic and links.
-// Every source line gets an anchor (id "L<n>") so search hits can link to
-// the line they start on.
-
-// srcLine is one line of the file, without its line ending.
-type srcLine struct {
-	n    int
-	text string
+// Line is one numbered line of a file, without its line ending.
+type Line struct {
+	N    int
+	Text string
 }
 
-// renderOpts says what to mark: the lines of a search hit and the query's
+// Options says what to mark: the lines of a search hit and the query's
 // terms.
-type renderOpts struct {
-	from, to int      // lines to mark as the hit (0 = none)
-	terms    []string // lowercased query terms, marked where a word starts with one
+type Options struct {
+	From, To int      // lines to mark as the hit (0 = none)
+	Terms    []string // lowercased query terms, marked where a word starts with one
 }
 
-func (o renderOpts) hit(a, b int) bool { return o.from > 0 && a <= o.to && b >= o.from }
+// Hit reports whether lines a to b overlap the hit.
+func (o Options) Hit(a, b int) bool { return o.From > 0 && a <= o.To && b >= o.From }
 
-// splitLines numbers the lines of text starting at first.
-func splitLines(text string, first int) []srcLine {
-	var out []srcLine
+// Lines numbers the lines of text starting at first.
+func Lines(text string, first int) []Line {
+	var out []Line
 	n := first
 	for text != "" {
 		i := strings.IndexByte(text, '\n')
@@ -50,10 +51,30 @@ func splitLines(text string, first int) []srcLine {
 		} else {
 			text = ""
 		}
-		out = append(out, srcLine{n: n, text: strings.TrimSuffix(line, "\r")})
+		out = append(out, Line{N: n, Text: strings.TrimSuffix(line, "\r")})
 		n++
 	}
 	return out
+}
+
+// Blocks renders text, whose first line is line first of its file, as
+// HTML blocks.
+func Blocks(text string, first int, o Options) template.HTML {
+	return renderBlocks(Lines(text, first), o)
+}
+
+// Inline renders one line of inline markdown (a heading's text).
+func Inline(s string, o Options) template.HTML {
+	var b strings.Builder
+	renderInline(&b, s, o, 0)
+	return template.HTML(b.String())
+}
+
+// Text escapes s as plain text, marking the query's terms.
+func Text(s string, o Options) template.HTML {
+	var b strings.Builder
+	writeText(&b, s, o)
+	return template.HTML(b.String())
 }
 
 var (
@@ -97,8 +118,8 @@ func isBlank(s string) bool { return strings.TrimSpace(s) == "" }
 
 // startsBlock reports whether a line begins a block other than a
 // paragraph, which ends the paragraph before it.
-func startsBlock(lines []srcLine, i int) bool {
-	s := lines[i].text
+func startsBlock(lines []Line, i int) bool {
+	s := lines[i].Text
 	if _, _, ok := fenceOpen(s); ok {
 		return true
 	}
@@ -107,38 +128,38 @@ func startsBlock(lines []srcLine, i int) bool {
 		strings.HasPrefix(t, ">") || isTableStart(lines, i) || strings.HasPrefix(s, chunk.MachineCommentPrefix)
 }
 
-func isTableStart(lines []srcLine, i int) bool {
-	return strings.HasPrefix(strings.TrimSpace(lines[i].text), "|") && i+1 < len(lines) &&
-		strings.Contains(lines[i+1].text, "-") && tableSepRE.MatchString(lines[i+1].text)
+func isTableStart(lines []Line, i int) bool {
+	return strings.HasPrefix(strings.TrimSpace(lines[i].Text), "|") && i+1 < len(lines) &&
+		strings.Contains(lines[i+1].Text, "-") && tableSepRE.MatchString(lines[i+1].Text)
 }
 
 // renderBlocks renders lines as a sequence of blocks.
-func renderBlocks(lines []srcLine, o renderOpts) template.HTML {
+func renderBlocks(lines []Line, o Options) template.HTML {
 	var b strings.Builder
 	for i := 0; i < len(lines); {
 		l := lines[i]
 		switch {
-		case isBlank(l.text), strings.HasPrefix(l.text, chunk.MachineCommentPrefix):
+		case isBlank(l.Text), strings.HasPrefix(l.Text, chunk.MachineCommentPrefix):
 			// hivemem's bookkeeping (a session's turn keys) is not shown;
 			// the raw view has it.
-			anchor(&b, l.n)
+			anchor(&b, l.N)
 			i++
-		case isFence(l.text):
+		case isFence(l.Text):
 			i = renderFence(&b, lines, i, o)
-		case headingRE.MatchString(l.text):
-			m := headingRE.FindStringSubmatch(l.text)
+		case headingRE.MatchString(l.Text):
+			m := headingRE.FindStringSubmatch(l.Text)
 			level := len(m[1])
 			tag := "h" + strconv.Itoa(min(max(level, 2)+1, 6))
-			b.WriteString("<" + tag + ` class="md-h md-h` + strconv.Itoa(level) + hitClass(o, l.n, l.n) + `" id="L` + strconv.Itoa(l.n) + `">`)
+			b.WriteString("<" + tag + ` class="md-h md-h` + strconv.Itoa(level) + hitClass(o, l.N, l.N) + `" id="L` + strconv.Itoa(l.N) + `">`)
 			renderInline(&b, m[2], o, 0)
 			b.WriteString("</" + tag + ">\n")
 			i++
-		case hrRE.MatchString(l.text):
-			b.WriteString(`<hr class="md-hr" id="L` + strconv.Itoa(l.n) + `">` + "\n")
+		case hrRE.MatchString(l.Text):
+			b.WriteString(`<hr class="md-hr" id="L` + strconv.Itoa(l.N) + `">` + "\n")
 			i++
-		case listRE.MatchString(l.text):
+		case listRE.MatchString(l.Text):
 			i = renderList(&b, lines, i, o)
-		case strings.HasPrefix(strings.TrimLeft(l.text, " "), ">"):
+		case strings.HasPrefix(strings.TrimLeft(l.Text, " "), ">"):
 			i = renderQuote(&b, lines, i, o)
 		case isTableStart(lines, i):
 			i = renderTable(&b, lines, i, o)
@@ -155,35 +176,35 @@ func anchor(b *strings.Builder, n int) {
 	b.WriteString(`<span class="ln" id="L` + strconv.Itoa(n) + `"></span>`)
 }
 
-func hitClass(o renderOpts, a, z int) string {
-	if o.hit(a, z) {
+func hitClass(o Options, a, z int) string {
+	if o.Hit(a, z) {
 		return " hit"
 	}
 	return ""
 }
 
-func renderFence(b *strings.Builder, lines []srcLine, i int, o renderOpts) int {
-	ch, n, _ := fenceOpen(lines[i].text)
-	info := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(lines[i].text), string(ch)))
+func renderFence(b *strings.Builder, lines []Line, i int, o Options) int {
+	ch, n, _ := fenceOpen(lines[i].Text)
+	info := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(lines[i].Text), string(ch)))
 	j := i + 1
-	for j < len(lines) && !fenceClose(lines[j].text, ch, n) {
+	for j < len(lines) && !fenceClose(lines[j].Text, ch, n) {
 		j++
 	}
 	last := min(j, len(lines)-1)
-	b.WriteString(`<div class="md-code` + hitClass(o, lines[i].n, lines[last].n) + `">`)
-	anchor(b, lines[i].n)
+	b.WriteString(`<div class="md-code` + hitClass(o, lines[i].N, lines[last].N) + `">`)
+	anchor(b, lines[i].N)
 	if info != "" {
 		b.WriteString(`<span class="md-lang">` + html.EscapeString(firstWord(info)) + `</span>`)
 	}
 	b.WriteString("<pre><code>")
 	for k := i + 1; k < j && k < len(lines); k++ {
-		anchor(b, lines[k].n)
-		writeText(b, lines[k].text, o)
+		anchor(b, lines[k].N)
+		writeText(b, lines[k].Text, o)
 		b.WriteByte('\n')
 	}
 	b.WriteString("</code></pre>")
 	if j < len(lines) {
-		anchor(b, lines[j].n)
+		anchor(b, lines[j].N)
 		j++
 	}
 	b.WriteString("</div>\n")
@@ -200,32 +221,32 @@ func firstWord(s string) string {
 	return ""
 }
 
-func renderList(b *strings.Builder, lines []srcLine, i int, o renderOpts) int {
+func renderList(b *strings.Builder, lines []Line, i int, o Options) int {
 	type item struct {
 		first, last int // line numbers
 		depth       int
 		marker      string
 		ordered     bool
-		body        []srcLine
+		body        []Line
 	}
 	var items []item
 	j := i
 	for j < len(lines) {
 		l := lines[j]
-		if m := listRE.FindStringSubmatch(l.text); m != nil {
+		if m := listRE.FindStringSubmatch(l.Text); m != nil {
 			indent := strings.ReplaceAll(m[1], "\t", "    ")
-			it := item{first: l.n, last: l.n, depth: min(len(indent)/2, 5), marker: m[2]}
+			it := item{first: l.N, last: l.N, depth: min(len(indent)/2, 5), marker: m[2]}
 			it.ordered = m[2][0] >= '0' && m[2][0] <= '9'
-			it.body = []srcLine{{n: l.n, text: m[3]}}
+			it.body = []Line{{N: l.N, Text: m[3]}}
 			items = append(items, it)
 			j++
 			continue
 		}
 		// A non-blank indented line continues the item above it.
-		if !isBlank(l.text) && (strings.HasPrefix(l.text, "  ") || strings.HasPrefix(l.text, "\t")) && !isFence(l.text) {
+		if !isBlank(l.Text) && (strings.HasPrefix(l.Text, "  ") || strings.HasPrefix(l.Text, "\t")) && !isFence(l.Text) {
 			it := &items[len(items)-1]
-			it.body = append(it.body, srcLine{n: l.n, text: strings.TrimSpace(l.text)})
-			it.last = l.n
+			it.body = append(it.body, Line{N: l.N, Text: strings.TrimSpace(l.Text)})
+			it.last = l.N
 			j++
 			continue
 		}
@@ -234,7 +255,7 @@ func renderList(b *strings.Builder, lines []srcLine, i int, o renderOpts) int {
 	b.WriteString(`<ul class="md-list">` + "\n")
 	for _, it := range items {
 		cls := "d" + strconv.Itoa(it.depth)
-		text := it.body[0].text
+		text := it.body[0].Text
 		pinned := strings.HasPrefix(strings.TrimSpace(text), "📌")
 		if pinned {
 			cls += " pin"
@@ -248,8 +269,8 @@ func renderList(b *strings.Builder, lines []srcLine, i int, o renderOpts) int {
 			if k > 0 {
 				b.WriteString("<br>")
 			}
-			anchor(b, bl.n)
-			t := bl.text
+			anchor(b, bl.N)
+			t := bl.Text
 			if k == 0 {
 				if it.ordered {
 					b.WriteString(`<span class="md-num">` + html.EscapeString(it.marker) + `</span> `)
@@ -271,33 +292,33 @@ func renderList(b *strings.Builder, lines []srcLine, i int, o renderOpts) int {
 	return j
 }
 
-func renderQuote(b *strings.Builder, lines []srcLine, i int, o renderOpts) int {
+func renderQuote(b *strings.Builder, lines []Line, i int, o Options) int {
 	j := i
-	for j < len(lines) && strings.HasPrefix(strings.TrimLeft(lines[j].text, " "), ">") {
+	for j < len(lines) && strings.HasPrefix(strings.TrimLeft(lines[j].Text, " "), ">") {
 		j++
 	}
-	b.WriteString(`<blockquote class="md-quote` + hitClass(o, lines[i].n, lines[j-1].n) + `">`)
+	b.WriteString(`<blockquote class="md-quote` + hitClass(o, lines[i].N, lines[j-1].N) + `">`)
 	for k := i; k < j; k++ {
 		if k > i {
 			b.WriteString("<br>")
 		}
-		anchor(b, lines[k].n)
-		t := strings.TrimLeft(lines[k].text, " ")[1:]
+		anchor(b, lines[k].N)
+		t := strings.TrimLeft(lines[k].Text, " ")[1:]
 		renderInline(b, strings.TrimPrefix(t, " "), o, 0)
 	}
 	b.WriteString("</blockquote>\n")
 	return j
 }
 
-func renderTable(b *strings.Builder, lines []srcLine, i int, o renderOpts) int {
+func renderTable(b *strings.Builder, lines []Line, i int, o Options) int {
 	j := i + 2
-	for j < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[j].text), "|") {
+	for j < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[j].Text), "|") {
 		j++
 	}
-	b.WriteString(`<div class="md-table` + hitClass(o, lines[i].n, lines[j-1].n) + `"><table>`)
-	row := func(l srcLine, cell string) {
-		b.WriteString(`<tr id="L` + strconv.Itoa(l.n) + `">`)
-		for _, c := range tableCells(l.text) {
+	b.WriteString(`<div class="md-table` + hitClass(o, lines[i].N, lines[j-1].N) + `"><table>`)
+	row := func(l Line, cell string) {
+		b.WriteString(`<tr id="L` + strconv.Itoa(l.N) + `">`)
+		for _, c := range tableCells(l.Text) {
 			b.WriteString("<" + cell + ">")
 			renderInline(b, c, o, 0)
 			b.WriteString("</" + cell + ">")
@@ -311,7 +332,7 @@ func renderTable(b *strings.Builder, lines []srcLine, i int, o renderOpts) int {
 		row(lines[k], "td")
 	}
 	b.WriteString("</tbody></table>")
-	anchor(b, lines[i+1].n)
+	anchor(b, lines[i+1].N)
 	b.WriteString("</div>\n")
 	return j
 }
@@ -340,18 +361,18 @@ func tableCells(s string) []string {
 	return append(cells, strings.TrimSpace(cur.String()))
 }
 
-func renderParagraph(b *strings.Builder, lines []srcLine, i int, o renderOpts) int {
+func renderParagraph(b *strings.Builder, lines []Line, i int, o Options) int {
 	j := i + 1
-	for j < len(lines) && !isBlank(lines[j].text) && !startsBlock(lines, j) {
+	for j < len(lines) && !isBlank(lines[j].Text) && !startsBlock(lines, j) {
 		j++
 	}
-	b.WriteString(`<p class="md-p` + hitClass(o, lines[i].n, lines[j-1].n) + `">`)
+	b.WriteString(`<p class="md-p` + hitClass(o, lines[i].N, lines[j-1].N) + `">`)
 	for k := i; k < j; k++ {
 		if k > i {
 			b.WriteString("<br>")
 		}
-		anchor(b, lines[k].n)
-		renderInline(b, strings.TrimSpace(lines[k].text), o, 0)
+		anchor(b, lines[k].N)
+		renderInline(b, strings.TrimSpace(lines[k].Text), o, 0)
 	}
 	b.WriteString("</p>\n")
 	return j
@@ -371,7 +392,7 @@ var (
 )
 
 // renderInline writes one line's inline markdown.
-func renderInline(b *strings.Builder, s string, o renderOpts, depth int) {
+func renderInline(b *strings.Builder, s string, o Options, depth int) {
 	if depth > maxInlineDepth || len(s) > maxInlineLine {
 		writeText(b, s, o)
 		return
@@ -495,8 +516,8 @@ func safeURL(raw string) (string, bool) {
 
 // writeText writes escaped text, wrapping words that start with a query
 // term in <mark>.
-func writeText(b *strings.Builder, s string, o renderOpts) {
-	if len(o.terms) == 0 {
+func writeText(b *strings.Builder, s string, o Options) {
+	if len(o.Terms) == 0 {
 		b.WriteString(html.EscapeString(s))
 		return
 	}
@@ -516,7 +537,7 @@ func writeText(b *strings.Builder, s string, o renderOpts) {
 			j += sz
 		}
 		word := strings.ToLower(s[i:j])
-		for _, t := range o.terms {
+		for _, t := range o.Terms {
 			if strings.HasPrefix(word, t) {
 				b.WriteString(html.EscapeString(s[start:i]))
 				b.WriteString("<mark>" + html.EscapeString(s[i:j]) + "</mark>")
@@ -531,11 +552,11 @@ func writeText(b *strings.Builder, s string, o renderOpts) {
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) }
 
-// snippet cuts a hit's text to about n bytes around the first line that
+// Snippet cuts a hit's text to about n bytes around the first line that
 // has a query term (lower case, as from store.QueryTerms), on line
 // boundaries where it can. It only ever cuts text at rune starts, and adds
 // nothing but the "… " and " …" marks of a cut.
-func snippet(text string, terms []string, n int) (string, bool) {
+func Snippet(text string, terms []string, n int) (string, bool) {
 	if len(text) <= n {
 		return text, false
 	}
