@@ -11,6 +11,7 @@ import (
 
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/fts"
+	"github.com/hivemem/hivemem/internal/store/sqlq"
 )
 
 // lexicalSQL scores every drawer whose tsvector matches the query (the GIN
@@ -167,7 +168,7 @@ func (s *Store) lexicalRun(ctx context.Context, tx pgx.Tx, toks []string, idfs [
 	for i, t := range match {
 		tsq[i] = quoteLexeme(t)
 	}
-	where, fargs := filterSQL(f, 9)
+	where, fargs := sqlq.Where(sqlq.Postgres, f, 9)
 	q := lexicalSQL + where + fmt.Sprintf(` ORDER BY sc.score DESC, d.id COLLATE "C" LIMIT $%d`, 9+len(fargs))
 	args := []any{toks, idfs, fts.K1 + 1, fts.K1, 1 - fts.B, fts.B, avg, strings.Join(tsq, " | ")}
 	args = append(append(args, fargs...), k)
@@ -176,16 +177,7 @@ func (s *Store) lexicalRun(ctx context.Context, tx pgx.Tx, toks []string, idfs [
 		return nil, err
 	}
 	defer rows.Close()
-	var out []store.Scored
-	for rows.Next() {
-		var sc store.Scored
-		if err := rows.Scan(&sc.ID, &sc.Score); err != nil {
-			return nil, err
-		}
-		sc.Rank = len(out) + 1
-		out = append(out, sc)
-	}
-	return out, rows.Err()
+	return sqlq.Scored(rows)
 }
 
 // distinct returns toks without repeats, in order of first appearance.

@@ -57,11 +57,9 @@ package postgres
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,6 +73,8 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/sqlq"
+	"github.com/hivemem/hivemem/internal/store/vecindex"
 )
 
 // Options configures Open.
@@ -522,35 +522,7 @@ func checkVector(v []float32, dim int) error {
 	if len(v) != dim {
 		return fmt.Errorf("vector has dimension %d, the model's is %d", len(v), dim)
 	}
-	for i, x := range v {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return fmt.Errorf("vector component %d is %v", i, x)
-		}
-	}
-	return nil
-}
-
-func encodeVector(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b
-}
-
-func appendVector(dst []float32, b []byte) []float32 {
-	n := len(b) / 4
-	off := len(dst)
-	dst = slices.Grow(dst, n)[:off+n]
-	decodeVector(dst[off:], b)
-	return dst
-}
-
-// decodeVector fills dst from the little-endian float32s in b.
-func decodeVector(dst []float32, b []byte) {
-	for i := range dst {
-		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
+	return vecindex.CheckFinite(v)
 }
 
 // Apply implements store.Store.
@@ -663,7 +635,7 @@ func (s *Store) insertDrawers(ctx context.Context, tx pgx.Tx, gen int64, ds []st
 					t := pgvector.NewVector(d.Vector).String()
 					vecText[i] = &t
 				} else {
-					vecBlob[i] = encodeVector(d.Vector)
+					vecBlob[i] = vecindex.Encode(d.Vector)
 				}
 			}
 			delta.drawers++
@@ -841,7 +813,7 @@ func (s *Store) SetVectors(ctx context.Context, ids []string, vecs [][]float32) 
 			} else {
 				vs := make([][]byte, hi-lo)
 				for i := range vs {
-					vs[i] = encodeVector(vecs[lo+i])
+					vs[i] = vecindex.Encode(vecs[lo+i])
 				}
 				q, vp = `UPDATE drawers d SET vec = u.v, gen = $3 FROM unnest($1::text[], $2::bytea[]) u(id, v) WHERE d.id = u.id RETURNING d.id`, vs
 			}
@@ -924,39 +896,6 @@ func checkText(fields ...string) error {
 	return nil
 }
 
-// filterSQL renders f as SQL conditions on the drawers table aliased d,
-// numbering its parameters from next.
-func filterSQL(f store.Filter, next int) (string, []any) {
-	var conds []string
-	var args []any
-	add := func(cond string, v any) {
-		conds = append(conds, fmt.Sprintf(cond, next+len(args)))
-		args = append(args, v)
-	}
-	if f.Wing != "" {
-		add("d.wing = $%d", f.Wing)
-	}
-	if f.Room != "" {
-		add("d.room = $%d", f.Room)
-	}
-	if f.Agent != "" {
-		add("d.agent = $%d", f.Agent)
-	}
-	if f.Since != "" {
-		add("d.date >= $%d COLLATE \"C\"", f.Since)
-	}
-	if f.Until != "" {
-		add("d.date <= $%d COLLATE \"C\"", f.Until)
-	}
-	if f.Since != "" || f.Until != "" {
-		conds = append(conds, "d.date <> ''")
-	}
-	if len(conds) == 0 {
-		return "", nil
-	}
-	return " AND " + strings.Join(conds, " AND "), args
-}
-
 // List implements store.Store.
 func (s *Store) List(ctx context.Context, f store.Filter, limit int) ([]store.Drawer, error) {
 	if err := f.Validate(); err != nil {
@@ -965,7 +904,7 @@ func (s *Store) List(ctx context.Context, f store.Filter, limit int) ([]store.Dr
 	if !filterStorable(f) {
 		return nil, nil
 	}
-	where, args := filterSQL(f, 1)
+	where, args := sqlq.Where(sqlq.Postgres, f, 1)
 	q := `SELECT ` + drawerCols + ` FROM drawers d WHERE true` + where + ` ORDER BY d.source COLLATE "C", d.line_start, d.rowid`
 	if limit > 0 {
 		q += fmt.Sprintf(` LIMIT %d`, limit)
@@ -998,7 +937,7 @@ func (s *Store) CachedEmbeddings(ctx context.Context, model string, hashes []str
 		if err := rows.Scan(&h, &b); err != nil {
 			return nil, fmt.Errorf("read embedding cache: %w", s.wrap(err))
 		}
-		out[h] = appendVector(make([]float32, 0, len(b)/4), b)
+		out[h] = vecindex.AppendDecoded(make([]float32, 0, len(b)/4), b)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read embedding cache: %w", s.wrap(err))
@@ -1036,7 +975,7 @@ func (s *Store) PutEmbeddings(ctx context.Context, model string, hashes []string
 		if err := checkVector(vecs[i], dim); err != nil {
 			return fmt.Errorf("put embeddings: hash %q: %w", h, err)
 		}
-		blobs[i] = encodeVector(vecs[i])
+		blobs[i] = vecindex.Encode(vecs[i])
 	}
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
