@@ -217,26 +217,41 @@ type WingStats struct {
 	Drawers int    `json:"drawers"`
 }
 
-// Store is the palace backend.
+// Store is the palace backend: every role below, held to one behaviour by
+// the conformance suite in storetest.
 type Store interface {
-	// Backend names the implementation ("sqlite", "postgres").
-	Backend() string
+	Reader
+	Writer
+	Models
+	EmbeddingCache
+	Admin
+}
 
-	// Model returns the embedding model id and dimension the stored vectors
-	// were made with ("" and 0 when none). SetModel records them; a backend
-	// refuses vectors of another dimension, and refuses to change the model
-	// while vectors of the old one exist (call ClearVectors first), so that
-	// two models' vectors are never mixed. Each handle also has a model of
-	// its own: the palace's when it was opened, then the one its SetModel
-	// records. While that is not the palace's (another process, maybe on
-	// another machine, switched the palace to its model since), the
-	// handle's writes of vectors and its vector searches fail with
-	// ErrModelChanged (see CheckModel) instead of mixing two models.
-	Model(ctx context.Context) (model string, dim int, err error)
-	SetModel(ctx context.Context, model string, dim int) error
-	// ClearVectors drops every vector (used when the model changes), keeping drawers.
-	ClearVectors(ctx context.Context) error
+// Reader looks drawers up and ranks them: what a search, a wake-up and a
+// listing need.
+type Reader interface {
+	// Get returns drawers by id (with text, without vectors), in the order asked;
+	// ids that do not exist are skipped.
+	Get(ctx context.Context, ids []string) ([]Drawer, error)
+	// List returns drawers in scope ordered by source then LineStart, without
+	// vectors; at most limit of them (all when limit <= 0).
+	List(ctx context.Context, f Filter, limit int) ([]Drawer, error)
 
+	// Lexical ranks drawers in scope by full-text relevance (BM25) for a
+	// plain-text query; the backend escapes it, so no user text is ever
+	// interpreted as query syntax. At most k results, best first; a query
+	// with no words (see QueryTerms) or k <= 0 gives none.
+	Lexical(ctx context.Context, query string, f Filter, k int) ([]Scored, error)
+	// Vector ranks every drawer in scope that has a vector by cosine
+	// similarity with q (vectors are L2-normalised). At most k, best first,
+	// equal scores by drawer id. q must have the recorded model's
+	// dimension; with no vectors stored the result is empty.
+	Vector(ctx context.Context, q []float32, f Filter, k int) ([]Scored, error)
+}
+
+// Writer is what mining reads and writes: files, their drawers and the
+// drawers' vectors.
+type Writer interface {
 	// GetFile returns the record of a mined file, or ErrNotFound.
 	GetFile(ctx context.Context, source string) (File, error)
 	// Files lists the mined files whose source starts with prefix.
@@ -255,29 +270,53 @@ type Store interface {
 	// recorded and an unknown id is an error (wrapping ErrNotFound).
 	SetVectors(ctx context.Context, ids []string, vecs [][]float32) error
 
-	// Get returns drawers by id (with text, without vectors), in the order asked;
-	// ids that do not exist are skipped.
-	Get(ctx context.Context, ids []string) ([]Drawer, error)
-	// List returns drawers in scope ordered by source then LineStart, without
-	// vectors; at most limit of them (all when limit <= 0).
-	List(ctx context.Context, f Filter, limit int) ([]Drawer, error)
+	// Shared reports whether the palace is shared by several homes (on
+	// several machines, as a PostgreSQL palace can be): then each home
+	// removes and reindexes only the files it mined, since another home's
+	// files are not gone just because they are not here. A palace that
+	// lives in its home (SQLite) is not shared: every file is the home's.
+	Shared() bool
+	// LockSource holds one source file against every other writer of a
+	// shared palace until unlock is called. The miner holds it across
+	// reading a file's drawers, diffing and applying, so that two
+	// processes mining the same file cannot both insert its new drawers or
+	// undo each other's deletes. A palace that is not shared has no other
+	// writer to hold off: its unlock does nothing.
+	LockSource(ctx context.Context, source string) (unlock func(), err error)
+}
 
-	// Lexical ranks drawers in scope by full-text relevance (BM25) for a
-	// plain-text query; the backend escapes it, so no user text is ever
-	// interpreted as query syntax. At most k results, best first; a query
-	// with no words (see QueryTerms) or k <= 0 gives none.
-	Lexical(ctx context.Context, query string, f Filter, k int) ([]Scored, error)
-	// Vector ranks every drawer in scope that has a vector by cosine
-	// similarity with q (vectors are L2-normalised). At most k, best first.
-	// q must have the recorded model's dimension; with no vectors stored the
-	// result is empty.
-	Vector(ctx context.Context, q []float32, f Filter, k int) ([]Scored, error)
+// Models records which embedding model the vectors were made with.
+type Models interface {
+	// Model returns the embedding model id and dimension the stored vectors
+	// were made with ("" and 0 when none). SetModel records them; a backend
+	// refuses vectors of another dimension, and refuses to change the model
+	// while vectors of the old one exist (call ClearVectors first), so that
+	// two models' vectors are never mixed. Each handle also has a model of
+	// its own: the palace's when it was opened, then the one its SetModel
+	// records. While that is not the palace's (another process, maybe on
+	// another machine, switched the palace to its model since), the
+	// handle's writes of vectors and its vector searches fail with
+	// ErrModelChanged (see CheckModel) instead of mixing two models.
+	Model(ctx context.Context) (model string, dim int, err error)
+	SetModel(ctx context.Context, model string, dim int) error
+	// ClearVectors drops every vector (used when the model changes), keeping drawers.
+	ClearVectors(ctx context.Context) error
+}
 
+// EmbeddingCache keeps vectors by text hash, so that text embedded once
+// (by any model) costs no model time again under that model.
+type EmbeddingCache interface {
 	// CachedEmbeddings returns the cached vectors for text hashes under a model.
 	CachedEmbeddings(ctx context.Context, model string, hashes []string) (map[string][]float32, error)
 	// PutEmbeddings stores vectors in the cache.
 	PutEmbeddings(ctx context.Context, model string, hashes []string, vecs [][]float32) error
+}
 
+// Admin is the backend as a whole: what status, reindex, check and
+// shutdown need.
+type Admin interface {
+	// Backend names the implementation ("sqlite", "postgres").
+	Backend() string
 	// Stats summarises the index.
 	Stats(ctx context.Context) (Stats, error)
 	// Reset drops every file, drawer and vector (the embedding cache is kept).

@@ -1121,6 +1121,10 @@ func deref(s *string) string {
 	return *s
 }
 
+// Shared implements store.Writer: a PostgreSQL palace may be shared by
+// several homes, on several machines.
+func (s *Store) Shared() bool { return true }
+
 // LockSource takes a lock on one source that every process using this
 // database respects (a session advisory lock, waited for with polling so
 // that the statement timeout does not cut the wait short), plus an

@@ -148,6 +148,16 @@ func (s *Store) initWriter(ctx context.Context) error {
 // Backend implements store.Store.
 func (s *Store) Backend() string { return "sqlite" }
 
+// Shared implements store.Writer: a SQLite palace lives in its home, so
+// every file in it is the home's own.
+func (s *Store) Shared() bool { return false }
+
+// LockSource implements store.Writer. A palace that is not shared has no
+// other home mining its files: there is nothing to hold off.
+func (s *Store) LockSource(context.Context, string) (unlock func(), err error) {
+	return func() {}, nil
+}
+
 // Path is the absolute path of the database file.
 func (s *Store) Path() string { return s.path }
 
