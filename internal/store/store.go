@@ -8,9 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
-	"unicode"
 )
 
 // ErrNotFound is returned when a requested row does not exist.
@@ -80,18 +78,6 @@ type Filter struct {
 	Until string // YYYY-MM-DD inclusive upper bound; "" means none
 }
 
-// Validate reports a malformed date bound, so that a typo such as
-// "2026-13-01" is a clear error instead of a silently empty result.
-func (f Filter) Validate() error {
-	if err := ValidDate(f.Since); err != nil {
-		return fmt.Errorf("filter since: %w", err)
-	}
-	if err := ValidDate(f.Until); err != nil {
-		return fmt.Errorf("filter until: %w", err)
-	}
-	return nil
-}
-
 // Matches reports whether a drawer is in the filter's scope. Backends filter
 // in their own query language; this is the reference they are tested against.
 func (f Filter) Matches(d Drawer) bool {
@@ -107,70 +93,6 @@ func (f Filter) Matches(d Drawer) bool {
 		return false
 	}
 	return true
-}
-
-// ValidDate accepts "" or a real calendar date written YYYY-MM-DD. Dates are
-// compared as strings by every backend, so any other spelling would sort
-// wrongly.
-func ValidDate(s string) error {
-	if s == "" {
-		return nil
-	}
-	if _, err := time.Parse(time.DateOnly, s); err != nil || len(s) != len(time.DateOnly) {
-		return fmt.Errorf("date %q is not YYYY-MM-DD", s)
-	}
-	return nil
-}
-
-// MaxQueryTerms caps how many terms a lexical query keeps: beyond a few dozen
-// terms an OR query only gets slower, not better.
-const MaxQueryTerms = 32
-
-// stopwords are dropped from lexical queries because they match most
-// drawers and only dilute BM25; the list is deliberately short.
-var stopwords = map[string]bool{
-	"a": true, "an": true, "and": true, "are": true, "as": true, "at": true,
-	"be": true, "but": true, "by": true, "did": true, "do": true, "does": true,
-	"for": true, "from": true, "had": true, "has": true, "have": true,
-	"how": true, "i": true, "if": true, "in": true, "into": true, "is": true,
-	"it": true, "its": true, "me": true, "my": true, "no": true, "not": true,
-	"of": true, "on": true, "or": true, "our": true, "so": true, "such": true,
-	"that": true, "the": true, "their": true, "then": true, "there": true,
-	"these": true, "they": true, "this": true, "to": true, "was": true,
-	"we": true, "were": true, "what": true, "when": true, "where": true,
-	"which": true, "who": true, "why": true, "will": true, "with": true,
-	"you": true, "your": true,
-}
-
-// QueryTerms turns a plain-text query into the words a lexical backend
-// should look for: lowercased, split on anything that is not a letter, a
-// digit or a combining mark (so every script survives and no punctuation can
-// reach a query language), English stopwords dropped unless nothing else is
-// left, duplicates removed, at most MaxQueryTerms kept in order of first
-// appearance. A query with no words gives nil.
-func QueryTerms(q string) []string {
-	words := strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r)
-	})
-	pick := func(dropStop bool) []string {
-		var out []string
-		seen := make(map[string]bool)
-		for _, w := range words {
-			if seen[w] || (dropStop && stopwords[w]) {
-				continue
-			}
-			seen[w] = true
-			out = append(out, w)
-			if len(out) == MaxQueryTerms {
-				break
-			}
-		}
-		return out
-	}
-	if terms := pick(true); len(terms) > 0 {
-		return terms
-	}
-	return pick(false)
 }
 
 // Scored is one ranked candidate: a drawer id and the backend's score

@@ -32,10 +32,11 @@ const lexicalSQL = `SELECT d.id, sc.score FROM drawers d
 // Lexical implements store.Store with FTS5's bm25 computed in SQL, planned
 // as the SQLite backend plans it (see the package comment).
 func (s *Store) Lexical(ctx context.Context, query string, f store.Filter, k int) ([]store.Scored, error) {
-	if err := f.Validate(); err != nil {
+	q, err := store.Analyze(query, f)
+	if err != nil {
 		return nil, fmt.Errorf("lexical search: %w", err)
 	}
-	terms := store.QueryTerms(query)
+	terms := q.Terms
 	if len(terms) == 0 || k <= 0 || !filterStorable(f) {
 		return nil, nil
 	}

@@ -87,10 +87,11 @@ func scopeToken(prefix, val string) string {
 // instead whenever it is up to date, with the same plan and ranking (see
 // lexicalWarm).
 func (s *Store) Lexical(ctx context.Context, query string, f store.Filter, k int) ([]store.Scored, error) {
-	if err := f.Validate(); err != nil {
+	q, err := store.Analyze(query, f)
+	if err != nil {
 		return nil, fmt.Errorf("lexical search: %w", err)
 	}
-	terms := store.QueryTerms(query)
+	terms := q.Terms
 	if len(terms) == 0 || k <= 0 {
 		return nil, nil
 	}

@@ -4,39 +4,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"testing"
 
 	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/storetest"
 )
-
-// reference ranks rows by brute force: score, then id.
-func reference(rows map[string]Row, q []float32, f store.Filter, k int) []store.Scored {
-	var out []store.Scored
-	for _, r := range rows {
-		if !f.Matches(store.Drawer{Wing: r.Wing, Room: r.Room, Agent: r.Agent, Date: r.Date}) {
-			continue
-		}
-		var s float32
-		for i := range q {
-			s += q[i] * r.Vec[i]
-		}
-		out = append(out, store.Scored{ID: r.ID, Score: float64(s)})
-	}
-	sort.Slice(out, func(a, b int) bool {
-		if out[a].Score != out[b].Score {
-			return out[a].Score > out[b].Score
-		}
-		return out[a].ID < out[b].ID
-	})
-	if len(out) > k {
-		out = out[:k]
-	}
-	for i := range out {
-		out[i].Rank = i + 1
-	}
-	return out
-}
 
 func TestSearchMatchesBruteForceAfterPutsAndRemoves(t *testing.T) {
 	for _, parallel := range []bool{false, true} {
@@ -57,7 +29,7 @@ func TestSearchMatchesBruteForceAfterPutsAndRemoves(t *testing.T) {
 				return v
 			}
 			x := New(dim, 0)
-			ref := map[string]Row{}
+			ref := map[string]store.Drawer{}
 			dates := []string{"", "2026-01-02", "2026-03-04", "2025-12-31"}
 			for i := range 400 {
 				id := fmt.Sprintf("d%03d", rng.IntN(300))
@@ -77,7 +49,7 @@ func TestSearchMatchesBruteForceAfterPutsAndRemoves(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					ref[id] = r
+					ref[id] = store.Drawer{ID: id, Wing: r.Wing, Room: r.Room, Agent: r.Agent, Date: r.Date, Vector: r.Vec}
 				}
 			}
 			if err := x.Check(); err != nil {
@@ -88,7 +60,7 @@ func TestSearchMatchesBruteForceAfterPutsAndRemoves(t *testing.T) {
 			}
 			for id, want := range ref {
 				got, ok := x.Row(id)
-				if !ok || got.Wing != want.Wing || got.Room != want.Room || got.Agent != want.Agent || got.Date != want.Date || !slices.Equal(got.Vec, want.Vec) {
+				if !ok || got.Wing != want.Wing || got.Room != want.Room || got.Agent != want.Agent || got.Date != want.Date || !slices.Equal(got.Vec, want.Vector) {
 					t.Fatalf("Row(%q) = %+v, %v; want %+v", id, got, ok, want)
 				}
 			}
@@ -97,7 +69,7 @@ func TestSearchMatchesBruteForceAfterPutsAndRemoves(t *testing.T) {
 			for _, f := range filters {
 				for _, k := range []int{1, 5, 50, 1000} {
 					q := vec()
-					got, want := x.Search(q, f, k), reference(ref, q, f, k)
+					got, want := x.Search(q, f, k), storetest.BruteForce(ref, q, f, k)
 					if !slices.Equal(got, want) {
 						t.Errorf("Search(%+v, k=%d):\n got %v\nwant %v", f, k, got, want)
 					}
