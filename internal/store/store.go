@@ -117,6 +117,40 @@ type FileUpdate struct {
 	Delete []string
 }
 
+// CheckDrawer refuses drawers the rest of the system could not handle: no
+// id, another file's drawer, a date that would not sort, a line range that
+// runs backwards. An empty Source is taken to be source. Every backend
+// calls it in Apply.
+func CheckDrawer(d *Drawer, source string) error {
+	if d.ID == "" {
+		return errors.New("drawer with an empty id")
+	}
+	if d.Source == "" {
+		d.Source = source
+	} else if d.Source != source {
+		return fmt.Errorf("drawer %q belongs to %q, not to the file being applied (%q)", d.ID, d.Source, source)
+	}
+	if err := ValidDate(d.Date); err != nil {
+		return fmt.Errorf("drawer %q: %w", d.ID, err)
+	}
+	if d.LineStart < 0 || d.LineEnd < d.LineStart {
+		return fmt.Errorf("drawer %q: bad line range %d-%d", d.ID, d.LineStart, d.LineEnd)
+	}
+	return nil
+}
+
+// CheckEmbeddings refuses a PutEmbeddings call no backend can store: no
+// model name, or hashes and vectors that do not pair up.
+func CheckEmbeddings(model string, hashes []string, vecs [][]float32) error {
+	if model == "" {
+		return errors.New("empty model name")
+	}
+	if len(hashes) != len(vecs) {
+		return fmt.Errorf("%d hashes but %d vectors", len(hashes), len(vecs))
+	}
+	return nil
+}
+
 // Stats summarises the index for `status`.
 type Stats struct {
 	Files     int         `json:"files"`

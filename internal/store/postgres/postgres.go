@@ -464,15 +464,7 @@ const drawerCols = `d.id, d.wing, d.room, d.agent, d.source, d.heading, d.line_s
 
 func scanDrawers(rows pgx.Rows) ([]store.Drawer, error) {
 	defer rows.Close()
-	var out []store.Drawer
-	for rows.Next() {
-		var d store.Drawer
-		if err := rows.Scan(&d.ID, &d.Wing, &d.Room, &d.Agent, &d.Source, &d.Heading, &d.LineStart, &d.LineEnd, &d.Date, &d.Hash, &d.Text); err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+	return sqlq.Drawers(rows)
 }
 
 // Drawers implements store.Store.
@@ -491,25 +483,14 @@ func (s *Store) Drawers(ctx context.Context, source string) ([]store.Drawer, err
 	return ds, nil
 }
 
-// checkDrawer refuses drawers the rest of the system could not handle (as
-// the SQLite backend does).
+// checkDrawer is store.CheckDrawer, and refuses text PostgreSQL cannot
+// store.
 func checkDrawer(d *store.Drawer, source string) error {
-	if d.ID == "" {
-		return errors.New("drawer with an empty id")
-	}
-	if d.Source == "" {
-		d.Source = source
-	} else if d.Source != source {
-		return fmt.Errorf("drawer %q belongs to %q, not to the file being applied (%q)", d.ID, d.Source, source)
+	if err := store.CheckDrawer(d, source); err != nil {
+		return err
 	}
 	if err := checkText("id", d.ID, "wing", d.Wing, "room", d.Room, "agent", d.Agent, "heading", d.Heading, "hash", d.Hash, "text", d.Text); err != nil {
 		return fmt.Errorf("drawer %q: %w", d.ID, err)
-	}
-	if err := store.ValidDate(d.Date); err != nil {
-		return fmt.Errorf("drawer %q: %w", d.ID, err)
-	}
-	if d.LineStart < 0 || d.LineEnd < d.LineStart {
-		return fmt.Errorf("drawer %q: bad line range %d-%d", d.ID, d.LineStart, d.LineEnd)
 	}
 	return nil
 }
@@ -948,11 +929,8 @@ func (s *Store) CachedEmbeddings(ctx context.Context, model string, hashes []str
 // PutEmbeddings implements store.Store. Vectors for the palace's recorded
 // model must have its dimension; within one call all vectors must agree.
 func (s *Store) PutEmbeddings(ctx context.Context, model string, hashes []string, vecs [][]float32) error {
-	if model == "" {
-		return errors.New("put embeddings: empty model name")
-	}
-	if len(hashes) != len(vecs) {
-		return fmt.Errorf("put embeddings: %d hashes but %d vectors", len(hashes), len(vecs))
+	if err := store.CheckEmbeddings(model, hashes, vecs); err != nil {
+		return fmt.Errorf("put embeddings: %w", err)
 	}
 	if len(hashes) == 0 {
 		return nil

@@ -373,15 +373,7 @@ const drawerCols = `id, wing, room, agent, source, heading, line_start, line_end
 
 func scanDrawers(rows *sql.Rows) ([]store.Drawer, error) {
 	defer rows.Close()
-	var out []store.Drawer
-	for rows.Next() {
-		var d store.Drawer
-		if err := rows.Scan(&d.ID, &d.Wing, &d.Room, &d.Agent, &d.Source, &d.Heading, &d.LineStart, &d.LineEnd, &d.Date, &d.Hash, &d.Text); err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+	return sqlq.Drawers(rows)
 }
 
 // Drawers implements store.Store.
@@ -395,27 +387,6 @@ func (s *Store) Drawers(ctx context.Context, source string) ([]store.Drawer, err
 		return nil, fmt.Errorf("list drawers of %q: %w", source, err)
 	}
 	return ds, nil
-}
-
-// checkDrawer refuses drawers the rest of the system could not handle: no
-// id, another file's drawer, a date that would not sort, a line range that
-// runs backwards.
-func checkDrawer(d *store.Drawer, source string) error {
-	if d.ID == "" {
-		return errors.New("drawer with an empty id")
-	}
-	if d.Source == "" {
-		d.Source = source
-	} else if d.Source != source {
-		return fmt.Errorf("drawer %q belongs to %q, not to the file being applied (%q)", d.ID, d.Source, source)
-	}
-	if err := store.ValidDate(d.Date); err != nil {
-		return fmt.Errorf("drawer %q: %w", d.ID, err)
-	}
-	if d.LineStart < 0 || d.LineEnd < d.LineStart {
-		return fmt.Errorf("drawer %q: bad line range %d-%d", d.ID, d.LineStart, d.LineEnd)
-	}
-	return nil
 }
 
 // vectorBlob encodes v after checking it against the recorded dimension;
@@ -449,7 +420,7 @@ func (s *Store) Apply(ctx context.Context, u store.FileUpdate) error {
 	copy(upd, u.Update)
 	for _, ds := range [][]store.Drawer{ins, upd} {
 		for i := range ds {
-			if err := checkDrawer(&ds[i], src); err != nil {
+			if err := store.CheckDrawer(&ds[i], src); err != nil {
 				return fmt.Errorf("apply %q: %w", src, err)
 			}
 		}
@@ -785,11 +756,8 @@ func (s *Store) CachedEmbeddings(ctx context.Context, model string, hashes []str
 // PutEmbeddings implements store.Store. Vectors for the palace's recorded
 // model must have its dimension; within one call all vectors must agree.
 func (s *Store) PutEmbeddings(ctx context.Context, model string, hashes []string, vecs [][]float32) error {
-	if model == "" {
-		return errors.New("put embeddings: empty model name")
-	}
-	if len(hashes) != len(vecs) {
-		return fmt.Errorf("put embeddings: %d hashes but %d vectors", len(hashes), len(vecs))
+	if err := store.CheckEmbeddings(model, hashes, vecs); err != nil {
+		return fmt.Errorf("put embeddings: %w", err)
 	}
 	if len(hashes) == 0 {
 		return nil

@@ -80,3 +80,17 @@ func Scored(rows Rows) ([]store.Scored, error) {
 	}
 	return out, rows.Err()
 }
+
+// Drawers reads rows of the drawer columns id, wing, room, agent, source,
+// heading, line_start, line_end, date, hash and text, in that order.
+func Drawers(rows Rows) ([]store.Drawer, error) {
+	var out []store.Drawer
+	for rows.Next() {
+		var d store.Drawer
+		if err := rows.Scan(&d.ID, &d.Wing, &d.Room, &d.Agent, &d.Source, &d.Heading, &d.LineStart, &d.LineEnd, &d.Date, &d.Hash, &d.Text); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}

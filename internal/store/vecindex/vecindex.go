@@ -45,9 +45,8 @@ type Index struct {
 	agent []int32
 	date  []int32 // YYYYMMDD, 0 when the drawer has no date
 
-	pos   map[string]int   // drawer id -> row
-	codes map[string]int32 // interned wing/room/agent values
-	names []string         // code -> value
+	pos   map[string]int // drawer id -> row
+	codes lexindex.Codes // interned wing/room/agent values
 }
 
 // Row is one drawer as the index sees it.
@@ -71,8 +70,7 @@ func (x *Index) Reset(dim, n int) {
 	x.ids = x.ids[:0]
 	x.wing, x.room, x.agent, x.date = x.wing[:0], x.room[:0], x.agent[:0], x.date[:0]
 	x.pos = make(map[string]int, n)
-	x.codes = make(map[string]int32)
-	x.names = x.names[:0]
+	x.codes = lexindex.Codes{}
 }
 
 // Dim is the dimension of the vectors.
@@ -80,17 +78,6 @@ func (x *Index) Dim() int { return x.dim }
 
 // Len is the number of rows.
 func (x *Index) Len() int { return len(x.ids) }
-
-// code interns s.
-func (x *Index) code(s string) int32 {
-	c, ok := x.codes[s]
-	if !ok {
-		c = int32(len(x.codes))
-		x.codes[s] = c
-		x.names = append(x.names, s)
-	}
-	return c
-}
 
 // row returns the row of id, appending an empty one when id is new.
 func (x *Index) row(id string) (i int, existed bool) {
@@ -109,7 +96,7 @@ func (x *Index) row(id string) (i int, existed bool) {
 }
 
 func (x *Index) setMeta(i int, wing, room, agent, date string) {
-	x.wing[i], x.room[i], x.agent[i] = x.code(wing), x.code(room), x.code(agent)
+	x.wing[i], x.room[i], x.agent[i] = x.codes.Code(wing), x.codes.Code(room), x.codes.Code(agent)
 	x.date[i] = lexindex.DateCode(date)
 }
 
@@ -179,7 +166,7 @@ func (x *Index) Row(id string) (r Row, ok bool) {
 	if !ok {
 		return r, false
 	}
-	r = Row{ID: id, Wing: x.names[x.wing[i]], Room: x.names[x.room[i]], Agent: x.names[x.agent[i]]}
+	r = Row{ID: id, Wing: x.codes.Name(x.wing[i]), Room: x.codes.Name(x.room[i]), Agent: x.codes.Name(x.agent[i])}
 	if d := x.date[i]; d != 0 {
 		r.Date = fmt.Sprintf("%04d-%02d-%02d", d/10000, d/100%100, d%100)
 	}
@@ -215,7 +202,7 @@ func (x *Index) Search(q []float32, f store.Filter, k int) []store.Scored {
 	if n == 0 || k <= 0 || len(q) != x.dim {
 		return nil
 	}
-	sc, ok := lexindex.ScopeOf(x.codes, f)
+	sc, ok := x.codes.Scope(f)
 	if !ok {
 		return nil
 	}
