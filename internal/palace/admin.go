@@ -13,7 +13,7 @@ import (
 // Reindex drops the index and rebuilds it from the markdown: the hive, and
 // every file mined from outside it that still exists (with its wing, agent
 // and room). Embeddings come back from the cache, so it costs no model time
-// for text seen before. In a shared palace (a SourceLocker backend) only
+// for text seen before. In a shared palace (store.Writer.Shared) only
 // this home's files are dropped and rebuilt; other machines' stay.
 func (p *Palace) Reindex(ctx context.Context) (MineReport, error) {
 	files, err := p.store.Files(ctx, "")
@@ -26,7 +26,7 @@ func (p *Palace) Reindex(ctx context.Context) (MineReport, error) {
 			outside = append(outside, f)
 		}
 	}
-	if _, shared := p.store.(SourceLocker); shared {
+	if p.store.Shared() {
 		for _, f := range files {
 			if !p.owns(f) {
 				continue

@@ -219,13 +219,11 @@ func (p *Palace) mineSkipped(ctx context.Context, path, reason string) (MineRepo
 	if !plainText(source) {
 		return p.skip(path, reason), nil
 	}
-	if l, ok := p.store.(SourceLocker); ok {
-		unlock, err := l.LockSource(ctx, source)
-		if err != nil {
-			return MineReport{}, fmt.Errorf("mine %s: %w", path, err)
-		}
-		defer unlock()
+	unlock, err := p.store.LockSource(ctx, source)
+	if err != nil {
+		return MineReport{}, fmt.Errorf("mine %s: %w", path, err)
 	}
+	defer unlock()
 	return p.dropSkipped(ctx, path, source, reason)
 }
 
@@ -397,13 +395,11 @@ func ignoredSource(ignored map[string]bool, source string) bool {
 // when ignored, whether or not it is), under the source lock where the
 // backend has one.
 func (p *Palace) removeVanished(ctx context.Context, source string, ignored bool) (bool, error) {
-	if l, ok := p.store.(SourceLocker); ok {
-		unlock, err := l.LockSource(ctx, source)
-		if err != nil {
-			return false, fmt.Errorf("mine: remove %s: %w", source, err)
-		}
-		defer unlock()
+	unlock, err := p.store.LockSource(ctx, source)
+	if err != nil {
+		return false, fmt.Errorf("mine: remove %s: %w", source, err)
 	}
+	defer unlock()
 	return p.removeVanishedLocked(ctx, source, ignored)
 }
 
@@ -436,11 +432,11 @@ func (p *Palace) removeVanishedLocked(ctx context.Context, source string, ignore
 
 // owns reports whether this home may remove a file's index entries: one it
 // mined, or one no home claimed (mined before files had an origin). Only a
-// palace shared by several homes (a SourceLocker backend) holds other
+// palace shared by several homes (store.Writer.Shared) holds other
 // homes' files; a palace of this home alone owns all of them, even those
 // mined before its home id was made again.
 func (p *Palace) owns(f store.File) bool {
-	if _, shared := p.store.(SourceLocker); !shared {
+	if !p.store.Shared() {
 		return true
 	}
 	return f.Origin == "" || f.Origin == p.opts.Origin
@@ -501,13 +497,11 @@ func (p *Palace) mineFile(ctx context.Context, t mineTarget, opts MineOptions) (
 		// alike: PostgreSQL could not even look the path up.
 		return p.skip(path, "path is not valid UTF-8: the index keeps paths as text (rename the file)"), nil
 	}
-	if l, ok := p.store.(SourceLocker); ok {
-		unlock, err := l.LockSource(ctx, source)
-		if err != nil {
-			return MineReport{}, fmt.Errorf("mine %s: %w", path, err)
-		}
-		defer unlock()
+	unlock, err := p.store.LockSource(ctx, source)
+	if err != nil {
+		return MineReport{}, fmt.Errorf("mine %s: %w", path, err)
 	}
+	defer unlock()
 	// From here a file that cannot be mined keeps the drawers it had, and
 	// one gone since it was listed is a vanished file, not an unreadable one.
 	st, err := os.Stat(path)

@@ -24,16 +24,6 @@ type Embedder interface {
 	ModelID() string
 }
 
-// SourceLocker is implemented by index backends that several processes
-// (on several machines) write at once, such as PostgreSQL: LockSource holds
-// one source file against every other writer until unlock is called. The
-// miner holds it across reading a file's drawers, diffing and applying, so
-// that two processes mining the same file cannot both insert its new
-// drawers or undo each other's deletes.
-type SourceLocker interface {
-	LockSource(ctx context.Context, source string) (unlock func(), err error)
-}
-
 // Options tunes mining and ranking; zero values take the defaults.
 type Options struct {
 	MaxFileBytes  int64   // files above are skipped (default 8 MiB)
@@ -46,7 +36,7 @@ type Options struct {
 	QueryCache    int     // query embeddings kept for repeated searches (default 1024; < 0 disables)
 	Logger        *slog.Logger
 	// Origin names this home in the index (home.ID): mined files carry it,
-	// and in a shared palace (a SourceLocker backend) mining and Reindex
+	// and in a shared palace (store.Writer.Shared) mining and Reindex
 	// remove only files this home mined (or that no home claimed).
 	Origin string
 }

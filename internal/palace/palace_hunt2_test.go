@@ -808,7 +808,7 @@ func idxH2RandomChurn(t *testing.T, f *fixture, seed uint64, rounds int, check f
 // TestHunt2NewOriginStillRemovesVanished: the same SQLite palace opened by
 // the same home under a new id (home-id deleted and made again). Files
 // mined under the old id must still lose their drawers when they vanish:
-// only a shared palace (a SourceLocker backend) has other homes' files in
+// only a shared palace (store.Writer.Shared) has other homes' files in
 // it.
 func TestHunt2NewOriginStillRemovesVanished(t *testing.T) {
 	f := newFixture(t, nil)

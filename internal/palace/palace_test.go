@@ -538,7 +538,7 @@ func TestQueryEmbeddingCache(t *testing.T) {
 // every file is the home's own.
 type sharedStore struct{ *sqlite.Store }
 
-func (sharedStore) LockSource(context.Context, string) (func(), error) { return func() {}, nil }
+func (sharedStore) Shared() bool { return true }
 
 func TestSharedPalaceOrigins(t *testing.T) {
 	ctx := context.Background()

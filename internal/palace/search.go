@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
-	"time"
 	"unicode/utf8"
 
 	"github.com/hivemem/hivemem/internal/chunk"
@@ -70,21 +68,9 @@ type Hit struct {
 	VectorRank   int     `json:"vector_rank,omitempty"`
 }
 
-var dateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
-
-// ValidateDate accepts YYYY-MM-DD (a real calendar date) or "".
-func ValidateDate(s string) error {
-	if s == "" {
-		return nil
-	}
-	if !dateRE.MatchString(s) {
-		return fmt.Errorf("invalid date %q: want YYYY-MM-DD", s)
-	}
-	if _, err := time.Parse("2006-01-02", s); err != nil {
-		return fmt.Errorf("invalid date %q: %w", s, err)
-	}
-	return nil
-}
+// ValidateDate accepts YYYY-MM-DD (a real calendar date) or "": the
+// store's one date check, for front ends that check a date on its own.
+func ValidateDate(s string) error { return store.ValidDate(s) }
 
 // plainText reports whether s is valid UTF-8 without NUL bytes, as every
 // path and label in the index is (PostgreSQL can store nothing else).
@@ -128,11 +114,9 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 	if err := ValidateResults(q.Results); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	if err := ValidateDate(q.Filter.Since); err != nil {
-		return nil, fmt.Errorf("search: --since: %w", err)
-	}
-	if err := ValidateDate(q.Filter.Until); err != nil {
-		return nil, fmt.Errorf("search: --until: %w", err)
+	sq, err := store.Analyze(q.Text, q.Filter)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
 	}
 	if f := q.Filter; f.Since != "" && f.Until != "" && f.Since > f.Until {
 		return nil, fmt.Errorf("search: since %s is after until %s: no date is in that range", f.Since, f.Until)
@@ -164,7 +148,7 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 	}
 	// Lexical search looks only for words; the vector side of a hybrid
 	// search can still answer a query without any.
-	if mode == ModeLexical && store.QueryTerms(q.Text) == nil {
+	if mode == ModeLexical && sq.Terms == nil {
 		return nil, fmt.Errorf("search: %w: %q has no letters or digits", ErrNoWords, q.Text)
 	}
 	pool := max(p.opts.CandidatePool, q.Results*3)

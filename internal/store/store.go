@@ -8,9 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
-	"unicode"
 )
 
 // ErrNotFound is returned when a requested row does not exist.
@@ -80,18 +78,6 @@ type Filter struct {
 	Until string // YYYY-MM-DD inclusive upper bound; "" means none
 }
 
-// Validate reports a malformed date bound, so that a typo such as
-// "2026-13-01" is a clear error instead of a silently empty result.
-func (f Filter) Validate() error {
-	if err := ValidDate(f.Since); err != nil {
-		return fmt.Errorf("filter since: %w", err)
-	}
-	if err := ValidDate(f.Until); err != nil {
-		return fmt.Errorf("filter until: %w", err)
-	}
-	return nil
-}
-
 // Matches reports whether a drawer is in the filter's scope. Backends filter
 // in their own query language; this is the reference they are tested against.
 func (f Filter) Matches(d Drawer) bool {
@@ -107,70 +93,6 @@ func (f Filter) Matches(d Drawer) bool {
 		return false
 	}
 	return true
-}
-
-// ValidDate accepts "" or a real calendar date written YYYY-MM-DD. Dates are
-// compared as strings by every backend, so any other spelling would sort
-// wrongly.
-func ValidDate(s string) error {
-	if s == "" {
-		return nil
-	}
-	if _, err := time.Parse(time.DateOnly, s); err != nil || len(s) != len(time.DateOnly) {
-		return fmt.Errorf("date %q is not YYYY-MM-DD", s)
-	}
-	return nil
-}
-
-// MaxQueryTerms caps how many terms a lexical query keeps: beyond a few dozen
-// terms an OR query only gets slower, not better.
-const MaxQueryTerms = 32
-
-// stopwords are dropped from lexical queries because they match most
-// drawers and only dilute BM25; the list is deliberately short.
-var stopwords = map[string]bool{
-	"a": true, "an": true, "and": true, "are": true, "as": true, "at": true,
-	"be": true, "but": true, "by": true, "did": true, "do": true, "does": true,
-	"for": true, "from": true, "had": true, "has": true, "have": true,
-	"how": true, "i": true, "if": true, "in": true, "into": true, "is": true,
-	"it": true, "its": true, "me": true, "my": true, "no": true, "not": true,
-	"of": true, "on": true, "or": true, "our": true, "so": true, "such": true,
-	"that": true, "the": true, "their": true, "then": true, "there": true,
-	"these": true, "they": true, "this": true, "to": true, "was": true,
-	"we": true, "were": true, "what": true, "when": true, "where": true,
-	"which": true, "who": true, "why": true, "will": true, "with": true,
-	"you": true, "your": true,
-}
-
-// QueryTerms turns a plain-text query into the words a lexical backend
-// should look for: lowercased, split on anything that is not a letter, a
-// digit or a combining mark (so every script survives and no punctuation can
-// reach a query language), English stopwords dropped unless nothing else is
-// left, duplicates removed, at most MaxQueryTerms kept in order of first
-// appearance. A query with no words gives nil.
-func QueryTerms(q string) []string {
-	words := strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r)
-	})
-	pick := func(dropStop bool) []string {
-		var out []string
-		seen := make(map[string]bool)
-		for _, w := range words {
-			if seen[w] || (dropStop && stopwords[w]) {
-				continue
-			}
-			seen[w] = true
-			out = append(out, w)
-			if len(out) == MaxQueryTerms {
-				break
-			}
-		}
-		return out
-	}
-	if terms := pick(true); len(terms) > 0 {
-		return terms
-	}
-	return pick(false)
 }
 
 // Scored is one ranked candidate: a drawer id and the backend's score
@@ -195,6 +117,40 @@ type FileUpdate struct {
 	Delete []string
 }
 
+// CheckDrawer refuses drawers the rest of the system could not handle: no
+// id, another file's drawer, a date that would not sort, a line range that
+// runs backwards. An empty Source is taken to be source. Every backend
+// calls it in Apply.
+func CheckDrawer(d *Drawer, source string) error {
+	if d.ID == "" {
+		return errors.New("drawer with an empty id")
+	}
+	if d.Source == "" {
+		d.Source = source
+	} else if d.Source != source {
+		return fmt.Errorf("drawer %q belongs to %q, not to the file being applied (%q)", d.ID, d.Source, source)
+	}
+	if err := ValidDate(d.Date); err != nil {
+		return fmt.Errorf("drawer %q: %w", d.ID, err)
+	}
+	if d.LineStart < 0 || d.LineEnd < d.LineStart {
+		return fmt.Errorf("drawer %q: bad line range %d-%d", d.ID, d.LineStart, d.LineEnd)
+	}
+	return nil
+}
+
+// CheckEmbeddings refuses a PutEmbeddings call no backend can store: no
+// model name, or hashes and vectors that do not pair up.
+func CheckEmbeddings(model string, hashes []string, vecs [][]float32) error {
+	if model == "" {
+		return errors.New("empty model name")
+	}
+	if len(hashes) != len(vecs) {
+		return fmt.Errorf("%d hashes but %d vectors", len(hashes), len(vecs))
+	}
+	return nil
+}
+
 // Stats summarises the index for `status`.
 type Stats struct {
 	Files     int         `json:"files"`
@@ -217,26 +173,41 @@ type WingStats struct {
 	Drawers int    `json:"drawers"`
 }
 
-// Store is the palace backend.
+// Store is the palace backend: every role below, held to one behaviour by
+// the conformance suite in storetest.
 type Store interface {
-	// Backend names the implementation ("sqlite", "postgres").
-	Backend() string
+	Reader
+	Writer
+	Models
+	EmbeddingCache
+	Admin
+}
 
-	// Model returns the embedding model id and dimension the stored vectors
-	// were made with ("" and 0 when none). SetModel records them; a backend
-	// refuses vectors of another dimension, and refuses to change the model
-	// while vectors of the old one exist (call ClearVectors first), so that
-	// two models' vectors are never mixed. Each handle also has a model of
-	// its own: the palace's when it was opened, then the one its SetModel
-	// records. While that is not the palace's (another process, maybe on
-	// another machine, switched the palace to its model since), the
-	// handle's writes of vectors and its vector searches fail with
-	// ErrModelChanged (see CheckModel) instead of mixing two models.
-	Model(ctx context.Context) (model string, dim int, err error)
-	SetModel(ctx context.Context, model string, dim int) error
-	// ClearVectors drops every vector (used when the model changes), keeping drawers.
-	ClearVectors(ctx context.Context) error
+// Reader looks drawers up and ranks them: what a search, a wake-up and a
+// listing need.
+type Reader interface {
+	// Get returns drawers by id (with text, without vectors), in the order asked;
+	// ids that do not exist are skipped.
+	Get(ctx context.Context, ids []string) ([]Drawer, error)
+	// List returns drawers in scope ordered by source then LineStart, without
+	// vectors; at most limit of them (all when limit <= 0).
+	List(ctx context.Context, f Filter, limit int) ([]Drawer, error)
 
+	// Lexical ranks drawers in scope by full-text relevance (BM25) for a
+	// plain-text query; the backend escapes it, so no user text is ever
+	// interpreted as query syntax. At most k results, best first; a query
+	// with no words (see QueryTerms) or k <= 0 gives none.
+	Lexical(ctx context.Context, query string, f Filter, k int) ([]Scored, error)
+	// Vector ranks every drawer in scope that has a vector by cosine
+	// similarity with q (vectors are L2-normalised). At most k, best first,
+	// equal scores by drawer id. q must have the recorded model's
+	// dimension; with no vectors stored the result is empty.
+	Vector(ctx context.Context, q []float32, f Filter, k int) ([]Scored, error)
+}
+
+// Writer is what mining reads and writes: files, their drawers and the
+// drawers' vectors.
+type Writer interface {
 	// GetFile returns the record of a mined file, or ErrNotFound.
 	GetFile(ctx context.Context, source string) (File, error)
 	// Files lists the mined files whose source starts with prefix.
@@ -255,29 +226,53 @@ type Store interface {
 	// recorded and an unknown id is an error (wrapping ErrNotFound).
 	SetVectors(ctx context.Context, ids []string, vecs [][]float32) error
 
-	// Get returns drawers by id (with text, without vectors), in the order asked;
-	// ids that do not exist are skipped.
-	Get(ctx context.Context, ids []string) ([]Drawer, error)
-	// List returns drawers in scope ordered by source then LineStart, without
-	// vectors; at most limit of them (all when limit <= 0).
-	List(ctx context.Context, f Filter, limit int) ([]Drawer, error)
+	// Shared reports whether the palace is shared by several homes (on
+	// several machines, as a PostgreSQL palace can be): then each home
+	// removes and reindexes only the files it mined, since another home's
+	// files are not gone just because they are not here. A palace that
+	// lives in its home (SQLite) is not shared: every file is the home's.
+	Shared() bool
+	// LockSource holds one source file against every other writer of a
+	// shared palace until unlock is called. The miner holds it across
+	// reading a file's drawers, diffing and applying, so that two
+	// processes mining the same file cannot both insert its new drawers or
+	// undo each other's deletes. A palace that is not shared has no other
+	// writer to hold off: its unlock does nothing.
+	LockSource(ctx context.Context, source string) (unlock func(), err error)
+}
 
-	// Lexical ranks drawers in scope by full-text relevance (BM25) for a
-	// plain-text query; the backend escapes it, so no user text is ever
-	// interpreted as query syntax. At most k results, best first; a query
-	// with no words (see QueryTerms) or k <= 0 gives none.
-	Lexical(ctx context.Context, query string, f Filter, k int) ([]Scored, error)
-	// Vector ranks every drawer in scope that has a vector by cosine
-	// similarity with q (vectors are L2-normalised). At most k, best first.
-	// q must have the recorded model's dimension; with no vectors stored the
-	// result is empty.
-	Vector(ctx context.Context, q []float32, f Filter, k int) ([]Scored, error)
+// Models records which embedding model the vectors were made with.
+type Models interface {
+	// Model returns the embedding model id and dimension the stored vectors
+	// were made with ("" and 0 when none). SetModel records them; a backend
+	// refuses vectors of another dimension, and refuses to change the model
+	// while vectors of the old one exist (call ClearVectors first), so that
+	// two models' vectors are never mixed. Each handle also has a model of
+	// its own: the palace's when it was opened, then the one its SetModel
+	// records. While that is not the palace's (another process, maybe on
+	// another machine, switched the palace to its model since), the
+	// handle's writes of vectors and its vector searches fail with
+	// ErrModelChanged (see CheckModel) instead of mixing two models.
+	Model(ctx context.Context) (model string, dim int, err error)
+	SetModel(ctx context.Context, model string, dim int) error
+	// ClearVectors drops every vector (used when the model changes), keeping drawers.
+	ClearVectors(ctx context.Context) error
+}
 
+// EmbeddingCache keeps vectors by text hash, so that text embedded once
+// (by any model) costs no model time again under that model.
+type EmbeddingCache interface {
 	// CachedEmbeddings returns the cached vectors for text hashes under a model.
 	CachedEmbeddings(ctx context.Context, model string, hashes []string) (map[string][]float32, error)
 	// PutEmbeddings stores vectors in the cache.
 	PutEmbeddings(ctx context.Context, model string, hashes []string, vecs [][]float32) error
+}
 
+// Admin is the backend as a whole: what status, reindex, check and
+// shutdown need.
+type Admin interface {
+	// Backend names the implementation ("sqlite", "postgres").
+	Backend() string
 	// Stats summarises the index.
 	Stats(ctx context.Context) (Stats, error)
 	// Reset drops every file, drawer and vector (the embedding cache is kept).

@@ -45,8 +45,7 @@ type Index struct {
 	alive []bool
 
 	slot  map[string]int32 // live drawer id -> slot
-	codes map[string]int32 // interned wing/room/agent values
-	names []string         // code -> value
+	codes Codes            // interned wing/room/agent values
 
 	post  map[string]*postings
 	scope map[string]int32 // scope token -> live drawers holding it
@@ -72,7 +71,6 @@ func New(gen int64, scopeTokens func(wing, room, agent string) []string) *Index 
 		Gen:       gen,
 		scopeToks: scopeTokens,
 		slot:      make(map[string]int32),
-		codes:     make(map[string]int32),
 		post:      make(map[string]*postings),
 		scope:     make(map[string]int32),
 	}
@@ -109,15 +107,7 @@ func (d *Index) Pack() {
 	}
 }
 
-func (d *Index) code(s string) int32 {
-	c, ok := d.codes[s]
-	if !ok {
-		c = int32(len(d.names))
-		d.codes[s] = c
-		d.names = append(d.names, s)
-	}
-	return c
-}
+func (d *Index) code(s string) int32 { return d.codes.Code(s) }
 
 // Add indexes a row, replacing a live row of the same id.
 func (d *Index) Add(r *Row) {
@@ -159,7 +149,7 @@ func (d *Index) Remove(id string) {
 	delete(d.slot, id)
 	d.alive[i] = false
 	if d.scopeToks != nil {
-		for _, t := range d.scopeToks(d.names[d.wing[i]], d.names[d.room[i]], d.names[d.agent[i]]) {
+		for _, t := range d.scopeToks(d.codes.Name(d.wing[i]), d.codes.Name(d.room[i]), d.codes.Name(d.agent[i])) {
 			if d.scope[t]--; d.scope[t] == 0 {
 				delete(d.scope, t)
 			}
@@ -240,7 +230,7 @@ var scratchPool = sync.Pool{New: func() any { return &scratch{} }}
 // per phrase) by FTS5's bm25, best first, ties by rowid, and returns the
 // best k.
 func (d *Index) Search(tokens []string, f store.Filter, k int) []store.Scored {
-	sc, ok := ScopeOf(d.codes, f)
+	sc, ok := d.codes.Scope(f)
 	if !ok || d.live == 0 || k <= 0 {
 		return nil
 	}
@@ -351,6 +341,35 @@ type Scope struct {
 
 // All reports whether the scope admits every row.
 func (sc *Scope) All() bool { return sc.all }
+
+// Codes interns wing, room and agent values as int32 codes, in order of
+// first sight, so that a scope test is an integer compare. The zero value
+// is empty and ready.
+type Codes struct {
+	code  map[string]int32
+	names []string // code -> value
+}
+
+// Code returns s's code, interning it when new.
+func (c *Codes) Code(s string) int32 {
+	n, ok := c.code[s]
+	if !ok {
+		if c.code == nil {
+			c.code = make(map[string]int32)
+		}
+		n = int32(len(c.names))
+		c.code[s] = n
+		c.names = append(c.names, s)
+	}
+	return n
+}
+
+// Name is the value of a code.
+func (c *Codes) Name(n int32) string { return c.names[n] }
+
+// Scope translates f to these codes; ok is false when a named value was
+// never seen, so nothing can match.
+func (c *Codes) Scope(f store.Filter) (sc Scope, ok bool) { return ScopeOf(c.code, f) }
 
 // ScopeOf translates f with the interned values codes; ok is false when a
 // named value was never seen, so nothing can match.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/fts"
+	"github.com/hivemem/hivemem/internal/store/sqlq"
 )
 
 // lexicalSQL scores every drawer whose tsvector matches the query (the GIN
@@ -31,10 +32,11 @@ const lexicalSQL = `SELECT d.id, sc.score FROM drawers d
 // Lexical implements store.Store with FTS5's bm25 computed in SQL, planned
 // as the SQLite backend plans it (see the package comment).
 func (s *Store) Lexical(ctx context.Context, query string, f store.Filter, k int) ([]store.Scored, error) {
-	if err := f.Validate(); err != nil {
+	q, err := store.Analyze(query, f)
+	if err != nil {
 		return nil, fmt.Errorf("lexical search: %w", err)
 	}
-	terms := store.QueryTerms(query)
+	terms := q.Terms
 	if len(terms) == 0 || k <= 0 || !filterStorable(f) {
 		return nil, nil
 	}
@@ -167,7 +169,7 @@ func (s *Store) lexicalRun(ctx context.Context, tx pgx.Tx, toks []string, idfs [
 	for i, t := range match {
 		tsq[i] = quoteLexeme(t)
 	}
-	where, fargs := filterSQL(f, 9)
+	where, fargs := sqlq.Where(sqlq.Postgres, f, 9)
 	q := lexicalSQL + where + fmt.Sprintf(` ORDER BY sc.score DESC, d.id COLLATE "C" LIMIT $%d`, 9+len(fargs))
 	args := []any{toks, idfs, fts.K1 + 1, fts.K1, 1 - fts.B, fts.B, avg, strings.Join(tsq, " | ")}
 	args = append(append(args, fargs...), k)
@@ -176,16 +178,7 @@ func (s *Store) lexicalRun(ctx context.Context, tx pgx.Tx, toks []string, idfs [
 		return nil, err
 	}
 	defer rows.Close()
-	var out []store.Scored
-	for rows.Next() {
-		var sc store.Scored
-		if err := rows.Scan(&sc.ID, &sc.Score); err != nil {
-			return nil, err
-		}
-		sc.Rank = len(out) + 1
-		out = append(out, sc)
-	}
-	return out, rows.Err()
+	return sqlq.Scored(rows)
 }
 
 // distinct returns toks without repeats, in order of first appearance.

@@ -57,11 +57,9 @@ package postgres
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,6 +73,8 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/sqlq"
+	"github.com/hivemem/hivemem/internal/store/vecindex"
 )
 
 // Options configures Open.
@@ -464,15 +464,7 @@ const drawerCols = `d.id, d.wing, d.room, d.agent, d.source, d.heading, d.line_s
 
 func scanDrawers(rows pgx.Rows) ([]store.Drawer, error) {
 	defer rows.Close()
-	var out []store.Drawer
-	for rows.Next() {
-		var d store.Drawer
-		if err := rows.Scan(&d.ID, &d.Wing, &d.Room, &d.Agent, &d.Source, &d.Heading, &d.LineStart, &d.LineEnd, &d.Date, &d.Hash, &d.Text); err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+	return sqlq.Drawers(rows)
 }
 
 // Drawers implements store.Store.
@@ -491,25 +483,14 @@ func (s *Store) Drawers(ctx context.Context, source string) ([]store.Drawer, err
 	return ds, nil
 }
 
-// checkDrawer refuses drawers the rest of the system could not handle (as
-// the SQLite backend does).
+// checkDrawer is store.CheckDrawer, and refuses text PostgreSQL cannot
+// store.
 func checkDrawer(d *store.Drawer, source string) error {
-	if d.ID == "" {
-		return errors.New("drawer with an empty id")
-	}
-	if d.Source == "" {
-		d.Source = source
-	} else if d.Source != source {
-		return fmt.Errorf("drawer %q belongs to %q, not to the file being applied (%q)", d.ID, d.Source, source)
+	if err := store.CheckDrawer(d, source); err != nil {
+		return err
 	}
 	if err := checkText("id", d.ID, "wing", d.Wing, "room", d.Room, "agent", d.Agent, "heading", d.Heading, "hash", d.Hash, "text", d.Text); err != nil {
 		return fmt.Errorf("drawer %q: %w", d.ID, err)
-	}
-	if err := store.ValidDate(d.Date); err != nil {
-		return fmt.Errorf("drawer %q: %w", d.ID, err)
-	}
-	if d.LineStart < 0 || d.LineEnd < d.LineStart {
-		return fmt.Errorf("drawer %q: bad line range %d-%d", d.ID, d.LineStart, d.LineEnd)
 	}
 	return nil
 }
@@ -522,35 +503,7 @@ func checkVector(v []float32, dim int) error {
 	if len(v) != dim {
 		return fmt.Errorf("vector has dimension %d, the model's is %d", len(v), dim)
 	}
-	for i, x := range v {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return fmt.Errorf("vector component %d is %v", i, x)
-		}
-	}
-	return nil
-}
-
-func encodeVector(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b
-}
-
-func appendVector(dst []float32, b []byte) []float32 {
-	n := len(b) / 4
-	off := len(dst)
-	dst = slices.Grow(dst, n)[:off+n]
-	decodeVector(dst[off:], b)
-	return dst
-}
-
-// decodeVector fills dst from the little-endian float32s in b.
-func decodeVector(dst []float32, b []byte) {
-	for i := range dst {
-		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
+	return vecindex.CheckFinite(v)
 }
 
 // Apply implements store.Store.
@@ -663,7 +616,7 @@ func (s *Store) insertDrawers(ctx context.Context, tx pgx.Tx, gen int64, ds []st
 					t := pgvector.NewVector(d.Vector).String()
 					vecText[i] = &t
 				} else {
-					vecBlob[i] = encodeVector(d.Vector)
+					vecBlob[i] = vecindex.Encode(d.Vector)
 				}
 			}
 			delta.drawers++
@@ -841,7 +794,7 @@ func (s *Store) SetVectors(ctx context.Context, ids []string, vecs [][]float32) 
 			} else {
 				vs := make([][]byte, hi-lo)
 				for i := range vs {
-					vs[i] = encodeVector(vecs[lo+i])
+					vs[i] = vecindex.Encode(vecs[lo+i])
 				}
 				q, vp = `UPDATE drawers d SET vec = u.v, gen = $3 FROM unnest($1::text[], $2::bytea[]) u(id, v) WHERE d.id = u.id RETURNING d.id`, vs
 			}
@@ -924,39 +877,6 @@ func checkText(fields ...string) error {
 	return nil
 }
 
-// filterSQL renders f as SQL conditions on the drawers table aliased d,
-// numbering its parameters from next.
-func filterSQL(f store.Filter, next int) (string, []any) {
-	var conds []string
-	var args []any
-	add := func(cond string, v any) {
-		conds = append(conds, fmt.Sprintf(cond, next+len(args)))
-		args = append(args, v)
-	}
-	if f.Wing != "" {
-		add("d.wing = $%d", f.Wing)
-	}
-	if f.Room != "" {
-		add("d.room = $%d", f.Room)
-	}
-	if f.Agent != "" {
-		add("d.agent = $%d", f.Agent)
-	}
-	if f.Since != "" {
-		add("d.date >= $%d COLLATE \"C\"", f.Since)
-	}
-	if f.Until != "" {
-		add("d.date <= $%d COLLATE \"C\"", f.Until)
-	}
-	if f.Since != "" || f.Until != "" {
-		conds = append(conds, "d.date <> ''")
-	}
-	if len(conds) == 0 {
-		return "", nil
-	}
-	return " AND " + strings.Join(conds, " AND "), args
-}
-
 // List implements store.Store.
 func (s *Store) List(ctx context.Context, f store.Filter, limit int) ([]store.Drawer, error) {
 	if err := f.Validate(); err != nil {
@@ -965,7 +885,7 @@ func (s *Store) List(ctx context.Context, f store.Filter, limit int) ([]store.Dr
 	if !filterStorable(f) {
 		return nil, nil
 	}
-	where, args := filterSQL(f, 1)
+	where, args := sqlq.Where(sqlq.Postgres, f, 1)
 	q := `SELECT ` + drawerCols + ` FROM drawers d WHERE true` + where + ` ORDER BY d.source COLLATE "C", d.line_start, d.rowid`
 	if limit > 0 {
 		q += fmt.Sprintf(` LIMIT %d`, limit)
@@ -998,7 +918,7 @@ func (s *Store) CachedEmbeddings(ctx context.Context, model string, hashes []str
 		if err := rows.Scan(&h, &b); err != nil {
 			return nil, fmt.Errorf("read embedding cache: %w", s.wrap(err))
 		}
-		out[h] = appendVector(make([]float32, 0, len(b)/4), b)
+		out[h] = vecindex.AppendDecoded(make([]float32, 0, len(b)/4), b)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read embedding cache: %w", s.wrap(err))
@@ -1009,11 +929,8 @@ func (s *Store) CachedEmbeddings(ctx context.Context, model string, hashes []str
 // PutEmbeddings implements store.Store. Vectors for the palace's recorded
 // model must have its dimension; within one call all vectors must agree.
 func (s *Store) PutEmbeddings(ctx context.Context, model string, hashes []string, vecs [][]float32) error {
-	if model == "" {
-		return errors.New("put embeddings: empty model name")
-	}
-	if len(hashes) != len(vecs) {
-		return fmt.Errorf("put embeddings: %d hashes but %d vectors", len(hashes), len(vecs))
+	if err := store.CheckEmbeddings(model, hashes, vecs); err != nil {
+		return fmt.Errorf("put embeddings: %w", err)
 	}
 	if len(hashes) == 0 {
 		return nil
@@ -1036,7 +953,7 @@ func (s *Store) PutEmbeddings(ctx context.Context, model string, hashes []string
 		if err := checkVector(vecs[i], dim); err != nil {
 			return fmt.Errorf("put embeddings: hash %q: %w", h, err)
 		}
-		blobs[i] = encodeVector(vecs[i])
+		blobs[i] = vecindex.Encode(vecs[i])
 	}
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -1181,6 +1098,10 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// Shared implements store.Writer: a PostgreSQL palace may be shared by
+// several homes, on several machines.
+func (s *Store) Shared() bool { return true }
 
 // LockSource takes a lock on one source that every process using this
 // database respects (a session advisory lock, waited for with polling so

@@ -2,10 +2,8 @@ package postgres
 
 import (
 	"cmp"
-	"container/heap"
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -13,8 +11,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
 
-	"github.com/hivemem/hivemem/internal/kernel"
 	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/sqlq"
+	"github.com/hivemem/hivemem/internal/store/vecindex"
 )
 
 // Vector implements store.Store: HNSW in SQL in pgvector mode, an exact
@@ -37,10 +36,8 @@ func (s *Store) vector(ctx context.Context, q []float32, f store.Filter, k int, 
 	if k <= 0 {
 		return nil, nil
 	}
-	for i, x := range q {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return nil, fmt.Errorf("vector search: query component %d is %v", i, x)
-		}
+	if err := vecindex.CheckFinite(q); err != nil {
+		return nil, fmt.Errorf("vector search: query %w", err)
 	}
 	if !filterStorable(f) {
 		return nil, nil
@@ -96,7 +93,7 @@ func (s *Store) vectorSQL(ctx context.Context, q []float32, f store.Filter, k in
 	if _, err := tx.Exec(ctx, settings); err != nil {
 		return nil, s.wrap(err)
 	}
-	where, fargs := filterSQL(f, 2)
+	where, fargs := sqlq.Where(sqlq.Postgres, f, 2)
 	// dim is our own integer: the index's expression needs it as a literal.
 	dist := fmt.Sprintf(`d.embedding::vector(%d) <=> $1::vector(%d)`, dim, dim)
 	sql := `SELECT d.id, 1 - (` + dist + `) FROM drawers d WHERE d.embedding IS NOT NULL` + where +
@@ -106,15 +103,8 @@ func (s *Store) vectorSQL(ctx context.Context, q []float32, f store.Filter, k in
 		return nil, s.wrap(err)
 	}
 	defer rows.Close()
-	var out []store.Scored
-	for rows.Next() {
-		var sc store.Scored
-		if err := rows.Scan(&sc.ID, &sc.Score); err != nil {
-			return nil, s.wrap(err)
-		}
-		out = append(out, sc)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := sqlq.Scored(rows)
+	if err != nil {
 		return nil, s.wrap(err)
 	}
 	// The index orders by distance alone; ties go to the smaller id, as in
@@ -147,24 +137,16 @@ func (s *Store) iterative() bool {
 	return s.iter
 }
 
-// vecCache is the exact mode's in-memory copy of every vector: one
-// contiguous []float32 and the fields filters look at, row i of each slice
-// being one drawer (in no particular order: ties are broken by id). When
-// the palace generation moved it is brought up to date incrementally (see
+// vecCache is the exact mode's in-memory copy of every vector (a
+// vecindex.Index, shared with the SQLite backend). When the palace
+// generation moved it is brought up to date incrementally (see
 // refreshVectors), or reloaded whole.
 type vecCache struct {
 	mu     sync.RWMutex
 	loaded bool
-	gen    int64 // the palace generation the copy reflects
-	dim    int
+	gen    int64  // the palace generation the copy reflects
 	model  string // the palace's model at gen
-	vecs   []float32
-	ids    []string
-	wing   []string
-	room   []string
-	agent  []string
-	date   []string
-	row    map[string]int // id -> row
+	idx    *vecindex.Index
 
 	// How the copy was brought up to date, for tests and benchmarks.
 	fullLoads, deltas atomic.Int64
@@ -174,7 +156,15 @@ func (v *vecCache) invalidate() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.loaded = false
-	v.vecs, v.ids, v.wing, v.room, v.agent, v.date, v.row = nil, nil, nil, nil, nil, nil, nil
+	v.idx = nil
+}
+
+// dim is the dimension of the vectors in the copy (0 before a load).
+func (v *vecCache) dim() int {
+	if v.idx == nil {
+		return 0
+	}
+	return v.idx.Dim()
 }
 
 // vectorScan answers from the in-memory copy after checking (one small
@@ -210,78 +200,14 @@ func (s *Store) vectorScan(ctx context.Context, q []float32, f store.Filter, k i
 	if err := store.CheckModel(s.ownModel(), v.model); err != nil {
 		return nil, err
 	}
-	if v.dim == 0 {
+	dim := v.dim()
+	if dim == 0 {
 		return nil, nil
 	}
-	if len(q) != v.dim {
-		return nil, fmt.Errorf("query has dimension %d, the model's is %d", len(q), v.dim)
+	if len(q) != dim {
+		return nil, fmt.Errorf("query has dimension %d, the model's is %d", len(q), dim)
 	}
-	all := f == store.Filter{}
-	better := func(a, b hit) bool { // a ranks before b
-		if a.score != b.score {
-			return a.score > b.score
-		}
-		return v.ids[a.row] < v.ids[b.row]
-	}
-	// The k best in a min-heap (worst on top): most rows cost one compare.
-	top := &hitHeap{better: better}
-	d := v.dim
-	const block = 512
-	var buf [block]float32
-	for b := 0; b < len(v.ids); b += block {
-		e := min(b+block, len(v.ids))
-		out := buf[:e-b]
-		kernel.DotBatch(out, q, v.vecs[b*d:e*d], d)
-		for j, sc := range out {
-			i := b + j
-			h := hit{i, sc}
-			if len(top.items) == k && !better(h, top.items[0]) {
-				continue
-			}
-			if !all && !f.Matches(store.Drawer{Wing: v.wing[i], Room: v.room[i], Agent: v.agent[i], Date: v.date[i]}) {
-				continue
-			}
-			if len(top.items) < k {
-				heap.Push(top, h)
-			} else {
-				top.items[0] = h
-				heap.Fix(top, 0)
-			}
-		}
-	}
-	hits := top.items
-	slices.SortFunc(hits, func(a, b hit) int {
-		if better(a, b) {
-			return -1
-		}
-		return 1
-	})
-	out := make([]store.Scored, len(hits))
-	for i, h := range hits {
-		out[i] = store.Scored{ID: v.ids[h.row], Score: float64(h.score), Rank: i + 1}
-	}
-	return out, nil
-}
-
-type hit struct {
-	row   int
-	score float32
-}
-
-// hitHeap is a min-heap of hits under better (the worst on top).
-type hitHeap struct {
-	items  []hit
-	better func(a, b hit) bool
-}
-
-func (h *hitHeap) Len() int           { return len(h.items) }
-func (h *hitHeap) Less(a, b int) bool { return h.better(h.items[b], h.items[a]) }
-func (h *hitHeap) Swap(a, b int)      { h.items[a], h.items[b] = h.items[b], h.items[a] }
-func (h *hitHeap) Push(x any)         { h.items = append(h.items, x.(hit)) }
-func (h *hitHeap) Pop() any {
-	last := h.items[len(h.items)-1]
-	h.items = h.items[:len(h.items)-1]
-	return last
+	return v.idx.Search(q, f, k), nil
 }
 
 // refreshVectors brings the copy up to the current generation; callers
@@ -311,7 +237,7 @@ func (s *Store) refreshVectors(ctx context.Context) error {
 	case v.loaded && v.gen == gen:
 		// Another search refreshed it while this one waited for the lock.
 		return nil
-	case !v.loaded || v.gen < max(resetGen, tombFloor) || v.gen > gen || v.dim != dim:
+	case !v.loaded || v.gen < max(resetGen, tombFloor) || v.gen > gen || v.dim() != dim:
 		// v.gen > gen: the palace was made again (its generations restart).
 		if err := s.loadVectors(ctx, tx, dim); err != nil {
 			return err
@@ -323,7 +249,7 @@ func (s *Store) refreshVectors(ctx context.Context) error {
 		}
 		v.deltas.Add(1)
 	}
-	v.gen, v.dim, v.model, v.loaded = gen, dim, model, true
+	v.gen, v.model, v.loaded = gen, model, true
 	return nil
 }
 
@@ -350,7 +276,7 @@ func (s *Store) applyDelta(ctx context.Context, tx pgx.Tx, dim int) error {
 		return s.wrap(err)
 	}
 	for _, id := range gone {
-		v.remove(id)
+		v.idx.Remove(id)
 	}
 	rows, err = tx.Query(ctx, `SELECT id, wing, room, agent, date, vec FROM drawers WHERE gen > $1`, v.gen)
 	if err != nil {
@@ -364,45 +290,17 @@ func (s *Store) applyDelta(ctx context.Context, tx pgx.Tx, dim int) error {
 			return s.wrap(err)
 		}
 		if b == nil {
-			v.remove(id) // no vector (yet, or any more): not searchable
+			v.idx.Remove(id) // no vector (yet, or any more): not searchable
 			continue
 		}
-		if len(b) != 4*dim {
-			return fmt.Errorf("drawer %q has a vector of %d bytes, the model's dimension is %d", id, len(b), dim)
+		if err := v.idx.PutEncoded(id, wing, room, agent, date, b); err != nil {
+			return err
 		}
-		i, ok := v.row[id]
-		if !ok {
-			v.row[id] = len(v.ids)
-			v.ids = append(v.ids, id)
-			v.wing, v.room, v.agent, v.date = append(v.wing, wing), append(v.room, room), append(v.agent, agent), append(v.date, date)
-			v.vecs = appendVector(v.vecs, b)
-			continue
-		}
-		v.wing[i], v.room[i], v.agent[i], v.date[i] = wing, room, agent, date
-		decodeVector(v.vecs[i*dim:(i+1)*dim], b)
 	}
 	if err := rows.Err(); err != nil {
 		return s.wrap(err)
 	}
 	return nil
-}
-
-// remove drops a drawer from the copy, if there, by moving the last row
-// into its place: the vectors stay one contiguous slice.
-func (v *vecCache) remove(id string) {
-	i, ok := v.row[id]
-	if !ok {
-		return
-	}
-	delete(v.row, id)
-	last := len(v.ids) - 1
-	if i != last {
-		v.ids[i], v.wing[i], v.room[i], v.agent[i], v.date[i] = v.ids[last], v.wing[last], v.room[last], v.agent[last], v.date[last]
-		copy(v.vecs[i*v.dim:(i+1)*v.dim], v.vecs[last*v.dim:])
-		v.row[v.ids[i]] = i
-	}
-	v.ids, v.wing, v.room, v.agent, v.date = v.ids[:last], v.wing[:last], v.room[:last], v.agent[:last], v.date[:last]
-	v.vecs = v.vecs[:last*v.dim]
 }
 
 // loadVectors reads every vector from tx's snapshot; callers hold v.mu.
@@ -413,15 +311,10 @@ func (s *Store) loadVectors(ctx context.Context, tx pgx.Tx, dim int) error {
 		return s.wrap(err)
 	}
 	defer rows.Close()
-	v.row = make(map[string]int, len(v.ids)) // sized for about as many as last time
-	v.vecs, v.ids, v.wing, v.room, v.agent, v.date = v.vecs[:0], v.ids[:0], v.wing[:0], v.room[:0], v.agent[:0], v.date[:0]
-	intern := map[string]string{}
-	in := func(s string) string {
-		if x, ok := intern[s]; ok {
-			return x
-		}
-		intern[s] = s
-		return s
+	if v.idx == nil {
+		v.idx = vecindex.New(dim, 0)
+	} else {
+		v.idx.Reset(dim, v.idx.Len()) // sized for about as many as last time
 	}
 	for rows.Next() {
 		var id, wing, room, agent, date string
@@ -429,13 +322,9 @@ func (s *Store) loadVectors(ctx context.Context, tx pgx.Tx, dim int) error {
 		if err := rows.Scan(&id, &wing, &room, &agent, &date, &b); err != nil {
 			return s.wrap(err)
 		}
-		if len(b) != 4*dim {
-			return fmt.Errorf("drawer %q has a vector of %d bytes, the model's dimension is %d", id, len(b), dim)
+		if err := v.idx.PutEncoded(id, wing, room, agent, date, b); err != nil {
+			return err
 		}
-		v.row[id] = len(v.ids)
-		v.ids = append(v.ids, id)
-		v.wing, v.room, v.agent, v.date = append(v.wing, in(wing)), append(v.room, in(room)), append(v.agent, in(agent)), append(v.date, date)
-		v.vecs = appendVector(v.vecs, b)
 	}
 	if err := rows.Err(); err != nil {
 		return s.wrap(err)

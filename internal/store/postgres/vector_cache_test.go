@@ -134,10 +134,10 @@ func (m *cacheModel) consistent(step string) {
 	v := &m.r.vec
 	v.mu.RLock()
 	defer v.mu.RUnlock()
-	n := len(v.ids)
-	if len(v.row) != n || len(v.wing) != n || len(v.room) != n || len(v.agent) != n || len(v.date) != n || len(v.vecs) != n*v.dim {
-		m.t.Fatalf("%s: cache lengths: %d ids, %d in map, %d vector values (dim %d)", step, n, len(v.row), len(v.vecs), v.dim)
+	if err := v.idx.Check(); err != nil {
+		m.t.Fatalf("%s: cache: %v", step, err)
 	}
+	n := v.idx.Len()
 	want := 0
 	for _, d := range m.ref {
 		if len(d.Vector) > 0 {
@@ -147,11 +147,11 @@ func (m *cacheModel) consistent(step string) {
 	if n != want {
 		m.t.Errorf("%s: cache holds %d drawers, want %d", step, n, want)
 	}
-	for i, id := range v.ids {
-		d, ok := m.ref[id]
-		if v.row[id] != i || !ok || !slices.Equal(v.vecs[i*v.dim:(i+1)*v.dim], d.Vector) ||
-			v.wing[i] != d.Wing || v.room[i] != d.Room || v.agent[i] != d.Agent || v.date[i] != d.Date {
-			m.t.Fatalf("%s: cache row %d (%q) does not match the drawer", step, i, id)
+	for id, d := range m.ref {
+		r, ok := v.idx.Row(id)
+		if ok != (len(d.Vector) > 0) || ok && (!slices.Equal(r.Vec, d.Vector) ||
+			r.Wing != d.Wing || r.Room != d.Room || r.Agent != d.Agent || r.Date != d.Date) {
+			m.t.Fatalf("%s: cache row %q does not match the drawer", step, id)
 		}
 	}
 }

@@ -387,7 +387,7 @@ func BenchmarkVectorLoad100k(b *testing.B) {
 			b.Fatal(err)
 		}
 	})
-	if n := len(s.vec.ids); n < benchDrawers {
+	if n := s.vec.idx.Len(); n < benchDrawers {
 		b.Fatalf("loaded %d vectors", n)
 	}
 }

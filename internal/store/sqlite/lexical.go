@@ -14,6 +14,7 @@ import (
 
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/fts"
+	"github.com/hivemem/hivemem/internal/store/sqlq"
 )
 
 // ftsTokenize is the tokenizer of drawers_fts (see the schema); the query
@@ -86,10 +87,11 @@ func scopeToken(prefix, val string) string {
 // instead whenever it is up to date, with the same plan and ranking (see
 // lexicalWarm).
 func (s *Store) Lexical(ctx context.Context, query string, f store.Filter, k int) ([]store.Scored, error) {
-	if err := f.Validate(); err != nil {
+	q, err := store.Analyze(query, f)
+	if err != nil {
 		return nil, fmt.Errorf("lexical search: %w", err)
 	}
-	terms := store.QueryTerms(query)
+	terms := q.Terms
 	if len(terms) == 0 || k <= 0 {
 		return nil, nil
 	}
@@ -169,7 +171,7 @@ func (s *Store) topK(ctx context.Context, db querier, scoreSQL string, args []an
 			return out, nil
 		}
 	}
-	where, fargs := filterSQL(f)
+	where, fargs := sqlq.Where(sqlq.SQLite, f, 1)
 	q := `SELECT d.id, r.score FROM (` + scoreSQL + ` LIMIT -1) r JOIN drawers d ON d.rowid = r.rowid
 		WHERE 1` + where + ` ORDER BY r.score DESC, d.id LIMIT ?`
 	return scored(ctx, db, q, append(append(slices.Clone(args), fargs...), k)...)
@@ -260,7 +262,7 @@ func (s *Store) lexicalTier(ctx context.Context, db querier, infos []termInfo, n
 		kthSQL := `SELECT score FROM (` + bm25SQL + `) ORDER BY score DESC LIMIT 1 OFFSET ?`
 		kthArgs := []any{eExpr, k - 1}
 		if f.Since != "" || f.Until != "" {
-			where, fargs := filterSQL(f)
+			where, fargs := sqlq.Where(sqlq.SQLite, f, 1)
 			kthSQL = `SELECT r.score FROM (` + bm25SQL + ` LIMIT -1) r JOIN drawers d ON d.rowid = r.rowid
 				WHERE 1` + where + ` ORDER BY r.score DESC LIMIT 1 OFFSET ?`
 			kthArgs = append(append([]any{eExpr}, fargs...), k-1)
@@ -303,16 +305,7 @@ func scored(ctx context.Context, db querier, q string, args ...any) ([]store.Sco
 		return nil, err
 	}
 	defer rows.Close()
-	var out []store.Scored
-	for rows.Next() {
-		var sc store.Scored
-		if err := rows.Scan(&sc.ID, &sc.Score); err != nil {
-			return nil, err
-		}
-		sc.Rank = len(out) + 1
-		out = append(out, sc)
-	}
-	return out, rows.Err()
+	return sqlq.Scored(rows)
 }
 
 // termInfo is a query term with its document frequency; known is false for

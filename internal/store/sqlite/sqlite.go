@@ -17,7 +17,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -28,6 +27,8 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/sqlq"
+	"github.com/hivemem/hivemem/internal/store/vecindex"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -146,6 +147,16 @@ func (s *Store) initWriter(ctx context.Context) error {
 
 // Backend implements store.Store.
 func (s *Store) Backend() string { return "sqlite" }
+
+// Shared implements store.Writer: a SQLite palace lives in its home, so
+// every file in it is the home's own.
+func (s *Store) Shared() bool { return false }
+
+// LockSource implements store.Writer. A palace that is not shared has no
+// other home mining its files: there is nothing to hold off.
+func (s *Store) LockSource(context.Context, string) (unlock func(), err error) {
+	return func() {}, nil
+}
 
 // Path is the absolute path of the database file.
 func (s *Store) Path() string { return s.path }
@@ -362,15 +373,7 @@ const drawerCols = `id, wing, room, agent, source, heading, line_start, line_end
 
 func scanDrawers(rows *sql.Rows) ([]store.Drawer, error) {
 	defer rows.Close()
-	var out []store.Drawer
-	for rows.Next() {
-		var d store.Drawer
-		if err := rows.Scan(&d.ID, &d.Wing, &d.Room, &d.Agent, &d.Source, &d.Heading, &d.LineStart, &d.LineEnd, &d.Date, &d.Hash, &d.Text); err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+	return sqlq.Drawers(rows)
 }
 
 // Drawers implements store.Store.
@@ -384,27 +387,6 @@ func (s *Store) Drawers(ctx context.Context, source string) ([]store.Drawer, err
 		return nil, fmt.Errorf("list drawers of %q: %w", source, err)
 	}
 	return ds, nil
-}
-
-// checkDrawer refuses drawers the rest of the system could not handle: no
-// id, another file's drawer, a date that would not sort, a line range that
-// runs backwards.
-func checkDrawer(d *store.Drawer, source string) error {
-	if d.ID == "" {
-		return errors.New("drawer with an empty id")
-	}
-	if d.Source == "" {
-		d.Source = source
-	} else if d.Source != source {
-		return fmt.Errorf("drawer %q belongs to %q, not to the file being applied (%q)", d.ID, d.Source, source)
-	}
-	if err := store.ValidDate(d.Date); err != nil {
-		return fmt.Errorf("drawer %q: %w", d.ID, err)
-	}
-	if d.LineStart < 0 || d.LineEnd < d.LineStart {
-		return fmt.Errorf("drawer %q: bad line range %d-%d", d.ID, d.LineStart, d.LineEnd)
-	}
-	return nil
 }
 
 // vectorBlob encodes v after checking it against the recorded dimension;
@@ -438,7 +420,7 @@ func (s *Store) Apply(ctx context.Context, u store.FileUpdate) error {
 	copy(upd, u.Update)
 	for _, ds := range [][]store.Drawer{ins, upd} {
 		for i := range ds {
-			if err := checkDrawer(&ds[i], src); err != nil {
+			if err := store.CheckDrawer(&ds[i], src); err != nil {
 				return fmt.Errorf("apply %q: %w", src, err)
 			}
 		}
@@ -495,7 +477,7 @@ func (s *Store) Apply(ctx context.Context, u store.FileUpdate) error {
 					return d, fmt.Errorf("insert drawer %q: it already exists", r.ID)
 				}
 				if blob != nil {
-					d.upsert = append(d.upsert, vecRow{id: r.ID, wing: r.Wing, room: r.Room, agent: r.Agent, date: r.Date, vec: r.Vector})
+					d.upsert = append(d.upsert, vecRow{ID: r.ID, Wing: r.Wing, Room: r.Room, Agent: r.Agent, Date: r.Date, Vec: r.Vector})
 				}
 			}
 		}
@@ -514,7 +496,7 @@ func (s *Store) Apply(ctx context.Context, u store.FileUpdate) error {
 				if n, err := res.RowsAffected(); err != nil || n != 1 {
 					return d, fmt.Errorf("update drawer %q: %w", r.ID, store.ErrNotFound)
 				}
-				d.meta = append(d.meta, vecRow{id: r.ID, wing: r.Wing, room: r.Room, agent: r.Agent, date: r.Date})
+				d.meta = append(d.meta, vecRow{ID: r.ID, Wing: r.Wing, Room: r.Room, Agent: r.Agent, Date: r.Date})
 			}
 		}
 		if !s.lexi.Enabled() {
@@ -617,8 +599,8 @@ func (s *Store) SetVectors(ctx context.Context, ids []string, vecs [][]float32) 
 			if err != nil {
 				return d, fmt.Errorf("drawer %q: %w", id, err)
 			}
-			r := vecRow{id: id, vec: vecs[i]}
-			err = stmt.QueryRowContext(ctx, blob, id).Scan(&r.wing, &r.room, &r.agent, &r.date)
+			r := vecRow{ID: id, Vec: vecs[i]}
+			err = stmt.QueryRowContext(ctx, blob, id).Scan(&r.Wing, &r.Room, &r.Agent, &r.Date)
 			if errors.Is(err, sql.ErrNoRows) {
 				return d, fmt.Errorf("drawer %q: %w", id, store.ErrNotFound)
 			}
@@ -665,39 +647,6 @@ func (s *Store) Get(ctx context.Context, ids []string) ([]store.Drawer, error) {
 	return out, nil
 }
 
-// filterSQL renders f as SQL conditions on the drawers table aliased d,
-// with its values as bound arguments.
-func filterSQL(f store.Filter) (string, []any) {
-	var conds []string
-	var args []any
-	add := func(cond string, v any) {
-		conds = append(conds, cond)
-		args = append(args, v)
-	}
-	if f.Wing != "" {
-		add("d.wing = ?", f.Wing)
-	}
-	if f.Room != "" {
-		add("d.room = ?", f.Room)
-	}
-	if f.Agent != "" {
-		add("d.agent = ?", f.Agent)
-	}
-	if f.Since != "" {
-		add("d.date >= ?", f.Since)
-	}
-	if f.Until != "" {
-		add("d.date <= ?", f.Until)
-	}
-	if f.Since != "" || f.Until != "" {
-		conds = append(conds, "d.date != ''")
-	}
-	if len(conds) == 0 {
-		return "", nil
-	}
-	return " AND " + strings.Join(conds, " AND "), args
-}
-
 // List implements store.Store.
 func (s *Store) List(ctx context.Context, f store.Filter, limit int) ([]store.Drawer, error) {
 	if err := f.Validate(); err != nil {
@@ -706,7 +655,7 @@ func (s *Store) List(ctx context.Context, f store.Filter, limit int) ([]store.Dr
 	if limit <= 0 {
 		limit = -1
 	}
-	where, args := filterSQL(f)
+	where, args := sqlq.Where(sqlq.SQLite, f, 1)
 	rows, err := s.rdb.QueryContext(ctx, `SELECT `+drawerCols+` FROM drawers d WHERE 1`+where+` ORDER BY source, line_start, rowid LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("list drawers: %w", err)
@@ -733,10 +682,8 @@ func (s *Store) Vector(ctx context.Context, q []float32, f store.Filter, k int) 
 	if err != nil {
 		return nil, fmt.Errorf("vector search: %w", err)
 	}
-	for i, x := range q {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return nil, fmt.Errorf("vector search: query component %d is %v", i, x)
-		}
+	if err := vecindex.CheckFinite(q); err != nil {
+		return nil, fmt.Errorf("vector search: query %w", err)
 	}
 	s.vec.mu.RLock()
 	// Only an older copy is reloaded: a newer one is this process's own
@@ -763,14 +710,12 @@ func (s *Store) Vector(ctx context.Context, q []float32, f store.Filter, k int) 
 	if err := store.CheckModel(s.ownModel(), s.vec.model); err != nil {
 		return nil, fmt.Errorf("vector search: %w", err)
 	}
-	if s.vec.dim == 0 || len(s.vec.ids) == 0 {
-		if s.vec.dim != 0 && len(q) != s.vec.dim {
-			return nil, fmt.Errorf("vector search: query has dimension %d, the model's is %d", len(q), s.vec.dim)
-		}
+	dim := s.vec.idx.Dim()
+	if dim == 0 {
 		return nil, nil
 	}
-	if len(q) != s.vec.dim {
-		return nil, fmt.Errorf("vector search: query has dimension %d, the model's is %d", len(q), s.vec.dim)
+	if len(q) != dim {
+		return nil, fmt.Errorf("vector search: query has dimension %d, the model's is %d", len(q), dim)
 	}
 	return s.vec.search(q, f, k), nil
 }
@@ -796,7 +741,7 @@ func (s *Store) CachedEmbeddings(ctx context.Context, model string, hashes []str
 				rows.Close()
 				return nil, fmt.Errorf("read embedding cache: %w", err)
 			}
-			out[h] = appendVector(make([]float32, 0, len(b)/4), b)
+			out[h] = vecindex.AppendDecoded(make([]float32, 0, len(b)/4), b)
 		}
 		if err := rows.Close(); err != nil {
 			return nil, fmt.Errorf("read embedding cache: %w", err)
@@ -811,11 +756,8 @@ func (s *Store) CachedEmbeddings(ctx context.Context, model string, hashes []str
 // PutEmbeddings implements store.Store. Vectors for the palace's recorded
 // model must have its dimension; within one call all vectors must agree.
 func (s *Store) PutEmbeddings(ctx context.Context, model string, hashes []string, vecs [][]float32) error {
-	if model == "" {
-		return errors.New("put embeddings: empty model name")
-	}
-	if len(hashes) != len(vecs) {
-		return fmt.Errorf("put embeddings: %d hashes but %d vectors", len(hashes), len(vecs))
+	if err := store.CheckEmbeddings(model, hashes, vecs); err != nil {
+		return fmt.Errorf("put embeddings: %w", err)
 	}
 	if len(hashes) == 0 {
 		return nil

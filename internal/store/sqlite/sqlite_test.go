@@ -16,6 +16,7 @@ import (
 
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/storetest"
+	"github.com/hivemem/hivemem/internal/store/vecindex"
 )
 
 func openTemp(t *testing.T) *Store {
@@ -35,9 +36,9 @@ func TestConformance(t *testing.T) {
 // TestConformanceParallelScan runs the vector parts of the suite again with
 // the parallel scan forced on, so both scan paths are held to it.
 func TestConformanceParallelScan(t *testing.T) {
-	old := parallelMin
-	parallelMin = 16
-	t.Cleanup(func() { parallelMin = old })
+	old := vecindex.ParallelMin
+	vecindex.ParallelMin = 16
+	t.Cleanup(func() { vecindex.ParallelMin = old })
 	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t) })
 }
 

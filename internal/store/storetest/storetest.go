@@ -44,6 +44,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"VectorExact", testVectorExact},
 		{"VectorFilters", testVectorFilters},
 		{"VectorsFollowWrites", testVectorsFollowWrites},
+		{"VectorTiesByID", testVectorTiesByID},
+		{"LockSource", testLockSource},
 		{"WrongDimension", testWrongDimension},
 		{"ModelChange", testModelChange},
 		{"EmbedCache", testEmbedCache},
@@ -1351,5 +1353,73 @@ func testConcurrentUse(t *testing.T, s store.Store) {
 	res, err := s.Vector(ctx, randUnit(rand.New(rand.NewPCG(1, 2)), dim), store.Filter{}, 100)
 	if err != nil || len(res) != writers*5 {
 		t.Errorf("Vector after concurrent writes = %d hits, %v", len(res), err)
+	}
+}
+
+// testVectorTiesByID: drawers whose vectors score alike rank by id,
+// whatever order they were written and deleted in (a delete moves rows
+// around in an in-memory index).
+func testVectorTiesByID(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	if err := s.SetModel(ctx, "m", 3); err != nil {
+		t.Fatal(err)
+	}
+	best := drawer("best.md", 0, "w", "r", "a", "", "h", "best")
+	best.Vector = []float32{1, 0, 0}
+	apply(t, s, store.FileUpdate{File: file("best.md", "w", "a"), Insert: []store.Drawer{best}})
+	var tied []string
+	for _, n := range []int{7, 2, 9, 0, 5, 3, 8, 1, 6, 4} {
+		src := fmt.Sprintf("tie-%d.md", n)
+		d := drawer(src, n, "w", "r", "a", "", "h", fmt.Sprintf("tied %d", n))
+		d.Vector = []float32{0.6, 0.8, 0}
+		apply(t, s, store.FileUpdate{File: file(src, "w", "a"), Insert: []store.Drawer{d}})
+		if n%3 == 0 {
+			if err := s.DeleteFile(ctx, src); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		tied = append(tied, d.ID)
+	}
+	slices.Sort(tied)
+	want := append([]string{best.ID}, tied...)
+	ks := []int{len(want)}
+	st, err := s.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.VectorMode == "exact" {
+		// An approximate index (pgvector's HNSW, ordered by distance
+		// alone in SQL) decides which of several tied drawers make a cut
+		// below them; an exact scan keeps the smaller ids.
+		ks = append(ks, 4)
+	}
+	for _, k := range ks {
+		res, err := s.Vector(ctx, []float32{1, 0, 0}, store.Filter{}, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := scoredIDs(res); !slices.Equal(got, want[:k]) {
+			t.Errorf("Vector(k=%d) = %v, want best then the ties by id %v", k, got, want[:k])
+		}
+	}
+}
+
+// testLockSource: a source lock is released by its unlock, and locks on
+// two sources are independent. Only a shared palace's lock holds anything
+// off; every backend's can be taken and given back.
+func testLockSource(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	for range 2 { // the second round finds the first round's locks released
+		a, err := s.LockSource(ctx, "a.md")
+		if err != nil {
+			t.Fatalf("LockSource(a.md): %v", err)
+		}
+		b, err := s.LockSource(ctx, "b.md")
+		if err != nil {
+			t.Fatalf("LockSource(b.md) while a.md is held: %v", err)
+		}
+		b()
+		a()
 	}
 }
