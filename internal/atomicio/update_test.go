@@ -1,6 +1,6 @@
 package atomicio
 
-// Hunt tests: adversarial checks of the write path's promise that no line a
+// Adversarial checks of the write path's promise that no line a
 // writer was told was written is ever lost, and that bad input fails with a
 // clear error instead of hanging or dropping data.
 
@@ -36,12 +36,12 @@ func appendRaw(t *testing.T, path, text string) {
 	}
 }
 
-// TestHuntUpdateMissingFileRacesAgentCreate: Update finds no file (old is
+// TestUpdateMissingFileRacesAgentCreate: Update finds no file (old is
 // nil, so there is nothing to salvage from), and before it renames its
 // result into place an agent creates the file with `>>` (O_APPEND|O_CREAT)
 // and writes a line. The rename replaces the agent's file and its line is
 // gone although the agent's write succeeded.
-func TestHuntUpdateMissingFileRacesAgentCreate(t *testing.T) {
+func TestUpdateMissingFileRacesAgentCreate(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.md")
 	calls := 0
 	err := Update(context.Background(), path, 0o644, func(old []byte) ([]byte, error) {
@@ -71,13 +71,13 @@ func TestHuntUpdateMissingFileRacesAgentCreate(t *testing.T) {
 	}
 }
 
-// TestHuntUpdateThroughAliasedSymlinks: two memory paths are symlinks to
+// TestUpdateThroughAliasedSymlinks: two memory paths are symlinks to
 // one file (WriteFile documents that it follows links). Each Update locks
 // "<link>.lock", so two writers through different links are not
 // serialised: writer B reads, writer A completes, B renames over A's result
 // and A's line is lost although A returned nil. Either both lines must be
 // in the file, or A must be refused (lock busy) instead of told it wrote.
-func TestHuntUpdateThroughAliasedSymlinks(t *testing.T) {
+func TestUpdateThroughAliasedSymlinks(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "shared.md")
 	if err := os.WriteFile(target, []byte("base\n"), 0o644); err != nil {
@@ -111,12 +111,12 @@ func TestHuntUpdateThroughAliasedSymlinks(t *testing.T) {
 	}
 }
 
-// TestHuntUpdateOnFIFO: a FIFO planted where the memory file should be must
+// TestUpdateOnFIFOFailsWithoutBlocking: a FIFO planted where the memory file should be must
 // give a clear error, not block the writer (and its lock) until some other
 // process happens to open the FIFO for writing. The test detects the block
 // without timing: opening the FIFO for writing with O_NONBLOCK succeeds
 // only once a reader has it open.
-func TestHuntUpdateOnFIFO(t *testing.T) {
+func TestUpdateOnFIFOFailsWithoutBlocking(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.md")
 	if err := syscall.Mkfifo(path, 0o644); err != nil {
 		t.Skipf("mkfifo: %v", err)
@@ -151,11 +151,11 @@ func TestHuntUpdateOnFIFO(t *testing.T) {
 	}
 }
 
-// TestHuntUpdateConcurrentWritersAndAppenders: goroutines doing locked
+// TestUpdateConcurrentWritersAndAppendersKeepEveryLine: goroutines doing locked
 // read-modify-write updates (what remember does) race shell processes
 // appending with `>>` and no lock (what agents do). Every line of both
 // kinds must be in the file at the end.
-func TestHuntUpdateConcurrentWritersAndAppenders(t *testing.T) {
+func TestUpdateConcurrentWritersAndAppendersKeepEveryLine(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}
@@ -236,9 +236,9 @@ func TestHuntUpdateConcurrentWritersAndAppenders(t *testing.T) {
 	assertNoTemp(t, filepath.Dir(path))
 }
 
-// TestHuntUpdateFnErrorAndNoOp: an error from fn leaves the file and its
+// TestUpdateFnErrorAndNoOpWriteNothing: an error from fn leaves the file and its
 // inode untouched (no rename); returning the old bytes writes nothing.
-func TestHuntUpdateFnErrorAndNoOp(t *testing.T) {
+func TestUpdateFnErrorAndNoOpWriteNothing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.md")
 	if err := os.WriteFile(path, []byte("keep\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -265,9 +265,9 @@ func TestHuntUpdateFnErrorAndNoOp(t *testing.T) {
 	assertNoTemp(t, filepath.Dir(path))
 }
 
-// TestHuntUpdateCanceledContext: a canceled context fails before fn runs
+// TestUpdateCanceledContextWritesNothing: a canceled context fails before fn runs
 // and writes nothing.
-func TestHuntUpdateCanceledContext(t *testing.T) {
+func TestUpdateCanceledContextWritesNothing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.md")
 	if err := os.WriteFile(path, []byte("keep\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -284,10 +284,10 @@ func TestHuntUpdateCanceledContext(t *testing.T) {
 	}
 }
 
-// TestHuntWriteFileOntoDirectoryAndDanglingLink: WriteFile refuses a
+// TestWriteFileOntoDirectoryAndDanglingLink: WriteFile refuses a
 // directory with a clear error, and through a dangling symlink creates the
 // target while keeping the link.
-func TestHuntWriteFileOntoDirectoryAndDanglingLink(t *testing.T) {
+func TestWriteFileOntoDirectoryAndDanglingLink(t *testing.T) {
 	dir := t.TempDir()
 	sub := filepath.Join(dir, "memory.md")
 	if err := os.Mkdir(sub, 0o755); err != nil {
@@ -313,11 +313,11 @@ func TestHuntWriteFileOntoDirectoryAndDanglingLink(t *testing.T) {
 	}
 }
 
-// TestHuntSalvageAfterUpdateWithShellAppender: a real process opens the
+// TestUpdateSalvagesShellAppenderAfterSwap: a real process opens the
 // file for append before Update swaps it and writes after the swap; the
 // line reaches the new file (Update waits while the process holds the old
 // file open). Uses sh so it needs no helper role.
-func TestHuntSalvageAfterUpdateWithShellAppender(t *testing.T) {
+func TestUpdateSalvagesShellAppenderAfterSwap(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}
@@ -415,14 +415,14 @@ func editorSave(t *testing.T, path, content string) {
 	}
 }
 
-// TestHuntUpdateOverwritesConcurrentAtomicSave: someone saves the file
+// TestUpdateOverwritesConcurrentAtomicSave: someone saves the file
 // atomically (temp + rename, as editors do) after Update read it and
 // before Update's rename. Salvage only watches the inode Update read, so
 // the saved content — here a line that was not in the file Update read —
 // is silently replaced. A compare-and-swap would notice that the file at
 // the path is no longer the one read (e.g. renameat2 RENAME_EXCHANGE and
 // check, or at least a re-stat before the rename) and refuse or merge.
-func TestHuntUpdateOverwritesConcurrentAtomicSave(t *testing.T) {
+func TestUpdateOverwritesConcurrentAtomicSave(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.md")
 	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -437,13 +437,13 @@ func TestHuntUpdateOverwritesConcurrentAtomicSave(t *testing.T) {
 	}
 }
 
-// TestHuntUpdateLongHeldAppendFD: an agent that keeps its memory file open
+// TestUpdateKeepsLongHeldAppendFDLines: an agent that keeps its memory file open
 // for append for its whole session (a logger-style `exec 3>>memory.md`, or
 // a file object kept open) writes one line before an Update and one after
 // it. Update watches the replaced file only for SalvageMaxWait (3 s); the
 // agent's later line goes into the unlinked old inode and is lost, with no
 // error anywhere.
-func TestHuntUpdateLongHeldAppendFD(t *testing.T) {
+func TestUpdateKeepsLongHeldAppendFDLines(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits SalvageMaxWait")
 	}
