@@ -1,6 +1,6 @@
 package manager_test
 
-// Hunt (round 2), real processes: `hivemem run` and CLI commands on one
+// Real processes: `hivemem run` and CLI commands on one
 // home while the palace file is deleted or corrupted under them, and
 // several `hivemem mine` processes at once while files churn.
 
@@ -20,11 +20,11 @@ import (
 	"time"
 )
 
-// TestHunt2RunPalaceCorruptedMidRun: palace.db is overwritten with junk
+// TestPalaceCorruptedMidRunIsReported: palace.db is overwritten with junk
 // while the manager runs. The manager must report the failure (not panic,
 // not claim success), stop cleanly, and `hivemem reindex` must rebuild a
 // working index from the markdown.
-func TestHunt2RunPalaceCorruptedMidRun(t *testing.T) {
+func TestPalaceCorruptedMidRunIsReported(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []string{"garbage", "truncated"} {
 		t.Run(mode, func(t *testing.T) {
@@ -110,11 +110,11 @@ func TestHunt2RunPalaceCorruptedMidRun(t *testing.T) {
 	}
 }
 
-// TestHunt2ConcurrentMineProcesses: three `hivemem mine` processes loop
+// TestConcurrentMineProcessesMatchFreshMine: three `hivemem mine` processes loop
 // over the hive while the test appends, rewrites, renames and deletes
 // agent files. No command may fail, and after a last mine the index is
 // exactly a fresh reindex.
-func TestHunt2ConcurrentMineProcesses(t *testing.T) {
+func TestConcurrentMineProcessesMatchFreshMine(t *testing.T) {
 	t.Parallel()
 	h := newTestHome(t)
 	agents := []string{"ann", "bob", "cat", "dan"}
@@ -208,12 +208,12 @@ func idxH2HTTPSearch(t *testing.T, p *runProc, q string) []string {
 	return ids
 }
 
-// TestHunt2RunSearchAgreesWithCLI: the manager keeps a warm in-memory
+// TestRunSearchAgreesWithCLI: the manager keeps a warm in-memory
 // BM25 index; CLI processes write the same palace (mining a directory the
 // manager does not watch, removing files from it) while the manager mines
 // the agents' appends. The manager's API search and a CLI search must find
 // the same drawers for every word.
-func TestHunt2RunSearchAgreesWithCLI(t *testing.T) {
+func TestRunSearchAgreesWithCLI(t *testing.T) {
 	t.Parallel()
 	h := newTestHome(t)
 	h.writeAgent(t, "alice", memoryFile("alice", 3, "shared"))

@@ -1,6 +1,6 @@
 package manager
 
-// Hunt (round 2): the real manager (fsnotify, its worker, its scans) and a
+// The real manager (fsnotify, its worker, its scans) and a
 // real SQLite palace, against agent directories that come and go, editor
 // saves, renames, a recreated hive/agents, FIFOs and writes the watcher
 // cannot see. The reference is a fresh mine of the same files into a new
@@ -134,14 +134,14 @@ func idxH2Searchable(t *testing.T, a *app.App, word string) int {
 	return len(hits)
 }
 
-// TestHunt2ManagerRandomChurnConverges: with the periodic scan out of the
+// TestRandomChurnConverges: with the periodic scan out of the
 // way (1 h), the watcher alone must keep up with agent directories created
 // and removed again and again, files replaced by rename (temp file, and
 // vim's move-away-then-write), appends, truncations, deletions and agent
 // directories renamed. Once the writes stop, the manager's index equals a
 // fresh mine, every live marker is searchable, and the wake-up digests
 // describe the files as they are.
-func TestHunt2ManagerRandomChurnConverges(t *testing.T) {
+func TestRandomChurnConverges(t *testing.T) {
 	a := openHome(t, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"1h\"\n[reflector]\ninterval = \"0s\"\n", map[string]string{
 		"ann": "# Memory — ann (ann)\n\n## 2026-11-01 — first\nannseed\n",
 	})
@@ -149,12 +149,12 @@ func TestHunt2ManagerRandomChurnConverges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.backoffMin = 50 * time.Millisecond // see TestHunt2ManagerFileVanishesBeforeMine
+	m.backoffMin = 50 * time.Millisecond // see TestFileVanishesBeforeMine
 	_, stop := start(t, m)
 	idxH2WaitConverged(t, a, 10*time.Second, "the start-up scan")
 
 	seed := uint64(42)
-	if v := os.Getenv("HIVEMEM_HUNT2_SEED"); v != "" { // to explore other sequences by hand
+	if v := os.Getenv("HIVEMEM_CHURN_SEED"); v != "" { // to explore other sequences by hand
 		fmt.Sscan(v, &seed)
 	}
 	rng := rand.New(rand.NewPCG(seed, 7))
@@ -271,7 +271,7 @@ func TestHunt2ManagerRandomChurnConverges(t *testing.T) {
 	}
 	// Under load a file can vanish between the worker's check and its mine,
 	// which counts as a failure (5 s backoff): only logged here, as it
-	// depends on timing; TestHunt2ManagerFileVanishesBeforeMine pins it.
+	// depends on timing; TestFileVanishesBeforeMine pins it.
 	evs, err := a.Events.Read(0, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -293,13 +293,13 @@ func TestHunt2ManagerRandomChurnConverges(t *testing.T) {
 	}
 }
 
-// TestHunt2ManagerAgentsDirRecreated: hive/agents removed and made again
+// TestAgentsDirRecreatedIsWatchedAgain: hive/agents removed and made again
 // (a restore, `rm -rf hive/agents && mkdir hive/agents`). The watch on the
 // old directory died with it; the periodic scan ("re-arm watches lost to a
 // deleted and recreated directory") must watch the new one, so that an
 // agent created afterwards is mined by the watcher, not an hour later by
 // the next scan.
-func TestHunt2ManagerAgentsDirRecreated(t *testing.T) {
+func TestAgentsDirRecreatedIsWatchedAgain(t *testing.T) {
 	a := openHome(t, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"100ms\"\n[reflector]\ninterval = \"0s\"\n",
 		map[string]string{"ann": "# Memory\n\n## 2026-11-01 — a\nannfirst\n"})
 	m, err := New(Options{App: a, HTTP: HTTPOff})
@@ -339,10 +339,10 @@ func TestHunt2ManagerAgentsDirRecreated(t *testing.T) {
 	}
 }
 
-// TestHunt2ManagerScanCatchesWatcherMiss: a write the watcher cannot see
+// TestScanCatchesWatcherMiss: a write the watcher cannot see
 // (through a hard link in an unwatched directory: inotify reports it to
 // the link's directory only) is caught by the periodic scan.
-func TestHunt2ManagerScanCatchesWatcherMiss(t *testing.T) {
+func TestScanCatchesWatcherMiss(t *testing.T) {
 	a := openHome(t, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"300ms\"\n[reflector]\ninterval = \"0s\"\n",
 		map[string]string{"ann": "# Memory\n\n## 2026-11-01 — a\nannfirst\n"})
 	p, _ := a.Home.MemoryPath("ann")
@@ -371,10 +371,10 @@ func TestHunt2ManagerScanCatchesWatcherMiss(t *testing.T) {
 	idxH2WaitConverged(t, a, time.Second, "the final index")
 }
 
-// TestHunt2ManagerFIFOMemoryFile: one agent's memory.md is a FIFO. The
+// TestFIFOMemoryFileIsSkipped: one agent's memory.md is a FIFO. The
 // manager must skip it (or back it off) and go on mining the others; its
 // status must answer; it must stop when asked.
-func TestHunt2ManagerFIFOMemoryFile(t *testing.T) {
+func TestFIFOMemoryFileIsSkipped(t *testing.T) {
 	a := openHome(t, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"300ms\"\n[reflector]\ninterval = \"0s\"\n",
 		map[string]string{"bob": "# Memory\n\n## 2026-11-01 — b\nbobfirst\n"})
 	fifo, _ := a.Home.MemoryPath("alice")
@@ -446,12 +446,12 @@ func TestHunt2ManagerFIFOMemoryFile(t *testing.T) {
 	}
 }
 
-// TestHunt2ManagerNewHomeIDRemovesVanished: the home's id (home-id) is
+// TestNewHomeIDRemovesVanished: the home's id (home-id) is
 // regenerated — its malformed-file error says "delete it and a new one is
 // made". In a SQLite palace, which no other home shares, files mined under
 // the old id are still this home's: when one is deleted its drawers must
 // go, and the manager must not fail on it forever.
-func TestHunt2ManagerNewHomeIDRemovesVanished(t *testing.T) {
+func TestNewHomeIDRemovesVanished(t *testing.T) {
 	a1 := openHome(t, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"200ms\"\n[reflector]\ninterval = \"0s\"\n", map[string]string{
 		"ann": "# Memory\n\n## 2026-11-01 — a\nannkeeps\n",
 		"bob": "# Memory\n\n## 2026-11-01 — b\nbobvanishes\n",
@@ -496,7 +496,7 @@ func TestHunt2ManagerNewHomeIDRemovesVanished(t *testing.T) {
 	}
 }
 
-// TestHunt2ManagerFileVanishesBeforeMine: an agent's new memory.md is
+// TestFileVanishesBeforeMine: an agent's new memory.md is
 // deleted after the worker took the agent (its existence checked) and
 // before the mine ran — the worker may wait for the palace write lock
 // behind a CLI writer for a long time, and under load the churn test above
@@ -504,7 +504,7 @@ func TestHunt2ManagerNewHomeIDRemovesVanished(t *testing.T) {
 // is nothing to do: it must not count as a mining failure (a false
 // "mine-failed" event and a 5 s backoff that delays the agent's next
 // file).
-func TestHunt2ManagerFileVanishesBeforeMine(t *testing.T) {
+func TestFileVanishesBeforeMine(t *testing.T) {
 	a := openHome(t, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"1h\"\n[reflector]\ninterval = \"0s\"\n",
 		map[string]string{"ann": "# Memory\n\n## 2026-11-01 — a\nannfirst\n"})
 	m, err := New(Options{App: a, HTTP: HTTPOff})
