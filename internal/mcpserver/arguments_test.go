@@ -1,6 +1,6 @@
 package mcpserver_test
 
-// Edge-case hunt: every tool driven with hostile and malformed arguments
+// Every tool driven with hostile and malformed arguments
 // through a real client over the SDK's in-memory transport. A refusal must
 // be a tool error (isError) whose text names the problem; nothing may be a
 // protocol error, a panic, a hang, or a silent success on wrong input.
@@ -29,10 +29,10 @@ var badAgentIDs = []string{
 	"аlice", "ａｌｉｃｅ", "alice ", " alice", "-x", "_x", "x..y", "\xff",
 }
 
-// TestHuntAgentArguments: every tool that takes an agent refuses each bad
+// TestToolsRefuseBadAgentIDs: every tool that takes an agent refuses each bad
 // id with "invalid agent id" (or, for the bound agent's writes, by the
 // binding), and never touches the file system.
-func TestHuntAgentArguments(t *testing.T) {
+func TestToolsRefuseBadAgentIDs(t *testing.T) {
 	a := newHome(t, testFiles, true)
 	unbound := connect(t, mcpserver.Deps{App: a})
 	for _, id := range badAgentIDs {
@@ -70,9 +70,9 @@ func TestHuntAgentArguments(t *testing.T) {
 	fails(t, unbound, mcpserver.ToolWakeUp, map[string]any{"wing": "../alice"}, "unknown wing")
 }
 
-// TestHuntSearchArguments: malformed search arguments are tool errors
+// TestSearchRefusesMalformedArguments: malformed search arguments are tool errors
 // naming the argument.
-func TestHuntSearchArguments(t *testing.T) {
+func TestSearchRefusesMalformedArguments(t *testing.T) {
 	cs := connect(t, mcpserver.Deps{App: newHome(t, testFiles, true)})
 	cases := []struct {
 		name string
@@ -109,11 +109,11 @@ func TestHuntSearchArguments(t *testing.T) {
 	}
 }
 
-// TestHuntSearchSinceAfterUntil: a date range whose start is after its
+// TestSearchSinceAfterUntil: a date range whose start is after its
 // end can match nothing. The HTTP API refuses it ("since ... is after
 // until ..."); memory_search answers an empty success, so an agent that
 // swapped the two dates learns nothing about its mistake.
-func TestHuntSearchSinceAfterUntil(t *testing.T) {
+func TestSearchSinceAfterUntil(t *testing.T) {
 	cs := connect(t, mcpserver.Deps{App: newHome(t, testFiles, true)})
 	// The range holds matching sections when the right way round.
 	in := ok[mcpserver.SearchOutput](t, cs, mcpserver.ToolSearch, map[string]any{"query": "login", "since": "2026-11-01", "until": "2026-11-30"})
@@ -129,11 +129,11 @@ func TestHuntSearchSinceAfterUntil(t *testing.T) {
 	}
 }
 
-// TestHuntSearchQuerySyntax: FTS5 operators, quotes and SQL are searched
+// TestSearchQuerySyntaxIsWords: FTS5 operators, quotes and SQL are searched
 // as words: a result, never a tool error from the query language. A query
 // with no word at all can never match in the lexical-only palace: a tool
 // error that says so, not an empty result.
-func TestHuntSearchQuerySyntax(t *testing.T) {
+func TestSearchQuerySyntaxIsWords(t *testing.T) {
 	cs := connect(t, mcpserver.Deps{App: newHome(t, testFiles, true)})
 	for _, q := range []string{
 		`"unbalanced login`, `login*`, `* login`, `NEAR(login flaky)`, `NEAR`, `login NEAR/3 test`, `(login`, `login)`,
@@ -154,8 +154,8 @@ func TestHuntSearchQuerySyntax(t *testing.T) {
 	}
 }
 
-// TestHuntRememberAndPin: malformed notes and facts.
-func TestHuntRememberAndPin(t *testing.T) {
+// TestRememberAndPinRefuseMalformed: malformed notes and facts.
+func TestRememberAndPinRefuseMalformed(t *testing.T) {
 	a := newHome(t, testFiles, true)
 	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
 	before := readFile(t, a, "alice")
@@ -198,11 +198,11 @@ func TestHuntRememberAndPin(t *testing.T) {
 	}
 }
 
-// TestHuntRememberBlankHeading: a heading of only spaces is neither
+// TestRememberBlankHeading: a heading of only spaces is neither
 // refused nor replaced by the note's first line (as an absent heading is):
 // the section is written as "## <date> —    " with trailing blanks and no
 // title.
-func TestHuntRememberBlankHeading(t *testing.T) {
+func TestRememberBlankHeading(t *testing.T) {
 	a := newHome(t, testFiles, true)
 	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
 	res := call(t, cs, mcpserver.ToolRemember, map[string]any{"text": "the cache key includes the locale", "heading": "   "})
@@ -219,8 +219,8 @@ func TestHuntRememberBlankHeading(t *testing.T) {
 	}
 }
 
-// TestHuntReadArguments: odd section and region arguments.
-func TestHuntReadArguments(t *testing.T) {
+// TestReadOddArguments: odd section and region arguments.
+func TestReadOddArguments(t *testing.T) {
 	a := newHome(t, testFiles, true)
 	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
 	for _, c := range []struct {
@@ -252,10 +252,10 @@ func TestHuntReadArguments(t *testing.T) {
 	}
 }
 
-// TestHuntBrokenMemoryFiles: tools over memory files that are invalid
+// TestBrokenMemoryFilesAreToolErrors: tools over memory files that are invalid
 // UTF-8, binary, empty or not files: a tool error naming the problem, or
 // a sane result, never a protocol error or a panic.
-func TestHuntBrokenMemoryFiles(t *testing.T) {
+func TestBrokenMemoryFilesAreToolErrors(t *testing.T) {
 	a := newHome(t, testFiles, true)
 	write := func(id string, data []byte) {
 		p, _ := a.Home.MemoryPath(id)
@@ -304,9 +304,9 @@ func TestHuntBrokenMemoryFiles(t *testing.T) {
 	}
 }
 
-// TestHuntConcurrentWrites: many clients remember and pin into one file
+// TestConcurrentWritesLandOnce: many clients remember and pin into one file
 // at once; every note and fact lands exactly once.
-func TestHuntConcurrentWrites(t *testing.T) {
+func TestConcurrentWritesLandOnce(t *testing.T) {
 	a := newHome(t, testFiles, true)
 	const n = 12
 	sessions := make([]*mcp.ClientSession, 4)
@@ -378,20 +378,20 @@ func brokenModelHome(t *testing.T) *app.App {
 	return a
 }
 
-// TestHuntBrokenModelSearch: search with an unusable model is a tool
+// TestBrokenModelSearchNamesModel: search with an unusable model is a tool
 // error that names the model, not a protocol error or an empty result.
-func TestHuntBrokenModelSearch(t *testing.T) {
+func TestBrokenModelSearchNamesModel(t *testing.T) {
 	a := brokenModelHome(t)
 	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
 	fails(t, cs, mcpserver.ToolSearch, map[string]any{"query": "login"}, "model")
 }
 
-// TestHuntRememberWithBrokenEmbedder: when the note is written but cannot
+// TestRememberWithBrokenEmbedder: when the note is written but cannot
 // be indexed (the model does not load), memory_remember reports a plain
 // failure. The note is already in the file, and the error does not say so:
 // an agent that retries, as it should after a failed write, records the
 // note twice.
-func TestHuntRememberWithBrokenEmbedder(t *testing.T) {
+func TestRememberWithBrokenEmbedder(t *testing.T) {
 	a := brokenModelHome(t)
 	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
 	note := "the build cache lives on the second disk"
@@ -411,10 +411,10 @@ func TestHuntRememberWithBrokenEmbedder(t *testing.T) {
 	}
 }
 
-// TestHuntUnreachableSummarizer: a condensation whose LLM cannot be
+// TestUnreachableSummarizerLeavesFile: a condensation whose LLM cannot be
 // reached is refused with a message naming the summarizer, and the file
 // is left alone.
-func TestHuntUnreachableSummarizer(t *testing.T) {
+func TestUnreachableSummarizerLeavesFile(t *testing.T) {
 	root := t.TempDir()
 	cfg := "[embedder]\nprovider = \"none\"\n[summarizer]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:1/v1\"\nmodel = \"m\"\ntimeout = \"2s\"\n" +
 		"[reflector]\nmin_bytes = 0\nrecent_keep = 1\n"
@@ -453,10 +453,10 @@ func TestHuntUnreachableSummarizer(t *testing.T) {
 	}
 }
 
-// TestHuntHTTPRaw: the streamable HTTP endpoint with malformed requests:
+// TestHTTPMalformedRequestsAreRefused: the streamable HTTP endpoint with malformed requests:
 // each is refused with a 4xx (or a JSON-RPC error) that says why, never a
 // 500, a hang, or a success.
-func TestHuntHTTPRaw(t *testing.T) {
+func TestHTTPMalformedRequestsAreRefused(t *testing.T) {
 	a := newHome(t, testFiles, true)
 	url := serveHTTP(t, mcpserver.Deps{App: a}, "")
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_status","arguments":{}}}`
@@ -519,10 +519,10 @@ func TestHuntHTTPRaw(t *testing.T) {
 	}
 }
 
-// TestHuntSearchUnknownWing: memory_search with a wing no drawer has (a
+// TestSearchUnknownWing: memory_search with a wing no drawer has (a
 // typo of an agent id) answers an empty success; memory_wake_up answers the
 // same wing with the tool error "unknown wing".
-func TestHuntSearchUnknownWing(t *testing.T) {
+func TestSearchUnknownWing(t *testing.T) {
 	cs := connect(t, mcpserver.Deps{App: newHome(t, testFiles, true)})
 	fails(t, cs, mcpserver.ToolWakeUp, map[string]any{"wing": "alise"}, "unknown wing")
 	res := call(t, cs, mcpserver.ToolSearch, map[string]any{"query": "login", "wing": "alise"})
