@@ -1,6 +1,6 @@
 package palace_test
 
-// Hunt (round 2): the miner against files that change shape, vanish, turn
+// The miner against files that change shape, vanish, turn
 // bad, are symlinks or FIFOs, and against random edit sequences. The
 // reference is always a fresh mine of the same files into a new SQLite
 // index: the incrementally maintained index must agree with it exactly.
@@ -138,12 +138,12 @@ func (f *fixture) lexical(q string) []palace.Hit {
 	return hits
 }
 
-// TestHunt2HeadingPromotedOrDemoted: a plain line turned into a "## "
+// TestHeadingPromotedOrDemotedKeepsDrawer: a plain line turned into a "## "
 // heading (or a heading turned back into a plain line) keeps the chunk's
 // embed text, so the drawer keeps its id — and the miner then updates only
 // its metadata, never its text. The index ends up with text that is not in
 // the file, and in the demotion case a word of the file is unsearchable.
-func TestHunt2HeadingPromotedOrDemoted(t *testing.T) {
+func TestHeadingPromotedOrDemotedKeepsDrawer(t *testing.T) {
 	for _, tc := range []struct {
 		name, before, after string
 		word                string // a word of the file after the edit
@@ -228,11 +228,11 @@ func TestFileTurnedBadKeepsItsDrawers(t *testing.T) {
 	}
 }
 
-// TestHunt2FIFOMemoryFileDoesNotHang: a memory.md that is a FIFO (or any
+// TestFIFOMemoryFileDoesNotHang: a memory.md that is a FIFO (or any
 // non-regular file) must be skipped or refused, not read: reading a FIFO
 // blocks until a writer appears, which would hang `hivemem mine <file>`,
 // the manager's worker (holding the palace write lock) and wake-up.
-func TestHunt2FIFOMemoryFileDoesNotHang(t *testing.T) {
+func TestFIFOMemoryFileDoesNotHang(t *testing.T) {
 	f := newFixture(t, nil)
 	f.write("bob", "# Memory — bob (bob)\n\n## 2026-11-01 — note\nbob's note\n")
 	dir := filepath.Join(f.h.AgentsDir(), "alice")
@@ -279,10 +279,10 @@ func TestHunt2FIFOMemoryFileDoesNotHang(t *testing.T) {
 	}
 }
 
-// TestHunt2MineHomeRootRemovesVanished: mining the home directory itself
+// TestMineHomeRootRemovesVanished: mining the home directory itself
 // (`hivemem mine .` from the home, or `mine $HIVEMEM_HOME`) must, like
 // mining any other directory, remove the drawers of files that are gone.
-func TestHunt2MineHomeRootRemovesVanished(t *testing.T) {
+func TestMineHomeRootRemovesVanished(t *testing.T) {
 	f := newFixture(t, nil)
 	f.write("alice", "# Memory\n\n## 2026-11-01 — a\nalicewalrus note\n")
 	bob := f.write("bob", "# Memory\n\n## 2026-11-01 — b\nbobwalrus note\n")
@@ -306,10 +306,10 @@ func TestHunt2MineHomeRootRemovesVanished(t *testing.T) {
 	}
 }
 
-// TestHunt2FileVanishesDuringMine: a file listed by the directory walk
+// TestFileVanishesDuringMine: a file listed by the directory walk
 // and deleted (or renamed) before the miner reaches it. The mine must not
 // end with the index holding a file that is gone, nor call it unreadable.
-func TestHunt2FileVanishesDuringMine(t *testing.T) {
+func TestFileVanishesDuringMine(t *testing.T) {
 	for _, mode := range []string{"deleted", "renamed"} {
 		t.Run(mode, func(t *testing.T) {
 			f := newFixture(t, nil)
@@ -357,11 +357,11 @@ func TestHunt2FileVanishesDuringMine(t *testing.T) {
 	}
 }
 
-// TestHunt2OddFiles: 0-byte files, header-only files, a BOM, CRLF line
+// TestOddFilesMinedOrSkipped: 0-byte files, header-only files, a BOM, CRLF line
 // endings, lone CRs, NUL bytes and invalid UTF-8 in the middle, and a file
 // right at the size limit: each is mined or skipped with the right reason,
 // and the index matches a fresh mine after every step.
-func TestHunt2OddFiles(t *testing.T) {
+func TestOddFilesMinedOrSkipped(t *testing.T) {
 	f := newFixture(t, nil)
 	ctx := context.Background()
 	p, err := palace.New(ctx, f.h, f.st, nil, palace.Options{MaxFileBytes: 4096})
@@ -459,11 +459,11 @@ func TestHunt2OddFiles(t *testing.T) {
 	}
 }
 
-// TestHunt2ThousandsOfTinySections: 5000 one-line sections, many of them
+// TestThousandsOfTinySectionsRemineIncrementally: 5000 one-line sections, many of them
 // identical, mined, then edited at the front (every line number moves),
 // with duplicates removed and added: each re-mine changes only what
 // changed, and the index stays equal to a fresh one.
-func TestHunt2ThousandsOfTinySections(t *testing.T) {
+func TestThousandsOfTinySectionsRemineIncrementally(t *testing.T) {
 	f := newFixture(t, nil)
 	var b strings.Builder
 	b.WriteString("# Memory — many (many)\n\n")
@@ -524,13 +524,13 @@ func (a *idxH2Agent) render() string {
 	return s
 }
 
-// TestHunt2RandomEditsMatchFreshMine: random sequences of appends, edits,
+// TestRandomEditsMatchFreshMine: random sequences of appends, edits,
 // deletions, reorders, duplicates, long sections, CRLF/BOM switches,
 // truncations, atomic replaces, agent renames and deletions, and archive
 // files, with a mine after each burst: the index must always equal a fresh
 // mine of the same files, and searching every marker word gives the same
 // drawers in both.
-func TestHunt2RandomEditsMatchFreshMine(t *testing.T) {
+func TestRandomEditsMatchFreshMine(t *testing.T) {
 	for seed := uint64(1); seed <= 6; seed++ {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			f := newFixture(t, nil)
@@ -568,12 +568,12 @@ func TestHunt2RandomEditsMatchFreshMine(t *testing.T) {
 	}
 }
 
-// TestHunt2RandomEditsHybridSearchAgrees: the same churn with an embedder
+// TestRandomEditsHybridSearchAgrees: the same churn with an embedder
 // (vectors, the embedding cache, the in-memory vector index following
 // writes): hybrid search on the incrementally mined index ranks exactly as
 // on a fresh index of the same files, scores included, and only cache
 // misses are embedded.
-func TestHunt2RandomEditsHybridSearchAgrees(t *testing.T) {
+func TestRandomEditsHybridSearchAgrees(t *testing.T) {
 	for seed := uint64(11); seed <= 13; seed++ {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			f := newFixture(t, &countingEmbedder{})
@@ -598,7 +598,7 @@ func TestHunt2RandomEditsHybridSearchAgrees(t *testing.T) {
 					q := fmt.Sprintf("mk%05d and some words lorem", 1+rng.IntN(word))
 					for _, mode := range []string{palace.ModeHybrid, palace.ModeVector} {
 						// Every hit, so that exact ties (ordered by rowid, which
-						// depends on history; see TestHunt2TiesRankByHistory)
+						// depends on history)
 						// can be compared as sets.
 						got, err := f.p.Search(ctx, palace.Query{Text: q, Mode: mode, Results: palace.MaxResults})
 						if err != nil {
@@ -805,12 +805,12 @@ func idxH2RandomChurn(t *testing.T, f *fixture, seed uint64, rounds int, check f
 	}
 }
 
-// TestHunt2NewOriginStillRemovesVanished: the same SQLite palace opened by
+// TestNewOriginStillRemovesVanished: the same SQLite palace opened by
 // the same home under a new id (home-id deleted and made again). Files
 // mined under the old id must still lose their drawers when they vanish:
 // only a shared palace (a SourceLocker backend) has other homes' files in
 // it.
-func TestHunt2NewOriginStillRemovesVanished(t *testing.T) {
+func TestNewOriginStillRemovesVanished(t *testing.T) {
 	f := newFixture(t, nil)
 	ctx := context.Background()
 	old, err := palace.New(ctx, f.h, f.st, nil, palace.Options{Origin: "host-aaaa"})
