@@ -5,7 +5,6 @@ package atomicio
 // clear error instead of hanging or dropping data.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -18,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hivemem/hivemem/internal/filetest"
 )
 
 // appendRaw appends text the way an agent does: O_APPEND (creating the file
@@ -325,15 +326,15 @@ func TestUpdateSalvagesShellAppenderAfterSwap(t *testing.T) {
 	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sh, stdin, stdout := startShAppender(t, path, "SHELL-LATE-LINE")
-	orig := inode(t, path)
+	sh, stdin, stdout := filetest.StartShAppender(t, path, "SHELL-LATE-LINE")
+	orig := filetest.Inode(t, path)
 	done := make(chan error, 1)
 	go func() {
 		done <- Update(context.Background(), path, 0o644, func(old []byte) ([]byte, error) {
 			return append([]byte("zero\n"), old...), nil
 		})
 	}()
-	waitInodeChange(t, path, orig, done)
+	filetest.WaitSwap(t, path, orig, done)
 	if _, err := stdin.Write([]byte("go\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -350,71 +351,6 @@ func TestUpdateSalvagesShellAppenderAfterSwap(t *testing.T) {
 	}
 }
 
-// startShAppender starts sh holding path open for append (fd 3); it writes
-// line when it reads a line on stdin.
-func startShAppender(t *testing.T, path, line string) (*exec.Cmd, interface{ Write([]byte) (int, error) }, *bufio.Reader) {
-	t.Helper()
-	cmd := exec.Command("sh", "-c", `exec 3>>"$F"; echo opened; read x; printf '%s\n' "$L" >&3`)
-	cmd.Env = append(os.Environ(), "F="+path, "L="+line)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	rd := bufio.NewReader(out)
-	if l, err := rd.ReadString('\n'); err != nil || l != "opened\n" {
-		t.Fatalf("sh said %q, %v", l, err)
-	}
-	t.Cleanup(func() { stdin.Close() })
-	return cmd, stdin, rd
-}
-
-func inode(t *testing.T, path string) uint64 {
-	t.Helper()
-	st, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.Sys().(*syscall.Stat_t).Ino
-}
-
-// waitInodeChange polls until path is a different file than orig (the
-// swap happened), failing if done reports first.
-func waitInodeChange(t *testing.T, path string, orig uint64, done chan error) {
-	t.Helper()
-	for {
-		if st, err := os.Stat(path); err == nil && st.Sys().(*syscall.Stat_t).Ino != orig {
-			return
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("returned (%v) without swapping the file", err)
-		default:
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// editorSave replaces path the way editors and many tools save: write a
-// temp file, rename it over the target (a new inode, no lock).
-func editorSave(t *testing.T, path, content string) {
-	t.Helper()
-	tmp := path + ".editor-save"
-	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestUpdateOverwritesConcurrentAtomicSave: someone saves the file
 // atomically (temp + rename, as editors do) after Update read it and
 // before Update's rename. Salvage only watches the inode Update read, so
@@ -428,7 +364,7 @@ func TestUpdateOverwritesConcurrentAtomicSave(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := Update(context.Background(), path, 0o644, func(old []byte) ([]byte, error) {
-		editorSave(t, path, "one\nSAVED-BY-EDITOR\n")
+		filetest.EditorSave(t, path, "one\nSAVED-BY-EDITOR\n")
 		return append(old, "two\n"...), nil
 	})
 	got, _ := os.ReadFile(path)
@@ -451,7 +387,7 @@ func TestUpdateKeepsLongHeldAppendFDLines(t *testing.T) {
 	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sh, stdin, _ := startShAppender(t, path, "LINE-FROM-LONG-LIVED-FD")
+	sh, stdin, _ := filetest.StartShAppender(t, path, "LINE-FROM-LONG-LIVED-FD")
 	// Update returns once it stops watching (the agent still holds the
 	// old file open, so that is after SalvageMaxWait).
 	if err := Update(context.Background(), path, 0o644, func(old []byte) ([]byte, error) {

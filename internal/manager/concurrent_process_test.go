@@ -174,9 +174,9 @@ func TestConcurrentMineProcessesMatchFreshMine(t *testing.T) {
 	assertMatchesReindex(t, h)
 }
 
-// idxH2HTTPSearch asks the running manager's API for the drawer ids a lexical
+// httpSearchIDs asks the running manager's API for the drawer ids a lexical
 // search finds.
-func idxH2HTTPSearch(t *testing.T, p *runProc, q string) []string {
+func httpSearchIDs(t *testing.T, p *runProc, q string) []string {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet,
 		"http://"+p.addr+"/api/v1/search?mode=lexical&results=100&q="+url.QueryEscape(q), nil)
@@ -224,7 +224,7 @@ func TestRunSearchAgreesWithCLI(t *testing.T) {
 	p := h.startRun(t)
 	p.idle(t, 10*time.Second)
 	// Warm the manager's lexical index before the CLI writes.
-	idxH2HTTPSearch(t, p, "shared")
+	httpSearchIDs(t, p, "shared")
 	words := []string{"shared", marker("alice", 0), marker("alice", 2)}
 	for i := range 6 {
 		w := fmt.Sprintf("noteword%02d", i)
@@ -250,7 +250,7 @@ func TestRunSearchAgreesWithCLI(t *testing.T) {
 			for _, w := range words {
 				cli := h.searchHits(t, w)
 				sort.Strings(cli)
-				api := idxH2HTTPSearch(t, p, w)
+				api := httpSearchIDs(t, p, w)
 				if !slices.Equal(cli, api) {
 					return false, fmt.Sprintf("%q: CLI %v, manager %v", w, cli, api)
 				}

@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/mcpserver"
 )
 
@@ -355,33 +356,10 @@ func TestConcurrentWritesLandOnce(t *testing.T) {
 	}
 }
 
-// brokenModelHome opens a home whose MiniLM model directory holds files
-// that are not a model: the embedder loads lazily, so the home opens and
-// the first embedding fails (what a truncated download looks like).
-func brokenModelHome(t *testing.T) *app.App {
-	t.Helper()
-	root, model := t.TempDir(), t.TempDir()
-	for _, f := range []string{"model.fp16.safetensors", "tokenizer.json", "config.json"} {
-		if err := os.WriteFile(filepath.Join(model, f), []byte("not a model"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg := fmt.Sprintf("[embedder]\nprovider = \"minilm\"\nmodel_dir = %q\n", model)
-	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	a, err := app.Open(context.Background(), app.Options{Home: root, Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	return a
-}
-
 // TestBrokenModelSearchNamesModel: search with an unusable model is a tool
 // error that names the model, not a protocol error or an empty result.
 func TestBrokenModelSearchNamesModel(t *testing.T) {
-	a := brokenModelHome(t)
+	a := hometest.BrokenModelApp(t)
 	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
 	fails(t, cs, mcpserver.ToolSearch, map[string]any{"query": "login"}, "model")
 }
@@ -392,7 +370,7 @@ func TestBrokenModelSearchNamesModel(t *testing.T) {
 // an agent that retries, as it should after a failed write, records the
 // note twice.
 func TestRememberWithBrokenEmbedder(t *testing.T) {
-	a := brokenModelHome(t)
+	a := hometest.BrokenModelApp(t)
 	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
 	note := "the build cache lives on the second disk"
 	res := call(t, cs, mcpserver.ToolRemember, map[string]any{"text": note, "heading": "cache"})

@@ -21,27 +21,23 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/sqlite"
 )
 
-// idxH2Dump is an index as drawer id → every field a search shows, plus the
+// dumpIndex is an index as drawer id → every field a search shows, plus the
 // file records (source → wing/agent), after an integrity check.
-func idxH2Dump(t *testing.T, st store.Store) (map[string]string, map[string]string) {
+func dumpIndex(t *testing.T, st store.Store) (map[string]string, map[string]string) {
 	t.Helper()
 	ctx := context.Background()
 	if err := st.Check(ctx); err != nil {
 		t.Fatalf("index integrity: %v", err)
 	}
-	ds, err := st.List(ctx, store.Filter{}, 0)
+	drawers, err := hometest.Drawers(ctx, st)
 	if err != nil {
 		t.Fatal(err)
-	}
-	drawers := make(map[string]string, len(ds))
-	for _, d := range ds {
-		drawers[d.ID] = fmt.Sprintf("%s:%d-%d [%s/%s/%s] date=%q heading=%q text=%q", d.Source, d.LineStart, d.LineEnd,
-			d.Wing, d.Room, d.Agent, d.Date, d.Heading, d.Text)
 	}
 	fs, err := st.Files(ctx, "")
 	if err != nil {
@@ -54,31 +50,20 @@ func idxH2Dump(t *testing.T, st store.Store) (map[string]string, map[string]stri
 	return drawers, files
 }
 
-// idxH2Fresh mines dir of h into a brand-new index and returns its dump.
-func idxH2Fresh(t *testing.T, h home.Home, dir string, opts palace.MineOptions, popts ...palace.Options) (map[string]string, map[string]string) {
+// freshDump mines dir of h into a brand-new index and returns its dump.
+func freshDump(t *testing.T, h home.Home, dir string, opts palace.MineOptions, popts ...palace.Options) (map[string]string, map[string]string) {
 	t.Helper()
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "fresh.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	var po palace.Options
 	if len(popts) > 0 {
 		po = popts[0]
 	}
-	p, err := palace.New(ctx, h, st, nil, po)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Mine(ctx, dir, opts); err != nil {
-		t.Fatalf("fresh mine: %v", err)
-	}
-	return idxH2Dump(t, st)
+	st := hometest.FreshIndex(t, h, dir, opts, po)
+	defer st.Close()
+	return dumpIndex(t, st)
 }
 
-// idxH2Diff lists the differences between two dumps.
-func idxH2Diff(a, b map[string]string, an, bn string) []string {
+// dumpDiff lists the differences between two dumps.
+func dumpDiff(a, b map[string]string, an, bn string) []string {
 	short := func(s string) string {
 		if len(s) > 300 {
 			return s[:300] + "…"
@@ -108,12 +93,12 @@ func idxH2Diff(a, b map[string]string, an, bn string) []string {
 	return out
 }
 
-// idxH2AssertMatchesFresh compares f's index with a fresh mine of the hive.
-func idxH2AssertMatchesFresh(t *testing.T, f *fixture, what string) {
+// assertMatchesFresh compares f's index with a fresh mine of the hive.
+func assertMatchesFresh(t *testing.T, f *fixture, what string) {
 	t.Helper()
-	gotD, gotF := idxH2Dump(t, f.st)
-	wantD, wantF := idxH2Fresh(t, f.h, f.h.HiveDir(), palace.MineOptions{})
-	diffs := append(idxH2Diff(gotD, wantD, "index", "fresh"), idxH2Diff(gotF, wantF, "index files", "fresh files")...)
+	gotD, gotF := dumpIndex(t, f.st)
+	wantD, wantF := freshDump(t, f.h, f.h.HiveDir(), palace.MineOptions{})
+	diffs := append(dumpDiff(gotD, wantD, "index", "fresh"), dumpDiff(gotF, wantF, "index files", "fresh files")...)
 	if len(diffs) > 0 {
 		t.Fatalf("%s: the index differs from a fresh mine of the same files in %d places:\n%s",
 			what, len(diffs), strings.Join(diffs[:min(8, len(diffs))], "\n"))
@@ -160,7 +145,7 @@ func TestHeadingPromotedOrDemotedKeepsDrawer(t *testing.T) {
 			if hits := f.lexical(tc.word); len(hits) != 1 {
 				t.Errorf("search %q after the edit: %d hits %+v, want 1 (the word is in the file)", tc.word, len(hits), hits)
 			}
-			idxH2AssertMatchesFresh(t, f, tc.name)
+			assertMatchesFresh(t, f, tc.name)
 		})
 	}
 }
@@ -219,9 +204,9 @@ func TestFileTurnedBadKeepsItsDrawers(t *testing.T) {
 			if _, err := p.Mine(ctx, f.h.HiveDir(), palace.MineOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			gotD, _ := idxH2Dump(t, f.st)
-			wantD, _ := idxH2Fresh(t, f.h, f.h.HiveDir(), palace.MineOptions{}, palace.Options{MaxFileBytes: 1 << 20})
-			if d := idxH2Diff(gotD, wantD, "index", "fresh"); len(d) > 0 {
+			gotD, _ := dumpIndex(t, f.st)
+			wantD, _ := freshDump(t, f.h, f.h.HiveDir(), palace.MineOptions{}, palace.Options{MaxFileBytes: 1 << 20})
+			if d := dumpDiff(gotD, wantD, "index", "fresh"); len(d) > 0 {
 				t.Errorf("index differs from a fresh mine after the repair:\n%s", strings.Join(d, "\n"))
 			}
 		})
@@ -352,7 +337,7 @@ func TestFileVanishesDuringMine(t *testing.T) {
 			}
 			// One more mine always converges.
 			f.mineHive()
-			idxH2AssertMatchesFresh(t, f, "after a second mine")
+			assertMatchesFresh(t, f, "after a second mine")
 		})
 	}
 }
@@ -429,7 +414,7 @@ func TestOddFilesMinedOrSkipped(t *testing.T) {
 	if rep.Changed != 0 || rep.Added != 0 || rep.Removed != 0 {
 		t.Errorf("second mine changed something: %+v", rep)
 	}
-	gotD, _ := idxH2Dump(t, f.st)
+	gotD, _ := dumpIndex(t, f.st)
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "fresh.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -442,8 +427,8 @@ func TestOddFilesMinedOrSkipped(t *testing.T) {
 	if _, err := fp.Mine(ctx, f.h.HiveDir(), palace.MineOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	wantD, _ := idxH2Dump(t, st)
-	if d := idxH2Diff(gotD, wantD, "index", "fresh"); len(d) > 0 {
+	wantD, _ := dumpIndex(t, st)
+	if d := dumpDiff(gotD, wantD, "index", "fresh"); len(d) > 0 {
 		t.Errorf("differs from fresh:\n%s", strings.Join(d, "\n"))
 	}
 	// Fixing a bad file mines it.
@@ -488,7 +473,7 @@ func TestThousandsOfTinySectionsRemineIncrementally(t *testing.T) {
 	if rep.Added != 1 || rep.Removed != 0 || rep.Kept != 5000 {
 		t.Errorf("front insert: %+v, want +1 -0 =5000", rep)
 	}
-	idxH2AssertMatchesFresh(t, f, "front insert")
+	assertMatchesFresh(t, f, "front insert")
 	// Remove the first of the identical sections.
 	content = strings.Replace(content, "## same\nidentical body\n", "", 1)
 	f.write("many", content)
@@ -496,15 +481,15 @@ func TestThousandsOfTinySectionsRemineIncrementally(t *testing.T) {
 	if rep.Added != 0 || rep.Removed != 1 {
 		t.Errorf("duplicate removed: %+v, want +0 -1", rep)
 	}
-	idxH2AssertMatchesFresh(t, f, "duplicate removed")
+	assertMatchesFresh(t, f, "duplicate removed")
 	if n := len(f.lexical("identical")); n != 100 {
 		t.Errorf("identical sections found %d times, want 100 (results capped at 100)", n)
 	}
 }
 
-// idxH2Agent is one agent's file in the random test, as a list of sections
+// churnAgent is one agent's file in the random test, as a list of sections
 // plus a header, rendered with the chosen line ending and BOM.
-type idxH2Agent struct {
+type churnAgent struct {
 	id       string
 	header   string
 	sections []string // each "## heading\nbody lines\n" with \n endings
@@ -513,7 +498,7 @@ type idxH2Agent struct {
 	gone     bool
 }
 
-func (a *idxH2Agent) render() string {
+func (a *churnAgent) render() string {
 	s := a.header + strings.Join(a.sections, "")
 	if a.crlf {
 		s = strings.ReplaceAll(s, "\n", "\r\n")
@@ -534,10 +519,10 @@ func TestRandomEditsMatchFreshMine(t *testing.T) {
 	for seed := uint64(1); seed <= 6; seed++ {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			f := newFixture(t, nil)
-			idxH2RandomChurn(t, f, seed, 25, func(round, word int, log []string, rng *rand.Rand) {
-				gotD, gotF := idxH2Dump(t, f.st)
-				wantD, wantF := idxH2Fresh(t, f.h, f.h.HiveDir(), palace.MineOptions{})
-				diffs := append(idxH2Diff(gotD, wantD, "index", "fresh"), idxH2Diff(gotF, wantF, "index files", "fresh files")...)
+			randomChurn(t, f, seed, 25, func(round, word int, log []string, rng *rand.Rand) {
+				gotD, gotF := dumpIndex(t, f.st)
+				wantD, wantF := freshDump(t, f.h, f.h.HiveDir(), palace.MineOptions{})
+				diffs := append(dumpDiff(gotD, wantD, "index", "fresh"), dumpDiff(gotF, wantF, "index files", "fresh files")...)
 				if len(diffs) > 0 {
 					t.Fatalf("round %d (ops %v): index differs from a fresh mine in %d places:\n%s",
 						round, log[max(0, len(log)-6):], len(diffs), strings.Join(diffs[:min(6, len(diffs))], "\n"))
@@ -577,7 +562,7 @@ func TestRandomEditsHybridSearchAgrees(t *testing.T) {
 	for seed := uint64(11); seed <= 13; seed++ {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			f := newFixture(t, &countingEmbedder{})
-			idxH2RandomChurn(t, f, seed, 15, func(round, word int, log []string, rng *rand.Rand) {
+			randomChurn(t, f, seed, 15, func(round, word int, log []string, rng *rand.Rand) {
 				ctx := context.Background()
 				st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "fresh.db"))
 				if err != nil {
@@ -636,9 +621,9 @@ func TestRandomEditsHybridSearchAgrees(t *testing.T) {
 	}
 }
 
-// idxH2RandomChurn runs rounds of random edits on f's hive, mining after
+// randomChurn runs rounds of random edits on f's hive, mining after
 // each, and calls check after every mine.
-func idxH2RandomChurn(t *testing.T, f *fixture, seed uint64, rounds int, check func(round, word int, log []string, rng *rand.Rand)) {
+func randomChurn(t *testing.T, f *fixture, seed uint64, rounds int, check func(round, word int, log []string, rng *rand.Rand)) {
 	t.Helper()
 	{
 		{
@@ -671,17 +656,17 @@ func idxH2RandomChurn(t *testing.T, f *fixture, seed uint64, rounds int, check f
 				}
 				return b.String()
 			}
-			agents := map[string]*idxH2Agent{}
+			agents := map[string]*churnAgent{}
 			ids := []string{"ann", "bob", "cat", "dan", "eve"}
 			for _, id := range ids[:3] {
-				a := &idxH2Agent{id: id, header: fmt.Sprintf("# Memory — %s (%s)\n\n", id, id)}
+				a := &churnAgent{id: id, header: fmt.Sprintf("# Memory — %s (%s)\n\n", id, id)}
 				for range 3 {
 					a.sections = append(a.sections, section())
 				}
 				agents[id] = a
 			}
 			path := func(id string) string { return filepath.Join(f.h.AgentsDir(), id, "memory.md") }
-			save := func(a *idxH2Agent) {
+			save := func(a *churnAgent) {
 				if err := os.MkdirAll(filepath.Dir(path(a.id)), 0o755); err != nil {
 					t.Fatal(err)
 				}
@@ -705,14 +690,14 @@ func idxH2RandomChurn(t *testing.T, f *fixture, seed uint64, rounds int, check f
 			var log []string
 			for round := range rounds {
 				for range 1 + rng.IntN(4) {
-					var live []*idxH2Agent
+					var live []*churnAgent
 					for _, id := range ids {
 						if a := agents[id]; a != nil && !a.gone {
 							live = append(live, a)
 						}
 					}
 					if len(live) == 0 {
-						a := &idxH2Agent{id: ids[rng.IntN(len(ids))], header: "# Memory\n\n"}
+						a := &churnAgent{id: ids[rng.IntN(len(ids))], header: "# Memory\n\n"}
 						agents[a.id] = a
 						save(a)
 						continue

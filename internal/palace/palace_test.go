@@ -629,12 +629,12 @@ func TestReindexKeepsMineOptions(t *testing.T) {
 	if rep, err := f.p.Mine(ctx, notes, palace.MineOptions{Wing: "planning", Agent: "alice", Room: "roadmap"}); err != nil || rep.Unchanged != 1 {
 		t.Fatalf("mining again with the same options: %+v, %v", rep, err)
 	}
-	before, beforeFiles := idxH2Dump(t, f.st)
+	before, beforeFiles := dumpIndex(t, f.st)
 	if _, err := f.p.Reindex(ctx); err != nil {
 		t.Fatal(err)
 	}
-	after, afterFiles := idxH2Dump(t, f.st)
-	diffs := append(idxH2Diff(before, after, "before reindex", "after reindex"), idxH2Diff(beforeFiles, afterFiles, "files before", "files after")...)
+	after, afterFiles := dumpIndex(t, f.st)
+	diffs := append(dumpDiff(before, after, "before reindex", "after reindex"), dumpDiff(beforeFiles, afterFiles, "files before", "files after")...)
 	if len(diffs) > 0 {
 		t.Errorf("reindex did not rebuild the index as mined:\n%s", strings.Join(diffs, "\n"))
 	}
@@ -661,7 +661,7 @@ func TestTiedHitsRankByDrawerID(t *testing.T) {
 	f.mineHive()
 	f.write("alice", "# Memory\n\n"+note)
 	f.mineHive()
-	idxH2AssertMatchesFresh(t, f, "same files")
+	assertMatchesFresh(t, f, "same files")
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "fresh.db"))
 	if err != nil {
@@ -880,7 +880,7 @@ func TestMineFollowsSymlinksInsideTheHomeOnce(t *testing.T) {
 	check("after mining each memory file directly")
 	f.mineHive()
 	check("hive mine again")
-	idxH2AssertMatchesFresh(t, f, "links inside the home")
+	assertMatchesFresh(t, f, "links inside the home")
 }
 
 // TestMineWithSymlinkLoops: links that loop (to the directory itself, to
@@ -927,7 +927,7 @@ func TestMineWithSymlinkLoops(t *testing.T) {
 			t.Errorf("link %s: not reported as skipped: %+v", name, rep.Skipped)
 		}
 	}
-	idxH2AssertMatchesFresh(t, f, "symlink loops")
+	assertMatchesFresh(t, f, "symlink loops")
 }
 
 // TestMineIndexesAFileOnceThroughASymlinkedHome: a home reached through a

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -21,6 +20,7 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/atomicio"
+	"github.com/hivemem/hivemem/internal/filetest"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/summarize"
@@ -557,53 +557,6 @@ func TestCondenseWhileGoroutinesWrite(t *testing.T) {
 // ---------------------------------------------------------------------------
 // real processes: late appenders, kills
 
-// startShAppender starts sh holding path open for append on fd 3 (opened
-// now, like an agent that has just opened its file); it writes line when
-// told to on stdin, then exits.
-func startShAppender(t *testing.T, path, line string) (*exec.Cmd, io.WriteCloser) {
-	t.Helper()
-	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("no sh")
-	}
-	cmd := exec.Command("sh", "-c", `exec 3>>"$F"; echo opened; read x; printf '%s\n' "$L" >&3`)
-	cmd.Env = append(os.Environ(), "F="+path, "L="+line)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	must(t, err)
-	out, err := cmd.StdoutPipe()
-	must(t, err)
-	must(t, cmd.Start())
-	if l, err := bufio.NewReader(out).ReadString('\n'); err != nil || l != "opened\n" {
-		t.Fatalf("sh said %q, %v", l, err)
-	}
-	t.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
-	return cmd, stdin
-}
-
-func inodeOf(t *testing.T, path string) uint64 {
-	t.Helper()
-	st, err := os.Stat(path)
-	must(t, err)
-	return st.Sys().(*syscall.Stat_t).Ino
-}
-
-// waitSwap polls until path is another file than inode orig, or done
-// fires first (then it fails).
-func waitSwap(t *testing.T, path string, orig uint64, done <-chan error) {
-	t.Helper()
-	for {
-		if st, err := os.Stat(path); err == nil && st.Sys().(*syscall.Stat_t).Ino != orig {
-			return
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("finished (%v) without swapping the file", err)
-		default:
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // TestCondenseSalvagesShellAppender: an agent process opened the file
 // before the swap and writes after it; the condensation keeps watching
 // while the process holds the old file open and carries the line over.
@@ -611,8 +564,8 @@ func TestCondenseSalvagesShellAppender(t *testing.T) {
 	e := newEnv(t, &fakeSum{})
 	e.r.salvageGrace = DefaultSalvageGrace
 	e.write("alice", memoryFile(20, 1000))
-	sh, stdin := startShAppender(t, e.path("alice"), "SHELL-LATE-LINE")
-	orig := inodeOf(t, e.path("alice"))
+	sh, stdin, _ := filetest.StartShAppender(t, e.path("alice"), "SHELL-LATE-LINE")
+	orig := filetest.Inode(t, e.path("alice"))
 	done := make(chan error, 1)
 	var res Result
 	go func() {
@@ -620,7 +573,7 @@ func TestCondenseSalvagesShellAppender(t *testing.T) {
 		res, err = e.r.Condense(context.Background(), "alice", Options{Force: true})
 		done <- err
 	}()
-	waitSwap(t, e.path("alice"), orig, done)
+	filetest.WaitSwap(t, e.path("alice"), orig, done)
 	_, err := io.WriteString(stdin, "go\n")
 	must(t, err)
 	must(t, sh.Wait())
@@ -646,14 +599,14 @@ func TestRestoreLosesLateAppend(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.now = e.now.Add(time.Minute)
-	sh, stdin := startShAppender(t, e.path("alice"), "LINE-WRITTEN-DURING-RESTORE")
-	orig := inodeOf(t, e.path("alice"))
+	sh, stdin, _ := filetest.StartShAppender(t, e.path("alice"), "LINE-WRITTEN-DURING-RESTORE")
+	orig := filetest.Inode(t, e.path("alice"))
 	done := make(chan error, 1)
 	go func() {
 		_, err := e.r.Restore(ctx, "alice", Latest)
 		done <- err
 	}()
-	waitSwap(t, e.path("alice"), orig, done)
+	filetest.WaitSwap(t, e.path("alice"), orig, done)
 	_, err := io.WriteString(stdin, "go\n")
 	must(t, err)
 	must(t, sh.Wait())
@@ -791,8 +744,8 @@ func TestKilledDuringSalvageLosesLateAppend(t *testing.T) {
 	path, _ := h.MemoryPath("alice")
 	must(t, os.MkdirAll(filepath.Dir(path), 0o755))
 	must(t, os.WriteFile(path, memoryFile(40, 1200), 0o644))
-	sh, stdin := startShAppender(t, path, "LATE-LINE-DURING-CRASH")
-	orig := inodeOf(t, path)
+	sh, stdin, _ := filetest.StartShAppender(t, path, "LATE-LINE-DURING-CRASH")
+	orig := filetest.Inode(t, path)
 
 	cmd := helperCmd(t, "condense", "HELPER_HOME="+h.Root)
 	out, err := cmd.StdoutPipe()
@@ -804,7 +757,7 @@ func TestKilledDuringSalvageLosesLateAppend(t *testing.T) {
 	}
 	exited := make(chan error, 1)
 	go func() { _, _ = io.Copy(io.Discard, rd); exited <- cmd.Wait() }()
-	waitSwap(t, path, orig, exited)
+	filetest.WaitSwap(t, path, orig, exited)
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	<-exited
 	_, err = io.WriteString(stdin, "go\n")

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hivemem/hivemem/internal/filetest"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
@@ -46,16 +47,6 @@ func pgHome(t *testing.T, name string) home.Home {
 	return h
 }
 
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestMineNonUTF8FileName: Linux file names are bytes, and a markdown
 // file whose name is not valid UTF-8 (say, copied from an old Latin-1
 // system) may sit in an agent's directory. The SQLite palace mines it like
@@ -68,9 +59,9 @@ func TestMineNonUTF8FileName(t *testing.T) {
 	ctx := t.Context()
 	build := func(h home.Home) {
 		agents := filepath.Join(h.Root, "hive", "agents")
-		writeFile(t, filepath.Join(agents, "ada", "memory.md"), "# Memory — ada (ada)\n\n## 2026-01-01 — ada note\nkubernetes rollback\n")
-		writeFile(t, filepath.Join(agents, "ada", "notes-\xe9t\xe9.md"), "# Notes\n\n## 2026-01-02 — latin-1 note\nsummer notes\n")
-		writeFile(t, filepath.Join(agents, "bob", "memory.md"), "# Memory — bob (bob)\n\n## 2026-01-03 — bob note\ndatabase tuning\n")
+		filetest.Write(t, filepath.Join(agents, "ada", "memory.md"), "# Memory — ada (ada)\n\n## 2026-01-01 — ada note\nkubernetes rollback\n")
+		filetest.Write(t, filepath.Join(agents, "ada", "notes-\xe9t\xe9.md"), "# Notes\n\n## 2026-01-02 — latin-1 note\nsummer notes\n")
+		filetest.Write(t, filepath.Join(agents, "bob", "memory.md"), "# Memory — bob (bob)\n\n## 2026-01-03 — bob note\ndatabase tuning\n")
 	}
 	open := map[string]func(t *testing.T) store.Store{
 		"sqlite": func(t *testing.T) store.Store {
@@ -154,8 +145,8 @@ func TestTwoModelsOneSharedPalace(t *testing.T) {
 	const dim = 4
 	h1, h2 := pgHome(t, "m1"), pgHome(t, "m2")
 	ada := filepath.Join(h1.Root, "hive", "agents", "ada", "memory.md")
-	writeFile(t, ada, "# Memory — ada (ada)\n\n## 2026-01-01 — first\nkubernetes rollback plan\n")
-	writeFile(t, filepath.Join(h2.Root, "hive", "agents", "bob", "memory.md"), "# Memory — bob (bob)\n\n## 2026-01-03 — bob note\ndatabase tuning\n")
+	filetest.Write(t, ada, "# Memory — ada (ada)\n\n## 2026-01-01 — first\nkubernetes rollback plan\n")
+	filetest.Write(t, filepath.Join(h2.Root, "hive", "agents", "bob", "memory.md"), "# Memory — bob (bob)\n\n## 2026-01-03 — bob note\ndatabase tuning\n")
 
 	st1, err := postgres.Open(ctx, postgres.Options{DSN: dsn})
 	if err != nil {
@@ -267,7 +258,7 @@ func TestDivergedCopiesMinedAtOnce(t *testing.T) {
 	}
 	ref := func(m, round int) map[string]store.Drawer {
 		h := pgHome(t, "ref")
-		writeFile(t, filepath.Join(h.Root, "hive", "agents", "shared", "memory.md"), version(m, round))
+		filetest.Write(t, filepath.Join(h.Root, "hive", "agents", "shared", "memory.md"), version(m, round))
 		st, err := sqlite.Open(ctx, filepath.Join(h.PalaceDir(), "palace.db"))
 		if err != nil {
 			t.Fatal(err)
@@ -316,8 +307,8 @@ func TestDivergedCopiesMinedAtOnce(t *testing.T) {
 	}
 	for round := range 5 {
 		for i, m := range ms {
-			writeFile(t, filepath.Join(m.h.Root, "hive", "agents", "shared", "memory.md"), version(i, round))
-			writeFile(t, filepath.Join(m.h.Root, "hive", "agents", fmt.Sprintf("own%d", i), "memory.md"), own(i, round))
+			filetest.Write(t, filepath.Join(m.h.Root, "hive", "agents", "shared", "memory.md"), version(i, round))
+			filetest.Write(t, filepath.Join(m.h.Root, "hive", "agents", fmt.Sprintf("own%d", i), "memory.md"), own(i, round))
 		}
 		errs := make(chan error, 4)
 		for _, m := range ms {
