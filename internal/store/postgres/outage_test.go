@@ -229,20 +229,6 @@ func (p *flakyProxy) up() {
 	p.serve(ln)
 }
 
-func randUnit(rng *rand.Rand, dim int) []float32 {
-	v := make([]float32, dim)
-	var n float64
-	for i := range v {
-		x := rng.NormFloat64()
-		v[i] = float32(x)
-		n += x * x
-	}
-	for i := range v {
-		v[i] = float32(float64(v[i]) / math.Sqrt(n))
-	}
-	return v
-}
-
 func randDrawers(rng *rand.Rand, src string, n, dim int) []store.Drawer {
 	words := strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima")
 	var out []store.Drawer
@@ -254,7 +240,7 @@ func randDrawers(rng *rand.Rand, src string, n, dim int) []store.Drawer {
 		out = append(out, store.Drawer{
 			ID: fmt.Sprintf("%s#%d", src, i), Wing: fmt.Sprintf("w%d", i%3), Room: "recent", Agent: fmt.Sprintf("a%d", i%2),
 			Source: src, Heading: "note " + words[i%len(words)], LineStart: i + 1, LineEnd: i + 1,
-			Date: fmt.Sprintf("2026-01-%02d", 1+i%28), Hash: fmt.Sprint(i), Text: b.String(), Vector: randUnit(rng, dim),
+			Date: fmt.Sprintf("2026-01-%02d", 1+i%28), Hash: fmt.Sprint(i), Text: b.String(), Vector: storetest.UnitVector(rng, dim),
 		})
 	}
 	return out
@@ -294,7 +280,7 @@ func TestServerRestart(t *testing.T) {
 	if err := s.Apply(ctx, store.FileUpdate{File: store.File{Source: "a.md", Hash: "h1"}, Insert: ds}); err != nil {
 		t.Fatal(err)
 	}
-	qv := randUnit(rng, dim)
+	qv := storetest.UnitVector(rng, dim)
 	if _, err := s.Lexical(ctx, "bravo delta", store.Filter{}, 10); err != nil {
 		t.Fatal(err)
 	}
@@ -461,7 +447,7 @@ func TestServerDownErrorsAreClear(t *testing.T) {
 	if err := s.Apply(ctx, store.FileUpdate{File: store.File{Source: "a.md", Hash: "h"}, Insert: randDrawers(rng, "a.md", 3, 4)}); err != nil {
 		t.Fatal(err)
 	}
-	qv := randUnit(rng, 4)
+	qv := storetest.UnitVector(rng, 4)
 	ops := map[string]func() error{
 		"Lexical": func() error { _, err := s.Lexical(ctx, "alpha", store.Filter{}, 5); return err },
 		"Vector":  func() error { _, err := s.Vector(ctx, qv, store.Filter{}, 5); return err },
@@ -587,7 +573,7 @@ func TestHostileFiltersMatchSQLite(t *testing.T) {
 					}
 				}
 			}
-			qv := randUnit(rng, dim)
+			qv := storetest.UnitVector(rng, dim)
 			vec, err := st.Vector(ctx, qv, f, 50)
 			if err != nil {
 				fails = append(fails, fmt.Sprintf("%s: Vector %s: %v", st.Backend(), what, shortErr(err)))
@@ -713,7 +699,7 @@ func TestHugeQueriesMatchSQLite(t *testing.T) {
 		}
 	}
 	for _, k := range []int{math.MaxInt32, math.MaxInt} {
-		qv := randUnit(rng, dim)
+		qv := storetest.UnitVector(rng, dim)
 		got, err := pg.Vector(ctx, qv, store.Filter{}, k)
 		if err != nil || len(got) != len(ds) {
 			t.Errorf("Vector k=%d: %d results, %v", k, len(got), err)
@@ -812,13 +798,13 @@ func TestModelChangeWhileSearching(t *testing.T) {
 	if err := w.Apply(ctx, store.FileUpdate{File: store.File{Source: "a.md", Hash: "h"}, Insert: old}); err != nil {
 		t.Fatal(err)
 	}
-	oldQ := randUnit(rng, oldDim)
+	oldQ := storetest.UnitVector(rng, oldDim)
 	newVecs := make([][]float32, len(old))
 	ids := make([]string, len(old))
 	for i, d := range old {
-		newVecs[i], ids[i] = randUnit(rng, newDim), d.ID
+		newVecs[i], ids[i] = storetest.UnitVector(rng, newDim), d.ID
 	}
-	newQ := randUnit(rng, newDim)
+	newQ := storetest.UnitVector(rng, newDim)
 	if _, err := r.Vector(ctx, oldQ, store.Filter{}, 10); err != nil {
 		t.Fatal(err)
 	}
