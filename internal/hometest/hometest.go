@@ -1,6 +1,7 @@
 // Package hometest holds the helpers tests share for whole homes: a home
-// whose model does not load, and the index of a palace as a comparable
-// dump, against a fresh mine of the same files.
+// whose model does not load, the index of a palace as a comparable dump
+// and a fresh mine of the same files to compare it with, and what an
+// agent's archive holds.
 package hometest
 
 import (
@@ -8,10 +9,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/sqlite"
@@ -62,23 +65,52 @@ func Drawers(ctx context.Context, st store.Store) (map[string]string, error) {
 	return out, nil
 }
 
-// FreshIndex mines dir of h into a brand-new SQLite index, the reference
-// an incrementally kept index must equal. The caller closes it.
-func FreshIndex(t testing.TB, h home.Home, dir string, mopts palace.MineOptions, popts palace.Options) store.Store {
+// FreshPalace mines the hive of h into a palace over a brand-new SQLite
+// index, with embedder emb (nil: lexical only): the reference an
+// incrementally kept index must equal. The caller closes the store.
+func FreshPalace(t testing.TB, h home.Home, emb palace.Embedder, popts palace.Options) (*palace.Palace, store.Store) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "fresh.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := palace.New(ctx, h, st, nil, popts)
+	p, err := palace.New(ctx, h, st, emb, popts)
 	if err != nil {
 		st.Close()
 		t.Fatal(err)
 	}
-	if _, err := p.Mine(ctx, dir, mopts); err != nil {
+	if _, err := p.Mine(ctx, h.HiveDir(), palace.MineOptions{}); err != nil {
 		st.Close()
 		t.Fatalf("fresh mine: %v", err)
 	}
-	return st
+	return p, st
+}
+
+// ArchivedHeadings counts each section heading over the archive files
+// (*.md, not hidden) in dir, failing on one that does not parse.
+func ArchivedHeadings(t testing.TB, dir string) map[string]int {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := map[string]int{}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") || !strings.HasSuffix(e.Name(), ".md") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := memfile.Parse(data)
+		if err != nil {
+			t.Fatalf("archive %s does not parse: %v", e.Name(), err)
+		}
+		for _, s := range f.Recent() {
+			n[s.Heading]++
+		}
+	}
+	return n
 }

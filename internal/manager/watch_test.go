@@ -28,7 +28,7 @@ import (
 // freshDump mines a's hive into a new index and dumps it.
 func freshDump(t *testing.T, a *app.App) map[string]string {
 	t.Helper()
-	st := hometest.FreshIndex(t, a.Home, a.Home.HiveDir(), palace.MineOptions{}, palace.Options{})
+	_, st := hometest.FreshPalace(t, a.Home, nil, palace.Options{})
 	defer st.Close()
 	d, err := hometest.Drawers(context.Background(), st)
 	if err != nil {

@@ -24,7 +24,6 @@ import (
 	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
-	"github.com/hivemem/hivemem/internal/store/sqlite"
 )
 
 // dumpIndex is an index as drawer id → every field a search shows, plus the
@@ -50,14 +49,10 @@ func dumpIndex(t *testing.T, st store.Store) (map[string]string, map[string]stri
 	return drawers, files
 }
 
-// freshDump mines dir of h into a brand-new index and returns its dump.
-func freshDump(t *testing.T, h home.Home, dir string, opts palace.MineOptions, popts ...palace.Options) (map[string]string, map[string]string) {
+// freshDump mines the hive of h into a brand-new index and returns its dump.
+func freshDump(t *testing.T, h home.Home, popts palace.Options) (map[string]string, map[string]string) {
 	t.Helper()
-	var po palace.Options
-	if len(popts) > 0 {
-		po = popts[0]
-	}
-	st := hometest.FreshIndex(t, h, dir, opts, po)
+	_, st := hometest.FreshPalace(t, h, nil, popts)
 	defer st.Close()
 	return dumpIndex(t, st)
 }
@@ -97,7 +92,7 @@ func dumpDiff(a, b map[string]string, an, bn string) []string {
 func assertMatchesFresh(t *testing.T, f *fixture, what string) {
 	t.Helper()
 	gotD, gotF := dumpIndex(t, f.st)
-	wantD, wantF := freshDump(t, f.h, f.h.HiveDir(), palace.MineOptions{})
+	wantD, wantF := freshDump(t, f.h, palace.Options{})
 	diffs := append(dumpDiff(gotD, wantD, "index", "fresh"), dumpDiff(gotF, wantF, "index files", "fresh files")...)
 	if len(diffs) > 0 {
 		t.Fatalf("%s: the index differs from a fresh mine of the same files in %d places:\n%s",
@@ -205,7 +200,7 @@ func TestFileTurnedBadKeepsItsDrawers(t *testing.T) {
 				t.Fatal(err)
 			}
 			gotD, _ := dumpIndex(t, f.st)
-			wantD, _ := freshDump(t, f.h, f.h.HiveDir(), palace.MineOptions{}, palace.Options{MaxFileBytes: 1 << 20})
+			wantD, _ := freshDump(t, f.h, palace.Options{MaxFileBytes: 1 << 20})
 			if d := dumpDiff(gotD, wantD, "index", "fresh"); len(d) > 0 {
 				t.Errorf("index differs from a fresh mine after the repair:\n%s", strings.Join(d, "\n"))
 			}
@@ -415,19 +410,7 @@ func TestOddFilesMinedOrSkipped(t *testing.T) {
 		t.Errorf("second mine changed something: %+v", rep)
 	}
 	gotD, _ := dumpIndex(t, f.st)
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "fresh.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	fp, err := palace.New(ctx, f.h, st, nil, palace.Options{MaxFileBytes: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := fp.Mine(ctx, f.h.HiveDir(), palace.MineOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	wantD, _ := dumpIndex(t, st)
+	wantD, _ := freshDump(t, f.h, palace.Options{MaxFileBytes: 4096})
 	if d := dumpDiff(gotD, wantD, "index", "fresh"); len(d) > 0 {
 		t.Errorf("differs from fresh:\n%s", strings.Join(d, "\n"))
 	}
@@ -521,7 +504,7 @@ func TestRandomEditsMatchFreshMine(t *testing.T) {
 			f := newFixture(t, nil)
 			randomChurn(t, f, seed, 25, func(round, word int, log []string, rng *rand.Rand) {
 				gotD, gotF := dumpIndex(t, f.st)
-				wantD, wantF := freshDump(t, f.h, f.h.HiveDir(), palace.MineOptions{})
+				wantD, wantF := freshDump(t, f.h, palace.Options{})
 				diffs := append(dumpDiff(gotD, wantD, "index", "fresh"), dumpDiff(gotF, wantF, "index files", "fresh files")...)
 				if len(diffs) > 0 {
 					t.Fatalf("round %d (ops %v): index differs from a fresh mine in %d places:\n%s",
@@ -564,18 +547,8 @@ func TestRandomEditsHybridSearchAgrees(t *testing.T) {
 			f := newFixture(t, &countingEmbedder{})
 			randomChurn(t, f, seed, 15, func(round, word int, log []string, rng *rand.Rand) {
 				ctx := context.Background()
-				st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "fresh.db"))
-				if err != nil {
-					t.Fatal(err)
-				}
+				fp, st := hometest.FreshPalace(t, f.h, &countingEmbedder{}, palace.Options{})
 				defer st.Close()
-				fp, err := palace.New(ctx, f.h, st, &countingEmbedder{}, palace.Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := fp.Mine(ctx, f.h.HiveDir(), palace.MineOptions{}); err != nil {
-					t.Fatal(err)
-				}
 				if missing, err := f.st.MissingVectors(ctx, 10); err != nil || len(missing) > 0 {
 					t.Fatalf("round %d: %d drawers without a vector (%v)", round, len(missing), err)
 				}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hivemem/hivemem/internal/chunk"
 	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/sqlite"
@@ -663,18 +664,8 @@ func TestTiedHitsRankByDrawerID(t *testing.T) {
 	f.mineHive()
 	assertMatchesFresh(t, f, "same files")
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "fresh.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	fp, st := hometest.FreshPalace(t, f.h, &countingEmbedder{}, palace.Options{})
 	defer st.Close()
-	fp, err := palace.New(ctx, f.h, st, &countingEmbedder{}, palace.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := fp.Mine(ctx, f.h.HiveDir(), palace.MineOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	for _, mode := range []string{palace.ModeLexical, palace.ModeVector, palace.ModeHybrid} {
 		got, err := f.p.Search(ctx, palace.Query{Text: "tiedeploy runbook", Mode: mode, Results: 1})
 		if err != nil {
