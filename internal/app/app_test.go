@@ -144,3 +144,39 @@ func TestOpenAIEmbedderWiring(t *testing.T) {
 		t.Fatalf("unreachable endpoint: err = %v, want a clear embedder error", err)
 	}
 }
+
+// TestOpenRefusesUnusableHome: a home whose hive/agents is a file, or whose
+// palace directory is a file, is refused with an error naming the path,
+// not a panic.
+func TestOpenRefusesUnusableHome(t *testing.T) {
+	t.Setenv("HIVEMEM_EMBEDDER_PROVIDER", "none")
+	for name, setup := range map[string]func(root string) error{
+		"agents-is-file": func(root string) error {
+			if err := os.MkdirAll(filepath.Join(root, "hive"), 0o755); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(root, "hive", "agents"), []byte("x"), 0o644)
+		},
+		"palace-is-file": func(root string) error {
+			if err := os.MkdirAll(filepath.Join(root, "hive", "agents"), 0o755); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(root, "palace"), []byte("x"), 0o644)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "home")
+			if err := setup(root); err != nil {
+				t.Fatal(err)
+			}
+			a, err := Open(context.Background(), Options{Home: root, Create: true})
+			if err == nil {
+				a.Close()
+				t.Fatal("opened an unusable home")
+			}
+			if !strings.Contains(err.Error(), root) {
+				t.Errorf("error does not name the path: %v", err)
+			}
+		})
+	}
+}

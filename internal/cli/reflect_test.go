@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/hivemem/hivemem/internal/memfile"
+	"github.com/hivemem/hivemem/internal/hometest"
 )
 
 // racingMemoryFile is a memory file of n short sections, each with a
@@ -27,28 +27,7 @@ func racingMemoryFile(trial, n int) string {
 // files.
 func (h *procHome) archivedHeadings(t *testing.T) map[string]int {
 	t.Helper()
-	ents, err := os.ReadDir(h.archive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := map[string]int{}
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), ".") || !strings.HasSuffix(e.Name(), ".md") {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(h.archive, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := memfile.Parse(data)
-		if err != nil {
-			t.Fatalf("archive %s does not parse: %v", e.Name(), err)
-		}
-		for _, s := range f.Recent() {
-			n[s.Heading]++
-		}
-	}
-	return n
+	return hometest.ArchivedHeadings(t, h.archive)
 }
 
 // TestRacingReflectNowArchivesEachSectionOnce: two `hivemem reflect --now`

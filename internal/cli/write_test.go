@@ -12,6 +12,7 @@ import (
 
 	"github.com/hivemem/hivemem/internal/atomicio"
 	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/palace"
 )
 
@@ -59,13 +60,8 @@ func TestRememberStdinOverLimit(t *testing.T) {
 // pin write the note and the fact, warn on stderr that they are not
 // searchable yet, and exit 0, so nobody runs them again.
 func TestRememberPinMineFails(t *testing.T) {
-	root, model := filepath.Join(t.TempDir(), "home"), t.TempDir()
-	for _, f := range []string{"model.fp16.safetensors", "tokenizer.json", "config.json"} {
-		if err := os.WriteFile(filepath.Join(model, f), []byte("not a model"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Setenv("HIVEMEM_MODEL_DIR", model)
+	root := filepath.Join(t.TempDir(), "home")
+	t.Setenv("HIVEMEM_MODEL_DIR", hometest.BrokenModelDir(t))
 	t.Setenv("HIVEMEM_HOME", "")
 	run := func(args ...string) (int, string, string) {
 		var out, errOut bytes.Buffer

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/manager"
-	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/sqlite"
 	"github.com/hivemem/hivemem/internal/writelock"
@@ -883,29 +883,7 @@ func TestRunOneHostCheckForEveryRoute(t *testing.T) {
 // files.
 func archivedSections(t *testing.T, h *testHome, agent string) map[string]int {
 	t.Helper()
-	dir := filepath.Join(h.root, "hive", "archive", agent)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := map[string]int{}
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), ".") || !strings.HasSuffix(e.Name(), ".md") {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := memfile.Parse(data)
-		if err != nil {
-			t.Fatalf("archive %s does not parse: %v", e.Name(), err)
-		}
-		for _, s := range f.Recent() {
-			n[s.Heading]++
-		}
-	}
-	return n
+	return hometest.ArchivedHeadings(t, filepath.Join(h.root, "hive", "archive", agent))
 }
 
 // TestRunReflectorAndCLIReflectArchiveEachSectionOnce: `run`'s reflector

@@ -13,8 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/mcpserver"
-	"github.com/hivemem/hivemem/internal/palace"
 )
 
 // fixedNow dates every remembered section in the tests.
@@ -38,34 +38,7 @@ func repoRoot(t testing.TB) string {
 // do not depend on whether the model is installed.
 func newHome(t testing.TB, files map[string]string, lexical bool) *app.App {
 	t.Helper()
-	root := t.TempDir()
-	if lexical {
-		if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte("[embedder]\nprovider = \"none\"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx := context.Background()
-	a, err := app.Open(ctx, app.Options{Home: root, Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	for agent, content := range files {
-		path, err := a.Home.MemoryPath(agent)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := a.Palace.Mine(ctx, a.Home.AgentsDir(), palace.MineOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return a
+	return hometest.MinedApp(t, files, lexical)
 }
 
 // demoFiles reads the demo hive in examples/hive/agents.

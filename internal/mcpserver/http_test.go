@@ -247,3 +247,69 @@ func TestHTTPGuard(t *testing.T) {
 		t.Fatalf("beyond loopback with a token: %v", err)
 	}
 }
+
+// TestHTTPMalformedRequestsAreRefused: the streamable HTTP endpoint with malformed requests:
+// each is refused with a 4xx (or a JSON-RPC error) that says why, never a
+// 500, a hang, or a success.
+func TestHTTPMalformedRequestsAreRefused(t *testing.T) {
+	a := newHome(t, testFiles, true)
+	url := serveHTTP(t, mcpserver.Deps{App: a}, "")
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_status","arguments":{}}}`
+	cases := []struct {
+		name, method, target, body, ct string
+		hdr                            map[string]string
+		want                           int    // HTTP status; 200 means a JSON-RPC error is expected
+		msg                            string // in the body
+	}{
+		{"GET", "GET", "", "", "", nil, 405, ""},
+		{"DELETE", "DELETE", "", "", "", nil, 405, ""},
+		{"PUT", "PUT", "", call, "application/json", nil, 405, ""},
+		{"not JSON", "POST", "", "{not json", "application/json", nil, 400, ""},
+		{"empty body", "POST", "", "", "application/json", nil, 400, ""},
+		{"text/plain", "POST", "", call, "text/plain", nil, 415, ""},
+		{"body over 1 MiB", "POST", "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_search","arguments":{"query":"` + strings.Repeat("a", 2<<20) + `"}}}`, "application/json", nil, 413, ""},
+		{"agent . in query", "POST", "?agent=.", call, "application/json", nil, 400, "invalid agent id"},
+		{"agent .. in query", "POST", "?agent=..", call, "application/json", nil, 400, "invalid agent id"},
+		{"agent slash in query", "POST", "?agent=a%2Fb", call, "application/json", nil, 400, "invalid agent id"},
+		{"agent invalid utf8", "POST", "?agent=%FF", call, "application/json", nil, 400, "invalid agent id"},
+		{"agent upper header", "POST", "", call, "application/json", map[string]string{mcpserver.AgentHeader: "ALICE"}, 400, "invalid agent id"},
+		{"scope upper", "POST", "?agent=bob&scope=OWN", call, "application/json", nil, 400, "want own or all"},
+		{"unknown tool", "POST", "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_delete","arguments":{}}}`, "application/json", nil, 200, "memory_delete"},
+		{"arguments array", "POST", "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_search","arguments":["x"]}}`, "application/json", nil, 200, ""},
+		{"unknown method", "POST", "", `{"jsonrpc":"2.0","id":1,"method":"memory/drop","params":{}}`, "application/json", nil, 200, "memory/drop"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, c.method, url+c.target, strings.NewReader(c.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.ct != "" {
+				req.Header.Set("Content-Type", c.ct)
+			}
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range c.hdr {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if c.want == 200 {
+				// A JSON-RPC error (or a tool error), not a result.
+				if resp.StatusCode >= 500 || (resp.StatusCode == 200 && !strings.Contains(string(b), `"error"`) && !strings.Contains(string(b), `"isError":true`)) {
+					t.Fatalf("= %d %s; want a JSON-RPC or tool error", resp.StatusCode, b)
+				}
+			} else if resp.StatusCode != c.want {
+				t.Fatalf("= %d, want %d: %.300s", resp.StatusCode, c.want, b)
+			}
+			if !strings.Contains(string(b), c.msg) {
+				t.Fatalf("body %.300s does not mention %q", b, c.msg)
+			}
+		})
+	}
+}

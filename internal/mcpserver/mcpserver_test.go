@@ -12,7 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/mcpserver"
 	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/palace"
@@ -320,21 +320,7 @@ func TestPin(t *testing.T) {
 // the fact are written but cannot be mined. The calls succeed, with the
 // reason in mine_error, so a client does not retry and write them twice.
 func TestRememberPinMineFails(t *testing.T) {
-	root, model := t.TempDir(), t.TempDir()
-	for _, f := range []string{"model.fp16.safetensors", "tokenizer.json", "config.json"} {
-		if err := os.WriteFile(filepath.Join(model, f), []byte("not a model"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg := fmt.Sprintf("[embedder]\nprovider = \"minilm\"\nmodel_dir = %q\n", model)
-	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	a, err := app.Open(context.Background(), app.Options{Home: root, Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
+	a := hometest.BrokenModelApp(t)
 	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
 
 	note := "the build cache lives on the second disk"

@@ -12,9 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/mcpserver"
-	"github.com/hivemem/hivemem/internal/palace"
 )
 
 // The tests in this file drive hivemem with the official TypeScript MCP SDK
@@ -87,31 +86,7 @@ func nodeClient(t testing.TB) (node, script string) {
 // closes it, so another process can open it.
 func preparedHome(t testing.TB, files map[string]string, lexical bool) string {
 	t.Helper()
-	root := t.TempDir()
-	if lexical {
-		if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte("[embedder]\nprovider = \"none\"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx := context.Background()
-	a, err := app.Open(ctx, app.Options{Home: root, Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	for agent, content := range files {
-		path, _ := a.Home.MemoryPath(agent)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := a.Palace.Mine(ctx, a.Home.AgentsDir(), palace.MineOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return root
+	return hometest.MinedHome(t, files, lexical)
 }
 
 // nodeSummary is what client.mjs prints.

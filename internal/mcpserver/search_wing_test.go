@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/hivemem/hivemem/internal/mcpserver"
@@ -28,5 +29,20 @@ func TestSearchOwnWingBeforeFirstNote(t *testing.T) {
 	out := ok[mcpserver.SearchOutput](t, cs, mcpserver.ToolSearch, map[string]any{"query": "login", "wing": "alice", "since": "2030-01-01"})
 	if len(out.Hits) != 0 {
 		t.Errorf("hits after 2030: %+v", out.Hits)
+	}
+}
+
+// TestSearchUnknownWing: memory_search with a wing no drawer has (a
+// typo of an agent id) answers an empty success; memory_wake_up answers the
+// same wing with the tool error "unknown wing".
+func TestSearchUnknownWing(t *testing.T) {
+	cs := connect(t, mcpserver.Deps{App: newHome(t, testFiles, true)})
+	fails(t, cs, mcpserver.ToolWakeUp, map[string]any{"wing": "alise"}, "unknown wing")
+	res := call(t, cs, mcpserver.ToolSearch, map[string]any{"query": "login", "wing": "alise"})
+	if !res.IsError {
+		t.Fatalf("search in the unknown wing %q succeeded with %s; want a tool error naming the wing", "alise", text(res))
+	}
+	if !strings.Contains(text(res), "alise") {
+		t.Fatalf("error %q does not name the wing", text(res))
 	}
 }

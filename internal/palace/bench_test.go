@@ -3,7 +3,6 @@ package palace_test
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/sqlite"
+	"github.com/hivemem/hivemem/internal/store/storetest"
 )
 
 // BenchmarkRemineUnchanged128K is the cost of mining a 128 KiB file that
@@ -51,20 +51,6 @@ func (e fixedEmbedder) Embed(_ context.Context, texts []string) ([][]float32, er
 	return out, nil
 }
 
-func unitVector(rng *rand.Rand, d int) []float32 {
-	v := make([]float32, d)
-	var n float64
-	for i := range v {
-		x := rng.NormFloat64()
-		v[i] = float32(x)
-		n += x * x
-	}
-	for i := range v {
-		v[i] /= float32(math.Sqrt(n))
-	}
-	return v
-}
-
 // BenchmarkSearch100k is search over a 100 000-drawer palace (synthetic
 // text, random 384-d vectors) in each mode, scoped to the whole palace and
 // to one of 50 wings.
@@ -82,7 +68,7 @@ func BenchmarkSearch100k(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	emb := fixedEmbedder{v: unitVector(rng, dim)}
+	emb := fixedEmbedder{v: storetest.UnitVector(rng, dim)}
 	p, err := palace.New(ctx, h, st, emb, palace.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -106,7 +92,7 @@ func BenchmarkSearch100k(b *testing.B) {
 			u.Insert = append(u.Insert, store.Drawer{
 				ID: fmt.Sprintf("%d-%d", f, i), Wing: wing, Room: "recent", Agent: wing, Source: src,
 				Heading: "note", LineStart: i*3 + 1, LineEnd: i*3 + 2, Hash: fmt.Sprintf("h%d-%d", f, i),
-				Text: text, Vector: unitVector(rng, dim),
+				Text: text, Vector: storetest.UnitVector(rng, dim),
 			})
 		}
 		if err := st.Apply(ctx, u); err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hivemem/hivemem/internal/chunk"
 	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/sqlite"
@@ -629,12 +630,12 @@ func TestReindexKeepsMineOptions(t *testing.T) {
 	if rep, err := f.p.Mine(ctx, notes, palace.MineOptions{Wing: "planning", Agent: "alice", Room: "roadmap"}); err != nil || rep.Unchanged != 1 {
 		t.Fatalf("mining again with the same options: %+v, %v", rep, err)
 	}
-	before, beforeFiles := idxH2Dump(t, f.st)
+	before, beforeFiles := dumpIndex(t, f.st)
 	if _, err := f.p.Reindex(ctx); err != nil {
 		t.Fatal(err)
 	}
-	after, afterFiles := idxH2Dump(t, f.st)
-	diffs := append(idxH2Diff(before, after, "before reindex", "after reindex"), idxH2Diff(beforeFiles, afterFiles, "files before", "files after")...)
+	after, afterFiles := dumpIndex(t, f.st)
+	diffs := append(dumpDiff(before, after, "before reindex", "after reindex"), dumpDiff(beforeFiles, afterFiles, "files before", "files after")...)
 	if len(diffs) > 0 {
 		t.Errorf("reindex did not rebuild the index as mined:\n%s", strings.Join(diffs, "\n"))
 	}
@@ -661,20 +662,10 @@ func TestTiedHitsRankByDrawerID(t *testing.T) {
 	f.mineHive()
 	f.write("alice", "# Memory\n\n"+note)
 	f.mineHive()
-	idxH2AssertMatchesFresh(t, f, "same files")
+	assertMatchesFresh(t, f, "same files")
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "fresh.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	fp, st := hometest.FreshPalace(t, f.h, &countingEmbedder{}, palace.Options{})
 	defer st.Close()
-	fp, err := palace.New(ctx, f.h, st, &countingEmbedder{}, palace.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := fp.Mine(ctx, f.h.HiveDir(), palace.MineOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	for _, mode := range []string{palace.ModeLexical, palace.ModeVector, palace.ModeHybrid} {
 		got, err := f.p.Search(ctx, palace.Query{Text: "tiedeploy runbook", Mode: mode, Results: 1})
 		if err != nil {
@@ -880,7 +871,7 @@ func TestMineFollowsSymlinksInsideTheHomeOnce(t *testing.T) {
 	check("after mining each memory file directly")
 	f.mineHive()
 	check("hive mine again")
-	idxH2AssertMatchesFresh(t, f, "links inside the home")
+	assertMatchesFresh(t, f, "links inside the home")
 }
 
 // TestMineWithSymlinkLoops: links that loop (to the directory itself, to
@@ -927,7 +918,7 @@ func TestMineWithSymlinkLoops(t *testing.T) {
 			t.Errorf("link %s: not reported as skipped: %+v", name, rep.Skipped)
 		}
 	}
-	idxH2AssertMatchesFresh(t, f, "symlink loops")
+	assertMatchesFresh(t, f, "symlink loops")
 }
 
 // TestMineIndexesAFileOnceThroughASymlinkedHome: a home reached through a

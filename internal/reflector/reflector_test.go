@@ -15,6 +15,7 @@ import (
 
 	"github.com/hivemem/hivemem/internal/atomicio"
 	"github.com/hivemem/hivemem/internal/config"
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
@@ -888,18 +889,8 @@ func TestPassMinesAgainWhatACancelledMineAfterSwapLeft(t *testing.T) {
 		if err != nil || len(results) != 1 || results[0].Status != StatusSkipped {
 			t.Fatalf("next pass: %+v %v", results, err)
 		}
-		fresh, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "fresh.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, fresh := hometest.FreshPalace(t, e.home, nil, palace.Options{})
 		defer fresh.Close()
-		fp, err := palace.New(ctx, e.home, fresh, nil, palace.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := fp.Mine(ctx, e.home.HiveDir(), palace.MineOptions{}); err != nil {
-			t.Fatal(err)
-		}
 		if got, want := indexDump(t, st), indexDump(t, fresh); !slices.Equal(got, want) {
 			t.Errorf("cancelled at store call %d (after %v; mine error %q): after the next pass the index has %d entries, a fresh reindex %d",
 				k, delay, res.MineError, len(got), len(want))

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net/http"
@@ -119,5 +120,71 @@ func TestEventsShowTheHarnessLines(t *testing.T) {
 	w = e.do(t, req{target: "/events?agent=coder"})
 	if w.Code != 200 || !strings.Contains(w.Body.String(), `<span class="ev-type">teleport</span>`) || !strings.Contains(w.Body.String(), `<span class="ev-type">spawn</span>`) {
 		t.Errorf("events page = %d, lacks the harness's kinds", w.Code)
+	}
+}
+
+// TestEventStreamHEADEndsHandler: HEAD on the event stream. A HEAD response has
+// no body, so a keep-alive client reuses the connection as soon as it has
+// the headers; the stream handler, however, keeps running (its writes to a
+// HEAD response are discarded and never fail), so the server never reads
+// the next request on that connection: the client's next request hangs.
+func TestEventStreamHEADEndsHandler(t *testing.T) {
+	e := newEnv(t, web.Deps{})
+	srv := httptest.NewServer(e.h)
+	defer srv.Close()
+	// Runs before srv.Close: ends the stuck stream so the test can finish.
+	defer e.h.Close()
+	// One connection, reused: what any keep-alive client does.
+	tr := &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 2 * time.Second}
+
+	resp, err := client.Head(srv.URL + "/api/v1/events/stream")
+	if err != nil {
+		t.Fatalf("HEAD stream: %v", err)
+	}
+	resp.Body.Close()
+	resp, err = client.Get(srv.URL + "/api/v1/status")
+	if err != nil {
+		t.Fatalf("GET /api/v1/status after HEAD /api/v1/events/stream on the same connection: %v (the stream handler never ended)", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status = %d", resp.StatusCode)
+	}
+}
+
+// TestEventStreamOddOffsets: offsets past the end, mid-line and huge
+// replay from a sane place instead of failing or hanging.
+func TestEventStreamOddOffsets(t *testing.T) {
+	e := newEnv(t, web.Deps{})
+	srv := httptest.NewServer(e.h)
+	defer srv.Close()
+	for _, from := range []string{"0", "7", "9223372036854775807"} {
+		t.Run(from, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			r, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/api/v1/events/stream?from="+from, nil)
+			resp, err := http.DefaultClient.Do(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("= %d", resp.StatusCode)
+			}
+			// Each replays the whole demo log (5 events) or, mid-line, the
+			// events after the broken first line.
+			sc := bufio.NewScanner(resp.Body)
+			n := 0
+			for sc.Scan() && n < 4 {
+				if strings.HasPrefix(sc.Text(), "data: ") {
+					n++
+				}
+			}
+			if n < 4 {
+				t.Fatalf("only %d events replayed", n)
+			}
+		})
 	}
 }

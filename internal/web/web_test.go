@@ -879,13 +879,13 @@ func TestSettingsPatchRefusesDuplicateKeys(t *testing.T) {
 		`{"reflector": {"interval": "1h", "enabled": true, "interval": "2h"}}`,
 	} {
 		w := e.do(t, req{method: "PATCH", target: "/api/v1/settings", body: body, hdr: map[string]string{"Content-Type": "application/json"}})
-		huntError(t, w, http.StatusBadRequest, "given twice")
+		wantError(t, w, http.StatusBadRequest, "given twice")
 	}
 	if now, _ := os.ReadFile(e.a.Home.ConfigPath()); string(now) != string(before) {
 		t.Error("a refused settings update changed config.toml")
 	}
 	w := e.do(t, req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{"dry_run": true, "dry_run": false}`, hdr: map[string]string{"Content-Type": "application/json"}})
-	huntError(t, w, http.StatusBadRequest, "given twice")
+	wantError(t, w, http.StatusBadRequest, "given twice")
 	w = e.do(t, req{method: "PATCH", target: "/api/v1/settings", body: `{"reflector": {"recent_keep": 4, "retention": 5}}`, hdr: map[string]string{"Content-Type": "application/json"}})
 	if w.Code != http.StatusOK {
 		t.Fatalf("a PATCH without duplicates: %d %s", w.Code, w.Body.String())

@@ -16,6 +16,7 @@ import (
 	"github.com/hivemem/hivemem/internal/store/postgres"
 	"github.com/hivemem/hivemem/internal/store/postgres/pgtest"
 	"github.com/hivemem/hivemem/internal/store/sqlite"
+	"github.com/hivemem/hivemem/internal/store/storetest"
 )
 
 // TestStoreBenchmark compares the backends on the same synthetic palace in
@@ -48,7 +49,7 @@ func TestStoreBenchmark(t *testing.T) {
 			q = append(q, word())
 		}
 		queries[i] = strings.Join(q, " ")
-		qvecs[i] = unit(rng, 384)
+		qvecs[i] = storetest.UnitVector(rng, 384)
 	}
 
 	sq, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "palace.db"))
@@ -189,7 +190,7 @@ func TestVectorRefreshBenchmark(t *testing.T) {
 		}
 	}
 	t.Logf("%d drawers mined at %.0f drawers/s", n, float64(n)/time.Since(start).Seconds())
-	q := unit(rng, 384)
+	q := storetest.UnitVector(rng, 384)
 	search := func() time.Duration {
 		t0 := time.Now()
 		res, err := r.Vector(ctx, q, store.Filter{}, 10)
@@ -271,11 +272,11 @@ func TestHNSWRecall(t *testing.T) {
 	t.Logf("|---|---|---|---|---|---|---|")
 	for _, set := range []string{"random", "clustered"} {
 		rng := rand.New(rand.NewPCG(2026, 12))
-		vec := func() []float32 { return unit(rng, 384) }
+		vec := func() []float32 { return storetest.UnitVector(rng, 384) }
 		if set == "clustered" {
 			centres := make([][]float32, 64)
 			for i := range centres {
-				centres[i] = unit(rng, 384)
+				centres[i] = storetest.UnitVector(rng, 384)
 			}
 			vec = func() []float32 { return near(rng, centres[rng.IntN(len(centres))], 1.0) }
 		}
@@ -353,7 +354,7 @@ func TestHNSWRecall(t *testing.T) {
 // near returns a unit vector about 1/sqrt(1+sigma²) cosine from the unit
 // vector c.
 func near(rng *rand.Rand, c []float32, sigma float64) []float32 {
-	g := unit(rng, len(c))
+	g := storetest.UnitVector(rng, len(c))
 	v := make([]float32, len(c))
 	var s float64
 	for i := range v {
@@ -385,7 +386,7 @@ func synthFiles(rng *rand.Rand, word func() string, n int) []store.FileUpdate {
 				ID: fmt.Sprintf("d%d", j), Wing: wing, Room: "recent", Agent: wing, Source: src,
 				Heading: strings.Join(h, " "), LineStart: j - i + 1, LineEnd: j - i + 1,
 				Date: fmt.Sprintf("2026-%02d-%02d", 1+j%12, 1+j%28), Hash: fmt.Sprint(j),
-				Text: strings.Join(b, " "), Vector: unit(rng, 384),
+				Text: strings.Join(b, " "), Vector: storetest.UnitVector(rng, 384),
 			})
 		}
 		files = append(files, u)
@@ -412,20 +413,6 @@ func vocabulary(rng *rand.Rand, n int) []string {
 		}
 	}
 	return words
-}
-
-func unit(rng *rand.Rand, dim int) []float32 {
-	v := make([]float32, dim)
-	var s float64
-	for i := range v {
-		x := rng.NormFloat64()
-		v[i] = float32(x)
-		s += x * x
-	}
-	for i := range v {
-		v[i] = float32(float64(v[i]) / math.Sqrt(s))
-	}
-	return v
 }
 
 // timeEach runs fn for every query and returns "p50 / p95".

@@ -162,7 +162,7 @@ func dsnSecrets(dsn string) [][2]int {
 		case k < len(dsn) && dsn[k] == '=':
 			k = skipSpace(dsn, k+1)
 		case k > i && (start == 0 || isSpace(dsn[start-1])):
-			// "password hunter2": no '=' (a parse error), but meant.
+			// "password letmein2": no '=' (a parse error), but meant.
 		default:
 			continue
 		}

@@ -68,7 +68,7 @@ func parseErrors(dsn string) []error {
 // parse, the password never shows, while the error still says what is
 // wrong.
 func TestRedactErr(t *testing.T) {
-	for _, pw := range []string{"hunter2secret", "two words", `quo'te and back\slash`, "p@ss/w?rd&x=y#z", "%zz-bad-escape", "ünïcødé-pässwörd"} {
+	for _, pw := range []string{"letmein2secret", "two words", `quo'te and back\slash`, "p@ss/w?rd&x=y#z", "%zz-bad-escape", "ünïcødé-pässwörd"} {
 		for i, form := range redactForms {
 			for _, tail := range []string{"port=notaport", "sslmode=bogus", "pool_max_conns=0", "connect_timeout=x"} {
 				dsn := form(pw, tail)
@@ -81,7 +81,7 @@ func TestRedactErr(t *testing.T) {
 			}
 		}
 	}
-	dsn := "host=127.0.0.1 password = hunter2secret port=notaport"
+	dsn := "host=127.0.0.1 password = letmein2secret port=notaport"
 	_, err := pgxpool.ParseConfig(dsn)
 	// The DSN is still quoted, masked, and the problem still named.
 	if got := redactErr(err, dsn).Error(); !strings.Contains(got, "`host=127.0.0.1 password = xxxxx port=notaport`") || !strings.Contains(got, "invalid port") {
@@ -95,7 +95,7 @@ func TestRedactErr(t *testing.T) {
 // read the same).
 func FuzzRedact(f *testing.F) {
 	for i := range redactForms {
-		f.Add("hunter2secret", uint8(i), "port=notaport")
+		f.Add("letmein2secret", uint8(i), "port=notaport")
 		f.Add("with ' quote \\ and space", uint8(i), "sslmode=bogus")
 		f.Add("p@ss:w/o?r#d&%41", uint8(i), "pool_max_conns=x")
 	}

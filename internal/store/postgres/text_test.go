@@ -11,7 +11,7 @@ import (
 // TestUnstorableTextRefused: text PostgreSQL cannot store (invalid UTF-8,
 // NUL) in a write is refused with an error saying so, before any SQL,
 // not with the server's SQLSTATE 22021. (Reads with such values find
-// nothing, as on SQLite: TestHunt2HostileFilters.)
+// nothing, as on SQLite: TestHostileFiltersMatchSQLite.)
 func TestUnstorableTextRefused(t *testing.T) {
 	ctx := t.Context()
 	s := openSchema(t, pgtest.EnvPostgres, "exact")

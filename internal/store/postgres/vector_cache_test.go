@@ -44,19 +44,7 @@ type cacheModel struct {
 	next int
 }
 
-func (m *cacheModel) unit() []float32 {
-	v := make([]float32, m.dim)
-	var n float64
-	for i := range v {
-		x := m.rng.NormFloat64()
-		v[i] = float32(x)
-		n += x * x
-	}
-	for i := range v {
-		v[i] = float32(float64(v[i]) / math.Sqrt(n))
-	}
-	return v
-}
+func (m *cacheModel) unit() []float32 { return storetest.UnitVector(m.rng, m.dim) }
 
 func (m *cacheModel) drawer(src string, withVec bool) store.Drawer {
 	m.next++

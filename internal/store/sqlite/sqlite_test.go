@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -265,7 +264,7 @@ func TestTwoStoresOneFile(t *testing.T) {
 				prev = nil
 				for i := range 20 {
 					d := store.Drawer{ID: fmt.Sprintf("%s#%d.%d", src, r, i), Wing: fmt.Sprintf("w%d", w), Source: src,
-						Text: fmt.Sprintf("round %d item %d of writer %d", r, i, w), Vector: unit(rng, dim)}
+						Text: fmt.Sprintf("round %d item %d of writer %d", r, i, w), Vector: storetest.UnitVector(rng, dim)}
 					u.Insert = append(u.Insert, d)
 					prev = append(prev, d.ID)
 				}
@@ -273,7 +272,7 @@ func TestTwoStoresOneFile(t *testing.T) {
 					errs <- fmt.Errorf("writer %d round %d: %w", w, r, err)
 					return
 				}
-				if _, err := s.Vector(ctx, unit(rng, dim), store.Filter{}, 5); err != nil {
+				if _, err := s.Vector(ctx, storetest.UnitVector(rng, dim), store.Filter{}, 5); err != nil {
 					errs <- fmt.Errorf("writer %d round %d: %w", w, r, err)
 					return
 				}
@@ -320,20 +319,6 @@ func TestTwoStoresOneFile(t *testing.T) {
 	if err != nil || len(res) != 1 || res[0].ID != "late" {
 		t.Errorf("other store's Vector after a write = %v, %v", res, err)
 	}
-}
-
-func unit(rng *rand.Rand, dim int) []float32 {
-	v := make([]float32, dim)
-	var n float64
-	for i := range v {
-		x := rng.NormFloat64()
-		v[i] = float32(x)
-		n += x * x
-	}
-	for i := range v {
-		v[i] = float32(float64(v[i]) / math.Sqrt(n))
-	}
-	return v
 }
 
 // TestVectorReloadAfterForeignWrite checks the generation mechanism alone:

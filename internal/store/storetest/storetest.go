@@ -522,7 +522,7 @@ func grid(t *testing.T, s store.Store, dim int, seed uint64) []store.Drawer {
 				for _, date := range []string{"", "2025-12-31", "2026-01-15", "2026-02-01"} {
 					src := "hive/" + wing + ".md"
 					d := drawer(src, n, wing, room, agent, date, "note "+room, "common text for "+agent)
-					d.Vector = randUnit(rng, dim)
+					d.Vector = UnitVector(rng, dim)
 					bySource[src] = append(bySource[src], d)
 					all = append(all, d)
 					n++
@@ -792,7 +792,9 @@ func testLexicalHostile(t *testing.T, s store.Store) {
 	}
 }
 
-func randUnit(rng *rand.Rand, dim int) []float32 {
+// UnitVector is a random vector of length 1 in dim dimensions (normal
+// components, normalised in float64).
+func UnitVector(rng *rand.Rand, dim int) []float32 {
 	v := make([]float32, dim)
 	var n float64
 	for i := range v {
@@ -865,7 +867,7 @@ func testVectorExact(t *testing.T, s store.Store) {
 		for i := range n / 3 {
 			d := drawer(src, i, wings[i%3], "r", "a", "", "h", "t")
 			if i%10 != 9 { // every tenth drawer waits for SetVectors
-				d.Vector = randUnit(rng, dim)
+				d.Vector = UnitVector(rng, dim)
 			}
 			ins = append(ins, d)
 			ref[d.ID] = d
@@ -887,7 +889,7 @@ func testVectorExact(t *testing.T, s store.Store) {
 	}
 	check := func(stage string) {
 		for qi := range 5 {
-			q := randUnit(rng, dim)
+			q := UnitVector(rng, dim)
 			for _, tc := range []struct {
 				f store.Filter
 				k int
@@ -905,7 +907,7 @@ func testVectorExact(t *testing.T, s store.Store) {
 	var setIDs []string
 	var setVecs [][]float32
 	for _, d := range miss {
-		v := randUnit(rng, dim)
+		v := UnitVector(rng, dim)
 		setIDs = append(setIDs, d.ID)
 		setVecs = append(setVecs, v)
 		r := ref[d.ID]
@@ -920,13 +922,13 @@ func testVectorExact(t *testing.T, s store.Store) {
 	}
 	check("after SetVectors")
 
-	if err := s.SetVectors(ctx, []string{"no-such-drawer"}, [][]float32{randUnit(rng, dim)}); !errors.Is(err, store.ErrNotFound) {
+	if err := s.SetVectors(ctx, []string{"no-such-drawer"}, [][]float32{UnitVector(rng, dim)}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("SetVectors(unknown id) = %v, want ErrNotFound", err)
 	}
-	if err := s.SetVectors(ctx, []string{"a", "b"}, [][]float32{randUnit(rng, dim)}); err == nil {
+	if err := s.SetVectors(ctx, []string{"a", "b"}, [][]float32{UnitVector(rng, dim)}); err == nil {
 		t.Errorf("SetVectors with mismatched lengths succeeded")
 	}
-	if res, err := s.Vector(ctx, randUnit(rng, dim), store.Filter{}, 0); err != nil || len(res) != 0 {
+	if res, err := s.Vector(ctx, UnitVector(rng, dim), store.Filter{}, 0); err != nil || len(res) != 0 {
 		t.Errorf("Vector k=0 = %v, %v", res, err)
 	}
 }
@@ -940,7 +942,7 @@ func testVectorFilters(t *testing.T, s store.Store) {
 	}
 	rng := rand.New(rand.NewPCG(5, 5))
 	for _, f := range filterCases {
-		q := randUnit(rng, 16)
+		q := UnitVector(rng, 16)
 		got, err := s.Vector(ctx, q, f, 5)
 		if err != nil {
 			t.Fatalf("Vector(%+v): %v", f, err)
@@ -964,7 +966,7 @@ func testVectorsFollowWrites(t *testing.T, s store.Store) {
 	wings := []string{"w1", "w2"}
 	next := 0
 	query := func(step int) {
-		q := randUnit(rng, dim)
+		q := UnitVector(rng, dim)
 		f := []store.Filter{{}, {Wing: "w1"}, {Room: "r1"}, {Since: "2026-01-10"}}[rng.IntN(4)]
 		got, err := s.Vector(ctx, q, f, 7)
 		if err != nil {
@@ -998,7 +1000,7 @@ func testVectorsFollowWrites(t *testing.T, s store.Store) {
 				d := drawer(src, next, wings[rng.IntN(2)], fmt.Sprintf("r%d", rng.IntN(2)), "a", fmt.Sprintf("2026-01-%02d", 1+rng.IntN(20)), "h", "t")
 				next++
 				if rng.IntN(3) > 0 {
-					d.Vector = randUnit(rng, dim)
+					d.Vector = UnitVector(rng, dim)
 				}
 				u.Insert = append(u.Insert, d)
 				ref[d.ID] = d
@@ -1012,7 +1014,7 @@ func testVectorsFollowWrites(t *testing.T, s store.Store) {
 			var setIDs []string
 			var vecs [][]float32
 			for _, m := range miss {
-				v := randUnit(rng, dim)
+				v := UnitVector(rng, dim)
 				setIDs, vecs = append(setIDs, m.ID), append(vecs, v)
 				d := ref[m.ID]
 				d.Vector = v
@@ -1310,7 +1312,7 @@ func testConcurrentUse(t *testing.T, s store.Store) {
 				prev = nil
 				for i := range 5 {
 					d := drawer(src, r*10+i, fmt.Sprintf("wing%d", w), "r", "a", "", "h", fmt.Sprintf("round %d writer %d", r, w))
-					d.Vector = randUnit(rng, dim)
+					d.Vector = UnitVector(rng, dim)
 					u.Insert = append(u.Insert, d)
 					prev = append(prev, d.ID)
 				}
@@ -1327,7 +1329,7 @@ func testConcurrentUse(t *testing.T, s store.Store) {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(r), 1))
 			for range rounds * 2 {
-				if _, err := s.Vector(ctx, randUnit(rng, dim), store.Filter{}, 5); err != nil {
+				if _, err := s.Vector(ctx, UnitVector(rng, dim), store.Filter{}, 5); err != nil {
 					errs <- err
 					return
 				}
@@ -1350,7 +1352,7 @@ func testConcurrentUse(t *testing.T, s store.Store) {
 	if st.Drawers != writers*5 || st.Vectors != writers*5 {
 		t.Errorf("after concurrent writes: %+v, want %d drawers with vectors", st, writers*5)
 	}
-	res, err := s.Vector(ctx, randUnit(rand.New(rand.NewPCG(1, 2)), dim), store.Filter{}, 100)
+	res, err := s.Vector(ctx, UnitVector(rand.New(rand.NewPCG(1, 2)), dim), store.Filter{}, 100)
 	if err != nil || len(res) != writers*5 {
 		t.Errorf("Vector after concurrent writes = %d hits, %v", len(res), err)
 	}

@@ -1,6 +1,6 @@
 package summarize
 
-// Hunt tests: summariser output is written into an agent's only copy of
+// Summariser output is written into an agent's only copy of
 // its memory, so it must never break the file's structure, never panic on
 // odd input, and stay within its budget.
 
@@ -14,10 +14,10 @@ import (
 	"github.com/hivemem/hivemem/internal/memfile"
 )
 
-// huntRebuild writes res into a condensed file after two kept sections and
+// rebuildParses writes res into a condensed file after two kept sections and
 // checks the structure survived: one region of each kind, the kept
 // sections byte for byte.
-func huntRebuild(t *testing.T, name string, res Result) {
+func rebuildParses(t *testing.T, name string, res Result) {
 	t.Helper()
 	kept := "## 2026-03-01 — kept a\nKEPT-A\n## 2026-03-02 — kept b\nKEPT-B\n"
 	kf, err := memfile.Parse([]byte(kept))
@@ -42,10 +42,10 @@ func huntRebuild(t *testing.T, name string, res Result) {
 	}
 }
 
-// TestHuntParseAdversarialReplies: replies an LLM might give that try to
+// TestParseAdversarialReplies: replies an LLM might give that try to
 // smuggle structure into the file are either refused or, once accepted and
 // built into a file, cannot add or remove a region or a section.
-func TestHuntParseAdversarialReplies(t *testing.T) {
+func TestParseAdversarialReplies(t *testing.T) {
 	condensed := map[string]string{
 		"recent":         "- a\n## Recent\n## 2026-01-01 — fake section\n",
 		"h1":             "# Title\n- a",
@@ -78,7 +78,7 @@ func TestHuntParseAdversarialReplies(t *testing.T) {
 			if err != nil {
 				continue // refused: fine
 			}
-			huntRebuild(t, fmt.Sprintf("%s/%d", name, hi), res)
+			rebuildParses(t, fmt.Sprintf("%s/%d", name, hi), res)
 		}
 	}
 }
@@ -92,11 +92,11 @@ func mustJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
-// TestHuntExtractiveAdversarial: the extractive summariser on odd evicted
+// TestExtractiveAdversarial: the extractive summariser on odd evicted
 // sections never panics, always returns non-empty condensed text (or a
 // summarize error), hoists every 📌 line outside code, and its output
 // cannot break the rebuilt file.
-func TestHuntExtractiveAdversarial(t *testing.T) {
+func TestExtractiveAdversarial(t *testing.T) {
 	reqs := map[string]Request{
 		"only-headings":   {Evicted: []string{"## a\n", "## b\n", "## c\n"}},
 		"empty-headings":  {Evicted: []string{"## \n", "## \n"}, OldCondensed: "- old"},
@@ -130,7 +130,7 @@ func TestHuntExtractiveAdversarial(t *testing.T) {
 		if n := len(strings.Fields(res.Condensed)); n > 2*max(req.budget(), 1)+50 {
 			t.Errorf("%s: %d words for a budget of %d", name, n, req.budget())
 		}
-		huntRebuild(t, name, res)
+		rebuildParses(t, name, res)
 		// Every 📌 line outside a fence is hoisted or already pinned.
 		have := map[string]bool{}
 		for _, p := range append(append([]string{}, req.Pinned...), res.Hoist...) {
@@ -159,13 +159,13 @@ func TestHuntExtractiveAdversarial(t *testing.T) {
 	}
 }
 
-// TestHuntExtractiveOutputBoundedInBytes: the word budget counts a
+// TestExtractiveOutputBoundedInBytes: the word budget counts a
 // whitespace-free run as one word, so one huge token (a base64 blob, a
 // minified path, a long URL) is copied whole into the condensed history:
 // a 600-word budget yields hundreds of kilobytes, and a file whose old
 // sections hold such a line can never shrink (see the reflector's
-// TestHuntHugeSingleTokenLine).
-func TestHuntExtractiveOutputBoundedInBytes(t *testing.T) {
+// TestHugeSingleTokenLineBounded).
+func TestExtractiveOutputBoundedInBytes(t *testing.T) {
 	blob := "https://example.com/" + strings.Repeat("QUJDRA", 40_000)
 	req := Request{Evicted: []string{"## 2026-01-01 — paste\nsee " + blob + "\n", "## 2026-01-02 — other\nfixed the build in /src/a.go\n"}}
 	res, err := Extractive{}.Summarize(context.Background(), req)

@@ -1,6 +1,6 @@
 package cli
 
-// Edge-case hunt through the command runner (Main): arguments a shell
+// Edge cases through the command runner (Main): arguments a shell
 // script cannot easily write (invalid UTF-8, 100 KB), stdin edge cases and
 // several commands writing one home at once.
 
@@ -38,9 +38,9 @@ func edgeRun(t *testing.T, stdin string, args ...string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
-// TestHuntEdgeCLIArguments: arguments with invalid UTF-8, NUL bytes and huge
+// TestBadArgumentsNameTheProblem: arguments with invalid UTF-8, NUL bytes and huge
 // sizes fail with a message naming the problem.
-func TestHuntEdgeCLIArguments(t *testing.T) {
+func TestBadArgumentsNameTheProblem(t *testing.T) {
 	root := edgeHome(t)
 	cases := []struct {
 		name string
@@ -86,9 +86,9 @@ func TestHuntEdgeCLIArguments(t *testing.T) {
 	}
 }
 
-// TestHuntEdgeRememberStdin: `remember <agent> -` reads the note from stdin,
+// TestRememberReadsNoteFromStdin: `remember <agent> -` reads the note from stdin,
 // with the same limits as an argument.
-func TestHuntEdgeRememberStdin(t *testing.T) {
+func TestRememberReadsNoteFromStdin(t *testing.T) {
 	root := edgeHome(t)
 	for _, c := range []struct {
 		name, stdin, want string
@@ -116,10 +116,10 @@ func TestHuntEdgeRememberStdin(t *testing.T) {
 	}
 }
 
-// TestHuntEdgeConcurrentCommands: several remember, pin and search commands on
+// TestConcurrentCommandsLandEveryNoteOnce: several remember, pin and search commands on
 // one home at once (as agents in parallel do): all succeed, every note and
 // fact lands once, and the index holds them all.
-func TestHuntEdgeConcurrentCommands(t *testing.T) {
+func TestConcurrentCommandsLandEveryNoteOnce(t *testing.T) {
 	root := edgeHome(t)
 	const n = 8
 	var wg sync.WaitGroup

@@ -1,6 +1,6 @@
 package cli
 
-// Second bug hunt: `hivemem run`'s HTTP server as production wires it
+// `hivemem run`'s HTTP server as production wires it
 // (mountHandlers: MCP at /mcp, the web UI and API at /, the manager's own
 // routes), attacked over real TCP: forged Host and Origin headers, missing
 // and wrong tokens, oversized bodies, many live event streams at shutdown.
@@ -28,20 +28,20 @@ import (
 	"github.com/hivemem/hivemem/internal/manager"
 )
 
-const srvHunt2Memory = "# Memory — Alice (alice)\n\n## 📌 Durable facts (pinned — never condensed)\n- the deploy key lives in vault\n## Recent\n\n## 2026-11-20 — fixed flaky login test\nThe session cookie expiry skew made the login test flaky.\n"
+const runMemory = "# Memory — Alice (alice)\n\n## 📌 Durable facts (pinned — never condensed)\n- the deploy key lives in vault\n## Recent\n\n## 2026-11-20 — fixed flaky login test\nThe session cookie expiry skew made the login test flaky.\n"
 
-// srvHunt2Run starts a manager with the production mounts on 127.0.0.1:0 and
+// startRun starts a manager with the production mounts on 127.0.0.1:0 and
 // returns its address and a stop function that cancels Run and returns
 // its error (or an error if it does not return within 20 s).
-func srvHunt2Run(t *testing.T, configTOML string) (addr string, stop func() error) {
+func startRun(t *testing.T, configTOML string) (addr string, stop func() error) {
 	t.Helper()
-	addr, stop, _ = srvHunt2RunHome(t, configTOML, nil)
+	addr, stop, _ = startRunHome(t, configTOML, nil)
 	return addr, stop
 }
 
-// srvHunt2RunHome is srvHunt2Run that also returns the home, and calls
+// startRunHome is startRun that also returns the home, and calls
 // prepare on it before the manager starts.
-func srvHunt2RunHome(t *testing.T, configTOML string, prepare func(h home.Home)) (addr string, stop func() error, h home.Home) {
+func startRunHome(t *testing.T, configTOML string, prepare func(h home.Home)) (addr string, stop func() error, h home.Home) {
 	t.Helper()
 	dir := t.TempDir()
 	t.Setenv("HIVEMEM_MODEL_DIR", filepath.Join(dir, "no-model"))
@@ -61,7 +61,7 @@ func srvHunt2RunHome(t *testing.T, configTOML string, prepare func(h home.Home))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(p, []byte(srvHunt2Memory), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte(runMemory), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if prepare != nil {
@@ -73,7 +73,7 @@ func srvHunt2RunHome(t *testing.T, configTOML string, prepare func(h home.Home))
 	}
 	t.Cleanup(func() { a.Close() })
 	ready := make(chan string, 1)
-	m, err := manager.New(manager.Options{App: a, HTTP: "127.0.0.1:0", Mount: mountHandlers, Version: "hunt2",
+	m, err := manager.New(manager.Options{App: a, HTTP: "127.0.0.1:0", Mount: mountHandlers, Version: "test",
 		Ready: func(addr string) { ready <- addr }})
 	if err != nil {
 		t.Fatal(err)
@@ -107,16 +107,16 @@ func srvHunt2RunHome(t *testing.T, configTOML string, prepare func(h home.Home))
 	return addr, stop, h
 }
 
-type srvHunt2Req struct {
+type runReq struct {
 	method, path string
 	host         string
 	hdr          map[string]string
 	body         string
 }
 
-const srvHunt2MCPInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"hunt2","version":"0"}}}`
+const mcpInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"runtest","version":"0"}}}`
 
-func srvHunt2Do(t *testing.T, addr string, r srvHunt2Req) (int, string) {
+func runDo(t *testing.T, addr string, r runReq) (int, string) {
 	t.Helper()
 	var body io.Reader
 	if r.body != "" {
@@ -146,7 +146,7 @@ func srvHunt2Do(t *testing.T, addr string, r srvHunt2Req) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// TestHunt2ServerForgedHost: a page on a foreign name that resolves to
+// TestRunRefusesForgedHost: a page on a foreign name that resolves to
 // 127.0.0.1 (DNS rebinding) reaches the loopback server with its own name
 // in Host. The web UI answers 421 and the MCP SDK 403, but the manager's
 // own GET /api/v1/manager (and GET /api/v1/status when no UI is mounted)
@@ -155,24 +155,24 @@ func srvHunt2Do(t *testing.T, addr string, r srvHunt2Req) (int, string) {
 // with the home's path, every agent's name, sizes, errors and the index
 // statistics. Every route but the public /healthz must refuse a foreign
 // Host on a loopback listener.
-func TestHunt2ServerForgedHost(t *testing.T) {
-	addr, _ := srvHunt2Run(t, "")
+func TestRunRefusesForgedHost(t *testing.T) {
+	addr, _ := startRun(t, "")
 	_, port, _ := net.SplitHostPort(addr)
 	evil := "rebind.attacker.example:" + port
-	for _, r := range []srvHunt2Req{
+	for _, r := range []runReq{
 		{method: "GET", path: "/api/v1/manager"},
 		{method: "GET", path: "/api/v1/status"},
 		{method: "GET", path: "/api/v1/agents"},
 		{method: "GET", path: "/api/v1/agents/alice/memory?format=raw"},
 		{method: "GET", path: "/api/v1/search?q=login"},
 		{method: "GET", path: "/"},
-		{method: "POST", path: "/mcp", body: srvHunt2MCPInit},
-		{method: "POST", path: "/mcp", body: srvHunt2MCPInit, hdr: map[string]string{"Origin": "http://" + evil}},
+		{method: "POST", path: "/mcp", body: mcpInit},
+		{method: "POST", path: "/mcp", body: mcpInit, hdr: map[string]string{"Origin": "http://" + evil}},
 		{method: "GET", path: "/api/v1/manager", hdr: map[string]string{"Origin": "http://" + evil}},
 	} {
 		for _, host := range []string{evil, "localhost.attacker.example:" + port, "127.0.0.1.nip.io:" + port} {
 			r.host = host
-			code, body := srvHunt2Do(t, addr, r)
+			code, body := runDo(t, addr, r)
 			if code < 400 {
 				t.Errorf("%s %s with Host %s (Origin %q): %d, want a refusal; body starts %.120q", r.method, r.path, host, r.hdr["Origin"], code, body)
 			}
@@ -180,24 +180,24 @@ func TestHunt2ServerForgedHost(t *testing.T) {
 	}
 	// Loopback names still work.
 	for _, host := range []string{addr, "localhost:" + port, "LOCALHOST:" + port} {
-		if code, body := srvHunt2Do(t, addr, srvHunt2Req{method: "GET", path: "/api/v1/manager", host: host}); code != 200 {
+		if code, body := runDo(t, addr, runReq{method: "GET", path: "/api/v1/manager", host: host}); code != 200 {
 			t.Errorf("GET /api/v1/manager with Host %s: %d %.200s", host, code, body)
 		}
 	}
-	if code, _ := srvHunt2Do(t, addr, srvHunt2Req{method: "GET", path: "/healthz", host: evil}); code != 200 && code < 400 {
+	if code, _ := runDo(t, addr, runReq{method: "GET", path: "/healthz", host: evil}); code != 200 && code < 400 {
 		t.Errorf("healthz: %d", code)
 	}
 }
 
-// TestHunt2ServerForgedOrigin: cross-origin and cross-site requests are
+// TestRunRefusesForgedOrigin: cross-origin and cross-site requests are
 // refused on every state-changing route and on MCP.
-func TestHunt2ServerForgedOrigin(t *testing.T) {
-	addr, _ := srvHunt2Run(t, "")
-	for _, r := range []srvHunt2Req{
-		{method: "POST", path: "/mcp", body: srvHunt2MCPInit, hdr: map[string]string{"Origin": "http://evil.example"}},
-		{method: "POST", path: "/mcp", body: srvHunt2MCPInit, hdr: map[string]string{"Origin": "null"}},
-		{method: "POST", path: "/mcp", body: srvHunt2MCPInit, hdr: map[string]string{"Sec-Fetch-Site": "cross-site"}},
-		{method: "POST", path: "/mcp", body: srvHunt2MCPInit, hdr: map[string]string{"Origin": "http://" + addr + ".evil.example"}},
+func TestRunRefusesForgedOrigin(t *testing.T) {
+	addr, _ := startRun(t, "")
+	for _, r := range []runReq{
+		{method: "POST", path: "/mcp", body: mcpInit, hdr: map[string]string{"Origin": "http://evil.example"}},
+		{method: "POST", path: "/mcp", body: mcpInit, hdr: map[string]string{"Origin": "null"}},
+		{method: "POST", path: "/mcp", body: mcpInit, hdr: map[string]string{"Sec-Fetch-Site": "cross-site"}},
+		{method: "POST", path: "/mcp", body: mcpInit, hdr: map[string]string{"Origin": "http://" + addr + ".evil.example"}},
 		{method: "PATCH", path: "/api/v1/settings", body: `{"enabled":false}`, hdr: map[string]string{"Origin": "http://evil.example", "Content-Type": "application/json"}},
 		{method: "POST", path: "/api/v1/agents/alice/condense", body: `{"dry_run":true}`, hdr: map[string]string{"Origin": "https://" + addr + "@evil.example", "Content-Type": "application/json"}},
 		{method: "POST", path: "/api/v1/agents/alice/condense", body: `{"dry_run":true}`, hdr: map[string]string{"Sec-Fetch-Site": "cross-site", "Content-Type": "application/json"}},
@@ -205,25 +205,25 @@ func TestHunt2ServerForgedOrigin(t *testing.T) {
 		{method: "GET", path: "/api/v1/manager", hdr: map[string]string{"Origin": "http://evil.example"}},
 		{method: "GET", path: "/api/v1/agents", hdr: map[string]string{"Origin": "http://evil.example"}},
 	} {
-		if code, body := srvHunt2Do(t, addr, r); code != http.StatusForbidden {
+		if code, body := runDo(t, addr, r); code != http.StatusForbidden {
 			t.Errorf("%s %s with %v: %d, want 403; %.200s", r.method, r.path, r.hdr, code, body)
 		}
 	}
 	// Same origin works.
-	if code, body := srvHunt2Do(t, addr, srvHunt2Req{method: "POST", path: "/mcp", body: srvHunt2MCPInit, hdr: map[string]string{"Origin": "http://" + addr}}); code != 200 {
+	if code, body := runDo(t, addr, runReq{method: "POST", path: "/mcp", body: mcpInit, hdr: map[string]string{"Origin": "http://" + addr}}); code != 200 {
 		t.Errorf("same-origin MCP initialize: %d %.200s", code, body)
 	}
 }
 
-// TestHunt2ServerTokens: with manager.token set, MCP, the API and the
+// TestRunRequiresExactToken: with manager.token set, MCP, the API and the
 // manager's status need it (bearer header or the login cookie); a missing,
 // wrong, prefixed or suffixed token is 401; /healthz, /login and /static
 // stay public.
-func TestHunt2ServerTokens(t *testing.T) {
+func TestRunRequiresExactToken(t *testing.T) {
 	const tok = "tok-4f9a1c-0b7e3d52"
-	addr, _ := srvHunt2Run(t, "[manager]\ntoken = \""+tok+"\"\n")
-	routes := []srvHunt2Req{
-		{method: "POST", path: "/mcp", body: srvHunt2MCPInit},
+	addr, _ := startRun(t, "[manager]\ntoken = \""+tok+"\"\n")
+	routes := []runReq{
+		{method: "POST", path: "/mcp", body: mcpInit},
 		{method: "GET", path: "/api/v1/manager"},
 		{method: "GET", path: "/api/v1/status"},
 		{method: "GET", path: "/api/v1/agents/alice/memory?format=raw"},
@@ -245,8 +245,8 @@ func TestHunt2ServerTokens(t *testing.T) {
 	}
 	for _, r := range routes {
 		for _, h := range bad {
-			r.hdr = srvHunt2MergeHdr(r.hdr, h)
-			if code, body := srvHunt2Do(t, addr, r); code != http.StatusUnauthorized {
+			r.hdr = mergeHeaders(r.hdr, h)
+			if code, body := runDo(t, addr, r); code != http.StatusUnauthorized {
 				t.Errorf("%s %s with %v: %d, want 401; %.200s", r.method, r.path, h, code, body)
 			}
 		}
@@ -255,23 +255,23 @@ func TestHunt2ServerTokens(t *testing.T) {
 		// The scheme in any case, then one or more spaces (RFC 9110).
 		for _, h := range []map[string]string{{"Authorization": "Bearer " + tok}, {"Authorization": "bearer " + tok}, {"Authorization": "BEARER  " + tok}, {"Cookie": "hivemem_token=" + tok}} {
 			r.hdr = h
-			if code, body := srvHunt2Do(t, addr, r); code != 200 {
+			if code, body := runDo(t, addr, r); code != 200 {
 				t.Errorf("%s %s with %v: %d, want 200; %.200s", r.method, r.path, h, code, body)
 			}
 		}
 	}
 	for _, p := range []string{"/healthz", "/login"} {
-		if code, _ := srvHunt2Do(t, addr, srvHunt2Req{method: "GET", path: p}); code != 200 {
+		if code, _ := runDo(t, addr, runReq{method: "GET", path: p}); code != 200 {
 			t.Errorf("GET %s without a token: %d, want 200", p, code)
 		}
 	}
 	// A page without the token redirects to the login form.
-	if code, _ := srvHunt2Do(t, addr, srvHunt2Req{method: "GET", path: "/agents/alice"}); code != http.StatusSeeOther {
+	if code, _ := runDo(t, addr, runReq{method: "GET", path: "/agents/alice"}); code != http.StatusSeeOther {
 		t.Errorf("GET /agents/alice without a token: %d, want 303 to /login", code)
 	}
 }
 
-func srvHunt2MergeHdr(base, extra map[string]string) map[string]string {
+func mergeHeaders(base, extra map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range base {
 		if k == "Content-Type" {
@@ -284,32 +284,32 @@ func srvHunt2MergeHdr(base, extra map[string]string) map[string]string {
 	return out
 }
 
-// TestHunt2ServerOversizedBodies: bodies over the limits are refused with
+// TestRunRefusesOversizedBodies: bodies over the limits are refused with
 // 413 (or 400), never processed, never a 500, and the server goes on.
-func TestHunt2ServerOversizedBodies(t *testing.T) {
-	addr, _ := srvHunt2Run(t, "")
+func TestRunRefusesOversizedBodies(t *testing.T) {
+	addr, _ := startRun(t, "")
 	big := strings.Repeat("x", 3<<20)
-	for _, r := range []srvHunt2Req{
+	for _, r := range []runReq{
 		{method: "POST", path: "/mcp", body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pad":"` + big + `"}}`},
 		{method: "PATCH", path: "/api/v1/settings", body: `{"enabled":false,"x":"` + big + `"}`, hdr: map[string]string{"Content-Type": "application/json"}},
 		{method: "POST", path: "/api/v1/agents/alice/condense", body: `{"dry_run":true,"pad":"` + big + `"}`, hdr: map[string]string{"Content-Type": "application/json"}},
 		{method: "POST", path: "/login", body: "token=" + big, hdr: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}},
 	} {
-		code, body := srvHunt2Do(t, addr, r)
+		code, body := runDo(t, addr, r)
 		if code != http.StatusRequestEntityTooLarge && code != http.StatusBadRequest {
 			t.Errorf("%s %s with a %d-byte body: %d, want 413; %.200s", r.method, r.path, len(r.body), code, body)
 		}
 	}
-	if code, _ := srvHunt2Do(t, addr, srvHunt2Req{method: "POST", path: "/mcp", body: srvHunt2MCPInit}); code != 200 {
+	if code, _ := runDo(t, addr, runReq{method: "POST", path: "/mcp", body: mcpInit}); code != 200 {
 		t.Errorf("MCP after the oversized bodies: %d", code)
 	}
 }
 
-// TestHunt2ServerManyEventStreamsThenShutdown: 200 live SSE clients (plus
+// TestRunStopsWithManyEventStreams: 200 live SSE clients (plus
 // MCP requests in flight) when the manager is told to stop: Run returns
 // without error, and every stream ends rather than hanging.
-func TestHunt2ServerManyEventStreamsThenShutdown(t *testing.T) {
-	addr, stop := srvHunt2Run(t, "")
+func TestRunStopsWithManyEventStreams(t *testing.T) {
+	addr, stop := startRun(t, "")
 	const n = 200
 	tr := &http.Transport{MaxConnsPerHost: 0, MaxIdleConnsPerHost: n}
 	defer tr.CloseIdleConnections()
@@ -346,7 +346,7 @@ func TestHunt2ServerManyEventStreamsThenShutdown(t *testing.T) {
 					return
 				default:
 				}
-				req, _ := http.NewRequest("POST", "http://"+addr+"/mcp", strings.NewReader(srvHunt2MCPInit))
+				req, _ := http.NewRequest("POST", "http://"+addr+"/mcp", strings.NewReader(mcpInit))
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("Accept", "application/json, text/event-stream")
 				resp, err := c.Do(req)
@@ -385,12 +385,12 @@ func TestHunt2ServerManyEventStreamsThenShutdown(t *testing.T) {
 	}
 }
 
-// TestHunt2ServerSlowHeaders: a client that opens a connection and sends a
+// TestRunCutsSlowHeaders: a client that opens a connection and sends a
 // request line but never finishes its headers is cut off by the server
 // (ReadHeaderTimeout) — checked here only in that the server goes on
 // serving others meanwhile and stops promptly with such clients attached.
-func TestHunt2ServerSlowHeaders(t *testing.T) {
-	addr, stop := srvHunt2Run(t, "")
+func TestRunCutsSlowHeaders(t *testing.T) {
+	addr, stop := startRun(t, "")
 	var conns []net.Conn
 	for range 50 {
 		c, err := net.Dial("tcp", addr)
@@ -405,7 +405,7 @@ func TestHunt2ServerSlowHeaders(t *testing.T) {
 			c.Close()
 		}
 	}()
-	if code, body := srvHunt2Do(t, addr, srvHunt2Req{method: "GET", path: "/api/v1/agents"}); code != 200 {
+	if code, body := runDo(t, addr, runReq{method: "GET", path: "/api/v1/agents"}); code != 200 {
 		t.Errorf("GET /api/v1/agents beside 50 slow clients: %d %.200s", code, body)
 	}
 	if err := stop(); err != nil {
@@ -413,7 +413,7 @@ func TestHunt2ServerSlowHeaders(t *testing.T) {
 	}
 }
 
-// TestHunt2ServerLoginOddTokens: manager.token is any string the config
+// TestRunLoginWithOddTokens: manager.token is any string the config
 // accepts, and the login page stores it as the hivemem_token cookie value
 // verbatim. net/http drops the bytes a cookie value cannot hold (';', '"',
 // '\\', non-ASCII, control characters) from Set-Cookie, so after a
@@ -428,7 +428,7 @@ func TestHunt2ServerSlowHeaders(t *testing.T) {
 // header can carry, so the case below could never pass as first written —
 // is refused when the config loads, with an error that names the key and
 // not the token.
-func TestHunt2ServerLoginOddTokens(t *testing.T) {
+func TestRunLoginWithOddTokens(t *testing.T) {
 	for _, tok := range []string{
 		"plain-token-1234",
 		"semi;colon-token",
@@ -457,7 +457,7 @@ func TestHunt2ServerLoginOddTokens(t *testing.T) {
 				}
 				return
 			}
-			addr, _ := srvHunt2Run(t, fmt.Sprintf("[manager]\ntoken = %q\n", tok))
+			addr, _ := startRun(t, fmt.Sprintf("[manager]\ntoken = %q\n", tok))
 			jar, err := cookiejar.New(nil)
 			if err != nil {
 				t.Fatal(err)
@@ -486,12 +486,12 @@ func TestHunt2ServerLoginOddTokens(t *testing.T) {
 	}
 }
 
-// TestHunt2ServerStalledStreamsThenShutdown: event-stream clients that
+// TestRunStopsWithStalledStreams: event-stream clients that
 // never read (their TCP windows fill, and the handlers block in Write)
 // must not keep the server from stopping.
-func TestHunt2ServerStalledStreamsThenShutdown(t *testing.T) {
+func TestRunStopsWithStalledStreams(t *testing.T) {
 	pad := strings.Repeat("p", 4096)
-	addr, stop, _ := srvHunt2RunHome(t, "", func(h home.Home) {
+	addr, stop, _ := startRunHome(t, "", func(h home.Home) {
 		log := eventlog.Open(h.LogPath())
 		for i := range 2000 {
 			if err := log.Append(eventlog.Event{Type: "mine", Agent: "alice", Data: map[string]any{"i": i, "pad": pad}}); err != nil {
@@ -517,7 +517,7 @@ func TestHunt2ServerStalledStreamsThenShutdown(t *testing.T) {
 		}
 	}()
 	// The server goes on answering others.
-	if code, body := srvHunt2Do(t, addr, srvHunt2Req{method: "GET", path: "/api/v1/events?n=1"}); code != 200 {
+	if code, body := runDo(t, addr, runReq{method: "GET", path: "/api/v1/events?n=1"}); code != 200 {
 		t.Errorf("GET /api/v1/events beside 20 stalled streams: %d %.200s", code, body)
 	}
 	if err := stop(); err != nil {

@@ -1,6 +1,6 @@
 package palace_test
 
-// Hunt (round 2): the miner against files that change shape, vanish, turn
+// The miner against files that change shape, vanish, turn
 // bad, are symlinks or FIFOs, and against random edit sequences. The
 // reference is always a fresh mine of the same files into a new SQLite
 // index: the incrementally maintained index must agree with it exactly.
@@ -21,27 +21,22 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
-	"github.com/hivemem/hivemem/internal/store/sqlite"
 )
 
-// idxH2Dump is an index as drawer id → every field a search shows, plus the
+// dumpIndex is an index as drawer id → every field a search shows, plus the
 // file records (source → wing/agent), after an integrity check.
-func idxH2Dump(t *testing.T, st store.Store) (map[string]string, map[string]string) {
+func dumpIndex(t *testing.T, st store.Store) (map[string]string, map[string]string) {
 	t.Helper()
 	ctx := context.Background()
 	if err := st.Check(ctx); err != nil {
 		t.Fatalf("index integrity: %v", err)
 	}
-	ds, err := st.List(ctx, store.Filter{}, 0)
+	drawers, err := hometest.Drawers(ctx, st)
 	if err != nil {
 		t.Fatal(err)
-	}
-	drawers := make(map[string]string, len(ds))
-	for _, d := range ds {
-		drawers[d.ID] = fmt.Sprintf("%s:%d-%d [%s/%s/%s] date=%q heading=%q text=%q", d.Source, d.LineStart, d.LineEnd,
-			d.Wing, d.Room, d.Agent, d.Date, d.Heading, d.Text)
 	}
 	fs, err := st.Files(ctx, "")
 	if err != nil {
@@ -54,31 +49,16 @@ func idxH2Dump(t *testing.T, st store.Store) (map[string]string, map[string]stri
 	return drawers, files
 }
 
-// idxH2Fresh mines dir of h into a brand-new index and returns its dump.
-func idxH2Fresh(t *testing.T, h home.Home, dir string, opts palace.MineOptions, popts ...palace.Options) (map[string]string, map[string]string) {
+// freshDump mines the hive of h into a brand-new index and returns its dump.
+func freshDump(t *testing.T, h home.Home, popts palace.Options) (map[string]string, map[string]string) {
 	t.Helper()
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "fresh.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, st := hometest.FreshPalace(t, h, nil, popts)
 	defer st.Close()
-	var po palace.Options
-	if len(popts) > 0 {
-		po = popts[0]
-	}
-	p, err := palace.New(ctx, h, st, nil, po)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Mine(ctx, dir, opts); err != nil {
-		t.Fatalf("fresh mine: %v", err)
-	}
-	return idxH2Dump(t, st)
+	return dumpIndex(t, st)
 }
 
-// idxH2Diff lists the differences between two dumps.
-func idxH2Diff(a, b map[string]string, an, bn string) []string {
+// dumpDiff lists the differences between two dumps.
+func dumpDiff(a, b map[string]string, an, bn string) []string {
 	short := func(s string) string {
 		if len(s) > 300 {
 			return s[:300] + "…"
@@ -108,12 +88,12 @@ func idxH2Diff(a, b map[string]string, an, bn string) []string {
 	return out
 }
 
-// idxH2AssertMatchesFresh compares f's index with a fresh mine of the hive.
-func idxH2AssertMatchesFresh(t *testing.T, f *fixture, what string) {
+// assertMatchesFresh compares f's index with a fresh mine of the hive.
+func assertMatchesFresh(t *testing.T, f *fixture, what string) {
 	t.Helper()
-	gotD, gotF := idxH2Dump(t, f.st)
-	wantD, wantF := idxH2Fresh(t, f.h, f.h.HiveDir(), palace.MineOptions{})
-	diffs := append(idxH2Diff(gotD, wantD, "index", "fresh"), idxH2Diff(gotF, wantF, "index files", "fresh files")...)
+	gotD, gotF := dumpIndex(t, f.st)
+	wantD, wantF := freshDump(t, f.h, palace.Options{})
+	diffs := append(dumpDiff(gotD, wantD, "index", "fresh"), dumpDiff(gotF, wantF, "index files", "fresh files")...)
 	if len(diffs) > 0 {
 		t.Fatalf("%s: the index differs from a fresh mine of the same files in %d places:\n%s",
 			what, len(diffs), strings.Join(diffs[:min(8, len(diffs))], "\n"))
@@ -138,12 +118,12 @@ func (f *fixture) lexical(q string) []palace.Hit {
 	return hits
 }
 
-// TestHunt2HeadingPromotedOrDemoted: a plain line turned into a "## "
+// TestHeadingPromotedOrDemotedKeepsDrawer: a plain line turned into a "## "
 // heading (or a heading turned back into a plain line) keeps the chunk's
 // embed text, so the drawer keeps its id — and the miner then updates only
 // its metadata, never its text. The index ends up with text that is not in
 // the file, and in the demotion case a word of the file is unsearchable.
-func TestHunt2HeadingPromotedOrDemoted(t *testing.T) {
+func TestHeadingPromotedOrDemotedKeepsDrawer(t *testing.T) {
 	for _, tc := range []struct {
 		name, before, after string
 		word                string // a word of the file after the edit
@@ -160,7 +140,7 @@ func TestHunt2HeadingPromotedOrDemoted(t *testing.T) {
 			if hits := f.lexical(tc.word); len(hits) != 1 {
 				t.Errorf("search %q after the edit: %d hits %+v, want 1 (the word is in the file)", tc.word, len(hits), hits)
 			}
-			idxH2AssertMatchesFresh(t, f, tc.name)
+			assertMatchesFresh(t, f, tc.name)
 		})
 	}
 }
@@ -219,20 +199,20 @@ func TestFileTurnedBadKeepsItsDrawers(t *testing.T) {
 			if _, err := p.Mine(ctx, f.h.HiveDir(), palace.MineOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			gotD, _ := idxH2Dump(t, f.st)
-			wantD, _ := idxH2Fresh(t, f.h, f.h.HiveDir(), palace.MineOptions{}, palace.Options{MaxFileBytes: 1 << 20})
-			if d := idxH2Diff(gotD, wantD, "index", "fresh"); len(d) > 0 {
+			gotD, _ := dumpIndex(t, f.st)
+			wantD, _ := freshDump(t, f.h, palace.Options{MaxFileBytes: 1 << 20})
+			if d := dumpDiff(gotD, wantD, "index", "fresh"); len(d) > 0 {
 				t.Errorf("index differs from a fresh mine after the repair:\n%s", strings.Join(d, "\n"))
 			}
 		})
 	}
 }
 
-// TestHunt2FIFOMemoryFileDoesNotHang: a memory.md that is a FIFO (or any
+// TestFIFOMemoryFileDoesNotHang: a memory.md that is a FIFO (or any
 // non-regular file) must be skipped or refused, not read: reading a FIFO
 // blocks until a writer appears, which would hang `hivemem mine <file>`,
 // the manager's worker (holding the palace write lock) and wake-up.
-func TestHunt2FIFOMemoryFileDoesNotHang(t *testing.T) {
+func TestFIFOMemoryFileDoesNotHang(t *testing.T) {
 	f := newFixture(t, nil)
 	f.write("bob", "# Memory — bob (bob)\n\n## 2026-11-01 — note\nbob's note\n")
 	dir := filepath.Join(f.h.AgentsDir(), "alice")
@@ -279,10 +259,10 @@ func TestHunt2FIFOMemoryFileDoesNotHang(t *testing.T) {
 	}
 }
 
-// TestHunt2MineHomeRootRemovesVanished: mining the home directory itself
+// TestMineHomeRootRemovesVanished: mining the home directory itself
 // (`hivemem mine .` from the home, or `mine $HIVEMEM_HOME`) must, like
 // mining any other directory, remove the drawers of files that are gone.
-func TestHunt2MineHomeRootRemovesVanished(t *testing.T) {
+func TestMineHomeRootRemovesVanished(t *testing.T) {
 	f := newFixture(t, nil)
 	f.write("alice", "# Memory\n\n## 2026-11-01 — a\nalicewalrus note\n")
 	bob := f.write("bob", "# Memory\n\n## 2026-11-01 — b\nbobwalrus note\n")
@@ -306,10 +286,10 @@ func TestHunt2MineHomeRootRemovesVanished(t *testing.T) {
 	}
 }
 
-// TestHunt2FileVanishesDuringMine: a file listed by the directory walk
+// TestFileVanishesDuringMine: a file listed by the directory walk
 // and deleted (or renamed) before the miner reaches it. The mine must not
 // end with the index holding a file that is gone, nor call it unreadable.
-func TestHunt2FileVanishesDuringMine(t *testing.T) {
+func TestFileVanishesDuringMine(t *testing.T) {
 	for _, mode := range []string{"deleted", "renamed"} {
 		t.Run(mode, func(t *testing.T) {
 			f := newFixture(t, nil)
@@ -352,16 +332,16 @@ func TestHunt2FileVanishesDuringMine(t *testing.T) {
 			}
 			// One more mine always converges.
 			f.mineHive()
-			idxH2AssertMatchesFresh(t, f, "after a second mine")
+			assertMatchesFresh(t, f, "after a second mine")
 		})
 	}
 }
 
-// TestHunt2OddFiles: 0-byte files, header-only files, a BOM, CRLF line
+// TestOddFilesMinedOrSkipped: 0-byte files, header-only files, a BOM, CRLF line
 // endings, lone CRs, NUL bytes and invalid UTF-8 in the middle, and a file
 // right at the size limit: each is mined or skipped with the right reason,
 // and the index matches a fresh mine after every step.
-func TestHunt2OddFiles(t *testing.T) {
+func TestOddFilesMinedOrSkipped(t *testing.T) {
 	f := newFixture(t, nil)
 	ctx := context.Background()
 	p, err := palace.New(ctx, f.h, f.st, nil, palace.Options{MaxFileBytes: 4096})
@@ -429,21 +409,9 @@ func TestHunt2OddFiles(t *testing.T) {
 	if rep.Changed != 0 || rep.Added != 0 || rep.Removed != 0 {
 		t.Errorf("second mine changed something: %+v", rep)
 	}
-	gotD, _ := idxH2Dump(t, f.st)
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "fresh.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	fp, err := palace.New(ctx, f.h, st, nil, palace.Options{MaxFileBytes: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := fp.Mine(ctx, f.h.HiveDir(), palace.MineOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	wantD, _ := idxH2Dump(t, st)
-	if d := idxH2Diff(gotD, wantD, "index", "fresh"); len(d) > 0 {
+	gotD, _ := dumpIndex(t, f.st)
+	wantD, _ := freshDump(t, f.h, palace.Options{MaxFileBytes: 4096})
+	if d := dumpDiff(gotD, wantD, "index", "fresh"); len(d) > 0 {
 		t.Errorf("differs from fresh:\n%s", strings.Join(d, "\n"))
 	}
 	// Fixing a bad file mines it.
@@ -459,11 +427,11 @@ func TestHunt2OddFiles(t *testing.T) {
 	}
 }
 
-// TestHunt2ThousandsOfTinySections: 5000 one-line sections, many of them
+// TestThousandsOfTinySectionsRemineIncrementally: 5000 one-line sections, many of them
 // identical, mined, then edited at the front (every line number moves),
 // with duplicates removed and added: each re-mine changes only what
 // changed, and the index stays equal to a fresh one.
-func TestHunt2ThousandsOfTinySections(t *testing.T) {
+func TestThousandsOfTinySectionsRemineIncrementally(t *testing.T) {
 	f := newFixture(t, nil)
 	var b strings.Builder
 	b.WriteString("# Memory — many (many)\n\n")
@@ -488,7 +456,7 @@ func TestHunt2ThousandsOfTinySections(t *testing.T) {
 	if rep.Added != 1 || rep.Removed != 0 || rep.Kept != 5000 {
 		t.Errorf("front insert: %+v, want +1 -0 =5000", rep)
 	}
-	idxH2AssertMatchesFresh(t, f, "front insert")
+	assertMatchesFresh(t, f, "front insert")
 	// Remove the first of the identical sections.
 	content = strings.Replace(content, "## same\nidentical body\n", "", 1)
 	f.write("many", content)
@@ -496,15 +464,15 @@ func TestHunt2ThousandsOfTinySections(t *testing.T) {
 	if rep.Added != 0 || rep.Removed != 1 {
 		t.Errorf("duplicate removed: %+v, want +0 -1", rep)
 	}
-	idxH2AssertMatchesFresh(t, f, "duplicate removed")
+	assertMatchesFresh(t, f, "duplicate removed")
 	if n := len(f.lexical("identical")); n != 100 {
 		t.Errorf("identical sections found %d times, want 100 (results capped at 100)", n)
 	}
 }
 
-// idxH2Agent is one agent's file in the random test, as a list of sections
+// churnAgent is one agent's file in the random test, as a list of sections
 // plus a header, rendered with the chosen line ending and BOM.
-type idxH2Agent struct {
+type churnAgent struct {
 	id       string
 	header   string
 	sections []string // each "## heading\nbody lines\n" with \n endings
@@ -513,7 +481,7 @@ type idxH2Agent struct {
 	gone     bool
 }
 
-func (a *idxH2Agent) render() string {
+func (a *churnAgent) render() string {
 	s := a.header + strings.Join(a.sections, "")
 	if a.crlf {
 		s = strings.ReplaceAll(s, "\n", "\r\n")
@@ -524,20 +492,20 @@ func (a *idxH2Agent) render() string {
 	return s
 }
 
-// TestHunt2RandomEditsMatchFreshMine: random sequences of appends, edits,
+// TestRandomEditsMatchFreshMine: random sequences of appends, edits,
 // deletions, reorders, duplicates, long sections, CRLF/BOM switches,
 // truncations, atomic replaces, agent renames and deletions, and archive
 // files, with a mine after each burst: the index must always equal a fresh
 // mine of the same files, and searching every marker word gives the same
 // drawers in both.
-func TestHunt2RandomEditsMatchFreshMine(t *testing.T) {
+func TestRandomEditsMatchFreshMine(t *testing.T) {
 	for seed := uint64(1); seed <= 6; seed++ {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			f := newFixture(t, nil)
-			idxH2RandomChurn(t, f, seed, 25, func(round, word int, log []string, rng *rand.Rand) {
-				gotD, gotF := idxH2Dump(t, f.st)
-				wantD, wantF := idxH2Fresh(t, f.h, f.h.HiveDir(), palace.MineOptions{})
-				diffs := append(idxH2Diff(gotD, wantD, "index", "fresh"), idxH2Diff(gotF, wantF, "index files", "fresh files")...)
+			randomChurn(t, f, seed, 25, func(round, word int, log []string, rng *rand.Rand) {
+				gotD, gotF := dumpIndex(t, f.st)
+				wantD, wantF := freshDump(t, f.h, palace.Options{})
+				diffs := append(dumpDiff(gotD, wantD, "index", "fresh"), dumpDiff(gotF, wantF, "index files", "fresh files")...)
 				if len(diffs) > 0 {
 					t.Fatalf("round %d (ops %v): index differs from a fresh mine in %d places:\n%s",
 						round, log[max(0, len(log)-6):], len(diffs), strings.Join(diffs[:min(6, len(diffs))], "\n"))
@@ -568,29 +536,19 @@ func TestHunt2RandomEditsMatchFreshMine(t *testing.T) {
 	}
 }
 
-// TestHunt2RandomEditsHybridSearchAgrees: the same churn with an embedder
+// TestRandomEditsHybridSearchAgrees: the same churn with an embedder
 // (vectors, the embedding cache, the in-memory vector index following
 // writes): hybrid search on the incrementally mined index ranks exactly as
 // on a fresh index of the same files, scores included, and only cache
 // misses are embedded.
-func TestHunt2RandomEditsHybridSearchAgrees(t *testing.T) {
+func TestRandomEditsHybridSearchAgrees(t *testing.T) {
 	for seed := uint64(11); seed <= 13; seed++ {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			f := newFixture(t, &countingEmbedder{})
-			idxH2RandomChurn(t, f, seed, 15, func(round, word int, log []string, rng *rand.Rand) {
+			randomChurn(t, f, seed, 15, func(round, word int, log []string, rng *rand.Rand) {
 				ctx := context.Background()
-				st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "fresh.db"))
-				if err != nil {
-					t.Fatal(err)
-				}
+				fp, st := hometest.FreshPalace(t, f.h, &countingEmbedder{}, palace.Options{})
 				defer st.Close()
-				fp, err := palace.New(ctx, f.h, st, &countingEmbedder{}, palace.Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := fp.Mine(ctx, f.h.HiveDir(), palace.MineOptions{}); err != nil {
-					t.Fatal(err)
-				}
 				if missing, err := f.st.MissingVectors(ctx, 10); err != nil || len(missing) > 0 {
 					t.Fatalf("round %d: %d drawers without a vector (%v)", round, len(missing), err)
 				}
@@ -598,7 +556,7 @@ func TestHunt2RandomEditsHybridSearchAgrees(t *testing.T) {
 					q := fmt.Sprintf("mk%05d and some words lorem", 1+rng.IntN(word))
 					for _, mode := range []string{palace.ModeHybrid, palace.ModeVector} {
 						// Every hit, so that exact ties (ordered by rowid, which
-						// depends on history; see TestHunt2TiesRankByHistory)
+						// depends on history)
 						// can be compared as sets.
 						got, err := f.p.Search(ctx, palace.Query{Text: q, Mode: mode, Results: palace.MaxResults})
 						if err != nil {
@@ -636,9 +594,9 @@ func TestHunt2RandomEditsHybridSearchAgrees(t *testing.T) {
 	}
 }
 
-// idxH2RandomChurn runs rounds of random edits on f's hive, mining after
+// randomChurn runs rounds of random edits on f's hive, mining after
 // each, and calls check after every mine.
-func idxH2RandomChurn(t *testing.T, f *fixture, seed uint64, rounds int, check func(round, word int, log []string, rng *rand.Rand)) {
+func randomChurn(t *testing.T, f *fixture, seed uint64, rounds int, check func(round, word int, log []string, rng *rand.Rand)) {
 	t.Helper()
 	{
 		{
@@ -671,17 +629,17 @@ func idxH2RandomChurn(t *testing.T, f *fixture, seed uint64, rounds int, check f
 				}
 				return b.String()
 			}
-			agents := map[string]*idxH2Agent{}
+			agents := map[string]*churnAgent{}
 			ids := []string{"ann", "bob", "cat", "dan", "eve"}
 			for _, id := range ids[:3] {
-				a := &idxH2Agent{id: id, header: fmt.Sprintf("# Memory — %s (%s)\n\n", id, id)}
+				a := &churnAgent{id: id, header: fmt.Sprintf("# Memory — %s (%s)\n\n", id, id)}
 				for range 3 {
 					a.sections = append(a.sections, section())
 				}
 				agents[id] = a
 			}
 			path := func(id string) string { return filepath.Join(f.h.AgentsDir(), id, "memory.md") }
-			save := func(a *idxH2Agent) {
+			save := func(a *churnAgent) {
 				if err := os.MkdirAll(filepath.Dir(path(a.id)), 0o755); err != nil {
 					t.Fatal(err)
 				}
@@ -705,14 +663,14 @@ func idxH2RandomChurn(t *testing.T, f *fixture, seed uint64, rounds int, check f
 			var log []string
 			for round := range rounds {
 				for range 1 + rng.IntN(4) {
-					var live []*idxH2Agent
+					var live []*churnAgent
 					for _, id := range ids {
 						if a := agents[id]; a != nil && !a.gone {
 							live = append(live, a)
 						}
 					}
 					if len(live) == 0 {
-						a := &idxH2Agent{id: ids[rng.IntN(len(ids))], header: "# Memory\n\n"}
+						a := &churnAgent{id: ids[rng.IntN(len(ids))], header: "# Memory\n\n"}
 						agents[a.id] = a
 						save(a)
 						continue
@@ -805,12 +763,12 @@ func idxH2RandomChurn(t *testing.T, f *fixture, seed uint64, rounds int, check f
 	}
 }
 
-// TestHunt2NewOriginStillRemovesVanished: the same SQLite palace opened by
+// TestNewOriginStillRemovesVanished: the same SQLite palace opened by
 // the same home under a new id (home-id deleted and made again). Files
 // mined under the old id must still lose their drawers when they vanish:
 // only a shared palace (store.Writer.Shared) has other homes' files in
 // it.
-func TestHunt2NewOriginStillRemovesVanished(t *testing.T) {
+func TestNewOriginStillRemovesVanished(t *testing.T) {
 	f := newFixture(t, nil)
 	ctx := context.Background()
 	old, err := palace.New(ctx, f.h, f.st, nil, palace.Options{Origin: "host-aaaa"})

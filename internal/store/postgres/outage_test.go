@@ -1,6 +1,6 @@
 package postgres
 
-// Adversarial tests from the second bug hunt: server outages, statement
+// Adversarial tests: server outages, statement
 // timeouts, hostile filters and queries, wrong-dimension vectors, model
 // changes under a searching process, and passwords in error messages.
 
@@ -26,15 +26,15 @@ import (
 	"github.com/hivemem/hivemem/internal/store/storetest"
 )
 
-// hunt2Password is the password of the pg-test.sh role hivemem_pw.
-const hunt2Password = "right-password"
+// rolePassword is the password of the pg-test.sh role hivemem_pw.
+const rolePassword = "right-password"
 
-// TestHunt2BadDSNNeverShowsPassword: a DSN that fails to parse must not
+// TestBadDSNNeverShowsPassword: a DSN that fails to parse must not
 // echo its password, in any spelling libpq accepts. key = value with spaces
 // around '=' is valid libpq syntax (pgconn parses it), but pgx's redaction
 // only knows password=..., and redactErr only handles URLs.
-func TestHunt2BadDSNNeverShowsPassword(t *testing.T) {
-	const secret = "hunter2xyzzy"
+func TestBadDSNNeverShowsPassword(t *testing.T) {
+	const secret = "letmein2xyzzy"
 	for _, dsn := range []string{
 		"host=127.0.0.1 password=" + secret + " port=notaport",
 		"host=127.0.0.1 password='" + secret + " two' port=notaport",
@@ -60,10 +60,10 @@ func TestHunt2BadDSNNeverShowsPassword(t *testing.T) {
 	}
 }
 
-// TestHunt2SubMillisecondStatementTimeout: a statement timeout below one
+// TestSubMillisecondStatementTimeout: a statement timeout below one
 // millisecond is sent to the server as statement_timeout=0, which turns
 // the limit off altogether instead of making it as strict as asked.
-func TestHunt2SubMillisecondStatementTimeout(t *testing.T) {
+func TestSubMillisecondStatementTimeout(t *testing.T) {
 	dsn := pgtest.Schema(t, pgtest.EnvPostgres)
 	for _, d := range []time.Duration{500 * time.Microsecond, time.Nanosecond, 1500 * time.Microsecond} {
 		s, err := Open(t.Context(), Options{DSN: dsn, StatementTimeout: d})
@@ -83,9 +83,9 @@ func TestHunt2SubMillisecondStatementTimeout(t *testing.T) {
 	}
 }
 
-// TestHunt2StatementTimeoutDSNWins: statement_timeout in the DSN is kept,
+// TestStatementTimeoutDSNWins: statement_timeout in the DSN is kept,
 // and a store whose every statement times out says so, naming the setting.
-func TestHunt2StatementTimeoutDSNWins(t *testing.T) {
+func TestStatementTimeoutDSNWins(t *testing.T) {
 	base := pgtest.Schema(t, pgtest.EnvPostgres)
 	s, err := Open(t.Context(), Options{DSN: base})
 	if err != nil {
@@ -134,11 +134,11 @@ func TestHunt2StatementTimeoutDSNWins(t *testing.T) {
 	}
 }
 
-// pgHunt2Proxy stands between the store and the server, so that a test can
+// flakyProxy stands between the store and the server, so that a test can
 // take "the server" down (refusing connections, cutting the open ones) and
 // bring it back on the same address without disturbing anyone else using
 // the real server.
-type pgHunt2Proxy struct {
+type flakyProxy struct {
 	t      *testing.T
 	target string
 	addr   string
@@ -148,9 +148,9 @@ type pgHunt2Proxy struct {
 	conns map[net.Conn]bool
 }
 
-func newPGHunt2Proxy(t *testing.T, target string) *pgHunt2Proxy {
+func newFlakyProxy(t *testing.T, target string) *flakyProxy {
 	t.Helper()
-	p := &pgHunt2Proxy{t: t, target: target, conns: map[net.Conn]bool{}}
+	p := &flakyProxy{t: t, target: target, conns: map[net.Conn]bool{}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +161,7 @@ func newPGHunt2Proxy(t *testing.T, target string) *pgHunt2Proxy {
 	return p
 }
 
-func (p *pgHunt2Proxy) serve(ln net.Listener) {
+func (p *flakyProxy) serve(ln net.Listener) {
 	p.mu.Lock()
 	p.ln = ln
 	p.mu.Unlock()
@@ -193,7 +193,7 @@ func (p *pgHunt2Proxy) serve(ln net.Listener) {
 
 // down refuses new connections and cuts every open one, as a server that
 // stops does.
-func (p *pgHunt2Proxy) down() {
+func (p *flakyProxy) down() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.ln != nil {
@@ -207,7 +207,7 @@ func (p *pgHunt2Proxy) down() {
 }
 
 // up listens again on the same address (a no-op when up).
-func (p *pgHunt2Proxy) up() {
+func (p *flakyProxy) up() {
 	p.t.Helper()
 	p.mu.Lock()
 	isUp := p.ln != nil
@@ -229,21 +229,7 @@ func (p *pgHunt2Proxy) up() {
 	p.serve(ln)
 }
 
-func hunt2Unit(rng *rand.Rand, dim int) []float32 {
-	v := make([]float32, dim)
-	var n float64
-	for i := range v {
-		x := rng.NormFloat64()
-		v[i] = float32(x)
-		n += x * x
-	}
-	for i := range v {
-		v[i] = float32(float64(v[i]) / math.Sqrt(n))
-	}
-	return v
-}
-
-func hunt2Drawers(rng *rand.Rand, src string, n, dim int) []store.Drawer {
+func randDrawers(rng *rand.Rand, src string, n, dim int) []store.Drawer {
 	words := strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima")
 	var out []store.Drawer
 	for i := range n {
@@ -254,26 +240,26 @@ func hunt2Drawers(rng *rand.Rand, src string, n, dim int) []store.Drawer {
 		out = append(out, store.Drawer{
 			ID: fmt.Sprintf("%s#%d", src, i), Wing: fmt.Sprintf("w%d", i%3), Room: "recent", Agent: fmt.Sprintf("a%d", i%2),
 			Source: src, Heading: "note " + words[i%len(words)], LineStart: i + 1, LineEnd: i + 1,
-			Date: fmt.Sprintf("2026-01-%02d", 1+i%28), Hash: fmt.Sprint(i), Text: b.String(), Vector: hunt2Unit(rng, dim),
+			Date: fmt.Sprintf("2026-01-%02d", 1+i%28), Hash: fmt.Sprint(i), Text: b.String(), Vector: storetest.UnitVector(rng, dim),
 		})
 	}
 	return out
 }
 
-// TestHunt2ServerRestart takes the server away under an open store (new
+// TestServerRestart takes the server away under an open store (new
 // connections refused, open ones cut) and brings it back: while it is down
 // every operation fails promptly, with an error that says the server cannot
 // be reached and never shows the password, and nothing is half-written;
 // once it is back the pool recovers on its own (at most one failed attempt
 // per operation, on a connection that died with the server) and every
 // result equals the one from before the outage.
-func TestHunt2ServerRestart(t *testing.T) {
-	dsn := hunt2OnlySchema(t, pgtest.EnvPostgresPassword)
+func TestServerRestart(t *testing.T) {
+	dsn := onlySchema(t, pgtest.EnvPostgresPassword)
 	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := newPGHunt2Proxy(t, u.Host)
+	proxy := newFlakyProxy(t, u.Host)
 	u.Host = proxy.addr
 	q := u.Query()
 	q.Set("connect_timeout", "5")
@@ -290,11 +276,11 @@ func TestHunt2ServerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(21, 22))
-	ds := hunt2Drawers(rng, "a.md", 30, dim)
+	ds := randDrawers(rng, "a.md", 30, dim)
 	if err := s.Apply(ctx, store.FileUpdate{File: store.File{Source: "a.md", Hash: "h1"}, Insert: ds}); err != nil {
 		t.Fatal(err)
 	}
-	qv := hunt2Unit(rng, dim)
+	qv := storetest.UnitVector(rng, dim)
 	if _, err := s.Lexical(ctx, "bravo delta", store.Filter{}, 10); err != nil {
 		t.Fatal(err)
 	}
@@ -311,22 +297,22 @@ func TestHunt2ServerRestart(t *testing.T) {
 		t.Fatalf("no baseline results: %d lexical, %d vector", len(lex0), len(vec0))
 	}
 
-	extra := hunt2Drawers(rng, "b.md", 5, dim)
+	extra := randDrawers(rng, "b.md", 5, dim)
 	ops := []struct {
 		name string
 		run  func(ctx context.Context) error
 	}{
 		{"lexical", func(ctx context.Context) error {
 			got, err := s.Lexical(ctx, "bravo delta", store.Filter{}, 10)
-			if err == nil && !slices.Equal(hunt2IDs(got), hunt2IDs(lex0)) {
-				return fmt.Errorf("lexical results changed: %v, want %v", hunt2IDs(got), hunt2IDs(lex0))
+			if err == nil && !slices.Equal(scoredIDs(got), scoredIDs(lex0)) {
+				return fmt.Errorf("lexical results changed: %v, want %v", scoredIDs(got), scoredIDs(lex0))
 			}
 			return err
 		}},
 		{"vector", func(ctx context.Context) error {
 			got, err := s.Vector(ctx, qv, store.Filter{Wing: "w1"}, 10)
-			if err == nil && !slices.Equal(hunt2IDs(got), hunt2IDs(vec0)) {
-				return fmt.Errorf("vector results changed: %v, want %v", hunt2IDs(got), hunt2IDs(vec0))
+			if err == nil && !slices.Equal(scoredIDs(got), scoredIDs(vec0)) {
+				return fmt.Errorf("vector results changed: %v, want %v", scoredIDs(got), scoredIDs(vec0))
 			}
 			return err
 		}},
@@ -357,7 +343,7 @@ func TestHunt2ServerRestart(t *testing.T) {
 			t.Errorf("server down: %s succeeded", op.name)
 		case errors.Is(err, context.DeadlineExceeded):
 			t.Errorf("server down: %s hung until its context expired: %v", op.name, err)
-		case strings.Contains(err.Error(), hunt2Password):
+		case strings.Contains(err.Error(), rolePassword):
 			t.Errorf("server down: %s error shows the password: %v", op.name, err)
 		default:
 			t.Logf("server down: %s: %v", op.name, err)
@@ -369,7 +355,7 @@ func TestHunt2ServerRestart(t *testing.T) {
 	if err == nil {
 		t.Fatal("server down: Apply succeeded")
 	}
-	if strings.Contains(err.Error(), hunt2Password) {
+	if strings.Contains(err.Error(), rolePassword) {
 		t.Errorf("server down: Apply error shows the password: %v", err)
 	}
 
@@ -410,16 +396,16 @@ func TestHunt2ServerRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := storetest.BruteForce(all, qv, store.Filter{}, 100); !slices.Equal(hunt2IDs(gotV), hunt2IDs(want)) {
-		t.Errorf("vector after the outage and a write:\n got %v\nwant %v", hunt2IDs(gotV), hunt2IDs(want))
+	if want := storetest.BruteForce(all, qv, store.Filter{}, 100); !slices.Equal(scoredIDs(gotV), scoredIDs(want)) {
+		t.Errorf("vector after the outage and a write:\n got %v\nwant %v", scoredIDs(gotV), scoredIDs(want))
 	}
 }
 
-// hunt2OnlySchema is pgtest.Schema with the search path narrowed to the
+// onlySchema is pgtest.Schema with the search path narrowed to the
 // new schema alone: TestOpenErrors makes a palace in hivemem_pw's public
 // schema, which a search path ending in public would pick up (see
-// TestHunt2SearchPathAdoptsAnotherSchemasPalace).
-func hunt2OnlySchema(t *testing.T, env string) string {
+// TestSearchPathAdoptsAnotherSchemasPalace).
+func onlySchema(t *testing.T, env string) string {
 	t.Helper()
 	dsn := pgtest.Schema(t, env)
 	u, err := url.Parse(dsn)
@@ -432,7 +418,7 @@ func hunt2OnlySchema(t *testing.T, env string) string {
 	return u.String()
 }
 
-// TestHunt2ServerDownErrorsAreClear: when the server goes away under an
+// TestServerDownErrorsAreClear: when the server goes away under an
 // open store, the error of an operation on a pooled connection that died
 // with it should say that the PostgreSQL server is gone, as Open's errors
 // do (ErrUnreachable: "cannot reach the PostgreSQL server … is the server
@@ -440,13 +426,13 @@ func hunt2OnlySchema(t *testing.T, env string) string {
 // "conn closed" after pg_ctl stop -m immediate, "FATAL: terminating
 // connection due to administrator command" after -m fast), which tells an
 // operator reading `hivemem run`'s log nothing about the database.
-func TestHunt2ServerDownErrorsAreClear(t *testing.T) {
-	dsn := hunt2OnlySchema(t, pgtest.EnvPostgres)
+func TestServerDownErrorsAreClear(t *testing.T) {
+	dsn := onlySchema(t, pgtest.EnvPostgres)
 	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := newPGHunt2Proxy(t, u.Host)
+	proxy := newFlakyProxy(t, u.Host)
 	u.Host = proxy.addr
 	ctx := t.Context()
 	s, err := Open(ctx, Options{DSN: u.String(), MaxConns: 2, VectorMode: "exact"})
@@ -458,10 +444,10 @@ func TestHunt2ServerDownErrorsAreClear(t *testing.T) {
 	if err := s.SetModel(ctx, "m", 4); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Apply(ctx, store.FileUpdate{File: store.File{Source: "a.md", Hash: "h"}, Insert: hunt2Drawers(rng, "a.md", 3, 4)}); err != nil {
+	if err := s.Apply(ctx, store.FileUpdate{File: store.File{Source: "a.md", Hash: "h"}, Insert: randDrawers(rng, "a.md", 3, 4)}); err != nil {
 		t.Fatal(err)
 	}
-	qv := hunt2Unit(rng, 4)
+	qv := storetest.UnitVector(rng, 4)
 	ops := map[string]func() error{
 		"Lexical": func() error { _, err := s.Lexical(ctx, "alpha", store.Filter{}, 5); return err },
 		"Vector":  func() error { _, err := s.Vector(ctx, qv, store.Filter{}, 5); return err },
@@ -486,7 +472,7 @@ func TestHunt2ServerDownErrorsAreClear(t *testing.T) {
 	}
 }
 
-func hunt2IDs(sc []store.Scored) []string {
+func scoredIDs(sc []store.Scored) []string {
 	out := make([]string, len(sc))
 	for i, s := range sc {
 		out[i] = s.ID
@@ -494,9 +480,9 @@ func hunt2IDs(sc []store.Scored) []string {
 	return out
 }
 
-// hunt2Pair opens a PostgreSQL store (exact mode) and a SQLite store with
+// pgSQLitePair opens a PostgreSQL store (exact mode) and a SQLite store with
 // the same drawers, for comparing their answers.
-func hunt2Pair(t *testing.T, ds []store.Drawer, dim int) (*Store, store.Store) {
+func pgSQLitePair(t *testing.T, ds []store.Drawer, dim int) (*Store, store.Store) {
 	t.Helper()
 	ctx := t.Context()
 	pg := openSchema(t, pgtest.EnvPostgres, "exact")
@@ -530,23 +516,23 @@ func hunt2Pair(t *testing.T, ds []store.Drawer, dim int) (*Store, store.Store) {
 	return pg, lite
 }
 
-// TestHunt2HostileFilters passes SQL, LIKE and tsquery syntax, quotes,
+// TestHostileFiltersMatchSQLite passes SQL, LIKE and tsquery syntax, quotes,
 // backslashes, NUL and invalid UTF-8 through every filter field, the
 // query and the file prefix: the PostgreSQL store must answer exactly as
 // the SQLite one does (and as Filter.Matches says), never with an error
 // for a value SQLite simply finds nothing for.
-func TestHunt2HostileFilters(t *testing.T) {
+func TestHostileFiltersMatchSQLite(t *testing.T) {
 	ctx := t.Context()
 	rng := rand.New(rand.NewPCG(3, 4))
 	const dim = 4
-	ds := hunt2Drawers(rng, "hive/agents/a/memory.md", 12, dim)
+	ds := randDrawers(rng, "hive/agents/a/memory.md", 12, dim)
 	odd := []string{`o'brien`, `50%_off`, `back\slash`, `semi;colon`, `"dq"`, `x) OR (1=1`}
 	for i, w := range odd {
-		d := hunt2Drawers(rng, fmt.Sprintf("hive/agents/odd%d/memory.md", i), 1, dim)[0]
+		d := randDrawers(rng, fmt.Sprintf("hive/agents/odd%d/memory.md", i), 1, dim)[0]
 		d.Wing, d.Room, d.Agent = w, w, w
 		ds = append(ds, d)
 	}
-	pg, lite := hunt2Pair(t, ds, dim)
+	pg, lite := pgSQLitePair(t, ds, dim)
 	ref := map[string]store.Drawer{}
 	for _, d := range ds {
 		ref[d.ID] = d
@@ -559,7 +545,7 @@ func TestHunt2HostileFilters(t *testing.T) {
 		for _, st := range []store.Store{pg, lite} {
 			got, err := st.List(ctx, f, 0)
 			if err != nil {
-				fails = append(fails, fmt.Sprintf("%s: List %s: %v", st.Backend(), what, pgHunt2ShortErr(err)))
+				fails = append(fails, fmt.Sprintf("%s: List %s: %v", st.Backend(), what, shortErr(err)))
 				continue
 			}
 			var want []string
@@ -579,7 +565,7 @@ func TestHunt2HostileFilters(t *testing.T) {
 			}
 			lex, err := st.Lexical(ctx, "alpha bravo charlie", f, 50)
 			if err != nil {
-				fails = append(fails, fmt.Sprintf("%s: Lexical %s: %v", st.Backend(), what, pgHunt2ShortErr(err)))
+				fails = append(fails, fmt.Sprintf("%s: Lexical %s: %v", st.Backend(), what, shortErr(err)))
 			} else {
 				for _, sc := range lex {
 					if !f.Matches(ref[sc.ID]) {
@@ -587,12 +573,12 @@ func TestHunt2HostileFilters(t *testing.T) {
 					}
 				}
 			}
-			qv := hunt2Unit(rng, dim)
+			qv := storetest.UnitVector(rng, dim)
 			vec, err := st.Vector(ctx, qv, f, 50)
 			if err != nil {
-				fails = append(fails, fmt.Sprintf("%s: Vector %s: %v", st.Backend(), what, pgHunt2ShortErr(err)))
-			} else if want := storetest.BruteForce(ref, qv, f, 50); !slices.Equal(hunt2IDs(vec), hunt2IDs(want)) {
-				fails = append(fails, fmt.Sprintf("%s: Vector %s: %v, want %v", st.Backend(), what, hunt2IDs(vec), hunt2IDs(want)))
+				fails = append(fails, fmt.Sprintf("%s: Vector %s: %v", st.Backend(), what, shortErr(err)))
+			} else if want := storetest.BruteForce(ref, qv, f, 50); !slices.Equal(scoredIDs(vec), scoredIDs(want)) {
+				fails = append(fails, fmt.Sprintf("%s: Vector %s: %v, want %v", st.Backend(), what, scoredIDs(vec), scoredIDs(want)))
 			}
 		}
 	}
@@ -620,16 +606,16 @@ func TestHunt2HostileFilters(t *testing.T) {
 		`alpha'); DROP TABLE drawers; --`, "alpha\x00bravo", "alpha\xffbravo", `"alpha" NEAR "bravo"`, `$1 $2 alpha`} {
 		got, err := pg.Lexical(ctx, q, store.Filter{}, 20)
 		if err != nil {
-			fails = append(fails, fmt.Sprintf("postgres: Lexical(%q): %v", q, pgHunt2ShortErr(err)))
+			fails = append(fails, fmt.Sprintf("postgres: Lexical(%q): %v", q, shortErr(err)))
 			continue
 		}
 		want, err := lite.Lexical(ctx, q, store.Filter{}, 20)
 		if err != nil {
-			fails = append(fails, fmt.Sprintf("sqlite: Lexical(%q): %v", q, pgHunt2ShortErr(err)))
+			fails = append(fails, fmt.Sprintf("sqlite: Lexical(%q): %v", q, shortErr(err)))
 			continue
 		}
-		if !slices.Equal(hunt2IDs(got), hunt2IDs(want)) {
-			fails = append(fails, fmt.Sprintf("Lexical(%q): postgres %v, sqlite %v", q, hunt2IDs(got), hunt2IDs(want)))
+		if !slices.Equal(scoredIDs(got), scoredIDs(want)) {
+			fails = append(fails, fmt.Sprintf("Lexical(%q): postgres %v, sqlite %v", q, scoredIDs(got), scoredIDs(want)))
 		}
 	}
 	// File prefixes and sources.
@@ -637,15 +623,15 @@ func TestHunt2HostileFilters(t *testing.T) {
 		for _, st := range []store.Store{pg, lite} {
 			fs, err := st.Files(ctx, p)
 			if err != nil {
-				fails = append(fails, fmt.Sprintf("%s: Files(%q): %v", st.Backend(), p, pgHunt2ShortErr(err)))
+				fails = append(fails, fmt.Sprintf("%s: Files(%q): %v", st.Backend(), p, shortErr(err)))
 			} else if len(fs) != 0 {
 				fails = append(fails, fmt.Sprintf("%s: Files(%q): %d files, want none", st.Backend(), p, len(fs)))
 			}
 			if _, err := st.GetFile(ctx, p); !errors.Is(err, store.ErrNotFound) {
-				fails = append(fails, fmt.Sprintf("%s: GetFile(%q): %v, want not found", st.Backend(), p, pgHunt2ShortErr(err)))
+				fails = append(fails, fmt.Sprintf("%s: GetFile(%q): %v, want not found", st.Backend(), p, shortErr(err)))
 			}
 			if err := st.DeleteFile(ctx, p); err != nil {
-				fails = append(fails, fmt.Sprintf("%s: DeleteFile(%q): %v", st.Backend(), p, pgHunt2ShortErr(err)))
+				fails = append(fails, fmt.Sprintf("%s: DeleteFile(%q): %v", st.Backend(), p, shortErr(err)))
 			}
 		}
 	}
@@ -662,7 +648,7 @@ func TestHunt2HostileFilters(t *testing.T) {
 	}
 }
 
-func pgHunt2ShortErr(err error) string {
+func shortErr(err error) string {
 	s := err.Error()
 	if len(s) > 200 {
 		s = s[:200] + "…"
@@ -670,18 +656,18 @@ func pgHunt2ShortErr(err error) string {
 	return s
 }
 
-// TestHunt2HugeQueries: very long queries, very long words and absurd k
+// TestHugeQueriesMatchSQLite: very long queries, very long words and absurd k
 // are answered as SQLite answers them, never with a server error. (A query
 // word of 2047 bytes or more finds nothing on PostgreSQL: a documented
 // tsvector limit, so not compared.)
-func TestHunt2HugeQueries(t *testing.T) {
+func TestHugeQueriesMatchSQLite(t *testing.T) {
 	ctx := t.Context()
 	rng := rand.New(rand.NewPCG(5, 6))
 	const dim = 4
-	ds := hunt2Drawers(rng, "a.md", 40, dim)
+	ds := randDrawers(rng, "a.md", 40, dim)
 	long := strings.Repeat("z", 3000)
 	ds[0].Text += " " + long + " " + strings.Repeat("y", 2046)
-	pg, lite := hunt2Pair(t, ds, dim)
+	pg, lite := pgSQLitePair(t, ds, dim)
 	var b strings.Builder
 	for i := range 100000 {
 		fmt.Fprintf(&b, "w%d ", i)
@@ -699,21 +685,21 @@ func TestHunt2HugeQueries(t *testing.T) {
 		for _, k := range []int{1, 1000, math.MaxInt32, math.MaxInt} {
 			got, err := pg.Lexical(ctx, q, store.Filter{}, k)
 			if err != nil {
-				t.Errorf("Lexical(%d-byte query %.20q, k=%d): %v", len(q), q, k, pgHunt2ShortErr(err))
+				t.Errorf("Lexical(%d-byte query %.20q, k=%d): %v", len(q), q, k, shortErr(err))
 				continue
 			}
 			want, err := lite.Lexical(ctx, q, store.Filter{}, k)
 			if err != nil {
-				t.Errorf("sqlite: Lexical(%d-byte query %.20q, k=%d): %v", len(q), q, k, pgHunt2ShortErr(err))
+				t.Errorf("sqlite: Lexical(%d-byte query %.20q, k=%d): %v", len(q), q, k, shortErr(err))
 				continue
 			}
-			if !slices.Equal(hunt2IDs(got), hunt2IDs(want)) {
-				t.Errorf("Lexical(%d-byte query %.20q, k=%d): postgres %d hits %v, sqlite %d hits %v", len(q), q, k, len(got), hunt2IDs(got), len(want), hunt2IDs(want))
+			if !slices.Equal(scoredIDs(got), scoredIDs(want)) {
+				t.Errorf("Lexical(%d-byte query %.20q, k=%d): postgres %d hits %v, sqlite %d hits %v", len(q), q, k, len(got), scoredIDs(got), len(want), scoredIDs(want))
 			}
 		}
 	}
 	for _, k := range []int{math.MaxInt32, math.MaxInt} {
-		qv := hunt2Unit(rng, dim)
+		qv := storetest.UnitVector(rng, dim)
 		got, err := pg.Vector(ctx, qv, store.Filter{}, k)
 		if err != nil || len(got) != len(ds) {
 			t.Errorf("Vector k=%d: %d results, %v", k, len(got), err)
@@ -729,10 +715,10 @@ func TestHunt2HugeQueries(t *testing.T) {
 	}
 }
 
-// TestHunt2WrongDimension: vectors of another dimension are refused
+// TestWrongDimensionRefused: vectors of another dimension are refused
 // everywhere (Apply, SetVectors, PutEmbeddings, queries), and a refused
 // write leaves nothing behind.
-func TestHunt2WrongDimension(t *testing.T) {
+func TestWrongDimensionRefused(t *testing.T) {
 	ctx := t.Context()
 	for _, env := range []string{pgtest.EnvPostgres, pgtest.EnvPGlite} {
 		t.Run(env, func(t *testing.T) {
@@ -743,12 +729,12 @@ func TestHunt2WrongDimension(t *testing.T) {
 			if err := s.SetModel(ctx, "m", dim); err != nil {
 				t.Fatal(err)
 			}
-			good := hunt2Drawers(rng, "a.md", 5, dim)
+			good := randDrawers(rng, "a.md", 5, dim)
 			if err := s.Apply(ctx, store.FileUpdate{File: store.File{Source: "a.md", Hash: "h"}, Insert: good}); err != nil {
 				t.Fatal(err)
 			}
 			for _, n := range []int{0, 1, dim - 1, dim + 1, 2001, 20000} {
-				bad := hunt2Drawers(rng, "b.md", 3, dim)
+				bad := randDrawers(rng, "b.md", 3, dim)
 				bad[2].Vector = make([]float32, n)
 				if n > 0 {
 					bad[2].Vector[0] = 1
@@ -794,13 +780,13 @@ func TestHunt2WrongDimension(t *testing.T) {
 	}
 }
 
-// TestHunt2ModelChangeWhileSearching: one process searches in a loop
+// TestModelChangeWhileSearching: one process searches in a loop
 // while another clears the vectors, switches the model (and dimension)
 // and stores new vectors. The searcher may get a dimension error while its
 // queries are of the old model, but never a panic, never a result mixing
 // the two models, and with queries of the new model its results equal a
 // brute-force ranking.
-func TestHunt2ModelChangeWhileSearching(t *testing.T) {
+func TestModelChangeWhileSearching(t *testing.T) {
 	w, r := twoProcesses(t)
 	ctx := t.Context()
 	rng := rand.New(rand.NewPCG(9, 10))
@@ -808,17 +794,17 @@ func TestHunt2ModelChangeWhileSearching(t *testing.T) {
 	if err := w.SetModel(ctx, "old", oldDim); err != nil {
 		t.Fatal(err)
 	}
-	old := hunt2Drawers(rng, "a.md", 60, oldDim)
+	old := randDrawers(rng, "a.md", 60, oldDim)
 	if err := w.Apply(ctx, store.FileUpdate{File: store.File{Source: "a.md", Hash: "h"}, Insert: old}); err != nil {
 		t.Fatal(err)
 	}
-	oldQ := hunt2Unit(rng, oldDim)
+	oldQ := storetest.UnitVector(rng, oldDim)
 	newVecs := make([][]float32, len(old))
 	ids := make([]string, len(old))
 	for i, d := range old {
-		newVecs[i], ids[i] = hunt2Unit(rng, newDim), d.ID
+		newVecs[i], ids[i] = storetest.UnitVector(rng, newDim), d.ID
 	}
-	newQ := hunt2Unit(rng, newDim)
+	newQ := storetest.UnitVector(rng, newDim)
 	if _, err := r.Vector(ctx, oldQ, store.Filter{}, 10); err != nil {
 		t.Fatal(err)
 	}
@@ -904,15 +890,15 @@ func TestHunt2ModelChangeWhileSearching(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := storetest.BruteForce(ref, newQ, store.Filter{}, 100); !slices.Equal(hunt2IDs(got), hunt2IDs(want)) {
-		t.Errorf("after the model change:\n got %v\nwant %v", hunt2IDs(got), hunt2IDs(want))
+	if want := storetest.BruteForce(ref, newQ, store.Filter{}, 100); !slices.Equal(scoredIDs(got), scoredIDs(want)) {
+		t.Errorf("after the model change:\n got %v\nwant %v", scoredIDs(got), scoredIDs(want))
 	}
 	if _, err := r.Vector(ctx, oldQ, store.Filter{}, 10); err == nil || !strings.Contains(err.Error(), "dimension") {
 		t.Errorf("a query of the old model after the change: %v, want a dimension error", err)
 	}
 }
 
-// TestHunt2SearchPathAdoptsAnotherSchemasPalace: migrate looks for the
+// TestSearchPathAdoptsAnotherSchemasPalace: migrate looks for the
 // palace with to_regclass('palace'), which searches the whole search path,
 // and every query names its tables unqualified. With search_path "b,a"
 // (pgtest.Schema's "t_…,public" is this shape: the new schema, then
@@ -922,19 +908,19 @@ func TestHunt2ModelChangeWhileSearching(t *testing.T) {
 // "fresh schema" is not fresh once any palace exists in public (one does
 // in hivemem_pw's database after TestOpenErrors), and two teams whose
 // search paths share a later schema share one palace.
-func TestHunt2SearchPathAdoptsAnotherSchemasPalace(t *testing.T) {
+func TestSearchPathAdoptsAnotherSchemasPalace(t *testing.T) {
 	ctx := t.Context()
-	aDSN := hunt2OnlySchema(t, pgtest.EnvPostgres)
+	aDSN := onlySchema(t, pgtest.EnvPostgres)
 	a, err := Open(ctx, Options{DSN: aDSN, VectorMode: "exact"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
-	if err := a.Apply(ctx, store.FileUpdate{File: store.File{Source: "a.md", Hash: "h"}, Insert: hunt2Drawers(rng, "a.md", 4, 0)}); err != nil {
+	if err := a.Apply(ctx, store.FileUpdate{File: store.File{Source: "a.md", Hash: "h"}, Insert: randDrawers(rng, "a.md", 4, 0)}); err != nil {
 		t.Fatal(err)
 	}
 	a.Close()
-	bDSN := hunt2OnlySchema(t, pgtest.EnvPostgres)
+	bDSN := onlySchema(t, pgtest.EnvPostgres)
 	au, _ := url.Parse(aDSN)
 	bu, _ := url.Parse(bDSN)
 	aName, bName := au.Query().Get("search_path"), bu.Query().Get("search_path")
@@ -959,15 +945,15 @@ func TestHunt2SearchPathAdoptsAnotherSchemasPalace(t *testing.T) {
 	}
 }
 
-// TestHunt2ExactRefreshUnderChurn: two writer processes take turns with
+// TestExactRefreshUnderChurn: two writer processes take turns with
 // every kind of write (inserts with and without vectors, deletes, metadata
 // updates, whole-file deletes, ClearVectors, SetVectors, Reset) while
 // three goroutines of a third process search without pause, its vector
 // cache and warm lexical index following along. Every few writes the
 // reader's exact results are compared with a brute-force ranking, and its
 // warm lexical results with the SQL path of a process without the index.
-func TestHunt2ExactRefreshUnderChurn(t *testing.T) {
-	dsn := hunt2OnlySchema(t, pgtest.EnvPostgres)
+func TestExactRefreshUnderChurn(t *testing.T) {
+	dsn := onlySchema(t, pgtest.EnvPostgres)
 	open := func() *Store {
 		s, err := Open(t.Context(), Options{DSN: dsn, VectorMode: "exact", MaxConns: 4})
 		if err != nil {
@@ -1026,8 +1012,8 @@ func TestHunt2ExactRefreshUnderChurn(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: SQL Lexical: %v", step, err)
 				}
-				if !slices.Equal(hunt2IDs(got), hunt2IDs(want)) {
-					t.Fatalf("%s: Lexical %+v k=%d:\n warm %v\n SQL  %v", step, f, k, hunt2IDs(got), hunt2IDs(want))
+				if !slices.Equal(scoredIDs(got), scoredIDs(want)) {
+					t.Fatalf("%s: Lexical %+v k=%d:\n warm %v\n SQL  %v", step, f, k, scoredIDs(got), scoredIDs(want))
 				}
 			}
 		}
@@ -1125,12 +1111,12 @@ func TestHunt2ExactRefreshUnderChurn(t *testing.T) {
 	t.Logf("reader: %d full reloads, %d incremental refreshes", full, delta)
 }
 
-// TestHunt2NewerSchemaUntouched: a palace from a newer hivemem is refused
+// TestNewerSchemaUntouched: a palace from a newer hivemem is refused
 // in every vector mode, with the upgrade hint and no password, and left
 // exactly as it was (no migration, no generation bump).
-func TestHunt2NewerSchemaUntouched(t *testing.T) {
+func TestNewerSchemaUntouched(t *testing.T) {
 	ctx := t.Context()
-	dsn := hunt2OnlySchema(t, pgtest.EnvPostgresPassword)
+	dsn := onlySchema(t, pgtest.EnvPostgresPassword)
 	s, err := Open(ctx, Options{DSN: dsn, VectorMode: "exact"})
 	if err != nil {
 		t.Fatal(err)
@@ -1145,7 +1131,7 @@ func TestHunt2NewerSchemaUntouched(t *testing.T) {
 			t.Errorf("mode %q: a newer schema opened", mode)
 			continue
 		}
-		if !errors.Is(err, ErrSchemaTooNew) || !strings.Contains(err.Error(), "upgrade hivemem") || strings.Contains(err.Error(), hunt2Password) {
+		if !errors.Is(err, ErrSchemaTooNew) || !strings.Contains(err.Error(), "upgrade hivemem") || strings.Contains(err.Error(), rolePassword) {
 			t.Errorf("mode %q: %v", mode, err)
 		}
 	}

@@ -1,11 +1,10 @@
 package atomicio
 
-// Hunt tests: adversarial checks of the write path's promise that no line a
+// Adversarial checks of the write path's promise that no line a
 // writer was told was written is ever lost, and that bad input fails with a
 // clear error instead of hanging or dropping data.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -18,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hivemem/hivemem/internal/filetest"
 )
 
 // appendRaw appends text the way an agent does: O_APPEND (creating the file
@@ -36,12 +37,12 @@ func appendRaw(t *testing.T, path, text string) {
 	}
 }
 
-// TestHuntUpdateMissingFileRacesAgentCreate: Update finds no file (old is
+// TestUpdateMissingFileRacesAgentCreate: Update finds no file (old is
 // nil, so there is nothing to salvage from), and before it renames its
 // result into place an agent creates the file with `>>` (O_APPEND|O_CREAT)
 // and writes a line. The rename replaces the agent's file and its line is
 // gone although the agent's write succeeded.
-func TestHuntUpdateMissingFileRacesAgentCreate(t *testing.T) {
+func TestUpdateMissingFileRacesAgentCreate(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.md")
 	calls := 0
 	err := Update(context.Background(), path, 0o644, func(old []byte) ([]byte, error) {
@@ -71,13 +72,13 @@ func TestHuntUpdateMissingFileRacesAgentCreate(t *testing.T) {
 	}
 }
 
-// TestHuntUpdateThroughAliasedSymlinks: two memory paths are symlinks to
+// TestUpdateThroughAliasedSymlinks: two memory paths are symlinks to
 // one file (WriteFile documents that it follows links). Each Update locks
 // "<link>.lock", so two writers through different links are not
 // serialised: writer B reads, writer A completes, B renames over A's result
 // and A's line is lost although A returned nil. Either both lines must be
 // in the file, or A must be refused (lock busy) instead of told it wrote.
-func TestHuntUpdateThroughAliasedSymlinks(t *testing.T) {
+func TestUpdateThroughAliasedSymlinks(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "shared.md")
 	if err := os.WriteFile(target, []byte("base\n"), 0o644); err != nil {
@@ -111,12 +112,12 @@ func TestHuntUpdateThroughAliasedSymlinks(t *testing.T) {
 	}
 }
 
-// TestHuntUpdateOnFIFO: a FIFO planted where the memory file should be must
+// TestUpdateOnFIFOFailsWithoutBlocking: a FIFO planted where the memory file should be must
 // give a clear error, not block the writer (and its lock) until some other
 // process happens to open the FIFO for writing. The test detects the block
 // without timing: opening the FIFO for writing with O_NONBLOCK succeeds
 // only once a reader has it open.
-func TestHuntUpdateOnFIFO(t *testing.T) {
+func TestUpdateOnFIFOFailsWithoutBlocking(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.md")
 	if err := syscall.Mkfifo(path, 0o644); err != nil {
 		t.Skipf("mkfifo: %v", err)
@@ -151,11 +152,11 @@ func TestHuntUpdateOnFIFO(t *testing.T) {
 	}
 }
 
-// TestHuntUpdateConcurrentWritersAndAppenders: goroutines doing locked
+// TestUpdateConcurrentWritersAndAppendersKeepEveryLine: goroutines doing locked
 // read-modify-write updates (what remember does) race shell processes
 // appending with `>>` and no lock (what agents do). Every line of both
 // kinds must be in the file at the end.
-func TestHuntUpdateConcurrentWritersAndAppenders(t *testing.T) {
+func TestUpdateConcurrentWritersAndAppendersKeepEveryLine(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}
@@ -236,9 +237,9 @@ func TestHuntUpdateConcurrentWritersAndAppenders(t *testing.T) {
 	assertNoTemp(t, filepath.Dir(path))
 }
 
-// TestHuntUpdateFnErrorAndNoOp: an error from fn leaves the file and its
+// TestUpdateFnErrorAndNoOpWriteNothing: an error from fn leaves the file and its
 // inode untouched (no rename); returning the old bytes writes nothing.
-func TestHuntUpdateFnErrorAndNoOp(t *testing.T) {
+func TestUpdateFnErrorAndNoOpWriteNothing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.md")
 	if err := os.WriteFile(path, []byte("keep\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -265,9 +266,9 @@ func TestHuntUpdateFnErrorAndNoOp(t *testing.T) {
 	assertNoTemp(t, filepath.Dir(path))
 }
 
-// TestHuntUpdateCanceledContext: a canceled context fails before fn runs
+// TestUpdateCanceledContextWritesNothing: a canceled context fails before fn runs
 // and writes nothing.
-func TestHuntUpdateCanceledContext(t *testing.T) {
+func TestUpdateCanceledContextWritesNothing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.md")
 	if err := os.WriteFile(path, []byte("keep\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -284,10 +285,10 @@ func TestHuntUpdateCanceledContext(t *testing.T) {
 	}
 }
 
-// TestHuntWriteFileOntoDirectoryAndDanglingLink: WriteFile refuses a
+// TestWriteFileOntoDirectoryAndDanglingLink: WriteFile refuses a
 // directory with a clear error, and through a dangling symlink creates the
 // target while keeping the link.
-func TestHuntWriteFileOntoDirectoryAndDanglingLink(t *testing.T) {
+func TestWriteFileOntoDirectoryAndDanglingLink(t *testing.T) {
 	dir := t.TempDir()
 	sub := filepath.Join(dir, "memory.md")
 	if err := os.Mkdir(sub, 0o755); err != nil {
@@ -313,11 +314,11 @@ func TestHuntWriteFileOntoDirectoryAndDanglingLink(t *testing.T) {
 	}
 }
 
-// TestHuntSalvageAfterUpdateWithShellAppender: a real process opens the
+// TestUpdateSalvagesShellAppenderAfterSwap: a real process opens the
 // file for append before Update swaps it and writes after the swap; the
 // line reaches the new file (Update waits while the process holds the old
 // file open). Uses sh so it needs no helper role.
-func TestHuntSalvageAfterUpdateWithShellAppender(t *testing.T) {
+func TestUpdateSalvagesShellAppenderAfterSwap(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}
@@ -325,15 +326,15 @@ func TestHuntSalvageAfterUpdateWithShellAppender(t *testing.T) {
 	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sh, stdin, stdout := startShAppender(t, path, "SHELL-LATE-LINE")
-	orig := inode(t, path)
+	sh, stdin, stdout := filetest.StartShAppender(t, path, "SHELL-LATE-LINE")
+	orig := filetest.Inode(t, path)
 	done := make(chan error, 1)
 	go func() {
 		done <- Update(context.Background(), path, 0o644, func(old []byte) ([]byte, error) {
 			return append([]byte("zero\n"), old...), nil
 		})
 	}()
-	waitInodeChange(t, path, orig, done)
+	filetest.WaitSwap(t, path, orig, done)
 	if _, err := stdin.Write([]byte("go\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -350,85 +351,20 @@ func TestHuntSalvageAfterUpdateWithShellAppender(t *testing.T) {
 	}
 }
 
-// startShAppender starts sh holding path open for append (fd 3); it writes
-// line when it reads a line on stdin.
-func startShAppender(t *testing.T, path, line string) (*exec.Cmd, interface{ Write([]byte) (int, error) }, *bufio.Reader) {
-	t.Helper()
-	cmd := exec.Command("sh", "-c", `exec 3>>"$F"; echo opened; read x; printf '%s\n' "$L" >&3`)
-	cmd.Env = append(os.Environ(), "F="+path, "L="+line)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	rd := bufio.NewReader(out)
-	if l, err := rd.ReadString('\n'); err != nil || l != "opened\n" {
-		t.Fatalf("sh said %q, %v", l, err)
-	}
-	t.Cleanup(func() { stdin.Close() })
-	return cmd, stdin, rd
-}
-
-func inode(t *testing.T, path string) uint64 {
-	t.Helper()
-	st, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.Sys().(*syscall.Stat_t).Ino
-}
-
-// waitInodeChange polls until path is a different file than orig (the
-// swap happened), failing if done reports first.
-func waitInodeChange(t *testing.T, path string, orig uint64, done chan error) {
-	t.Helper()
-	for {
-		if st, err := os.Stat(path); err == nil && st.Sys().(*syscall.Stat_t).Ino != orig {
-			return
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("returned (%v) without swapping the file", err)
-		default:
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// editorSave replaces path the way editors and many tools save: write a
-// temp file, rename it over the target (a new inode, no lock).
-func editorSave(t *testing.T, path, content string) {
-	t.Helper()
-	tmp := path + ".editor-save"
-	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// TestHuntUpdateOverwritesConcurrentAtomicSave: someone saves the file
+// TestUpdateOverwritesConcurrentAtomicSave: someone saves the file
 // atomically (temp + rename, as editors do) after Update read it and
 // before Update's rename. Salvage only watches the inode Update read, so
 // the saved content — here a line that was not in the file Update read —
 // is silently replaced. A compare-and-swap would notice that the file at
 // the path is no longer the one read (e.g. renameat2 RENAME_EXCHANGE and
 // check, or at least a re-stat before the rename) and refuse or merge.
-func TestHuntUpdateOverwritesConcurrentAtomicSave(t *testing.T) {
+func TestUpdateOverwritesConcurrentAtomicSave(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.md")
 	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	err := Update(context.Background(), path, 0o644, func(old []byte) ([]byte, error) {
-		editorSave(t, path, "one\nSAVED-BY-EDITOR\n")
+		filetest.EditorSave(t, path, "one\nSAVED-BY-EDITOR\n")
 		return append(old, "two\n"...), nil
 	})
 	got, _ := os.ReadFile(path)
@@ -437,13 +373,13 @@ func TestHuntUpdateOverwritesConcurrentAtomicSave(t *testing.T) {
 	}
 }
 
-// TestHuntUpdateLongHeldAppendFD: an agent that keeps its memory file open
+// TestUpdateKeepsLongHeldAppendFDLines: an agent that keeps its memory file open
 // for append for its whole session (a logger-style `exec 3>>memory.md`, or
 // a file object kept open) writes one line before an Update and one after
 // it. Update watches the replaced file only for SalvageMaxWait (3 s); the
 // agent's later line goes into the unlinked old inode and is lost, with no
 // error anywhere.
-func TestHuntUpdateLongHeldAppendFD(t *testing.T) {
+func TestUpdateKeepsLongHeldAppendFDLines(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits SalvageMaxWait")
 	}
@@ -451,7 +387,7 @@ func TestHuntUpdateLongHeldAppendFD(t *testing.T) {
 	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sh, stdin, _ := startShAppender(t, path, "LINE-FROM-LONG-LIVED-FD")
+	sh, stdin, _ := filetest.StartShAppender(t, path, "LINE-FROM-LONG-LIVED-FD")
 	// Update returns once it stops watching (the agent still holds the
 	// old file open, so that is after SalvageMaxWait).
 	if err := Update(context.Background(), path, 0o644, func(old []byte) ([]byte, error) {

@@ -1,6 +1,6 @@
 package postgres_test
 
-// Second bug hunt, at the palace level over a shared PostgreSQL palace:
+// At the palace level over a shared PostgreSQL palace:
 // oddly named files, and two processes with different embedding models.
 
 import (
@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hivemem/hivemem/internal/filetest"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
@@ -20,8 +21,8 @@ import (
 	"github.com/hivemem/hivemem/internal/store/sqlite"
 )
 
-// hunt2Schema is a fresh schema with the search path narrowed to it.
-func hunt2Schema(t *testing.T) string {
+// freshSchema is a fresh schema with the search path narrowed to it.
+func freshSchema(t *testing.T) string {
 	t.Helper()
 	dsn := pgtest.Schema(t, pgtest.EnvPostgres)
 	u, err := url.Parse(dsn)
@@ -34,7 +35,7 @@ func hunt2Schema(t *testing.T) string {
 	return u.String()
 }
 
-func hunt2Home(t *testing.T, name string) home.Home {
+func pgHome(t *testing.T, name string) home.Home {
 	t.Helper()
 	h, err := home.Resolve(filepath.Join(t.TempDir(), name))
 	if err != nil {
@@ -46,17 +47,7 @@ func hunt2Home(t *testing.T, name string) home.Home {
 	return h
 }
 
-func hunt2Write(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// TestHunt2MineNonUTF8FileName: Linux file names are bytes, and a markdown
+// TestMineNonUTF8FileName: Linux file names are bytes, and a markdown
 // file whose name is not valid UTF-8 (say, copied from an old Latin-1
 // system) may sit in an agent's directory. The SQLite palace mines it like
 // any other; PostgreSQL refuses the source path ("invalid byte sequence
@@ -64,13 +55,13 @@ func hunt2Write(t *testing.T, path, content string) {
 // error for the whole run: every file after it goes unmined and vanished
 // files are not removed. Mine's contract is that a file that cannot be
 // mined is skipped with a reason and never stops the run.
-func TestHunt2MineNonUTF8FileName(t *testing.T) {
+func TestMineNonUTF8FileName(t *testing.T) {
 	ctx := t.Context()
 	build := func(h home.Home) {
 		agents := filepath.Join(h.Root, "hive", "agents")
-		hunt2Write(t, filepath.Join(agents, "ada", "memory.md"), "# Memory — ada (ada)\n\n## 2026-01-01 — ada note\nkubernetes rollback\n")
-		hunt2Write(t, filepath.Join(agents, "ada", "notes-\xe9t\xe9.md"), "# Notes\n\n## 2026-01-02 — latin-1 note\nsummer notes\n")
-		hunt2Write(t, filepath.Join(agents, "bob", "memory.md"), "# Memory — bob (bob)\n\n## 2026-01-03 — bob note\ndatabase tuning\n")
+		filetest.Write(t, filepath.Join(agents, "ada", "memory.md"), "# Memory — ada (ada)\n\n## 2026-01-01 — ada note\nkubernetes rollback\n")
+		filetest.Write(t, filepath.Join(agents, "ada", "notes-\xe9t\xe9.md"), "# Notes\n\n## 2026-01-02 — latin-1 note\nsummer notes\n")
+		filetest.Write(t, filepath.Join(agents, "bob", "memory.md"), "# Memory — bob (bob)\n\n## 2026-01-03 — bob note\ndatabase tuning\n")
 	}
 	open := map[string]func(t *testing.T) store.Store{
 		"sqlite": func(t *testing.T) store.Store {
@@ -81,7 +72,7 @@ func TestHunt2MineNonUTF8FileName(t *testing.T) {
 			return st
 		},
 		"postgres": func(t *testing.T) store.Store {
-			st, err := postgres.Open(ctx, postgres.Options{DSN: hunt2Schema(t)})
+			st, err := postgres.Open(ctx, postgres.Options{DSN: freshSchema(t)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +81,7 @@ func TestHunt2MineNonUTF8FileName(t *testing.T) {
 	}
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
-			h := hunt2Home(t, "h")
+			h := pgHome(t, "h")
 			build(h)
 			st := open[backend](t)
 			defer st.Close()
@@ -118,14 +109,14 @@ func TestHunt2MineNonUTF8FileName(t *testing.T) {
 	}
 }
 
-// pgHunt2AxisEmbedder embeds every text as the unit vector along one axis, so
+// axisEmbedder embeds every text as the unit vector along one axis, so
 // that a stored vector says which model made it.
-type pgHunt2AxisEmbedder struct {
+type axisEmbedder struct {
 	id        string
 	axis, dim int
 }
 
-func (e pgHunt2AxisEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+func (e axisEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	for i := range out {
 		v := make([]float32, e.dim)
@@ -134,10 +125,10 @@ func (e pgHunt2AxisEmbedder) Embed(_ context.Context, texts []string) ([][]float
 	}
 	return out, nil
 }
-func (e pgHunt2AxisEmbedder) Dim() int        { return e.dim }
-func (e pgHunt2AxisEmbedder) ModelID() string { return e.id }
+func (e axisEmbedder) Dim() int        { return e.dim }
+func (e axisEmbedder) ModelID() string { return e.id }
 
-// TestHunt2TwoModelsOneSharedPalace: machine 1 runs with model m1, machine
+// TestTwoModelsOneSharedPalace: machine 1 runs with model m1, machine
 // 2 opens the shared palace with model m2 of the same dimension (say
 // MiniLM here, an OpenAI-compatible all-minilm there: both 384-d). Opening
 // with m2 clears m1's vectors and records m2, as designed. But machine 1's
@@ -148,21 +139,21 @@ func (e pgHunt2AxisEmbedder) ModelID() string { return e.id }
 // searches score m1 queries against m2 vectors without a word. Either
 // machine 1's write should be refused (the palace's model is no longer
 // its model) or the vectors must all be m2's.
-func TestHunt2TwoModelsOneSharedPalace(t *testing.T) {
+func TestTwoModelsOneSharedPalace(t *testing.T) {
 	ctx := t.Context()
-	dsn := hunt2Schema(t)
+	dsn := freshSchema(t)
 	const dim = 4
-	h1, h2 := hunt2Home(t, "m1"), hunt2Home(t, "m2")
+	h1, h2 := pgHome(t, "m1"), pgHome(t, "m2")
 	ada := filepath.Join(h1.Root, "hive", "agents", "ada", "memory.md")
-	hunt2Write(t, ada, "# Memory — ada (ada)\n\n## 2026-01-01 — first\nkubernetes rollback plan\n")
-	hunt2Write(t, filepath.Join(h2.Root, "hive", "agents", "bob", "memory.md"), "# Memory — bob (bob)\n\n## 2026-01-03 — bob note\ndatabase tuning\n")
+	filetest.Write(t, ada, "# Memory — ada (ada)\n\n## 2026-01-01 — first\nkubernetes rollback plan\n")
+	filetest.Write(t, filepath.Join(h2.Root, "hive", "agents", "bob", "memory.md"), "# Memory — bob (bob)\n\n## 2026-01-03 — bob note\ndatabase tuning\n")
 
 	st1, err := postgres.Open(ctx, postgres.Options{DSN: dsn})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st1.Close()
-	p1, err := palace.New(ctx, h1, st1, pgHunt2AxisEmbedder{"m1", 0, dim}, palace.Options{Origin: "m1"})
+	p1, err := palace.New(ctx, h1, st1, axisEmbedder{"m1", 0, dim}, palace.Options{Origin: "m1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +166,7 @@ func TestHunt2TwoModelsOneSharedPalace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st2.Close()
-	p2, err := palace.New(ctx, h2, st2, pgHunt2AxisEmbedder{"m2", 1, dim}, palace.Options{Origin: "m2"})
+	p2, err := palace.New(ctx, h2, st2, axisEmbedder{"m2", 1, dim}, palace.Options{Origin: "m2"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +210,7 @@ func TestHunt2TwoModelsOneSharedPalace(t *testing.T) {
 	}
 }
 
-// TestHunt2DivergedCopiesMinedAtOnce: two machines hold different versions
+// TestDivergedCopiesMinedAtOnce: two machines hold different versions
 // of the same agent's file (same home-relative path), and each also has an
 // agent of its own; both mine everything at once, round after round, with
 // vectors. After every round the shared file's drawers must be exactly one
@@ -227,9 +218,9 @@ func TestHunt2TwoModelsOneSharedPalace(t *testing.T) {
 // ids, metadata, text), never a mix; the other agents' exactly theirs; the
 // statistics must check; and reindexing on the machine that mined the
 // shared file last must change nothing.
-func TestHunt2DivergedCopiesMinedAtOnce(t *testing.T) {
+func TestDivergedCopiesMinedAtOnce(t *testing.T) {
 	ctx := t.Context()
-	dsn := hunt2Schema(t)
+	dsn := freshSchema(t)
 	const dim = 4
 	type machine struct {
 		h  home.Home
@@ -238,7 +229,7 @@ func TestHunt2DivergedCopiesMinedAtOnce(t *testing.T) {
 	}
 	var ms []machine
 	for i := range 2 {
-		h := hunt2Home(t, fmt.Sprintf("m%d", i))
+		h := pgHome(t, fmt.Sprintf("m%d", i))
 		st, err := postgres.Open(ctx, postgres.Options{DSN: dsn, MaxConns: 4})
 		if err != nil {
 			t.Fatal(err)
@@ -248,7 +239,7 @@ func TestHunt2DivergedCopiesMinedAtOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := palace.New(ctx, h, st, pgHunt2AxisEmbedder{"m", 2, dim}, palace.Options{Origin: id})
+		p, err := palace.New(ctx, h, st, axisEmbedder{"m", 2, dim}, palace.Options{Origin: id})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -266,8 +257,8 @@ func TestHunt2DivergedCopiesMinedAtOnce(t *testing.T) {
 		return fmt.Sprintf("# Memory — own%d (own%d)\n\n## 2026-02-01 — mine\nround %d notes\n", m, m, round)
 	}
 	ref := func(m, round int) map[string]store.Drawer {
-		h := hunt2Home(t, "ref")
-		hunt2Write(t, filepath.Join(h.Root, "hive", "agents", "shared", "memory.md"), version(m, round))
+		h := pgHome(t, "ref")
+		filetest.Write(t, filepath.Join(h.Root, "hive", "agents", "shared", "memory.md"), version(m, round))
 		st, err := sqlite.Open(ctx, filepath.Join(h.PalaceDir(), "palace.db"))
 		if err != nil {
 			t.Fatal(err)
@@ -316,8 +307,8 @@ func TestHunt2DivergedCopiesMinedAtOnce(t *testing.T) {
 	}
 	for round := range 5 {
 		for i, m := range ms {
-			hunt2Write(t, filepath.Join(m.h.Root, "hive", "agents", "shared", "memory.md"), version(i, round))
-			hunt2Write(t, filepath.Join(m.h.Root, "hive", "agents", fmt.Sprintf("own%d", i), "memory.md"), own(i, round))
+			filetest.Write(t, filepath.Join(m.h.Root, "hive", "agents", "shared", "memory.md"), version(i, round))
+			filetest.Write(t, filepath.Join(m.h.Root, "hive", "agents", fmt.Sprintf("own%d", i), "memory.md"), own(i, round))
 		}
 		errs := make(chan error, 4)
 		for _, m := range ms {

@@ -1,6 +1,6 @@
 package mcpserver_test
 
-// Edge-case hunt: every tool driven with hostile and malformed arguments
+// Every tool driven with hostile and malformed arguments
 // through a real client over the SDK's in-memory transport. A refusal must
 // be a tool error (isError) whose text names the problem; nothing may be a
 // protocol error, a panic, a hang, or a silent success on wrong input.
@@ -8,8 +8,6 @@ package mcpserver_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/mcpserver"
 )
 
@@ -29,10 +28,10 @@ var badAgentIDs = []string{
 	"аlice", "ａｌｉｃｅ", "alice ", " alice", "-x", "_x", "x..y", "\xff",
 }
 
-// TestHuntAgentArguments: every tool that takes an agent refuses each bad
+// TestToolsRefuseBadAgentIDs: every tool that takes an agent refuses each bad
 // id with "invalid agent id" (or, for the bound agent's writes, by the
 // binding), and never touches the file system.
-func TestHuntAgentArguments(t *testing.T) {
+func TestToolsRefuseBadAgentIDs(t *testing.T) {
 	a := newHome(t, testFiles, true)
 	unbound := connect(t, mcpserver.Deps{App: a})
 	for _, id := range badAgentIDs {
@@ -70,9 +69,9 @@ func TestHuntAgentArguments(t *testing.T) {
 	fails(t, unbound, mcpserver.ToolWakeUp, map[string]any{"wing": "../alice"}, "unknown wing")
 }
 
-// TestHuntSearchArguments: malformed search arguments are tool errors
+// TestSearchRefusesMalformedArguments: malformed search arguments are tool errors
 // naming the argument.
-func TestHuntSearchArguments(t *testing.T) {
+func TestSearchRefusesMalformedArguments(t *testing.T) {
 	cs := connect(t, mcpserver.Deps{App: newHome(t, testFiles, true)})
 	cases := []struct {
 		name string
@@ -109,11 +108,11 @@ func TestHuntSearchArguments(t *testing.T) {
 	}
 }
 
-// TestHuntSearchSinceAfterUntil: a date range whose start is after its
+// TestSearchSinceAfterUntil: a date range whose start is after its
 // end can match nothing. The HTTP API refuses it ("since ... is after
 // until ..."); memory_search answers an empty success, so an agent that
 // swapped the two dates learns nothing about its mistake.
-func TestHuntSearchSinceAfterUntil(t *testing.T) {
+func TestSearchSinceAfterUntil(t *testing.T) {
 	cs := connect(t, mcpserver.Deps{App: newHome(t, testFiles, true)})
 	// The range holds matching sections when the right way round.
 	in := ok[mcpserver.SearchOutput](t, cs, mcpserver.ToolSearch, map[string]any{"query": "login", "since": "2026-11-01", "until": "2026-11-30"})
@@ -129,11 +128,11 @@ func TestHuntSearchSinceAfterUntil(t *testing.T) {
 	}
 }
 
-// TestHuntSearchQuerySyntax: FTS5 operators, quotes and SQL are searched
+// TestSearchQuerySyntaxIsWords: FTS5 operators, quotes and SQL are searched
 // as words: a result, never a tool error from the query language. A query
 // with no word at all can never match in the lexical-only palace: a tool
 // error that says so, not an empty result.
-func TestHuntSearchQuerySyntax(t *testing.T) {
+func TestSearchQuerySyntaxIsWords(t *testing.T) {
 	cs := connect(t, mcpserver.Deps{App: newHome(t, testFiles, true)})
 	for _, q := range []string{
 		`"unbalanced login`, `login*`, `* login`, `NEAR(login flaky)`, `NEAR`, `login NEAR/3 test`, `(login`, `login)`,
@@ -154,8 +153,8 @@ func TestHuntSearchQuerySyntax(t *testing.T) {
 	}
 }
 
-// TestHuntRememberAndPin: malformed notes and facts.
-func TestHuntRememberAndPin(t *testing.T) {
+// TestRememberAndPinRefuseMalformed: malformed notes and facts.
+func TestRememberAndPinRefuseMalformed(t *testing.T) {
 	a := newHome(t, testFiles, true)
 	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
 	before := readFile(t, a, "alice")
@@ -198,11 +197,11 @@ func TestHuntRememberAndPin(t *testing.T) {
 	}
 }
 
-// TestHuntRememberBlankHeading: a heading of only spaces is neither
+// TestRememberBlankHeading: a heading of only spaces is neither
 // refused nor replaced by the note's first line (as an absent heading is):
 // the section is written as "## <date> —    " with trailing blanks and no
 // title.
-func TestHuntRememberBlankHeading(t *testing.T) {
+func TestRememberBlankHeading(t *testing.T) {
 	a := newHome(t, testFiles, true)
 	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
 	res := call(t, cs, mcpserver.ToolRemember, map[string]any{"text": "the cache key includes the locale", "heading": "   "})
@@ -219,8 +218,8 @@ func TestHuntRememberBlankHeading(t *testing.T) {
 	}
 }
 
-// TestHuntReadArguments: odd section and region arguments.
-func TestHuntReadArguments(t *testing.T) {
+// TestReadOddArguments: odd section and region arguments.
+func TestReadOddArguments(t *testing.T) {
 	a := newHome(t, testFiles, true)
 	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
 	for _, c := range []struct {
@@ -252,10 +251,10 @@ func TestHuntReadArguments(t *testing.T) {
 	}
 }
 
-// TestHuntBrokenMemoryFiles: tools over memory files that are invalid
+// TestBrokenMemoryFilesAreToolErrors: tools over memory files that are invalid
 // UTF-8, binary, empty or not files: a tool error naming the problem, or
 // a sane result, never a protocol error or a panic.
-func TestHuntBrokenMemoryFiles(t *testing.T) {
+func TestBrokenMemoryFilesAreToolErrors(t *testing.T) {
 	a := newHome(t, testFiles, true)
 	write := func(id string, data []byte) {
 		p, _ := a.Home.MemoryPath(id)
@@ -304,9 +303,9 @@ func TestHuntBrokenMemoryFiles(t *testing.T) {
 	}
 }
 
-// TestHuntConcurrentWrites: many clients remember and pin into one file
+// TestConcurrentWritesLandOnce: many clients remember and pin into one file
 // at once; every note and fact lands exactly once.
-func TestHuntConcurrentWrites(t *testing.T) {
+func TestConcurrentWritesLandOnce(t *testing.T) {
 	a := newHome(t, testFiles, true)
 	const n = 12
 	sessions := make([]*mcp.ClientSession, 4)
@@ -355,44 +354,21 @@ func TestHuntConcurrentWrites(t *testing.T) {
 	}
 }
 
-// brokenModelHome opens a home whose MiniLM model directory holds files
-// that are not a model: the embedder loads lazily, so the home opens and
-// the first embedding fails (what a truncated download looks like).
-func brokenModelHome(t *testing.T) *app.App {
-	t.Helper()
-	root, model := t.TempDir(), t.TempDir()
-	for _, f := range []string{"model.fp16.safetensors", "tokenizer.json", "config.json"} {
-		if err := os.WriteFile(filepath.Join(model, f), []byte("not a model"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg := fmt.Sprintf("[embedder]\nprovider = \"minilm\"\nmodel_dir = %q\n", model)
-	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	a, err := app.Open(context.Background(), app.Options{Home: root, Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	return a
-}
-
-// TestHuntBrokenModelSearch: search with an unusable model is a tool
+// TestBrokenModelSearchNamesModel: search with an unusable model is a tool
 // error that names the model, not a protocol error or an empty result.
-func TestHuntBrokenModelSearch(t *testing.T) {
-	a := brokenModelHome(t)
+func TestBrokenModelSearchNamesModel(t *testing.T) {
+	a := hometest.BrokenModelApp(t)
 	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
 	fails(t, cs, mcpserver.ToolSearch, map[string]any{"query": "login"}, "model")
 }
 
-// TestHuntRememberWithBrokenEmbedder: when the note is written but cannot
+// TestRememberWithBrokenEmbedder: when the note is written but cannot
 // be indexed (the model does not load), memory_remember reports a plain
 // failure. The note is already in the file, and the error does not say so:
 // an agent that retries, as it should after a failed write, records the
 // note twice.
-func TestHuntRememberWithBrokenEmbedder(t *testing.T) {
-	a := brokenModelHome(t)
+func TestRememberWithBrokenEmbedder(t *testing.T) {
+	a := hometest.BrokenModelApp(t)
 	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
 	note := "the build cache lives on the second disk"
 	res := call(t, cs, mcpserver.ToolRemember, map[string]any{"text": note, "heading": "cache"})
@@ -411,10 +387,10 @@ func TestHuntRememberWithBrokenEmbedder(t *testing.T) {
 	}
 }
 
-// TestHuntUnreachableSummarizer: a condensation whose LLM cannot be
+// TestUnreachableSummarizerLeavesFile: a condensation whose LLM cannot be
 // reached is refused with a message naming the summarizer, and the file
 // is left alone.
-func TestHuntUnreachableSummarizer(t *testing.T) {
+func TestUnreachableSummarizerLeavesFile(t *testing.T) {
 	root := t.TempDir()
 	cfg := "[embedder]\nprovider = \"none\"\n[summarizer]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:1/v1\"\nmodel = \"m\"\ntimeout = \"2s\"\n" +
 		"[reflector]\nmin_bytes = 0\nrecent_keep = 1\n"
@@ -450,86 +426,5 @@ func TestHuntUnreachableSummarizer(t *testing.T) {
 	}
 	if readFile(t, a, "alice") != testFiles["alice"] {
 		t.Fatal("a failed condensation changed the file")
-	}
-}
-
-// TestHuntHTTPRaw: the streamable HTTP endpoint with malformed requests:
-// each is refused with a 4xx (or a JSON-RPC error) that says why, never a
-// 500, a hang, or a success.
-func TestHuntHTTPRaw(t *testing.T) {
-	a := newHome(t, testFiles, true)
-	url := serveHTTP(t, mcpserver.Deps{App: a}, "")
-	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_status","arguments":{}}}`
-	cases := []struct {
-		name, method, target, body, ct string
-		hdr                            map[string]string
-		want                           int    // HTTP status; 200 means a JSON-RPC error is expected
-		msg                            string // in the body
-	}{
-		{"GET", "GET", "", "", "", nil, 405, ""},
-		{"DELETE", "DELETE", "", "", "", nil, 405, ""},
-		{"PUT", "PUT", "", call, "application/json", nil, 405, ""},
-		{"not JSON", "POST", "", "{not json", "application/json", nil, 400, ""},
-		{"empty body", "POST", "", "", "application/json", nil, 400, ""},
-		{"text/plain", "POST", "", call, "text/plain", nil, 415, ""},
-		{"body over 1 MiB", "POST", "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_search","arguments":{"query":"` + strings.Repeat("a", 2<<20) + `"}}}`, "application/json", nil, 413, ""},
-		{"agent . in query", "POST", "?agent=.", call, "application/json", nil, 400, "invalid agent id"},
-		{"agent .. in query", "POST", "?agent=..", call, "application/json", nil, 400, "invalid agent id"},
-		{"agent slash in query", "POST", "?agent=a%2Fb", call, "application/json", nil, 400, "invalid agent id"},
-		{"agent invalid utf8", "POST", "?agent=%FF", call, "application/json", nil, 400, "invalid agent id"},
-		{"agent upper header", "POST", "", call, "application/json", map[string]string{mcpserver.AgentHeader: "ALICE"}, 400, "invalid agent id"},
-		{"scope upper", "POST", "?agent=bob&scope=OWN", call, "application/json", nil, 400, "want own or all"},
-		{"unknown tool", "POST", "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_delete","arguments":{}}}`, "application/json", nil, 200, "memory_delete"},
-		{"arguments array", "POST", "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_search","arguments":["x"]}}`, "application/json", nil, 200, ""},
-		{"unknown method", "POST", "", `{"jsonrpc":"2.0","id":1,"method":"memory/drop","params":{}}`, "application/json", nil, 200, "memory/drop"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			req, err := http.NewRequestWithContext(ctx, c.method, url+c.target, strings.NewReader(c.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c.ct != "" {
-				req.Header.Set("Content-Type", c.ct)
-			}
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			for k, v := range c.hdr {
-				req.Header.Set(k, v)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			b, _ := io.ReadAll(resp.Body)
-			if c.want == 200 {
-				// A JSON-RPC error (or a tool error), not a result.
-				if resp.StatusCode >= 500 || (resp.StatusCode == 200 && !strings.Contains(string(b), `"error"`) && !strings.Contains(string(b), `"isError":true`)) {
-					t.Fatalf("= %d %s; want a JSON-RPC or tool error", resp.StatusCode, b)
-				}
-			} else if resp.StatusCode != c.want {
-				t.Fatalf("= %d, want %d: %.300s", resp.StatusCode, c.want, b)
-			}
-			if !strings.Contains(string(b), c.msg) {
-				t.Fatalf("body %.300s does not mention %q", b, c.msg)
-			}
-		})
-	}
-}
-
-// TestHuntSearchUnknownWing: memory_search with a wing no drawer has (a
-// typo of an agent id) answers an empty success; memory_wake_up answers the
-// same wing with the tool error "unknown wing".
-func TestHuntSearchUnknownWing(t *testing.T) {
-	cs := connect(t, mcpserver.Deps{App: newHome(t, testFiles, true)})
-	fails(t, cs, mcpserver.ToolWakeUp, map[string]any{"wing": "alise"}, "unknown wing")
-	res := call(t, cs, mcpserver.ToolSearch, map[string]any{"query": "login", "wing": "alise"})
-	if !res.IsError {
-		t.Fatalf("search in the unknown wing %q succeeded with %s; want a tool error naming the wing", "alise", text(res))
-	}
-	if !strings.Contains(text(res), "alise") {
-		t.Fatalf("error %q does not name the wing", text(res))
 	}
 }

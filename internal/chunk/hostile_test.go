@@ -1,6 +1,6 @@
 package chunk
 
-// Hunt (round 2): chunking of hostile sections — CJK without spaces,
+// Chunking of hostile sections — CJK without spaces,
 // emoji, combining marks, NBSP and ideographic spaces, tabs, CRLF, lines
 // made only of punctuation, and thousands of tiny sections — must keep
 // every piece within the budget (with its heading), an exact slice of the
@@ -14,7 +14,7 @@ import (
 	"testing"
 )
 
-func TestHunt2SplitHostileText(t *testing.T) {
+func TestSplitHostileText(t *testing.T) {
 	atoms := []string{
 		"deploy", "の", "日本語のテキスト", "中文没有空格的句子很长很长", "한국어", "🎉", "👩‍💻", "e\u0301", "ﬁ",
 		"\u00a0", "\u3000", "\t", " ", " ", " ", "...", "—", "x", "1234567890", "a-b_c", "`code`", "**bold**",
@@ -47,7 +47,7 @@ func TestHunt2SplitHostileText(t *testing.T) {
 			if c.Heading != heading {
 				continue
 			}
-			// A piece cut out of one long word is TestHunt2SplitRunesBudget's.
+			// A piece cut out of one long word may exceed the budget.
 			oneWord := !strings.ContainsAny(strings.TrimSpace(c.Text), " \t\n")
 			if tok := EstimateTokens(c.EmbedText()); tok > budget && EstimateTokens(heading) < budget/2 && !oneWord {
 				t.Fatalf("case %d: piece of %d tokens over the budget %d: %q", i, tok, budget, c.EmbedText())
@@ -71,9 +71,9 @@ func TestHunt2SplitHostileText(t *testing.T) {
 	}
 }
 
-// TestHunt2ThousandsOfTinySections: chunking stays linear and exact with
+// TestThousandsOfTinySectionsChunkLinearly: chunking stays linear and exact with
 // 20 000 sections, and appending one section changes only the end.
-func TestHunt2ThousandsOfTinySections(t *testing.T) {
+func TestThousandsOfTinySectionsChunkLinearly(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("# Memory\n\n")
 	for i := range 20000 {

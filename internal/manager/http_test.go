@@ -1,6 +1,6 @@
 package manager
 
-// Second bug hunt: the manager's own HTTP server and routes.
+// The manager's own HTTP server and routes.
 
 import (
 	"io"
@@ -10,14 +10,14 @@ import (
 	"testing"
 )
 
-// TestHunt2HTTPOwnRoutesRefuseForeignHost: on a loopback listener, the
+// TestOwnRoutesRefuseForeignHost: on a loopback listener, the
 // manager's own status routes (/api/v1/manager, and /api/v1/status when
 // no UI is mounted) answer a request whose Host is a foreign name — what
 // a DNS-rebinding page sends — with the full status: home path, agent
 // names and sizes, recent errors, index statistics. httpguard.Wrap compares
 // the Origin with the Host (equal under rebinding) and never checks the
 // Host itself; the web UI (421) and the MCP SDK (403) do.
-func TestHunt2HTTPOwnRoutesRefuseForeignHost(t *testing.T) {
+func TestOwnRoutesRefuseForeignHost(t *testing.T) {
 	a := openHome(t, "", map[string]string{"good": goodFile})
 	m, err := New(Options{App: a, HTTP: "127.0.0.1:0"})
 	if err != nil {
@@ -59,7 +59,7 @@ func TestHunt2HTTPOwnRoutesRefuseForeignHost(t *testing.T) {
 	}
 }
 
-// TestHunt2HTTPServerTimeouts: the server cuts slow headers
+// TestServerTimesOutIdleConnections: the server cuts slow headers
 // (ReadHeaderTimeout), but has neither IdleTimeout nor ReadTimeout, and
 // net/http then waits for a keep-alive connection's next request with no
 // deadline at all. A client (on a token-protected public address: before
@@ -67,13 +67,13 @@ func TestHunt2HTTPOwnRoutesRefuseForeignHost(t *testing.T) {
 // connections, make one request on each and leave them idle; each holds a
 // descriptor and a goroutine until the process exits. IdleTimeout bounds
 // that without touching the event streams (ReadTimeout would cancel them).
-func TestHunt2HTTPServerTimeouts(t *testing.T) {
+func TestServerTimesOutIdleConnections(t *testing.T) {
 	a := openHome(t, "", nil)
 	m, err := New(Options{App: a, HTTP: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewClaim(a.Home, "hunt2")
+	c, err := NewClaim(a.Home, "test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 package manager
 
-// Hunt (round 2): the real manager (fsnotify, its worker, its scans) and a
+// The real manager (fsnotify, its worker, its scans) and a
 // real SQLite palace, against agent directories that come and go, editor
 // saves, renames, a recreated hive/agents, FIFOs and writes the watcher
 // cannot see. The reference is a fresh mine of the same files into a new
@@ -20,48 +20,24 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/filetest"
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/palace"
-	"github.com/hivemem/hivemem/internal/store"
-	"github.com/hivemem/hivemem/internal/store/sqlite"
 )
 
-// idxH2Dump is an index as drawer id → what a search shows of it.
-func idxH2Dump(ctx context.Context, st store.Store) (map[string]string, error) {
-	ds, err := st.List(ctx, store.Filter{}, 0)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]string, len(ds))
-	for _, d := range ds {
-		out[d.ID] = fmt.Sprintf("%s:%d-%d [%s/%s/%s] %q %q", d.Source, d.LineStart, d.LineEnd, d.Wing, d.Room, d.Agent, d.Heading, d.Text)
-	}
-	return out, nil
-}
-
-// idxH2FreshDump mines a's hive into a new index and dumps it.
-func idxH2FreshDump(t *testing.T, a *app.App) map[string]string {
+// freshDump mines a's hive into a new index and dumps it.
+func freshDump(t *testing.T, a *app.App) map[string]string {
 	t.Helper()
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "fresh.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, st := hometest.FreshPalace(t, a.Home, nil, palace.Options{})
 	defer st.Close()
-	p, err := palace.New(ctx, a.Home, st, nil, palace.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Mine(ctx, a.Home.HiveDir(), palace.MineOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	d, err := idxH2Dump(ctx, st)
+	d, err := hometest.Drawers(context.Background(), st)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return d
 }
 
-func idxH2Differences(got, want map[string]string) []string {
+func indexDifferences(got, want map[string]string) []string {
 	var out []string
 	for k, v := range got {
 		if w, ok := want[k]; !ok {
@@ -79,15 +55,15 @@ func idxH2Differences(got, want map[string]string) []string {
 	return out
 }
 
-// idxH2WaitConverged waits until the manager's index equals a fresh mine.
-func idxH2WaitConverged(t *testing.T, a *app.App, within time.Duration, what string) {
+// waitConverged waits until the manager's index equals a fresh mine.
+func waitConverged(t *testing.T, a *app.App, within time.Duration, what string) {
 	t.Helper()
 	waitUntil(t, within, what, func() (bool, string) {
-		got, err := idxH2Dump(t.Context(), a.Store)
+		got, err := hometest.Drawers(t.Context(), a.Store)
 		if err != nil {
 			return false, err.Error()
 		}
-		d := idxH2Differences(got, idxH2FreshDump(t, a))
+		d := indexDifferences(got, freshDump(t, a))
 		if len(d) == 0 {
 			return true, ""
 		}
@@ -95,37 +71,7 @@ func idxH2WaitConverged(t *testing.T, a *app.App, within time.Duration, what str
 	})
 }
 
-func idxH2Write(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// idxH2EditorSave replaces path the way editors do: a temp file (or the old
-// file moved to a backup name first, vim style) renamed over it.
-func idxH2EditorSave(t *testing.T, path, content string, vim bool) {
-	t.Helper()
-	dir := filepath.Dir(path)
-	if vim {
-		if err := os.Rename(path, path+"~"); err != nil {
-			t.Fatal(err)
-		}
-		idxH2Write(t, path, content)
-		_ = os.Remove(path + "~")
-		return
-	}
-	tmp := filepath.Join(dir, ".memory.md.swp.tmp")
-	idxH2Write(t, tmp, content)
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func idxH2Searchable(t *testing.T, a *app.App, word string) int {
+func searchableCount(t *testing.T, a *app.App, word string) int {
 	t.Helper()
 	hits, err := a.Palace.Search(t.Context(), palace.Query{Text: word, Mode: palace.ModeLexical, Results: 50})
 	if err != nil {
@@ -134,14 +80,14 @@ func idxH2Searchable(t *testing.T, a *app.App, word string) int {
 	return len(hits)
 }
 
-// TestHunt2ManagerRandomChurnConverges: with the periodic scan out of the
+// TestRandomChurnConverges: with the periodic scan out of the
 // way (1 h), the watcher alone must keep up with agent directories created
 // and removed again and again, files replaced by rename (temp file, and
 // vim's move-away-then-write), appends, truncations, deletions and agent
 // directories renamed. Once the writes stop, the manager's index equals a
 // fresh mine, every live marker is searchable, and the wake-up digests
 // describe the files as they are.
-func TestHunt2ManagerRandomChurnConverges(t *testing.T) {
+func TestRandomChurnConverges(t *testing.T) {
 	a := openHome(t, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"1h\"\n[reflector]\ninterval = \"0s\"\n", map[string]string{
 		"ann": "# Memory — ann (ann)\n\n## 2026-11-01 — first\nannseed\n",
 	})
@@ -149,12 +95,12 @@ func TestHunt2ManagerRandomChurnConverges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.backoffMin = 50 * time.Millisecond // see TestHunt2ManagerFileVanishesBeforeMine
+	m.backoffMin = 50 * time.Millisecond // see TestFileVanishesBeforeMine
 	_, stop := start(t, m)
-	idxH2WaitConverged(t, a, 10*time.Second, "the start-up scan")
+	waitConverged(t, a, 10*time.Second, "the start-up scan")
 
 	seed := uint64(42)
-	if v := os.Getenv("HIVEMEM_HUNT2_SEED"); v != "" { // to explore other sequences by hand
+	if v := os.Getenv("HIVEMEM_CHURN_SEED"); v != "" { // to explore other sequences by hand
 		fmt.Sscan(v, &seed)
 	}
 	rng := rand.New(rand.NewPCG(seed, 7))
@@ -175,7 +121,7 @@ func TestHunt2ManagerRandomChurnConverges(t *testing.T) {
 		switch op := rng.IntN(8); {
 		case !exists || op == 0: // (re)create the agent directory and file
 			content[id] = []string{section(id)}
-			idxH2Write(t, path(id), render(id))
+			filetest.Write(t, path(id), render(id))
 		case op == 1: // remove the whole directory
 			if err := os.RemoveAll(filepath.Dir(path(id))); err != nil {
 				t.Fatal(err)
@@ -195,7 +141,11 @@ func TestHunt2ManagerRandomChurnConverges(t *testing.T) {
 				content[id] = content[id][1:]
 			}
 			content[id] = append(content[id], section(id))
-			idxH2EditorSave(t, path(id), render(id), rng.IntN(2) == 0)
+			if rng.IntN(2) == 0 {
+				filetest.VimSave(t, path(id), render(id))
+			} else {
+				filetest.EditorSave(t, path(id), render(id))
+			}
 		case op == 5: // truncate in place
 			content[id] = content[id][:len(content[id])/2]
 			if err := os.WriteFile(path(id), []byte(render(id)), 0o644); err != nil {
@@ -229,11 +179,11 @@ func TestHunt2ManagerRandomChurnConverges(t *testing.T) {
 			time.Sleep(30 * time.Millisecond) // let some bursts settle (not a sync point)
 		}
 	}
-	idxH2WaitConverged(t, a, 15*time.Second, "the manager to catch up with the churn")
+	waitConverged(t, a, 15*time.Second, "the manager to catch up with the churn")
 	for id, secs := range content {
 		for _, s := range secs {
 			w := strings.Fields(strings.SplitN(s, "\n", 3)[1])[0]
-			if got := idxH2Searchable(t, a, w); got != 1 {
+			if got := searchableCount(t, a, w); got != 1 {
 				t.Errorf("%s: %q found %d times, want 1", id, w, got)
 			}
 		}
@@ -271,7 +221,7 @@ func TestHunt2ManagerRandomChurnConverges(t *testing.T) {
 	}
 	// Under load a file can vanish between the worker's check and its mine,
 	// which counts as a failure (5 s backoff): only logged here, as it
-	// depends on timing; TestHunt2ManagerFileVanishesBeforeMine pins it.
+	// depends on timing; TestFileVanishesBeforeMine pins it.
 	evs, err := a.Events.Read(0, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -293,13 +243,13 @@ func TestHunt2ManagerRandomChurnConverges(t *testing.T) {
 	}
 }
 
-// TestHunt2ManagerAgentsDirRecreated: hive/agents removed and made again
+// TestAgentsDirRecreatedIsWatchedAgain: hive/agents removed and made again
 // (a restore, `rm -rf hive/agents && mkdir hive/agents`). The watch on the
 // old directory died with it; the periodic scan ("re-arm watches lost to a
 // deleted and recreated directory") must watch the new one, so that an
 // agent created afterwards is mined by the watcher, not an hour later by
 // the next scan.
-func TestHunt2ManagerAgentsDirRecreated(t *testing.T) {
+func TestAgentsDirRecreatedIsWatchedAgain(t *testing.T) {
 	a := openHome(t, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"100ms\"\n[reflector]\ninterval = \"0s\"\n",
 		map[string]string{"ann": "# Memory\n\n## 2026-11-01 — a\nannfirst\n"})
 	m, err := New(Options{App: a, HTTP: HTTPOff})
@@ -307,7 +257,7 @@ func TestHunt2ManagerAgentsDirRecreated(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, stop := start(t, m)
-	waitUntil(t, 10*time.Second, "ann to be mined", func() (bool, string) { return idxH2Searchable(t, a, "annfirst") == 1, "" })
+	waitUntil(t, 10*time.Second, "ann to be mined", func() (bool, string) { return searchableCount(t, a, "annfirst") == 1, "" })
 
 	if err := os.RemoveAll(a.Home.AgentsDir()); err != nil {
 		t.Fatal(err)
@@ -318,7 +268,7 @@ func TestHunt2ManagerAgentsDirRecreated(t *testing.T) {
 	recreated := time.Now()
 	waitUntil(t, 10*time.Second, "ann's drawers to go and two scans to pass", func() (bool, string) {
 		s := m.Status(t.Context())
-		return idxH2Searchable(t, a, "annfirst") == 0 && s.LastScan.After(recreated.Add(250*time.Millisecond)), fmt.Sprintf("last scan %v", s.LastScan)
+		return searchableCount(t, a, "annfirst") == 0 && s.LastScan.After(recreated.Add(250*time.Millisecond)), fmt.Sprintf("last scan %v", s.LastScan)
 	})
 	// From now on only the watcher can mine a new agent quickly.
 	if err := os.WriteFile(a.Home.ConfigPath(), []byte("[manager]\ndebounce = \"20ms\"\nscan_interval = \"1h\"\n[reflector]\ninterval = \"0s\"\n"), 0o644); err != nil {
@@ -330,19 +280,19 @@ func TestHunt2ManagerAgentsDirRecreated(t *testing.T) {
 		return m.Config().Manager.ScanInterval.Duration == time.Hour && time.Until(s.NextScan) > 30*time.Minute, ""
 	})
 	p, _ := a.Home.MemoryPath("newbie")
-	idxH2Write(t, p, "# Memory\n\n## 2026-11-02 — n\nnewbiearrived\n")
+	filetest.Write(t, p, "# Memory\n\n## 2026-11-02 — n\nnewbiearrived\n")
 	waitUntil(t, 3*time.Second, "the new agent in the recreated hive/agents to be mined (by the watcher)", func() (bool, string) {
-		return idxH2Searchable(t, a, "newbiearrived") == 1, fmt.Sprintf("watching %d dirs", m.Status(t.Context()).Watching)
+		return searchableCount(t, a, "newbiearrived") == 1, fmt.Sprintf("watching %d dirs", m.Status(t.Context()).Watching)
 	})
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// TestHunt2ManagerScanCatchesWatcherMiss: a write the watcher cannot see
+// TestScanCatchesWatcherMiss: a write the watcher cannot see
 // (through a hard link in an unwatched directory: inotify reports it to
 // the link's directory only) is caught by the periodic scan.
-func TestHunt2ManagerScanCatchesWatcherMiss(t *testing.T) {
+func TestScanCatchesWatcherMiss(t *testing.T) {
 	a := openHome(t, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"300ms\"\n[reflector]\ninterval = \"0s\"\n",
 		map[string]string{"ann": "# Memory\n\n## 2026-11-01 — a\nannfirst\n"})
 	p, _ := a.Home.MemoryPath("ann")
@@ -355,7 +305,7 @@ func TestHunt2ManagerScanCatchesWatcherMiss(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, stop := start(t, m)
-	waitUntil(t, 10*time.Second, "ann to be mined", func() (bool, string) { return idxH2Searchable(t, a, "annfirst") == 1, "" })
+	waitUntil(t, 10*time.Second, "ann to be mined", func() (bool, string) { return searchableCount(t, a, "annfirst") == 1, "" })
 	f, err := os.OpenFile(alias, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -363,18 +313,18 @@ func TestHunt2ManagerScanCatchesWatcherMiss(t *testing.T) {
 	f.WriteString("## 2026-11-02 — b\nthroughthelink\n")
 	f.Close()
 	waitUntil(t, 10*time.Second, "the scan to mine a write the watcher missed", func() (bool, string) {
-		return idxH2Searchable(t, a, "throughthelink") == 1, ""
+		return searchableCount(t, a, "throughthelink") == 1, ""
 	})
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	idxH2WaitConverged(t, a, time.Second, "the final index")
+	waitConverged(t, a, time.Second, "the final index")
 }
 
-// TestHunt2ManagerFIFOMemoryFile: one agent's memory.md is a FIFO. The
+// TestFIFOMemoryFileIsSkipped: one agent's memory.md is a FIFO. The
 // manager must skip it (or back it off) and go on mining the others; its
 // status must answer; it must stop when asked.
-func TestHunt2ManagerFIFOMemoryFile(t *testing.T) {
+func TestFIFOMemoryFileIsSkipped(t *testing.T) {
 	a := openHome(t, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"300ms\"\n[reflector]\ninterval = \"0s\"\n",
 		map[string]string{"bob": "# Memory\n\n## 2026-11-01 — b\nbobfirst\n"})
 	fifo, _ := a.Home.MemoryPath("alice")
@@ -405,7 +355,7 @@ func TestHunt2ManagerFIFOMemoryFile(t *testing.T) {
 
 	bobFile, _ := a.Home.MemoryPath("bob")
 	deadline := time.Now().Add(3 * time.Second)
-	for idxH2Searchable(t, a, "bobfirst") != 1 && time.Now().Before(deadline) {
+	for searchableCount(t, a, "bobfirst") != 1 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	f, err := os.OpenFile(bobFile, os.O_WRONLY|os.O_APPEND, 0)
@@ -414,15 +364,15 @@ func TestHunt2ManagerFIFOMemoryFile(t *testing.T) {
 	}
 	f.WriteString("## 2026-11-02 — b2\nbobsecond\n")
 	f.Close()
-	if idxH2Searchable(t, a, "bobfirst") == 1 { // the worker is alive: give it the append
+	if searchableCount(t, a, "bobfirst") == 1 { // the worker is alive: give it the append
 		deadline = time.Now().Add(4 * time.Second)
-		for idxH2Searchable(t, a, "bobsecond") != 1 && time.Now().Before(deadline) {
+		for searchableCount(t, a, "bobsecond") != 1 && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	if idxH2Searchable(t, a, "bobfirst") != 1 || idxH2Searchable(t, a, "bobsecond") != 1 {
+	if searchableCount(t, a, "bobfirst") != 1 || searchableCount(t, a, "bobsecond") != 1 {
 		t.Errorf("with a FIFO memory.md in alice's directory, bob's file is not mined (bobfirst %d, bobsecond %d hits): the worker is stuck reading the FIFO",
-			idxH2Searchable(t, a, "bobfirst"), idxH2Searchable(t, a, "bobsecond"))
+			searchableCount(t, a, "bobfirst"), searchableCount(t, a, "bobsecond"))
 	}
 	status := make(chan Status, 1)
 	go func() { status <- m.Status(context.Background()) }()
@@ -446,12 +396,12 @@ func TestHunt2ManagerFIFOMemoryFile(t *testing.T) {
 	}
 }
 
-// TestHunt2ManagerNewHomeIDRemovesVanished: the home's id (home-id) is
+// TestNewHomeIDRemovesVanished: the home's id (home-id) is
 // regenerated — its malformed-file error says "delete it and a new one is
 // made". In a SQLite palace, which no other home shares, files mined under
 // the old id are still this home's: when one is deleted its drawers must
 // go, and the manager must not fail on it forever.
-func TestHunt2ManagerNewHomeIDRemovesVanished(t *testing.T) {
+func TestNewHomeIDRemovesVanished(t *testing.T) {
 	a1 := openHome(t, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"200ms\"\n[reflector]\ninterval = \"0s\"\n", map[string]string{
 		"ann": "# Memory\n\n## 2026-11-01 — a\nannkeeps\n",
 		"bob": "# Memory\n\n## 2026-11-01 — b\nbobvanishes\n",
@@ -480,7 +430,7 @@ func TestHunt2ManagerNewHomeIDRemovesVanished(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUntil(t, 3*time.Second, "bob's drawers to go", func() (bool, string) {
-		n := idxH2Searchable(t, a, "bobvanishes")
+		n := searchableCount(t, a, "bobvanishes")
 		bo := agentStatus(m.Status(t.Context()), "bob").MiningBackoff
 		m.mu.Lock()
 		st := m.agents["bob"]
@@ -496,7 +446,7 @@ func TestHunt2ManagerNewHomeIDRemovesVanished(t *testing.T) {
 	}
 }
 
-// TestHunt2ManagerFileVanishesBeforeMine: an agent's new memory.md is
+// TestFileVanishesBeforeMine: an agent's new memory.md is
 // deleted after the worker took the agent (its existence checked) and
 // before the mine ran — the worker may wait for the palace write lock
 // behind a CLI writer for a long time, and under load the churn test above
@@ -504,7 +454,7 @@ func TestHunt2ManagerNewHomeIDRemovesVanished(t *testing.T) {
 // is nothing to do: it must not count as a mining failure (a false
 // "mine-failed" event and a 5 s backoff that delays the agent's next
 // file).
-func TestHunt2ManagerFileVanishesBeforeMine(t *testing.T) {
+func TestFileVanishesBeforeMine(t *testing.T) {
 	a := openHome(t, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"1h\"\n[reflector]\ninterval = \"0s\"\n",
 		map[string]string{"ann": "# Memory\n\n## 2026-11-01 — a\nannfirst\n"})
 	m, err := New(Options{App: a, HTTP: HTTPOff})
@@ -522,8 +472,8 @@ func TestHunt2ManagerFileVanishesBeforeMine(t *testing.T) {
 		return a.Palace.Mine(ctx, path, opts)
 	}
 	_, stop := start(t, m)
-	waitUntil(t, 5*time.Second, "ann to be mined", func() (bool, string) { return idxH2Searchable(t, a, "annfirst") == 1, "" })
-	idxH2Write(t, bob, "# Memory\n\n## 2026-11-02 — b\nbobshortlived\n")
+	waitUntil(t, 5*time.Second, "ann to be mined", func() (bool, string) { return searchableCount(t, a, "annfirst") == 1, "" })
+	filetest.Write(t, bob, "# Memory\n\n## 2026-11-02 — b\nbobshortlived\n")
 	waitUntil(t, 5*time.Second, "the worker to try bob and go idle", func() (bool, string) {
 		m.mu.Lock()
 		defer m.mu.Unlock()

@@ -1,6 +1,6 @@
 package manager
 
-// Hunt test: the running manager condenses on its own schedule while agents
+// The running manager condenses on its own schedule while agents
 // keep appending (goroutines and a shell process, no lock); nothing an agent
 // wrote may be lost, and the index must not end up with stale drawers.
 
@@ -17,7 +17,7 @@ import (
 	"github.com/hivemem/hivemem/internal/memfile"
 )
 
-func TestHuntManagerCondensesWhileAgentsAppend(t *testing.T) {
+func TestCondensesWhileAgentsAppend(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}

@@ -1,6 +1,6 @@
 package httpguard
 
-// Second bug hunt: the guard's Origin, Host and token checks.
+// The guard's Origin, Host and token checks.
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-func guardHunt2Serve(c Config, method, host string, hdr map[string]string, body string) int {
+func guardServe(c Config, method, host string, hdr map[string]string, body string) int {
 	h := Wrap(c, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil {
 			var mbe *http.MaxBytesError
@@ -32,10 +32,10 @@ func guardHunt2Serve(c Config, method, host string, hdr map[string]string, body 
 	return rec.Code
 }
 
-// TestHunt2GuardOrigins: cross-origin requests are refused, however the
+// TestCrossOriginRefusedHoweverSpelled: cross-origin requests are refused, however the
 // Origin is spelled; same-origin and Origin-less (non-browser) requests
 // pass.
-func TestHunt2GuardOrigins(t *testing.T) {
+func TestCrossOriginRefusedHoweverSpelled(t *testing.T) {
 	c := Config{Addr: "127.0.0.1:7777"}
 	const host = "127.0.0.1:7777"
 	for _, tc := range []struct {
@@ -59,38 +59,38 @@ func TestHunt2GuardOrigins(t *testing.T) {
 		{"GET", map[string]string{"Origin": "http://evil.example"}, 403},
 		{"GET", map[string]string{"Sec-Fetch-Site": "cross-site"}, 200}, // a plain navigation
 	} {
-		if got := guardHunt2Serve(c, tc.method, host, tc.hdr, ""); got != tc.want {
+		if got := guardServe(c, tc.method, host, tc.hdr, ""); got != tc.want {
 			t.Errorf("%s with %v: %d, want %d", tc.method, tc.hdr, got, tc.want)
 		}
 	}
 }
 
-// TestHunt2GuardForeignHostOnLoopback: Wrap guards the MCP endpoint and
+// TestForeignHostOnLoopbackRefused: Wrap guards the MCP endpoint and
 // the manager's status routes. On a loopback listener without a token its
 // only defence against a DNS-rebinding page is the Origin check, which
 // compares the Origin with the Host — and under rebinding both name the
 // attacker's domain, so they match. Wrap must refuse a Host that is not a
 // loopback name when Addr is loopback (as the web handler does with 421).
-func TestHunt2GuardForeignHostOnLoopback(t *testing.T) {
+func TestForeignHostOnLoopbackRefused(t *testing.T) {
 	c := Config{Addr: "127.0.0.1:7777"}
 	for _, host := range []string{"rebind.attacker.example:7777", "127.0.0.1.nip.io:7777", "localhost.attacker.example:7777"} {
 		for _, method := range []string{"GET", "POST"} {
 			hdr := map[string]string{"Origin": "http://" + host}
-			if got := guardHunt2Serve(c, method, host, hdr, "{}"); got < 400 {
+			if got := guardServe(c, method, host, hdr, "{}"); got < 400 {
 				t.Errorf("%s with Host and Origin %s on a loopback listener: %d, want a refusal", method, host, got)
 			}
 		}
 	}
 	for _, host := range []string{"127.0.0.1:7777", "localhost:7777", "[::1]:7777"} {
-		if got := guardHunt2Serve(c, "GET", host, nil, ""); got != 200 {
+		if got := guardServe(c, "GET", host, nil, ""); got != 200 {
 			t.Errorf("GET with Host %s: %d, want 200", host, got)
 		}
 	}
 }
 
-// TestHunt2GuardTokens: only the exact token passes, in the header or the
+// TestOnlyExactTokenPasses: only the exact token passes, in the header or the
 // cookie; near misses do not.
-func TestHunt2GuardTokens(t *testing.T) {
+func TestOnlyExactTokenPasses(t *testing.T) {
 	const tok = "s3cret-token"
 	c := Config{Addr: "0.0.0.0:7777", Token: tok}
 	const host = "203.0.113.5:7777"
@@ -110,24 +110,24 @@ func TestHunt2GuardTokens(t *testing.T) {
 		{map[string]string{"Authorization": tok}, 401},
 		{map[string]string{"Cookie": "hivemem_token=" + tok + "x"}, 401},
 	} {
-		if got := guardHunt2Serve(c, "GET", host, tc.hdr, ""); got != tc.want {
+		if got := guardServe(c, "GET", host, tc.hdr, ""); got != tc.want {
 			t.Errorf("token %v: %d, want %d", tc.hdr, got, tc.want)
 		}
 	}
 	// A token does not lift the Origin check.
 	hdr := map[string]string{"Authorization": "Bearer " + tok, "Origin": "http://evil.example"}
-	if got := guardHunt2Serve(c, "POST", host, hdr, "{}"); got != 403 {
+	if got := guardServe(c, "POST", host, hdr, "{}"); got != 403 {
 		t.Errorf("right token, foreign Origin: %d, want 403", got)
 	}
 }
 
-// TestHunt2GuardBodyCap: bodies over MaxBody fail to read.
-func TestHunt2GuardBodyCap(t *testing.T) {
+// TestBodyOverCapFailsToRead: bodies over MaxBody fail to read.
+func TestBodyOverCapFailsToRead(t *testing.T) {
 	c := Config{Addr: "127.0.0.1:7777", MaxBody: 1024}
-	if got := guardHunt2Serve(c, "POST", "127.0.0.1:7777", nil, strings.Repeat("x", 2048)); got != http.StatusRequestEntityTooLarge {
+	if got := guardServe(c, "POST", "127.0.0.1:7777", nil, strings.Repeat("x", 2048)); got != http.StatusRequestEntityTooLarge {
 		t.Errorf("2 KiB body over a 1 KiB cap: %d, want 413", got)
 	}
-	if got := guardHunt2Serve(c, "POST", "127.0.0.1:7777", nil, strings.Repeat("x", 1000)); got != 200 {
+	if got := guardServe(c, "POST", "127.0.0.1:7777", nil, strings.Repeat("x", 1000)); got != 200 {
 		t.Errorf("1000-byte body under a 1 KiB cap: %d, want 200", got)
 	}
 }

@@ -1,6 +1,6 @@
 package memfile
 
-// Hunt tests: the editing functions on adversarial files must keep every
+// The editing functions on adversarial files must keep every
 // existing line (in order) and add exactly what they say.
 
 import (
@@ -10,8 +10,8 @@ import (
 	"testing"
 )
 
-// huntCorpus is a set of awkward memory files.
-func huntCorpus() map[string]string {
+// oddCorpus is a set of awkward memory files.
+func oddCorpus() map[string]string {
 	sec := func(i int) string { return fmt.Sprintf("## 2026-01-%02d — s%d\nline %d\n", i%28+1, i, i) }
 	secs := func(n int) string {
 		var b strings.Builder
@@ -86,12 +86,12 @@ func keepsLines(old, new string, skip func(string) bool) (string, bool) {
 	return "", true
 }
 
-// TestHuntAppendSectionKeepsEveryLine: appending to any corpus file keeps
+// TestAppendSectionKeepsEveryLine: appending to any corpus file keeps
 // the old bytes as a prefix, every old line in order, and parses to the old
 // sections plus one.
-func TestHuntAppendSectionKeepsEveryLine(t *testing.T) {
+func TestAppendSectionKeepsEveryLine(t *testing.T) {
 	bodies := []string{"", "x", "## h\n```\n", "a\r\nb\rc", "\uFEFF## bom", strings.Repeat("z", 70000), "📌 pin\n"}
-	for name, old := range huntCorpus() {
+	for name, old := range oddCorpus() {
 		for bi, body := range bodies {
 			got, err := AppendSection([]byte(old), "2026-02-02 — new", body)
 			if err != nil {
@@ -119,12 +119,12 @@ func TestHuntAppendSectionKeepsEveryLine(t *testing.T) {
 	}
 }
 
-// TestHuntAddPinnedKeepsEveryLine: pinning into any corpus file keeps every
+// TestAddPinnedKeepsEveryLine: pinning into any corpus file keeps every
 // old line in order (a placeholder line may be replaced), every section's
 // kind, and adds the fact exactly once, even when pinned repeatedly in
 // different spellings.
-func TestHuntAddPinnedKeepsEveryLine(t *testing.T) {
-	for name, old := range huntCorpus() {
+func TestAddPinnedKeepsEveryLine(t *testing.T) {
+	for name, old := range oddCorpus() {
 		data := []byte(old)
 		for i, fact := range []string{"new fact", "- new fact", "📌 new fact", "  new   fact  ", "second fact"} {
 			got, ok, err := AddPinned(data, fact)
@@ -161,13 +161,13 @@ func TestHuntAddPinnedKeepsEveryLine(t *testing.T) {
 	}
 }
 
-// TestHuntBuildRandomRebuilds: random slices of random corpus files,
+// TestBuildRandomRebuildsKeepStructure: random slices of random corpus files,
 // rebuilt with random condensed text and facts (including structure-
 // breaking ones), always parse into exactly one of each region, keep the
 // header and every kept section byte for byte, and keep every fact.
-func TestHuntBuildRandomRebuilds(t *testing.T) {
+func TestBuildRandomRebuildsKeepStructure(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	corpus := huntCorpus()
+	corpus := oddCorpus()
 	names := make([]string, 0, len(corpus))
 	for n := range corpus {
 		names = append(names, n)

@@ -1,6 +1,6 @@
 package reflector
 
-// Hunt tests: adversarial checks that condensation and restore never lose a
+// Adversarial checks that condensation and restore never lose a
 // line an agent wrote, whatever the file holds, whoever writes meanwhile,
 // and wherever the process dies.
 
@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -21,6 +20,7 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/atomicio"
+	"github.com/hivemem/hivemem/internal/filetest"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/summarize"
@@ -29,16 +29,16 @@ import (
 // ---------------------------------------------------------------------------
 // helpers
 
-// huntSec is ordinary section i with a unique marker line and body.
-func huntSec(i int, body string) string {
-	return fmt.Sprintf("## 2026-01-%02d — s%d\nHUNT-MARK-%03d\n%s", i%28+1, i, i, body)
+// adversarialSec is ordinary section i with a unique marker line and body.
+func adversarialSec(i int, body string) string {
+	return fmt.Sprintf("## 2026-01-%02d — s%d\nADV-MARK-%03d\n%s", i%28+1, i, i, body)
 }
 
-// huntSections renders n sections with bodies from body(i).
-func huntSections(n int, body func(i int) string) string {
+// adversarialSections renders n sections with bodies from body(i).
+func adversarialSections(n int, body func(i int) string) string {
 	var b strings.Builder
 	for i := range n {
-		b.WriteString(huntSec(i, body(i)))
+		b.WriteString(adversarialSec(i, body(i)))
 	}
 	return b.String()
 }
@@ -123,15 +123,15 @@ func checkNothingLost(t *testing.T, orig, now []byte, arch string, res Result) {
 // ---------------------------------------------------------------------------
 // adversarial markdown
 
-// huntAdversarialFiles are memory files built to confuse the parser, the
+// adversarialFiles are memory files built to confuse the parser, the
 // rebuild and the summariser.
-func huntAdversarialFiles() map[string]string {
+func adversarialFiles() map[string]string {
 	title := "# Memory — alice (alice)\n\n"
 	prose := func(i int) string { return words(i, 600) + "\n" }
-	base := title + huntSections(20, prose)
+	base := title + adversarialSections(20, prose)
 	regions := memfile.HeadingPinned + "\n- fact one\n- fact two\n" + memfile.HeadingCondensed + "\n- old history line\n" + memfile.HeadingRecent + "\n"
 	files := map[string]string{
-		"fences": title + huntSections(20, func(i int) string {
+		"fences": title + adversarialSections(20, func(i int) string {
 			switch i % 4 {
 			case 0:
 				return "```go\n## not a heading " + fmt.Sprint(i) + "\n~~~\n```\n" + prose(i)
@@ -144,11 +144,11 @@ func huntAdversarialFiles() map[string]string {
 			}
 		}),
 		"crlf":             strings.ReplaceAll(base, "\n", "\r\n"),
-		"crlf-mixed":       title + strings.ReplaceAll(huntSections(10, prose), "\n", "\r\n") + huntSections(10, prose),
-		"lone-cr":          title + huntSections(20, func(i int) string { return "part one\rpart two\r## not a heading after CR\n" + prose(i) }),
+		"crlf-mixed":       title + strings.ReplaceAll(adversarialSections(10, prose), "\n", "\r\n") + adversarialSections(10, prose),
+		"lone-cr":          title + adversarialSections(20, func(i int) string { return "part one\rpart two\r## not a heading after CR\n" + prose(i) }),
 		"bom":              "\uFEFF" + base,
-		"bom-no-header":    "\uFEFF" + huntSections(20, prose),
-		"no-header":        huntSections(20, prose),
+		"bom-no-header":    "\uFEFF" + adversarialSections(20, prose),
+		"no-header":        adversarialSections(20, prose),
 		"no-final-newline": strings.TrimRight(base, "\n"),
 		"all-pinned": title + memfile.HeadingPinned + "\n" + func() string {
 			var b strings.Builder
@@ -156,31 +156,31 @@ func huntAdversarialFiles() map[string]string {
 				fmt.Fprintf(&b, "- durable fact number %d about %s\n", i, words(i, 40))
 			}
 			return b.String()
-		}() + memfile.HeadingCondensed + "\n" + memfile.Placeholder + "\n" + memfile.HeadingRecent + "\n" + huntSections(16, func(i int) string { return "tiny\n" }),
-		"huge-section":   title + huntSections(16, func(i int) string { return prose(i) + strings.Repeat(prose(i), 500*btoi(i == 2)) }),
-		"dup-headings":   title + strings.Repeat("## same\nsame body\n", 20) + huntSections(6, prose),
-		"dup-regions":    title + regions + huntSections(8, prose) + memfile.HeadingPinned + "\n- fact three\n" + memfile.HeadingCondensed + "\n- newer history\n" + memfile.HeadingRecent + "\nrecent body text\n" + huntSections(12, prose),
+		}() + memfile.HeadingCondensed + "\n" + memfile.Placeholder + "\n" + memfile.HeadingRecent + "\n" + adversarialSections(16, func(i int) string { return "tiny\n" }),
+		"huge-section":   title + adversarialSections(16, func(i int) string { return prose(i) + strings.Repeat(prose(i), 500*btoi(i == 2)) }),
+		"dup-headings":   title + strings.Repeat("## same\nsame body\n", 20) + adversarialSections(6, prose),
+		"dup-regions":    title + regions + adversarialSections(8, prose) + memfile.HeadingPinned + "\n- fact three\n" + memfile.HeadingCondensed + "\n- newer history\n" + memfile.HeadingRecent + "\nrecent body text\n" + adversarialSections(12, prose),
 		"regions-at-end": base + regions,
-		"long-lines":     title + huntSections(16, func(i int) string { return words(i, 50_000) + "\n" }),
-		"pins-in-evicted": title + huntSections(20, func(i int) string {
+		"long-lines":     title + adversarialSections(16, func(i int) string { return words(i, 50_000) + "\n" }),
+		"pins-in-evicted": title + adversarialSections(20, func(i int) string {
 			return fmt.Sprintf("📌 pinned fact %d\n- 📌 bulleted pin %d\n  📌 indented pin %d\n* 📌 star pin %d\n```\n📌 pin inside a fence %d\n```\n", i, i, i, i, i) + prose(i)
 		}),
 		"unclosed-fence-last": base + "## 2026-02-01 — last\n```\nnever closed\n## swallowed heading\n",
-		"heading-variants": title + huntSections(20, func(i int) string {
+		"heading-variants": title + adversarialSections(20, func(i int) string {
 			return "##\n##\tnot a heading\n ## indented\n### sub\n#### subsub\n" + prose(i)
 		}) + "## \n##  two spaces\n",
-		"unicode": title + huntSections(20, func(i int) string {
+		"unicode": title + adversarialSections(20, func(i int) string {
 			return "emoji 🚀 RTL שלום combining e\u0301 sep\u2028line nbsp\u00a0x zwj 👩\u200d💻 ﷽\n" + prose(i)
 		}),
-		"recent-body":      title + regions + "text directly under Recent\n- and a list\n" + huntSections(20, prose),
-		"empty-sections":   title + strings.Repeat("## e\n", 30) + huntSections(5, prose),
-		"many-sections":    title + huntSections(600, func(i int) string { return "x\n" }),
-		"region-variants":  title + "## 📌️ Durable facts (pinned)\n- variant fact\n## 🗜 Condensed history (old)\n- variant history\n## recent\n" + huntSections(20, prose),
-		"lowercase-recent": title + huntSections(10, prose) + "## recent\nbody of a lowercase recent\n" + huntSections(10, prose),
-		"tabs-trailing":    title + huntSections(20, func(i int) string { return "\tindented with tab   \n  trailing spaces   \n\n\n" + prose(i) }),
-		"pin-in-condensed": title + memfile.HeadingPinned + "\n" + memfile.Placeholder + "\n" + memfile.HeadingCondensed + "\n📌 a pin in the condensed text\n- history\n" + memfile.HeadingRecent + "\n" + huntSections(20, prose),
-		"header-fence":     "# Memory\n```\n## inside a fence in the header\n```\n\n" + huntSections(20, prose),
-		"backslash-heads":  title + huntSections(20, func(i int) string { return "\\## already escaped\n\\\\## double\n" + prose(i) }),
+		"recent-body":      title + regions + "text directly under Recent\n- and a list\n" + adversarialSections(20, prose),
+		"empty-sections":   title + strings.Repeat("## e\n", 30) + adversarialSections(5, prose),
+		"many-sections":    title + adversarialSections(600, func(i int) string { return "x\n" }),
+		"region-variants":  title + "## 📌️ Durable facts (pinned)\n- variant fact\n## 🗜 Condensed history (old)\n- variant history\n## recent\n" + adversarialSections(20, prose),
+		"lowercase-recent": title + adversarialSections(10, prose) + "## recent\nbody of a lowercase recent\n" + adversarialSections(10, prose),
+		"tabs-trailing":    title + adversarialSections(20, func(i int) string { return "\tindented with tab   \n  trailing spaces   \n\n\n" + prose(i) }),
+		"pin-in-condensed": title + memfile.HeadingPinned + "\n" + memfile.Placeholder + "\n" + memfile.HeadingCondensed + "\n📌 a pin in the condensed text\n- history\n" + memfile.HeadingRecent + "\n" + adversarialSections(20, prose),
+		"header-fence":     "# Memory\n```\n## inside a fence in the header\n```\n\n" + adversarialSections(20, prose),
+		"backslash-heads":  title + adversarialSections(20, func(i int) string { return "\\## already escaped\n\\\\## double\n" + prose(i) }),
 	}
 	return files
 }
@@ -192,15 +192,15 @@ func btoi(b bool) int {
 	return 0
 }
 
-// TestHuntAdversarialFilesNeverLoseALine condenses every adversarial file
+// TestAdversarialFilesNeverLoseALine condenses every adversarial file
 // with a trivial summariser and with the built-in extractive one: no
 // panic, and either the file is untouched or nothing in it was lost.
-func TestHuntAdversarialFilesNeverLoseALine(t *testing.T) {
+func TestAdversarialFilesNeverLoseALine(t *testing.T) {
 	sums := map[string]func() summarize.Summarizer{
 		"fake":       func() summarize.Summarizer { return &fakeSum{} },
 		"extractive": func() summarize.Summarizer { return summarize.Extractive{} },
 	}
-	for name, data := range huntAdversarialFiles() {
+	for name, data := range adversarialFiles() {
 		for sname, mk := range sums {
 			t.Run(name+"/"+sname, func(t *testing.T) {
 				e := newEnv(t, mk())
@@ -232,9 +232,9 @@ func TestHuntAdversarialFilesNeverLoseALine(t *testing.T) {
 	}
 }
 
-// TestHuntBinaryFilesAreRefused: NUL bytes and invalid UTF-8 abort with
+// TestBinaryFilesAreRefused: NUL bytes and invalid UTF-8 abort with
 // parse-failed and a message naming the line; nothing is archived.
-func TestHuntBinaryFilesAreRefused(t *testing.T) {
+func TestBinaryFilesAreRefused(t *testing.T) {
 	base := string(memoryFile(20, 800))
 	for name, data := range map[string]string{
 		"nul-in-kept":     base + "## tail\nbin\x00ary\n",
@@ -262,13 +262,13 @@ func TestHuntBinaryFilesAreRefused(t *testing.T) {
 	}
 }
 
-// TestHuntPinnedRegionShortWrappedFact: a line in the pinned region that
+// TestPinnedRegionShortWrappedFactKept: a line in the pinned region that
 // only looks like a placeholder by the ≤4-word heuristic ("*Nothing runs
 // on Fridays*", "(none on staging)") is a durable fact someone wrote. It is
 // dropped by the rebuild — and the verification does not notice, because
 // it uses the same heuristic — so the line vanishes from memory.md and is
 // in neither the archive nor the condensed history.
-func TestHuntPinnedRegionShortWrappedFact(t *testing.T) {
+func TestPinnedRegionShortWrappedFactKept(t *testing.T) {
 	facts := []string{"*Nothing runs on Fridays*", "(none on staging hosts)", "_None of it is cached_"}
 	data := "# Memory — alice (alice)\n\n" + memfile.HeadingPinned + "\n- real fact\n"
 	for _, f := range facts {
@@ -290,14 +290,14 @@ func TestHuntPinnedRegionShortWrappedFact(t *testing.T) {
 	}
 }
 
-// TestHuntHugeSingleTokenLine: an evicted section holding one very long
+// TestHugeSingleTokenLineBounded: an evicted section holding one very long
 // "word" (a base64 blob, a minified path) costs one word of the extractive
 // summariser's word budget, so the whole blob is copied into the condensed
 // history and the file can never shrink: every condensation aborts
 // not-smaller and the file grows without bound.
-func TestHuntHugeSingleTokenLine(t *testing.T) {
+func TestHugeSingleTokenLineBounded(t *testing.T) {
 	blob := "/blob/" + strings.Repeat("QUJDRA", 40_000) // ~240 KB, one token with a path
-	data := "# Memory — alice (alice)\n\n" + huntSec(0, blob+"\n") + huntSections(20, func(i int) string { return words(i, 800) + "\n" })[len(huntSec(0, words(0, 800)+"\n")):]
+	data := "# Memory — alice (alice)\n\n" + adversarialSec(0, blob+"\n") + adversarialSections(20, func(i int) string { return words(i, 800) + "\n" })[len(adversarialSec(0, words(0, 800)+"\n")):]
 	e := newEnv(t, summarize.Extractive{})
 	e.write("alice", []byte(data))
 	res, err := e.r.Condense(context.Background(), "alice", Options{Force: true})
@@ -313,10 +313,10 @@ func TestHuntHugeSingleTokenLine(t *testing.T) {
 // ---------------------------------------------------------------------------
 // concurrent writers
 
-// TestHuntFileChangedBetweenReadAndSwap: while the summary runs the file
+// TestFileChangedBetweenReadAndSwapAborts: while the summary runs the file
 // is rewritten in ways that are not appends; every one must abort with
 // changed-during-condense and leave the other writer's bytes in place.
-func TestHuntFileChangedBetweenReadAndSwap(t *testing.T) {
+func TestFileChangedBetweenReadAndSwapAborts(t *testing.T) {
 	orig := memoryFile(20, 1000)
 	cases := map[string]func(e *env){
 		"same-size-edit": func(e *env) {
@@ -382,11 +382,11 @@ func TestHuntFileChangedBetweenReadAndSwap(t *testing.T) {
 	}
 }
 
-// TestHuntAppendShapesCarried: appends of awkward shapes during the summary
+// TestAppendShapesCarried: appends of awkward shapes during the summary
 // (a partial line, an open fence, a region heading, a lone CR, a
 // heading-only line, a BOM in the middle) are carried byte for byte or the
 // condensation aborts; they are never lost.
-func TestHuntAppendShapesCarried(t *testing.T) {
+func TestAppendShapesCarried(t *testing.T) {
 	for name, app := range map[string]string{
 		"partial-line":   "partial line without newline",
 		"open-fence":     "```\n## inside an appended fence\n",
@@ -433,11 +433,11 @@ func TestHuntAppendShapesCarried(t *testing.T) {
 	}
 }
 
-// TestHuntCondenseWhileGoroutinesWrite: condensations run round after round
+// TestCondenseWhileGoroutinesWrite: condensations run round after round
 // while goroutines append (no lock, O_APPEND) and others do locked
 // remember-style updates (atomicio.Update + memfile.AppendSection). Every
 // line of both is in the file or the archive at the end.
-func TestHuntCondenseWhileGoroutinesWrite(t *testing.T) {
+func TestCondenseWhileGoroutinesWrite(t *testing.T) {
 	e := newEnv(t, slowSum{inner: &fakeSum{}, delay: 2 * time.Millisecond})
 	e.r.salvageGrace = DefaultSalvageGrace
 	e.r.lockTimeout = 10 * time.Second
@@ -557,62 +557,15 @@ func TestHuntCondenseWhileGoroutinesWrite(t *testing.T) {
 // ---------------------------------------------------------------------------
 // real processes: late appenders, kills
 
-// startShAppender starts sh holding path open for append on fd 3 (opened
-// now, like an agent that has just opened its file); it writes line when
-// told to on stdin, then exits.
-func startShAppender(t *testing.T, path, line string) (*exec.Cmd, io.WriteCloser) {
-	t.Helper()
-	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("no sh")
-	}
-	cmd := exec.Command("sh", "-c", `exec 3>>"$F"; echo opened; read x; printf '%s\n' "$L" >&3`)
-	cmd.Env = append(os.Environ(), "F="+path, "L="+line)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	must(t, err)
-	out, err := cmd.StdoutPipe()
-	must(t, err)
-	must(t, cmd.Start())
-	if l, err := bufio.NewReader(out).ReadString('\n'); err != nil || l != "opened\n" {
-		t.Fatalf("sh said %q, %v", l, err)
-	}
-	t.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
-	return cmd, stdin
-}
-
-func inodeOf(t *testing.T, path string) uint64 {
-	t.Helper()
-	st, err := os.Stat(path)
-	must(t, err)
-	return st.Sys().(*syscall.Stat_t).Ino
-}
-
-// waitSwap polls until path is another file than inode orig, or done
-// fires first (then it fails).
-func waitSwap(t *testing.T, path string, orig uint64, done <-chan error) {
-	t.Helper()
-	for {
-		if st, err := os.Stat(path); err == nil && st.Sys().(*syscall.Stat_t).Ino != orig {
-			return
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("finished (%v) without swapping the file", err)
-		default:
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// TestHuntCondenseSalvagesShellAppender: an agent process opened the file
+// TestCondenseSalvagesShellAppender: an agent process opened the file
 // before the swap and writes after it; the condensation keeps watching
 // while the process holds the old file open and carries the line over.
-func TestHuntCondenseSalvagesShellAppender(t *testing.T) {
+func TestCondenseSalvagesShellAppender(t *testing.T) {
 	e := newEnv(t, &fakeSum{})
 	e.r.salvageGrace = DefaultSalvageGrace
 	e.write("alice", memoryFile(20, 1000))
-	sh, stdin := startShAppender(t, e.path("alice"), "SHELL-LATE-LINE")
-	orig := inodeOf(t, e.path("alice"))
+	sh, stdin, _ := filetest.StartShAppender(t, e.path("alice"), "SHELL-LATE-LINE")
+	orig := filetest.Inode(t, e.path("alice"))
 	done := make(chan error, 1)
 	var res Result
 	go func() {
@@ -620,7 +573,7 @@ func TestHuntCondenseSalvagesShellAppender(t *testing.T) {
 		res, err = e.r.Condense(context.Background(), "alice", Options{Force: true})
 		done <- err
 	}()
-	waitSwap(t, e.path("alice"), orig, done)
+	filetest.WaitSwap(t, e.path("alice"), orig, done)
 	_, err := io.WriteString(stdin, "go\n")
 	must(t, err)
 	must(t, sh.Wait())
@@ -632,12 +585,12 @@ func TestHuntCondenseSalvagesShellAppender(t *testing.T) {
 	}
 }
 
-// TestHuntRestoreLosesLateAppend: Restore swaps the memory file while an
+// TestRestoreLosesLateAppend: Restore swaps the memory file while an
 // agent holds it open for append. Condensation and remember both salvage
 // what such an agent writes after the swap; Restore does not, so the line
 // goes into the unlinked old file: it is in neither memory.md nor the
 // pre-restore backup (which was copied before the write).
-func TestHuntRestoreLosesLateAppend(t *testing.T) {
+func TestRestoreLosesLateAppend(t *testing.T) {
 	e := newEnv(t, &fakeSum{})
 	e.r.salvageGrace = DefaultSalvageGrace
 	ctx := context.Background()
@@ -646,14 +599,14 @@ func TestHuntRestoreLosesLateAppend(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.now = e.now.Add(time.Minute)
-	sh, stdin := startShAppender(t, e.path("alice"), "LINE-WRITTEN-DURING-RESTORE")
-	orig := inodeOf(t, e.path("alice"))
+	sh, stdin, _ := filetest.StartShAppender(t, e.path("alice"), "LINE-WRITTEN-DURING-RESTORE")
+	orig := filetest.Inode(t, e.path("alice"))
 	done := make(chan error, 1)
 	go func() {
 		_, err := e.r.Restore(ctx, "alice", Latest)
 		done <- err
 	}()
-	waitSwap(t, e.path("alice"), orig, done)
+	filetest.WaitSwap(t, e.path("alice"), orig, done)
 	_, err := io.WriteString(stdin, "go\n")
 	must(t, err)
 	must(t, sh.Wait())
@@ -666,11 +619,11 @@ func TestHuntRestoreLosesLateAppend(t *testing.T) {
 	}
 }
 
-// TestHuntKilledAtEachStep kills a condensing process (SIGKILL) right as
+// TestKilledAtEachStep kills a condensing process (SIGKILL) right as
 // each step becomes visible on disk — archive written, backup written, file
 // swapped — and checks the file is the original or a verified
 // condensation and that every section is in the file or the archive.
-func TestHuntKilledAtEachStep(t *testing.T) {
+func TestKilledAtEachStep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
@@ -775,14 +728,14 @@ func TestHuntKilledAtEachStep(t *testing.T) {
 	t.Logf("outcomes %v", outcomes)
 }
 
-// TestHuntKilledDuringSalvageLosesLateAppend: an agent holds the memory
+// TestKilledDuringSalvageLosesLateAppend: an agent holds the memory
 // file open for append when the condensation swaps it; the condensing
 // process is killed while it watches the old file for late writes (after
 // the rename, before it can salvage), then the agent writes. The line is
 // in the unlinked old inode only: not in memory.md, not in the archive and
 // not in the backup, which is a copy taken before the swap (the reflector's
 // own log message, "they are in the backup", assumes otherwise).
-func TestHuntKilledDuringSalvageLosesLateAppend(t *testing.T) {
+func TestKilledDuringSalvageLosesLateAppend(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
@@ -791,8 +744,8 @@ func TestHuntKilledDuringSalvageLosesLateAppend(t *testing.T) {
 	path, _ := h.MemoryPath("alice")
 	must(t, os.MkdirAll(filepath.Dir(path), 0o755))
 	must(t, os.WriteFile(path, memoryFile(40, 1200), 0o644))
-	sh, stdin := startShAppender(t, path, "LATE-LINE-DURING-CRASH")
-	orig := inodeOf(t, path)
+	sh, stdin, _ := filetest.StartShAppender(t, path, "LATE-LINE-DURING-CRASH")
+	orig := filetest.Inode(t, path)
 
 	cmd := helperCmd(t, "condense", "HELPER_HOME="+h.Root)
 	out, err := cmd.StdoutPipe()
@@ -804,7 +757,7 @@ func TestHuntKilledDuringSalvageLosesLateAppend(t *testing.T) {
 	}
 	exited := make(chan error, 1)
 	go func() { _, _ = io.Copy(io.Discard, rd); exited <- cmd.Wait() }()
-	waitSwap(t, path, orig, exited)
+	filetest.WaitSwap(t, path, orig, exited)
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	<-exited
 	_, err = io.WriteString(stdin, "go\n")
@@ -837,10 +790,10 @@ func TestHuntKilledDuringSalvageLosesLateAppend(t *testing.T) {
 // ---------------------------------------------------------------------------
 // unusable directories and path tricks
 
-// TestHuntFIFOMemoryFile: a FIFO where an agent's memory.md should be must
+// TestFIFOMemoryFileRefused: a FIFO where an agent's memory.md should be must
 // be refused with an error, not block the condensation (and the pass over
 // every other agent) until something writes to the FIFO.
-func TestHuntFIFOMemoryFile(t *testing.T) {
+func TestFIFOMemoryFileRefused(t *testing.T) {
 	e := newEnv(t, &fakeSum{})
 	p := e.path("alice")
 	must(t, os.MkdirAll(filepath.Dir(p), 0o755))
@@ -871,11 +824,11 @@ func TestHuntFIFOMemoryFile(t *testing.T) {
 	}
 }
 
-// TestHuntUnusableDirectories: the archive, backups and palace (state)
+// TestUnusableDirectoriesAbortCleanly: the archive, backups and palace (state)
 // directories are files, not directories. Each must abort cleanly (or, for
 // the state file, still condense), leave the memory file untouched on
 // abort, and succeed without duplicates once repaired.
-func TestHuntUnusableDirectories(t *testing.T) {
+func TestUnusableDirectoriesAbortCleanly(t *testing.T) {
 	orig := memoryFile(20, 1000)
 	for name, block := range map[string]func(e *env) string{
 		"archive": func(e *env) string {
@@ -934,10 +887,10 @@ func TestHuntUnusableDirectories(t *testing.T) {
 	}
 }
 
-// TestHuntManyBackupsRetention: with hundreds of stale backups (some
+// TestManyBackupsRetention: with hundreds of stale backups (some
 // broken, some future-dated) a condensation still backs up, prunes to the
 // retention, and the newest backup is the file it replaced.
-func TestHuntManyBackupsRetention(t *testing.T) {
+func TestManyBackupsRetention(t *testing.T) {
 	e := newEnv(t, &fakeSum{})
 	e.cfg.Reflector.Retention = 3
 	for i := range 300 {
@@ -968,10 +921,10 @@ func TestHuntManyBackupsRetention(t *testing.T) {
 	}
 }
 
-// TestHuntSymlinkedAgentFile: memory.md is a symlink (to a file elsewhere
+// TestSymlinkedAgentFileKeepsLink: memory.md is a symlink (to a file elsewhere
 // in the agent's directory). Condensation replaces the target, keeps the
 // link, and loses nothing.
-func TestHuntSymlinkedAgentFile(t *testing.T) {
+func TestSymlinkedAgentFileKeepsLink(t *testing.T) {
 	e := newEnv(t, &fakeSum{})
 	p := e.path("alice")
 	must(t, os.MkdirAll(filepath.Dir(p), 0o755))
@@ -990,13 +943,13 @@ func TestHuntSymlinkedAgentFile(t *testing.T) {
 	checkNothingLost(t, orig, now, e.archiveText("alice"), res)
 }
 
-// TestHuntSwapOverwritesConcurrentAtomicSave: the compare-and-swap reads
+// TestSwapOverwritesConcurrentAtomicSave: the compare-and-swap reads
 // the file under the lock, but an editor's atomic save (temp + rename, no
 // lock) that lands after that read and before the reflector's rename is
 // replaced without a trace: it is not in memory.md, not in the backup
 // (a copy of the read) and not in the archive. The design promises never
 // to overwrite a line that was not read.
-func TestHuntSwapOverwritesConcurrentAtomicSave(t *testing.T) {
+func TestSwapOverwritesConcurrentAtomicSave(t *testing.T) {
 	e := newEnv(t, &fakeSum{})
 	orig := memoryFile(20, 1000)
 	e.write("alice", orig)

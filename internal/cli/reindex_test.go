@@ -1,6 +1,6 @@
 package cli
 
-// Hunt (round 2): the index is disposable — "always rebuildable from
+// The index is disposable — "always rebuildable from
 // hive/" — so `hivemem reindex` must rebuild it whatever state palace.db
 // is in, and every command must fail with a clear error, not a panic.
 
@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-func TestHunt2ReindexRecoversDamagedPalace(t *testing.T) {
+func TestReindexRecoversDamagedPalace(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		damage func(t *testing.T, db string)

@@ -1,6 +1,6 @@
 package config
 
-// Second bug hunt: every key with a value of the wrong type, out-of-range
+// Every key with a value of the wrong type, out-of-range
 // values, bad environment overrides; each must be an error that names the
 // key (or its environment variable), and no secret may show in an error.
 
@@ -13,27 +13,27 @@ import (
 	"testing"
 )
 
-type cfgHunt2Key struct {
+type typedKey struct {
 	section, key, env string
 	typ               reflect.Type
 }
 
-// cfgHunt2Keys lists every key of Config with its type.
-func cfgHunt2Keys() []cfgHunt2Key {
-	var out []cfgHunt2Key
+// typedKeys lists every key of Config with its type.
+func typedKeys() []typedKey {
+	var out []typedKey
 	ct := reflect.TypeOf(Config{})
 	for i := range ct.NumField() {
 		sec := ct.Field(i)
 		for j := range sec.Type.NumField() {
 			f := sec.Type.Field(j)
 			s, k := sec.Tag.Get("toml"), f.Tag.Get("toml")
-			out = append(out, cfgHunt2Key{s, k, "HIVEMEM_" + strings.ToUpper(s) + "_" + strings.ToUpper(k), f.Type})
+			out = append(out, typedKey{s, k, "HIVEMEM_" + strings.ToUpper(s) + "_" + strings.ToUpper(k), f.Type})
 		}
 	}
 	return out
 }
 
-func cfgHunt2Load(t *testing.T, file string) error {
+func loadFile(t *testing.T, file string) error {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "config.toml")
 	if err := os.WriteFile(p, []byte(file), 0o644); err != nil {
@@ -43,10 +43,10 @@ func cfgHunt2Load(t *testing.T, file string) error {
 	return err
 }
 
-// TestHunt2ConfigWrongTOMLTypes: every key given a value of another type is an
+// TestWrongTOMLTypesNameTheKey: every key given a value of another type is an
 // error naming section.key.
-func TestHunt2ConfigWrongTOMLTypes(t *testing.T) {
-	for _, k := range cfgHunt2Keys() {
+func TestWrongTOMLTypesNameTheKey(t *testing.T) {
+	for _, k := range typedKeys() {
 		var bad []string
 		switch {
 		case k.typ == reflect.TypeOf(Duration{}):
@@ -62,7 +62,7 @@ func TestHunt2ConfigWrongTOMLTypes(t *testing.T) {
 		}
 		for _, v := range bad {
 			file := fmt.Sprintf("[%s]\n%s = %s\n", k.section, k.key, v)
-			err := cfgHunt2Load(t, file)
+			err := loadFile(t, file)
 			if err == nil || !strings.Contains(err.Error(), k.section+"."+k.key) {
 				t.Errorf("%s.%s = %s: %v, want an error naming %s.%s", k.section, k.key, v, err, k.section, k.key)
 			}
@@ -70,10 +70,10 @@ func TestHunt2ConfigWrongTOMLTypes(t *testing.T) {
 	}
 }
 
-// TestHunt2ConfigBadEnvValues: every non-string key's environment override with
+// TestBadEnvValuesNameTheVariable: every non-string key's environment override with
 // a value that does not parse is an error naming the variable.
-func TestHunt2ConfigBadEnvValues(t *testing.T) {
-	for _, k := range cfgHunt2Keys() {
+func TestBadEnvValuesNameTheVariable(t *testing.T) {
+	for _, k := range typedKeys() {
 		var bad []string
 		switch {
 		case k.typ == reflect.TypeOf(Duration{}):
@@ -90,7 +90,7 @@ func TestHunt2ConfigBadEnvValues(t *testing.T) {
 		for _, v := range bad {
 			t.Run(k.env+"="+v, func(t *testing.T) {
 				t.Setenv(k.env, v)
-				err := cfgHunt2Load(t, "")
+				err := loadFile(t, "")
 				if err == nil || !strings.Contains(err.Error(), k.env) {
 					t.Errorf("%s=%q: %v, want an error naming %s", k.env, v, err, k.env)
 				}
@@ -99,9 +99,9 @@ func TestHunt2ConfigBadEnvValues(t *testing.T) {
 	}
 }
 
-// TestHunt2ConfigEnumValues: the keys with a fixed set of values refuse any
+// TestEnumKeysRefuseOtherValues: the keys with a fixed set of values refuse any
 // other, from the file and from the environment, naming the key.
-func TestHunt2ConfigEnumValues(t *testing.T) {
+func TestEnumKeysRefuseOtherValues(t *testing.T) {
 	for _, c := range []struct{ section, key, value string }{
 		{"palace", "backend", "mysql"},
 		{"palace", "backend", "SQLite"},
@@ -109,20 +109,20 @@ func TestHunt2ConfigEnumValues(t *testing.T) {
 		{"search", "fusion", "sum"},
 		{"embedder", "provider", "ollama"},
 	} {
-		err := cfgHunt2Load(t, fmt.Sprintf("[%s]\n%s = %q\n", c.section, c.key, c.value))
+		err := loadFile(t, fmt.Sprintf("[%s]\n%s = %q\n", c.section, c.key, c.value))
 		if err == nil || !strings.Contains(err.Error(), c.section+"."+c.key) {
 			t.Errorf("file %s.%s = %q: %v, want an error naming %s.%s", c.section, c.key, c.value, err, c.section, c.key)
 		}
 		t.Run("env", func(t *testing.T) {
 			t.Setenv("HIVEMEM_"+strings.ToUpper(c.section+"_"+c.key), c.value)
-			if err := cfgHunt2Load(t, ""); err == nil || !strings.Contains(err.Error(), c.section+"."+c.key) {
+			if err := loadFile(t, ""); err == nil || !strings.Contains(err.Error(), c.section+"."+c.key) {
 				t.Errorf("env %s.%s = %q: %v, want an error naming %s.%s", c.section, c.key, c.value, err, c.section, c.key)
 			}
 		})
 	}
 }
 
-// TestHunt2ConfigOutOfRange: values of the right type that cannot work must be
+// TestOutOfRangeValuesAreRefused: values of the right type that cannot work must be
 // refused at load, naming the key, as budget_bytes, candidate_pool,
 // query_cache, max_conns < 0, hnsw_ef_search and the others already are.
 // Today these load without a word:
@@ -137,7 +137,7 @@ func TestHunt2ConfigEnumValues(t *testing.T) {
 //   - palace.max_conns above 2^31-1: converted to int32 it wraps (2^32 is
 //     0, and the pool refuses to open with "MaxSize must be >= 1"; 2^32+1
 //     is a pool of one connection).
-func TestHunt2ConfigOutOfRange(t *testing.T) {
+func TestOutOfRangeValuesAreRefused(t *testing.T) {
 	for _, c := range []struct{ file, key string }{
 		{"[search]\nvector_weight = nan\n", "search.vector_weight"},
 		{"[search]\nvector_weight = inf\n", "search.vector_weight"},
@@ -147,7 +147,7 @@ func TestHunt2ConfigOutOfRange(t *testing.T) {
 		{"[palace]\nmax_conns = 4294967296\n", "palace.max_conns"},
 		{"[palace]\nmax_conns = 4294967297\n", "palace.max_conns"},
 	} {
-		err := cfgHunt2Load(t, c.file)
+		err := loadFile(t, c.file)
 		if err == nil || !strings.Contains(err.Error(), c.key) {
 			t.Errorf("%q: %v, want an error naming %s", c.file, err, c.key)
 		}
@@ -155,15 +155,15 @@ func TestHunt2ConfigOutOfRange(t *testing.T) {
 	for _, v := range []string{"NaN", "nan", "+Inf", "-Inf"} {
 		t.Run("env "+v, func(t *testing.T) {
 			t.Setenv("HIVEMEM_SEARCH_VECTOR_WEIGHT", v)
-			if err := cfgHunt2Load(t, ""); err == nil {
+			if err := loadFile(t, ""); err == nil {
 				t.Errorf("HIVEMEM_SEARCH_VECTOR_WEIGHT=%s loads", v)
 			}
 		})
 	}
 }
 
-// TestHunt2ConfigInRangeStillLoads: the edges that are fine stay fine.
-func TestHunt2ConfigInRangeStillLoads(t *testing.T) {
+// TestInRangeEdgesStillLoad: the edges that are fine stay fine.
+func TestInRangeEdgesStillLoad(t *testing.T) {
 	for _, file := range []string{
 		"[search]\nvector_weight = 0.0\nrrf_k = 0\ncandidate_pool = 10000\nresults = 1\nwake_up_budget = 100000\nquery_cache = 0\n",
 		"[palace]\nmax_conns = 0\nhnsw_ef_search = 1000\nstatement_timeout = \"-1s\"\n",
@@ -171,16 +171,16 @@ func TestHunt2ConfigInRangeStillLoads(t *testing.T) {
 		"[manager]\nhttp = \"off\"\nscan_interval = \"0s\"\ndebounce = \"0s\"\n",
 		"",
 	} {
-		if err := cfgHunt2Load(t, file); err != nil {
+		if err := loadFile(t, file); err != nil {
 			t.Errorf("%q: %v", file, err)
 		}
 	}
 }
 
-// TestHunt2ConfigSecretsNotInErrors: a malformed value of a secret key (a token
+// TestSecretsNotInErrors: a malformed value of a secret key (a token
 // or API key written without quotes, a DSN in the environment) does not
 // show up in the error.
-func TestHunt2ConfigSecretsNotInErrors(t *testing.T) {
+func TestSecretsNotInErrors(t *testing.T) {
 	const secret = "s3cretTokenValue"
 	for _, file := range []string{
 		"[manager]\ntoken = " + secret + "\n",
@@ -188,7 +188,7 @@ func TestHunt2ConfigSecretsNotInErrors(t *testing.T) {
 		"[summarizer]\napi_key = " + secret + "\n",
 		"[palace]\ndsn = postgres://u:" + secret + "@h/db\n",
 	} {
-		err := cfgHunt2Load(t, file)
+		err := loadFile(t, file)
 		if err == nil {
 			t.Errorf("%q loads", file)
 			continue
@@ -199,7 +199,7 @@ func TestHunt2ConfigSecretsNotInErrors(t *testing.T) {
 	}
 	t.Setenv("HIVEMEM_DSN", "postgres://u:"+secret+"@h/db")
 	t.Setenv("HIVEMEM_BACKEND", "mysql")
-	if err := cfgHunt2Load(t, ""); err == nil || strings.Contains(err.Error(), secret) {
+	if err := loadFile(t, ""); err == nil || strings.Contains(err.Error(), secret) {
 		t.Errorf("bad backend with a DSN set: %v", err)
 	}
 }

@@ -1,6 +1,6 @@
 package manager_test
 
-// Hunt (round 2), real processes: `hivemem run` and CLI commands on one
+// Real processes: `hivemem run` and CLI commands on one
 // home while the palace file is deleted or corrupted under them, and
 // several `hivemem mine` processes at once while files churn.
 
@@ -20,11 +20,11 @@ import (
 	"time"
 )
 
-// TestHunt2RunPalaceCorruptedMidRun: palace.db is overwritten with junk
+// TestPalaceCorruptedMidRunIsReported: palace.db is overwritten with junk
 // while the manager runs. The manager must report the failure (not panic,
 // not claim success), stop cleanly, and `hivemem reindex` must rebuild a
 // working index from the markdown.
-func TestHunt2RunPalaceCorruptedMidRun(t *testing.T) {
+func TestPalaceCorruptedMidRunIsReported(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []string{"garbage", "truncated"} {
 		t.Run(mode, func(t *testing.T) {
@@ -110,11 +110,11 @@ func TestHunt2RunPalaceCorruptedMidRun(t *testing.T) {
 	}
 }
 
-// TestHunt2ConcurrentMineProcesses: three `hivemem mine` processes loop
+// TestConcurrentMineProcessesMatchFreshMine: three `hivemem mine` processes loop
 // over the hive while the test appends, rewrites, renames and deletes
 // agent files. No command may fail, and after a last mine the index is
 // exactly a fresh reindex.
-func TestHunt2ConcurrentMineProcesses(t *testing.T) {
+func TestConcurrentMineProcessesMatchFreshMine(t *testing.T) {
 	t.Parallel()
 	h := newTestHome(t)
 	agents := []string{"ann", "bob", "cat", "dan"}
@@ -174,9 +174,9 @@ func TestHunt2ConcurrentMineProcesses(t *testing.T) {
 	assertMatchesReindex(t, h)
 }
 
-// idxH2HTTPSearch asks the running manager's API for the drawer ids a lexical
+// httpSearchIDs asks the running manager's API for the drawer ids a lexical
 // search finds.
-func idxH2HTTPSearch(t *testing.T, p *runProc, q string) []string {
+func httpSearchIDs(t *testing.T, p *runProc, q string) []string {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet,
 		"http://"+p.addr+"/api/v1/search?mode=lexical&results=100&q="+url.QueryEscape(q), nil)
@@ -208,12 +208,12 @@ func idxH2HTTPSearch(t *testing.T, p *runProc, q string) []string {
 	return ids
 }
 
-// TestHunt2RunSearchAgreesWithCLI: the manager keeps a warm in-memory
+// TestRunSearchAgreesWithCLI: the manager keeps a warm in-memory
 // BM25 index; CLI processes write the same palace (mining a directory the
 // manager does not watch, removing files from it) while the manager mines
 // the agents' appends. The manager's API search and a CLI search must find
 // the same drawers for every word.
-func TestHunt2RunSearchAgreesWithCLI(t *testing.T) {
+func TestRunSearchAgreesWithCLI(t *testing.T) {
 	t.Parallel()
 	h := newTestHome(t)
 	h.writeAgent(t, "alice", memoryFile("alice", 3, "shared"))
@@ -224,7 +224,7 @@ func TestHunt2RunSearchAgreesWithCLI(t *testing.T) {
 	p := h.startRun(t)
 	p.idle(t, 10*time.Second)
 	// Warm the manager's lexical index before the CLI writes.
-	idxH2HTTPSearch(t, p, "shared")
+	httpSearchIDs(t, p, "shared")
 	words := []string{"shared", marker("alice", 0), marker("alice", 2)}
 	for i := range 6 {
 		w := fmt.Sprintf("noteword%02d", i)
@@ -250,7 +250,7 @@ func TestHunt2RunSearchAgreesWithCLI(t *testing.T) {
 			for _, w := range words {
 				cli := h.searchHits(t, w)
 				sort.Strings(cli)
-				api := idxH2HTTPSearch(t, p, w)
+				api := httpSearchIDs(t, p, w)
 				if !slices.Equal(cli, api) {
 					return false, fmt.Sprintf("%q: CLI %v, manager %v", w, cli, api)
 				}

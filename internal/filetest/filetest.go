@@ -1,0 +1,109 @@
+// Package filetest holds the file-system helpers the write-path tests share:
+// writing a file, saving it the way editors do, a shell process holding a
+// file open for append like an agent, and waiting for a file to be swapped.
+// It uses only the standard library, so the tests of every package
+// (atomicio included) can import it.
+package filetest
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Write writes content to path, making its directory first.
+func Write(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// EditorSave replaces path the way editors and many tools save: write a
+// hidden temp file next to it, rename it over the target (a new inode, no
+// lock).
+func EditorSave(t testing.TB, path, content string) {
+	t.Helper()
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".editor-save")
+	Write(t, tmp, content)
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// VimSave replaces path the way vim does by default: the old file moved to
+// a backup name, the new content written at the path, the backup removed.
+func VimSave(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.Rename(path, path+"~"); err != nil {
+		t.Fatal(err)
+	}
+	Write(t, path, content)
+	_ = os.Remove(path + "~")
+}
+
+// Inode is the inode number of the file at path.
+func Inode(t testing.TB, path string) uint64 {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Sys().(*syscall.Stat_t).Ino
+}
+
+// WaitSwap polls until path is another file than inode orig (the swap
+// happened), failing if done reports first.
+func WaitSwap(t testing.TB, path string, orig uint64, done <-chan error) {
+	t.Helper()
+	for {
+		if st, err := os.Stat(path); err == nil && st.Sys().(*syscall.Stat_t).Ino != orig {
+			return
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("finished (%v) without swapping the file", err)
+		default:
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// StartShAppender starts sh holding path open for append on fd 3 (opened
+// now, like an agent that has just opened its file); it writes line when
+// it reads a line on stdin, then exits. It returns the process, its stdin
+// and its stdout (past the "opened" line). The test is skipped without sh.
+func StartShAppender(t testing.TB, path, line string) (*exec.Cmd, io.WriteCloser, *bufio.Reader) {
+	t.Helper()
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	cmd := exec.Command("sh", "-c", `exec 3>>"$F"; echo opened; read x; printf '%s\n' "$L" >&3`)
+	cmd.Env = append(os.Environ(), "F="+path, "L="+line)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	rd := bufio.NewReader(out)
+	if l, err := rd.ReadString('\n'); err != nil || l != "opened\n" {
+		t.Fatalf("sh said %q, %v", l, err)
+	}
+	t.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
+	return cmd, stdin, rd
+}
