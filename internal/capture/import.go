@@ -68,6 +68,10 @@ type SessionResult struct {
 	parts        []string
 }
 
+// Files are every session file of the conversation (its parts, first to
+// last), whether or not this import wrote to them.
+func (s SessionResult) Files() []string { return slices.Clone(s.parts) }
+
 // Result reports an import. A nil error from Import means every session
 // file holds its conversation, whatever MineErr says.
 type Result struct {

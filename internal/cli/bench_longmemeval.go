@@ -28,10 +28,11 @@ func newBenchLongMemEvalCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "longmemeval <longmemeval.json[.gz]>",
 		Short: "LongMemEval retrieval benchmark: recall_any/recall_all@1/3/5/10, NDCG@10, MRR, latency, mine and embedder throughput",
-		Long: "Renders each question's haystack as one agent's memory.md (a \"## YYYY-MM-DD — session <id>\" section per session,\n" +
-			"one line per user turn), all in one palace so sessions shared between haystacks share the embedding cache, mines\n" +
-			"them with the normal miner and runs every question through the normal search path scoped to its wing. Sessions\n" +
-			"are ranked by their best drawer. Scores are given over all questions, without the abstention (_abs) questions,\n" +
+		Long: "Imports each question's haystack through the generic importer (as `hivemem import generic` does) as one agent's\n" +
+			"session files (one per session, named by a digest of its id, a dated \"## \" section per exchange, one line per\n" +
+			"user turn), all in one palace so sessions shared between haystacks share the embedding cache, mined by the normal\n" +
+			"miner; every question runs through the normal search path scoped to its wing and room session. Sessions are\n" +
+			"ranked by their best drawer. Scores are given over all questions, without the abstention (_abs) questions,\n" +
 			"and in the paper's view (abstention and single-session-assistant questions left out), and per question type.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -42,7 +43,7 @@ func newBenchLongMemEvalCommand(g *globals) *cobra.Command {
 	f.IntVar(&o.limit, "limit", 0, "questions to run, spread evenly over the file (0 = all)")
 	f.StringSliceVar(&o.modes, "modes", nil, "modes to run (default lexical,vector,hybrid; vector modes need the model)")
 	f.StringVar(&o.keep, "keep-home", "", "build the benchmark home in this directory and keep it; a later run on it reuses the mined palace and its embedding cache")
-	f.BoolVar(&o.assistant, "assistant-turns", false, "render assistant turns too (lines labelled user:/assistant:)")
+	f.BoolVar(&o.assistant, "assistant-turns", false, "import assistant turns too (otherwise only user turns are imported)")
 	f.IntVar(&o.embedSample, "embedder-sample", longmemeval.DefaultEmbedSample, "distinct drawer texts to time the embedder alone on, after the mine (0 = skip)")
 	f.BoolVar(&o.asJSON, "json", false, "print one JSON object")
 	return cmd

@@ -1,7 +1,8 @@
 // Package longmemeval runs the LongMemEval retrieval benchmark (Wu et al.
 // 2024) through the normal palace: each question's haystack of sessions is
-// rendered as one agent's memory file (internal/transcript), all of them in
-// one palace so that sessions shared between haystacks share the embedding
+// imported as one agent's session files by the capture importer (format
+// generic, the path conversations take into memory), all of them in one
+// palace so that sessions shared between haystacks share the embedding
 // cache, mined by the miner and queried by the search path scoped to the
 // question's wing; sessions are ranked by their best drawer and scored
 // against the question's answer sessions.
@@ -18,8 +19,6 @@ import (
 	"io"
 	"os"
 	"strings"
-
-	"github.com/hivemem/hivemem/internal/transcript"
 )
 
 // Question is one LongMemEval question with its haystack.
@@ -29,8 +28,21 @@ type Question struct {
 	Text     string
 	Date     string // question_date as given
 	Answers  []string
-	Sessions []transcript.Session // haystack, in the file's order; IDs as given
-	Repeated int                  // haystack sessions left out as repeats of an earlier one (same id)
+	Sessions []Session // haystack, in the file's order; IDs as given
+	Repeated int       // haystack sessions left out as repeats of an earlier one (same id)
+}
+
+// Session is one haystack session.
+type Session struct {
+	ID    string
+	Date  string // haystack_dates as given ("2023/05/20 (Sat) 02:21"), "" when the file has none
+	Turns []Turn
+}
+
+// Turn is one utterance of a session.
+type Turn struct {
+	Role string // "user", "assistant"
+	Text string
 }
 
 // Abstention reports whether the question is an abstention question (its id
@@ -145,7 +157,7 @@ func convert(r rawQuestion, opts LoadOptions) (Question, error) {
 	}
 	ids := map[string]bool{}
 	for i, sess := range r.Sessions {
-		s := transcript.Session{ID: r.IDs[i]}
+		s := Session{ID: r.IDs[i]}
 		if s.ID == "" {
 			return q, fmt.Errorf("%s: haystack session %d has no id", q.ID, i+1)
 		}
@@ -157,23 +169,24 @@ func convert(r rawQuestion, opts LoadOptions) (Question, error) {
 		}
 		ids[s.ID] = true
 		if len(r.Dates) > 0 {
-			s.Date = transcript.ParseDate(r.Dates[i])
+			s.Date = r.Dates[i]
 		}
 		for _, t := range sess {
 			if t.Role != "user" && !opts.AssistantTurns {
 				continue
 			}
-			s.Turns = append(s.Turns, transcript.Turn{Role: t.Role, Text: t.Content})
+			s.Turns = append(s.Turns, Turn{Role: t.Role, Text: t.Content})
 		}
 		q.Sessions = append(q.Sessions, s)
 	}
 	return q, nil
 }
 
-// Alias is the name a session goes by in the rendered file: a digest of its
+// Alias is the name a session goes by in the imported input (its generic
+// "session" field, so its session file's name and header): a digest of its
 // id. LongMemEval's ids say where a session came from ("answer_…" for
 // evidence, "sharegpt_…" for filler), which a ranker must not see; the
-// digest keeps a session's heading — and so its drawers' text and their
+// digest keeps a session's file — and so its drawers' text and their
 // embedding-cache key — the same in every haystack that holds it.
 func Alias(id string) string {
 	h := sha256.Sum256([]byte(id))

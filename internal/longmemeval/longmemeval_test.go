@@ -41,7 +41,7 @@ func haystack(id, typ, text string, topics []string, answers ...int) question {
 	for i, t := range topics {
 		sid := id + "_s" + string(rune('a'+i))
 		q.IDs = append(q.IDs, sid)
-		q.Dates = append(q.Dates, "2023/05/"+string(rune('1'+i))+"0 (Sat) 09:00")
+		q.Dates = append(q.Dates, "2023/05/1"+string(rune('0'+i))+" (Sat) 09:00")
 		q.Sessions = append(q.Sessions, []turn{
 			{Role: "user", Content: "Let us talk about " + t + " today."},
 			{Role: "assistant", Content: "Sure, " + t + " is a fine subject. Also: assistant" + t + "detail."},
@@ -96,7 +96,7 @@ func TestLoadReadsPlainAndGzippedFiles(t *testing.T) {
 			t.Fatalf("gzip %v: %+v", gz, qs)
 		}
 		s := qs[0].Sessions[2]
-		if s.ID != "q1_sc" || s.Date != "2023-05-30" || len(s.Turns) != 1 || s.Turns[0].Role != "user" {
+		if s.ID != "q1_sc" || s.Date != "2023/05/12 (Sat) 09:00" || len(s.Turns) != 1 || s.Turns[0].Role != "user" {
 			t.Fatalf("gzip %v: session %+v (user turns only by default)", gz, s)
 		}
 		if !qs[2].Abstention() || qs[0].Abstention() || PaperView(qs[3]) || !PaperView(qs[0]) {
@@ -254,14 +254,31 @@ func TestRunLexical(t *testing.T) {
 		if m.NoAbstention.Questions != 3 || m.Scores.Questions != 4 || m.ByType["single-session-user"].Questions != 2 {
 			t.Errorf("views: all %d, no abstention %d", m.Scores.Questions, m.NoAbstention.Questions)
 		}
-		// Headings name sessions by their alias, never by the data's ids.
-		path, _ := p.Home().MemoryPath("q1")
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
+		// Each session is one session file of the question's agent, named
+		// (file and header) by its alias, never by the data's ids; a turn
+		// is a line of it, assistant turns only when asked for.
+		dir, _ := p.Home().SessionsDir("q1")
+		files, err := filepath.Glob(filepath.Join(dir, "*.md"))
+		if err != nil || len(files) != 4 {
+			t.Fatalf("session files of q1: %v (%v), want 4", files, err)
 		}
-		if strings.Contains(string(data), "q1_sa") || !strings.Contains(string(data), "## 2023-05-10 — session "+Alias("q1_sa")+"\n") {
-			t.Errorf("memory file of q1 does not name sessions by alias:\n%s", data)
+		var all strings.Builder
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all.Write(data)
+		}
+		text := all.String()
+		if strings.Contains(text, "q1_s") || !strings.Contains(text, "id="+Alias("q1_sa")+" -->") {
+			t.Errorf("session files of q1 do not name sessions by alias:\n%s", text)
+		}
+		if !strings.Contains(text, "## 2023-05-10 09:00 — Let us talk about gardening tomatoes today.\n- **user**: Let us talk about gardening tomatoes today.\n") {
+			t.Errorf("session files of q1 lack the dated exchange of session a:\n%s", text)
+		}
+		if got := strings.Contains(text, "- **assistant**: Sure, gardening tomatoes"); got != withAssistant {
+			t.Errorf("assistant turns %v: assistant line in the session files = %v\n%s", withAssistant, got, text)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package longmemeval
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -12,10 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hivemem/hivemem/internal/capture"
 	"github.com/hivemem/hivemem/internal/chunk"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
-	"github.com/hivemem/hivemem/internal/transcript"
 )
 
 // Ks are the cut-offs recall is reported at.
@@ -38,7 +39,7 @@ const embedBatch = 32
 type Options struct {
 	Modes          []string // default: lexical, vector, hybrid (vector/hybrid only with an embedder)
 	Dataset        string
-	AssistantTurns bool // render assistant turns too (labelled lines)
+	AssistantTurns bool // import assistant turns too (otherwise they are left out before the import)
 	// EmbedSample is how many of the texts the mine embedded the embedder
 	// alone is timed on, spread over the files (0 = DefaultEmbedSample,
 	// < 0 = not timed).
@@ -115,7 +116,8 @@ func PaperView(q Question) bool {
 	return !q.Abstention() && q.Type != "single-session-assistant"
 }
 
-// Run renders, mines and queries every question through p.
+// Run imports (capture.Import, format generic: which mines), and queries
+// every question through p.
 func Run(ctx context.Context, p *palace.Palace, qs []Question, opts Options) (Result, error) {
 	res := Result{Dataset: opts.Dataset, Questions: len(qs), AssistantTurns: opts.AssistantTurns, Modes: map[string]Metrics{}}
 	modes := opts.Modes
@@ -129,51 +131,48 @@ func Run(ctx context.Context, p *palace.Palace, qs []Question, opts Options) (Re
 	if progress == nil {
 		progress = func(string, int, int) {}
 	}
-	rendered := transcript.Options{Roles: []string{"user"}}
-	if opts.AssistantTurns {
-		rendered = transcript.Options{Labels: true}
-	}
 	h := p.Home()
+	tmp, err := os.MkdirTemp("", "hivemem-longmemeval-input-")
+	if err != nil {
+		return res, fmt.Errorf("longmemeval: %w", err)
+	}
+	defer os.RemoveAll(tmp)
 	distinct := map[string]bool{}
-	aliases := make([]map[string]string, len(qs)) // per question: alias → session id
-	paths := make([]string, 0, len(qs))
+	inputs := make([]string, len(qs))
 	for i, q := range qs {
 		if q.Abstention() {
 			res.Abstention++
 		}
 		res.RepeatedSessions += q.Repeated
-		aliases[i] = map[string]string{}
-		sessions := make([]transcript.Session, len(q.Sessions))
-		for j, s := range q.Sessions {
+		res.Sessions += len(q.Sessions)
+		aliases := map[string]string{}
+		for _, s := range q.Sessions {
 			a := Alias(s.ID)
-			if prev, ok := aliases[i][a]; ok {
+			if prev, ok := aliases[a]; ok {
 				return res, fmt.Errorf("longmemeval %s: sessions %q and %q have the same alias %s", q.ID, prev, s.ID, a)
 			}
-			aliases[i][a] = s.ID
-			s.ID = a
-			sessions[j] = s
+			aliases[a] = s.ID
 			distinct[a] = true
 		}
-		res.Sessions += len(sessions)
-		data, err := transcript.Render(q.ID, sessions, rendered)
-		if err != nil {
-			return res, fmt.Errorf("longmemeval %s: %w", q.ID, err)
-		}
-		path, err := h.MemoryPath(q.ID)
-		if err != nil {
+		if _, err := h.SessionsDir(q.ID); err != nil {
 			return res, fmt.Errorf("longmemeval: question id %q is not a usable agent id: %w", q.ID, err)
 		}
-		if err := writeIfChanged(path, data); err != nil {
+		data, err := GenericInput(q, opts.AssistantTurns)
+		if err != nil {
 			return res, fmt.Errorf("longmemeval %s: %w", q.ID, err)
 		}
-		paths = append(paths, path)
+		inputs[i] = filepath.Join(tmp, fmt.Sprintf("%d.jsonl", i))
+		if err := os.WriteFile(inputs[i], data, 0o600); err != nil {
+			return res, fmt.Errorf("longmemeval %s: %w", q.ID, err)
+		}
 	}
 	res.DistinctSessions = len(distinct)
 
-	// Only this run's files are mined and counted: a kept home may hold
-	// other questions' files from an earlier run. After each file the
-	// embedder alone is timed on a share of the texts the mine embedded,
-	// so both figures are taken under the same load on a shared machine.
+	// Each haystack is imported (and so mined) as its question's agent;
+	// only this run's agents are counted: a kept home may hold other
+	// questions from an earlier run. After each import the embedder alone
+	// is timed on a share of the texts the mine embedded, so both figures
+	// are taken under the same load on a shared machine.
 	emb := p.Embedder()
 	sample := opts.EmbedSample
 	if sample == 0 {
@@ -186,23 +185,46 @@ func Run(ctx context.Context, p *palace.Palace, qs []Question, opts Options) (Re
 	words, mineTokens := 0, 0
 	var embSecs float64
 	seen := map[string]bool{}
+	sessionOf := make([]map[string]string, len(qs)) // per question: session file (home-relative) → session id
+	miner := &timedMiner{p: p}
 	progress(PhaseMine, 0, len(qs))
-	for i, path := range paths {
-		t0 := time.Now()
-		rep, err := p.Mine(ctx, path, palace.MineOptions{})
-		if err != nil {
-			return res, fmt.Errorf("longmemeval: mine: %w", err)
+	for i, q := range qs {
+		miner.secs = 0
+		imp, err := capture.Import(ctx, h, miner, []string{inputs[i]}, capture.Options{Agent: q.ID, Format: "generic"})
+		if err == nil {
+			err = imp.MineErr
 		}
-		res.MineSeconds += time.Since(t0).Seconds()
-		res.Embedded += rep.Embedded
-		res.EmbedCacheHits += rep.CacheHits
-		ds, err := p.Store().List(ctx, store.Filter{Wing: qs[i].ID}, 0)
+		if err != nil {
+			return res, fmt.Errorf("longmemeval %s: %w", q.ID, err)
+		}
+		os.Remove(inputs[i])
+		res.MineSeconds += miner.secs
+		res.Embedded += imp.Mine.Embedded
+		res.EmbedCacheHits += imp.Mine.CacheHits
+		sessionOf[i] = map[string]string{}
+		ids := map[string]string{}
+		for _, s := range q.Sessions {
+			ids[Alias(s.ID)] = s.ID
+		}
+		for _, sr := range imp.Sessions {
+			id, ok := ids[sr.Conversation]
+			if !ok {
+				return res, fmt.Errorf("longmemeval %s: the import gave a conversation %q that is no session of the haystack", q.ID, sr.Conversation)
+			}
+			for _, f := range sr.Files() {
+				sessionOf[i][h.Rel(f)] = id
+			}
+		}
+		ds, err := p.Store().List(ctx, store.Filter{Wing: q.ID, Room: chunk.RoomSession}, 0)
 		if err != nil {
 			return res, err
 		}
-		res.Drawers += len(ds)
 		var fresh []string // distinct texts first seen in this file
 		for _, d := range ds {
+			if _, ok := sessionOf[i][d.Source]; !ok {
+				continue // another run's session of this agent
+			}
+			res.Drawers++
 			words += len(strings.Fields(d.Text))
 			if seen[d.Hash] {
 				continue
@@ -211,7 +233,7 @@ func Run(ctx context.Context, p *palace.Palace, qs []Question, opts Options) (Re
 			t := chunk.Chunk{Heading: d.Heading, Text: d.Text}.EmbedText()
 			n := chunk.EstimateTokens(t)
 			res.Tokens += n
-			if rep.Embedded > 0 {
+			if imp.Mine.Embedded > 0 {
 				mineTokens += n
 				fresh = append(fresh, t)
 			}
@@ -241,17 +263,14 @@ func Run(ctx context.Context, p *palace.Palace, qs []Question, opts Options) (Re
 		res.EmbedderTokensPerSecond = float64(res.EmbedderSampleTokens) / embSecs
 	}
 
-	results := 100
-	if opts.AssistantTurns {
-		results = 400 // a session is many drawers: enough hits for ten sessions
-	}
+	results := 400 // a session is a drawer or more per exchange: enough hits for ten sessions
 	done, total := 0, len(qs)*len(modes)
 	progress(PhaseQuery, 0, total)
 	for _, mode := range modes {
 		var acc accum
 		for i, q := range qs {
 			t0 := time.Now()
-			hits, err := p.Search(ctx, palace.Query{Text: q.Text, Mode: mode, Results: results, Filter: store.Filter{Wing: q.ID}})
+			hits, err := p.Search(ctx, palace.Query{Text: q.Text, Mode: mode, Results: results, Filter: store.Filter{Wing: q.ID, Room: chunk.RoomSession}})
 			lat := time.Since(t0)
 			if errors.Is(err, palace.ErrNoWords) {
 				err = nil // nothing a lexical search can look for: a miss
@@ -259,7 +278,7 @@ func Run(ctx context.Context, p *palace.Palace, qs []Question, opts Options) (Re
 			if err != nil {
 				return res, fmt.Errorf("longmemeval %s %q: %w", q.ID, q.Text, err)
 			}
-			acc.add(q, rankSessions(hits, aliases[i]), lat)
+			acc.add(q, rankSessions(hits, sessionOf[i]), lat)
 			done++
 			progress(PhaseQuery, done, total)
 		}
@@ -272,14 +291,49 @@ func Run(ctx context.Context, p *palace.Palace, qs []Question, opts Options) (Re
 	return res, nil
 }
 
-func writeIfChanged(path string, data []byte) error {
-	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
-		return nil
+// timedMiner is the palace as capture.Import's miner, adding up the time
+// its mines take.
+type timedMiner struct {
+	p    *palace.Palace
+	secs float64
+}
+
+func (m *timedMiner) Mine(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
+	t0 := time.Now()
+	rep, err := m.p.Mine(ctx, path, opts)
+	m.secs += time.Since(t0).Seconds()
+	return rep, err
+}
+
+// genericLine is one message of capture's generic format.
+type genericLine struct {
+	Role      string `json:"role"`
+	Content   string `json:"content"`
+	Timestamp string `json:"timestamp,omitempty"`
+	Session   string `json:"session"`
+}
+
+// GenericInput is a question's haystack as input for capture's generic
+// format (JSON lines): one message per kept turn (user turns, and the
+// assistant's too with assistantTurns) stamped with its session's date and
+// naming its session by Alias, never by the data's id. Turns with no text
+// are left out, and with them a session that has no other.
+func GenericInput(q Question, assistantTurns bool) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	for _, s := range q.Sessions {
+		a := Alias(s.ID)
+		for _, t := range s.Turns {
+			if t.Role != "user" && !assistantTurns || strings.TrimSpace(t.Text) == "" {
+				continue
+			}
+			if err := enc.Encode(genericLine{Role: t.Role, Content: t.Text, Timestamp: s.Date, Session: a}); err != nil {
+				return nil, fmt.Errorf("session %s: %w", s.ID, err)
+			}
+		}
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, data, 0o644)
+	return b.Bytes(), nil
 }
 
 // timeEmbedder times the embedder alone on texts, in the palace's
@@ -299,17 +353,13 @@ func timeEmbedder(ctx context.Context, emb palace.Embedder, texts []string) (flo
 }
 
 // rankSessions turns hits into the haystack's session ids, each at the rank
-// of its best drawer. Hits outside a session section (none, as rendered)
-// are passed over.
-func rankSessions(hits []palace.Hit, alias map[string]string) []string {
+// of its best drawer, by the session file (source) the drawer is in. Hits
+// in no session file of the haystack are passed over.
+func rankSessions(hits []palace.Hit, sessionOf map[string]string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, h := range hits {
-		a, ok := transcript.SessionID(h.Heading)
-		if !ok {
-			continue
-		}
-		id, ok := alias[a]
+		id, ok := sessionOf[h.Source]
 		if !ok || seen[id] {
 			continue
 		}
