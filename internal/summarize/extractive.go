@@ -248,8 +248,9 @@ func sectionPeriod(raw string) *period {
 	p := &period{sections: 1}
 	seen := map[string]bool{}
 	var fence string
+	day := periodDate(heading)
 	push := func(lead, text string, line int) {
-		text = truncateWords(text, maxDetailWords)
+		text = truncateWords(resolveRelativeDates(text, day), maxDetailWords)
 		key := normFact(lead + text)
 		if key == "" || seen[key] {
 			return
