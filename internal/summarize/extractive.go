@@ -258,6 +258,7 @@ func sectionPeriod(raw string) *period {
 		seen[key] = true
 		p.cands = append(p.cands, newCand(lead, text, len(p.cands), line))
 	}
+	speakers := speakerNames(lines[start:])
 	for lineNo, line := range lines[start:] {
 		if m := fenceMarker(line); m != "" {
 			if fence == "" {
@@ -292,7 +293,9 @@ func sectionPeriod(raw string) *period {
 		}
 		lead, ss := sentences(text)
 		for _, s := range ss {
-			push(lead, s, lineNo)
+			if s = compress(s, speakers); s != "" {
+				push(lead, s, lineNo)
+			}
 		}
 	}
 	if heading == "" {
@@ -306,7 +309,7 @@ func sectionPeriod(raw string) *period {
 			c.pos = i
 		}
 	}
-	p.anchor = truncateWords(heading, maxHeadingWords)
+	p.anchor = truncateWords(dropClockTimes(heading), maxHeadingWords)
 	p.date = periodDate(heading)
 	return p
 }
@@ -357,19 +360,25 @@ func trimInterjection(s string) string {
 	}
 }
 
-var clauseRe = regexp.MustCompile(`; | [-–—] `)
+var clauseRe = regexp.MustCompile(`; | [-–—] |, (?:and|but|so|because|since|which|while|when|where|though|although) `)
 
-// clauses splits a sentence at its clause marks when both sides keep at
-// least four words.
+// clauses splits a sentence at its clause marks (a semicolon, a dash
+// between spaces, a comma before a conjunction, which stays with the
+// clause it opens) when both sides keep at least four words, so a long
+// sentence can be kept by its clause that states a fact.
 func clauses(s string) []string {
 	locs := clauseRe.FindAllStringIndex(s, -1)
 	var out []string
 	start := 0
 	for _, l := range locs {
-		left, right := s[start:l[0]], s[l[1]:]
+		next := l[1]
+		if s[l[0]] == ',' {
+			next = l[0] + 2
+		}
+		left, right := s[start:l[0]], s[next:]
 		if len(strings.Fields(left)) >= 4 && len(strings.Fields(right)) >= 4 {
 			out = append(out, strings.TrimSpace(s[start:l[0]+1]))
-			start = l[1]
+			start = next
 		}
 	}
 	return append(out, strings.TrimSpace(s[start:]))
@@ -509,8 +518,9 @@ func limitCandidates(ps []*period) {
 
 // score gives every candidate its value: the facts it carries, its
 // centrality in its period (cosine to the period's mean vector) and, from
-// its period's age, how hard it is compressed: the newest period counts
-// twice as much as the oldest.
+// its period's age, how hard it is compressed: the newest period counts a
+// tenth more than the oldest (mergeOldest does most of the compressing of
+// old periods; a steeper discount starves them of facts).
 func (e Extractive) score(ctx context.Context, ps []*period) {
 	var all []*cand
 	for _, p := range ps {
@@ -532,7 +542,7 @@ func (e Extractive) score(ctx context.Context, ps []*period) {
 	for i, p := range ps {
 		age := 1.0
 		if len(ps) > 1 {
-			age = 0.7 + 0.3*float64(i)/float64(len(ps)-1)
+			age = 0.9 + 0.1*float64(i)/float64(len(ps)-1)
 		}
 		cent := centrality(p.cands)
 		for j, c := range p.cands {
@@ -742,7 +752,9 @@ func selectLines(ps []*period, budget int) []string {
 			}
 		}
 	}
-	const lambda = 0.7 // weight of value against redundancy
+	// A sentence is worth what it does not repeat of the kept ones: its
+	// value falls to nothing as it nears a kept sentence.
+	const lambda = 1.0
 	gain := func(c *cand) float64 {
 		return (c.value * (1 - lambda*c.maxSim)) / float64(cost(c)+4)
 	}
@@ -930,9 +942,18 @@ func mood(s string) float64 {
 	switch {
 	case strings.HasSuffix(t, "?"):
 		return 0.5
+	case addressRe.MatchString(t) && !selfRe.MatchString(t):
+		// Said to the listener about the listener ("You'd be a great
+		// counselor!", "Don't be afraid"): a reaction, rarely a fact.
+		return 0.6
 	}
 	return 1
 }
+
+var (
+	addressRe = regexp.MustCompile(`(?i)\b(?:you|your|you're|you've|you'd|you'll|yourself)\b`)
+	selfRe    = regexp.MustCompile(`(?i)\b(?:i|my|me|i'm|i've|i'd|i'll|we|our|us|we're|we've|mine)\b`)
+)
 
 // infoScore weighs the facts a sentence carries: names (capitalised words
 // that do not start it, acronyms), numbers, dates and times, paths, file
