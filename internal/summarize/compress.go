@@ -84,19 +84,14 @@ func firstRune(s string) rune {
 	return r
 }
 
-// clockRe matches a time of day ("1:56 pm", "09:30", "10:37 am on") in a
-// period line.
-var clockRe = regexp.MustCompile(`(?i)\b\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?m\.?)?(?:\s+on\b)?\s*`)
+// clockRe matches a time of day written before a date ("1:56 pm on 8 May",
+// "10:37 am, June 3") in a period line; group 1 is the date's start.
+var clockRe = regexp.MustCompile(`(?i)\b\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?m\.?)?,?(?:\s+on)?\s+(\d{1,2}\s+\p{L}+|\p{L}+\s+\d{1,2}\b)`)
 
-// dropClockTimes removes times of day from a section heading: the
-// condensed history is read by the day, and each time costs two or three
-// words of the budget on every period line. The heading's date stays.
+// dropClockTimes removes from a section heading the time of day given with
+// its date: the condensed history is read by the day, and the time costs
+// two or three words of the budget on every period line. A time alone
+// ("deploy at 09:30") is part of the heading's text and stays.
 func dropClockTimes(h string) string {
-	out := strings.Join(strings.Fields(clockRe.ReplaceAllString(h, "")), " ")
-	out = strings.ReplaceAll(out, "( ", "(")
-	out = strings.ReplaceAll(out, "()", "")
-	if strings.TrimSpace(out) == "" {
-		return h
-	}
-	return strings.TrimSpace(out)
+	return clockRe.ReplaceAllString(h, "$1")
 }

@@ -343,7 +343,7 @@ func sentences(line string) (lead string, out []string) {
 	return lead, out
 }
 
-var interjectionRe = regexp.MustCompile(`^(?i:oh|ooh|wow|whoa|woah|hey|hi|hello|yeah|yes|yep|yup|nope|well|ok|okay|so|um|uh|ah|aw+|btw|lol|haha|hmm|cool|great|nice|sure|right)(?:\s+[A-Z][\p{L}]*)?[,!.…]+\s+`)
+var interjectionRe = regexp.MustCompile(`^(?i:oh|ooh|wow|whoa|woah|hey|hi|hello|yeah|yes|yep|yup|nope|well|ok|okay|so|um|uh|ah|aw+|btw|lol|haha|hmm|cool|great|nice|sure|right|thanks|thank you|yay)(?:\s+[A-Z][\p{L}]*)?[,!.…]+\s+`)
 
 // trimInterjection drops the interjections a sentence opens with ("Oh, ",
 // "Wow, ", "Hey Sam! "), which carry nothing a later reader needs, as long
