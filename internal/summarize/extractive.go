@@ -343,7 +343,7 @@ func sentences(line string) (lead string, out []string) {
 	return lead, out
 }
 
-var interjectionRe = regexp.MustCompile(`^(?i:oh|ooh|wow|whoa|woah|hey|hi|hello|yeah|yes|yep|yup|nope|well|ok|okay|so|um|uh|ah|aw+|btw|lol|haha|hmm|cool|great|nice|sure|right|thanks|thank you|yay)(?:\s+[A-Z][\p{L}]*)?[,!.…]+\s+`)
+var interjectionRe = regexp.MustCompile(`^(?i:oh|ooh|wow|whoa|woah|hey|hi|hello|yeah|yes|yep|yup|nope|well|ok|okay|so|um|uh|ah|aw+|btw|lol|haha|hmm|cool|great|nice|sure|right|thanks|thank you|yay|oof|omg|aww*)(?:\s+[A-Z][\p{L}]*)?[,!.…]+\s+`)
 
 // trimInterjection drops the interjections a sentence opens with ("Oh, ",
 // "Wow, ", "Hey Sam! "), which carry nothing a later reader needs, as long
@@ -360,21 +360,16 @@ func trimInterjection(s string) string {
 	}
 }
 
-var clauseRe = regexp.MustCompile(`; | [-–—] |, (?:and|but|so|because|since|which|while|when|where|though|although) `)
+var clauseRe = regexp.MustCompile(`; | [-–—] `)
 
 // clauses splits a sentence at its clause marks (a semicolon, a dash
-// between spaces, a comma before a conjunction, which stays with the
-// clause it opens) when both sides keep at least four words, so a long
-// sentence can be kept by its clause that states a fact.
+// between spaces) when both sides keep at least four words.
 func clauses(s string) []string {
 	locs := clauseRe.FindAllStringIndex(s, -1)
 	var out []string
 	start := 0
 	for _, l := range locs {
 		next := l[1]
-		if s[l[0]] == ',' {
-			next = l[0] + 2
-		}
 		left, right := s[start:l[0]], s[next:]
 		if len(strings.Fields(left)) >= 4 && len(strings.Fields(right)) >= 4 {
 			out = append(out, strings.TrimSpace(s[start:l[0]+1]))
