@@ -17,8 +17,9 @@ import (
 
 // Embedder turns texts into L2-normalised sentence vectors (the palace's
 // MiniLM model, or any other). The extractive summariser uses it, when it
-// has one, for how central a sentence is to its period and how much it
-// repeats what is already kept; without one it uses word overlap.
+// has one, for how central a sentence is to its period; without one it
+// uses word overlap. Whether a sentence repeats a kept one is always
+// judged by word overlap (see similarity).
 type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
@@ -606,16 +607,13 @@ func centrality(cs []*cand) []float64 {
 	return out
 }
 
-// similarity is the cosine of two candidates: of their sentence vectors
-// when they have them, else of their tf-idf vectors.
+// similarity is the cosine of two candidates' tf-idf vectors: a sentence
+// repeats a kept one when it says the same things in the same words.
+// Sentence vectors are not used here: two sentences of one conversation
+// are close in MiniLM space whenever they share a topic, and treating them
+// as repeats starved the summary of distinct facts (answer coverage at 600
+// words 13.8 % with them, against 15.7 % without).
 func similarity(a, b *cand) float64 {
-	if a.vec != nil && b.vec != nil && len(a.vec) == len(b.vec) {
-		d := 0.0
-		for k := range a.vec {
-			d += float64(a.vec[k]) * float64(b.vec[k])
-		}
-		return max(d, 0)
-	}
 	small, big := a, b
 	if len(small.keys) > len(big.keys) {
 		small, big = big, small
