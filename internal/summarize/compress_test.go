@@ -1,0 +1,35 @@
+package summarize
+
+import "testing"
+
+func TestCompressKeepsFactsDropsTalk(t *testing.T) {
+	speakers := speakerNames([]string{"[D1:1] Melanie: Hi!", "Caroline: Hello.", "- Note: not a speaker line? no"})
+	for _, tc := range []struct{ in, want string }{
+		{"Thanks, Mel! I really just painted a lake sunrise.", "I painted a lake sunrise."},
+		{"Caroline, I actually went to Paris, France last May.", "I went to Paris, France last May."},
+		{"I moved from Sweden, Caroline.", "I moved from Sweden."},
+		{"I met Jean, who helped me.", "I met Jean, who helped me."},
+		{"Wow, really great!", "Wow, really great!"}, // under three words left: unchanged
+		{"I wanted to let you know I won.", "I wanted to let you know I won."},
+		{"Run `just build` in ./cmd, Mel.", "Run `just build` in ./cmd, Mel."}, // code is copied as it is
+		{"I think we should switch to Postgres.", "We should switch to Postgres."},
+	} {
+		if got := compress(tc.in, speakers); got != tc.want {
+			t.Errorf("compress(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestDropClockTimesKeepsTheDate(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"2023-05-08 — session 1 (1:56 pm on 8 May, 2023)", "2023-05-08 — session 1 (8 May, 2023)"},
+		{"2026-09-12 — deploy at 09:30", "2026-09-12 — deploy at 09:30"},
+		{"2026-09-12 — standup, 10:37 am, Sept 12", "2026-09-12 — standup, Sept 12"},
+		{"2026-09-12 — login test flake", "2026-09-12 — login test flake"},
+		{"10:37", "10:37"},
+	} {
+		if got := dropClockTimes(tc.in); got != tc.want {
+			t.Errorf("dropClockTimes(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
