@@ -1,5 +1,14 @@
-// Package app wires a hivemem process together: home, config, index
-// backend, embedder and palace, as every command and server needs them.
+// Package app is hivemem's application layer. Open, called once by the
+// composition root of a process (a CLI command, `hivemem run`, `hivemem
+// mcp`), builds everything a front end needs — home, config, index
+// backend, embedder, palace, the one reflector, the one palace write lock
+// and the event log — and the App it returns offers the product's
+// operations (search, wake-up, remember, pin, mine, reindex, condense,
+// backups, restore, agents, events, status, settings, import), each taking
+// a request that validates itself and returning one result type with one
+// set of JSON names. The CLI, the HTTP API (internal/web) and MCP
+// (internal/mcpserver) only translate their transport to a request and the
+// result back.
 package app
 
 import (
@@ -10,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hivemem/hivemem/internal/config"
@@ -20,9 +30,12 @@ import (
 	"github.com/hivemem/hivemem/internal/modelfetch"
 	"github.com/hivemem/hivemem/internal/openaiembed"
 	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/reflector"
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/postgres"
 	"github.com/hivemem/hivemem/internal/store/sqlite"
+	"github.com/hivemem/hivemem/internal/summarize"
+	"github.com/hivemem/hivemem/internal/writelock"
 )
 
 // Options says how to open the app.
@@ -39,6 +52,19 @@ type Options struct {
 	// so that a benchmark asking the same question in several modes times
 	// the model in each.
 	NoQueryCache bool
+	// Command names this process to other writers that wait for the
+	// palace write lock ("hivemem mine"); "" says "hivemem".
+	Command string
+	// LockWaiting is told when a write waits for the palace write lock
+	// another process holds (nil: silently).
+	LockWaiting func(writelock.Holder)
+	// Extractive makes the reflector condense with the built-in
+	// extractive summariser over the palace's embedder, whatever the
+	// settings say (benchmarks).
+	Extractive bool
+	// ReflectorMinesNot leaves the mine after a condensation to the caller
+	// (a benchmark that mines everything afterwards).
+	ReflectorMinesNot bool
 }
 
 // App is an open hivemem home.
@@ -50,6 +76,18 @@ type App struct {
 	Events   *eventlog.Log
 	Log      *slog.Logger
 	Embedder EmbedderInfo
+	// Lock is the palace write lock: every write to the index in this
+	// process takes it (AcquireLock, LockedMiner), so that one process at a
+	// time writes.
+	Lock *writelock.Lock
+	// Reflector condenses and restores, for every front end of this
+	// process: condensations of one agent are serialised in process, and
+	// the mine that follows a swap takes the palace write lock.
+	Reflector *reflector.Reflector
+
+	lockWaiting func(writelock.Holder)
+	settings    atomic.Pointer[func() config.Config]
+	reflMiner   atomic.Pointer[reflector.Miner]
 }
 
 // EmbedderInfo describes the embedder in use, for status output.
@@ -104,7 +142,72 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		st.Close()
 		return nil, err
 	}
-	return &App{Home: h, Config: cfg, Store: st, Palace: p, Events: eventlog.Open(h.LogPath()), Log: lg, Embedder: info}, nil
+	a := &App{Home: h, Config: cfg, Store: st, Palace: p, Events: eventlog.Open(h.LogPath()), Log: lg, Embedder: info,
+		lockWaiting: opts.LockWaiting}
+	command := "hivemem"
+	if opts.Command != "" {
+		command += " " + opts.Command
+	}
+	a.Lock = writelock.New(h.PalaceDir(), command)
+	a.UseSettings(func() config.Config { return cfg })
+	var miner reflector.Miner
+	if !opts.ReflectorMinesNot {
+		miner = reflectorMiner{a}
+	}
+	deps := reflector.Deps{Home: h, Settings: a.Settings, Events: a.Events, Miner: miner, Logger: lg, Embedder: p.Embedder()}
+	if opts.Extractive {
+		deps.Summarizer = summarize.Extractive{Embedder: p.Embedder()}
+	}
+	a.Reflector = newReflector(deps)
+	return a, nil
+}
+
+// newReflector is the one place a reflector is built.
+func newReflector(d reflector.Deps) *reflector.Reflector { return reflector.New(d) }
+
+// ScratchReflector condenses in a scratch home h that is not a's (a
+// benchmark's copy), with settings cfg and the extractive summariser over
+// a's embedder: it logs no events and mines nothing.
+func (a *App) ScratchReflector(h home.Home, cfg config.Config) *reflector.Reflector {
+	return newReflector(reflector.Deps{
+		Home: h, Logger: a.Log, Summarizer: summarize.Extractive{Embedder: a.Palace.Embedder()},
+		Settings: func() config.Config { return cfg }, Embedder: a.Palace.Embedder(),
+	})
+}
+
+// Settings is the live configuration: config.toml as the process last
+// loaded it (a running manager reloads it on SIGHUP and on save).
+func (a *App) Settings() config.Config { return (*a.settings.Load())() }
+
+// UseSettings makes fn the source of the live configuration (the
+// manager's reloaded config); the reflector reads it at every pass.
+func (a *App) UseSettings(fn func() config.Config) { a.settings.Store(&fn) }
+
+// AcquireLock takes the palace write lock, waiting (until ctx ends) while
+// another process holds it.
+func (a *App) AcquireLock(ctx context.Context) (release func(), err error) {
+	return a.Lock.Acquire(ctx, a.lockWaiting)
+}
+
+// LockedMiner is the palace, mining under the palace write lock.
+func (a *App) LockedMiner() writelock.Miner {
+	return writelock.LockedMiner(a.Lock, a.Palace, a.lockWaiting)
+}
+
+// UseReflectorMiner replaces the miner the reflector re-mines with after a
+// swap (by default LockedMiner): the manager's keeps that mine going past
+// the end of the request that started it. m must take the write lock.
+func (a *App) UseReflectorMiner(m reflector.Miner) { a.reflMiner.Store(&m) }
+
+// reflectorMiner is the reflector's miner: the one set by
+// UseReflectorMiner, else the palace under the write lock.
+type reflectorMiner struct{ a *App }
+
+func (rm reflectorMiner) Mine(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
+	if m := rm.a.reflMiner.Load(); m != nil {
+		return (*m).Mine(ctx, path, opts)
+	}
+	return rm.a.LockedMiner().Mine(ctx, path, opts)
 }
 
 // OpenHome is the first half of Open: it resolves the home (creating it

@@ -16,7 +16,6 @@ import (
 	"github.com/hivemem/hivemem/internal/locomo"
 	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/reflector"
-	"github.com/hivemem/hivemem/internal/summarize"
 )
 
 type benchOptions struct {
@@ -74,7 +73,10 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 		dir = tmp
 	}
 	// Every mode embeds its queries itself: latency includes the model.
-	a, err := app.Open(ctx, app.Options{Home: dir, Logger: g.logger, Create: true, NoQueryCache: true})
+	// With --condense, the whole of each file is mined after Prepare
+	// (memory file and archive), so the reflector does not mine itself.
+	a, err := app.Open(ctx, app.Options{Home: dir, Logger: g.logger, Create: true, NoQueryCache: true,
+		Command: "bench", Extractive: true, ReflectorMinesNot: true})
 	if err != nil {
 		return err
 	}
@@ -91,12 +93,10 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 	lo := locomo.Options{Modes: o.modes, Limit: o.limit, Dataset: path, NoCaptions: o.noCapt}
 	condensed := 0
 	if o.condense {
-		// The whole of each file is mined after Prepare (memory file and
-		// archive), so the reflector does not mine itself.
-		r := reflector.New(reflector.Deps{
-			Home: a.Home, Events: a.Events, Logger: g.logger, Summarizer: summarize.Extractive{Embedder: a.Palace.Embedder()},
-			Settings: func() config.Config { c := a.Config; c.Reflector.Enabled = true; return c },
-		})
+		enabled := a.Config
+		enabled.Reflector.Enabled = true
+		a.UseSettings(func() config.Config { return enabled })
+		r := a.Reflector
 		lo.Prepare = func(ctx context.Context, agent string) error {
 			res, err := r.Condense(ctx, agent, reflector.Options{Force: true})
 			if err != nil {
@@ -168,10 +168,7 @@ func runBenchCoverage(ctx context.Context, g *globals, o benchOptions, a *app.Ap
 		cfg := a.Config
 		cfg.Reflector.Enabled = true
 		cfg.Reflector.WordBudget = budget
-		r := reflector.New(reflector.Deps{
-			Home: h, Logger: g.logger, Summarizer: summarize.Extractive{Embedder: a.Palace.Embedder()},
-			Settings: func() config.Config { return cfg },
-		})
+		r := a.ScratchReflector(h, cfg)
 		texts := map[string]locomo.MemoryText{}
 		for _, s := range samples {
 			data, _ := locomo.Render(s, !o.noCapt)

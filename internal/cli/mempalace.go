@@ -74,6 +74,7 @@ stderr and the palace's own model. $MEMPALACE_EMBEDDING_DEVICE is ignored.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			g.command = cmd.Name()
 			if err := g.setLogger(); err != nil {
 				return err
 			}

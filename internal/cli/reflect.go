@@ -13,8 +13,6 @@ import (
 	"github.com/rogpeppe/go-internal/diff"
 	"github.com/spf13/cobra"
 
-	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/reflector"
 )
@@ -53,18 +51,6 @@ reflector is disabled.`,
 	return cmd
 }
 
-// newReflector wires a reflector to an open app. The CLI runs once per
-// process, so the config loaded at start is the live config. The mine that
-// follows a swap takes the palace write lock (not the summary before it,
-// which may take minutes), so it never races a running manager.
-func newReflector(g *globals, a *app.App, command string) *reflector.Reflector {
-	return reflector.New(reflector.Deps{
-		Home: a.Home, Settings: func() config.Config { return a.Config },
-		Events: a.Events, Miner: g.lockedMiner(a, command), Logger: a.Log,
-		Embedder: a.Palace.Embedder(),
-	})
-}
-
 // reflectResult is a result as printed, with a dry run's output.
 type reflectResult struct {
 	reflector.Result
@@ -81,7 +67,7 @@ func runReflect(ctx context.Context, g *globals, o reflectOptions, agents []stri
 		return err
 	}
 	defer a.Close()
-	r := newReflector(g, a, "reflect")
+	r := a.Reflector
 
 	var results []reflector.Result
 	named := len(agents) > 0
@@ -267,7 +253,7 @@ func runRestore(ctx context.Context, g *globals, agent, backup string, asJSON bo
 		return err
 	}
 	defer a.Close()
-	res, err := newReflector(g, a, "restore").Restore(ctx, agent, backup)
+	res, err := a.Reflector.Restore(ctx, agent, backup)
 	if err != nil {
 		return err
 	}

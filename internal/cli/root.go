@@ -34,6 +34,9 @@ type globals struct {
 	mempalace bool
 	// modelChecked is set once ensureModel has run in this process.
 	modelChecked bool
+	// command is the name of the command running, which holds the palace
+	// write lock as "hivemem <command>".
+	command string
 }
 
 // Main runs the command line and returns the process exit code.
@@ -96,6 +99,7 @@ func newRootCommand(g *globals) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			g.command = cmd.Name()
 			if err := checkNonEmpty(cmd); err != nil {
 				return err
 			}
@@ -177,7 +181,7 @@ func (g *globals) requireHome() error {
 }
 
 func (g *globals) open(ctx context.Context, create bool) (*app.App, error) {
-	a, err := app.Open(ctx, app.Options{Home: g.home, Logger: g.logger, Create: create})
+	a, err := app.Open(ctx, app.Options{Home: g.home, Logger: g.logger, Create: create, Command: g.command, LockWaiting: g.lockWaiting})
 	if err != nil && app.IndexDamaged(err) {
 		return nil, fmt.Errorf("%w (the index is damaged; `hivemem reindex` sets it aside and rebuilds it from the markdown)", err)
 	}

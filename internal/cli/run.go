@@ -83,7 +83,7 @@ func runRun(ctx context.Context, g *globals, o runOptions) error {
 		}
 	}()
 	g.ensureModel(ctx)
-	a, err := app.Open(ctx, app.Options{Home: h.Root, Logger: g.logger, LongRunning: true})
+	a, err := app.Open(ctx, app.Options{Home: h.Root, Logger: g.logger, LongRunning: true, Command: "run"})
 	if err != nil {
 		return err
 	}
@@ -119,19 +119,17 @@ func runRun(ctx context.Context, g *globals, o runOptions) error {
 }
 
 // mountHandlers puts the MCP endpoint (/mcp) and the web UI + JSON API
-// (/, /api/v1/) on the manager's HTTP server. Both share the manager's
-// reflector, palace write lock, live settings and status, and apply guard
+// (/, /api/v1/) on the manager's HTTP server. Both share the app's
+// reflector and palace write lock, and the manager's live settings and status, and apply guard
 // themselves (the UI keeps /login and /static reachable without a token).
 func mountHandlers(m *manager.Manager, mux *http.ServeMux, guard httpguard.Config) error {
 	a := m.App()
-	h, err := mcpserver.HTTPHandler(mcpserver.Deps{App: a, Reflector: m.Reflector(),
-		WriteLock: m.WriteLock(), Logger: a.Log, Version: Version}, guard)
+	h, err := mcpserver.HTTPHandler(mcpserver.Deps{App: a, Logger: a.Log, Version: Version}, guard)
 	if err != nil {
 		return fmt.Errorf("mount /mcp: %w", err)
 	}
 	mux.Handle("/mcp", h)
-	w := web.New(web.Deps{App: a, Reflector: m.Reflector(), Settings: m,
-		Miner:         writelock.LockedMiner(m.WriteLock(), a.Palace, nil),
+	w := web.New(web.Deps{App: a, Settings: m,
 		ManagerStatus: func() any { return m.Status(context.Background()) },
 		Guard:         &guard, Logger: a.Log, Version: Version})
 	m.OnShutdown(w.Close)
@@ -149,7 +147,7 @@ const writeLockWait = 5 * time.Minute
 func (g *globals) lockPalace(ctx context.Context, a *app.App, command string) (func(), error) {
 	ctx, cancel := context.WithTimeout(ctx, writeLockWait)
 	defer cancel()
-	release, err := writelock.New(a.Home.PalaceDir(), "hivemem "+command).Acquire(ctx, g.lockWaiting)
+	release, err := a.AcquireLock(ctx)
 	if err != nil {
 		if errors.Is(err, writelock.ErrBusy) && errors.Is(err, context.DeadlineExceeded) {
 			return nil, fmt.Errorf("%s: gave up after %s: %w", command, writeLockWait, err)
@@ -162,9 +160,4 @@ func (g *globals) lockPalace(ctx context.Context, a *app.App, command string) (f
 // lockWaiting tells the user why a write command pauses.
 func (g *globals) lockWaiting(h writelock.Holder) {
 	fmt.Fprintf(g.stderr, "waiting for the palace write lock held by %s…\n", h)
-}
-
-// lockedMiner is a's palace, mining under the palace write lock.
-func (g *globals) lockedMiner(a *app.App, command string) writelock.Miner {
-	return writelock.LockedMiner(writelock.New(a.Home.PalaceDir(), "hivemem "+command), a.Palace, g.lockWaiting)
 }

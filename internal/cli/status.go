@@ -14,9 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/manager"
-	"github.com/hivemem/hivemem/internal/reflector"
 	"github.com/hivemem/hivemem/internal/store"
 )
 
@@ -100,7 +98,7 @@ func collectStatus(ctx context.Context, a *app.App) (statusReport, error) {
 	if id, err := a.Home.ID(); err == nil {
 		r.HomeID = id
 	}
-	refl := reflector.New(reflector.Deps{Home: a.Home, Settings: func() config.Config { return a.Config }, Embedder: a.Palace.Embedder()})
+	refl := a.Reflector
 	r.Condense = condenseInfo{Enabled: a.Config.Reflector.Enabled, Summarizer: refl.Summarizer()}
 	agents, err := manager.CollectAgents(ctx, a, a.Config, st, refl, manager.LastCondensed(a.Home.LogPath()))
 	if err != nil {

@@ -1,7 +1,8 @@
-// Package hometest holds the helpers tests share for whole homes: a home
-// with memory files mined, a home whose model does not load, the index of
-// a palace as a comparable dump and a fresh mine of the same files to
-// compare it with, and what an agent's archive holds.
+// Package hometest holds the helpers tests share for whole homes: a
+// model directory that does not load, the index of a palace as a
+// comparable dump and a fresh mine of the same files to compare it with,
+// and what an agent's archive holds. Helpers that open an app are in
+// internal/app/apptest (app is above the reflector, which uses these).
 package hometest
 
 import (
@@ -12,7 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/palace"
@@ -31,24 +31,6 @@ func BrokenModelDir(t testing.TB) string {
 		}
 	}
 	return model
-}
-
-// BrokenModelApp opens a new home whose MiniLM embedder points at a
-// BrokenModelDir: the embedder loads lazily, so the home opens and the
-// first embedding fails. It is closed when the test ends.
-func BrokenModelApp(t testing.TB) *app.App {
-	t.Helper()
-	root := t.TempDir()
-	cfg := fmt.Sprintf("[embedder]\nprovider = \"minilm\"\nmodel_dir = %q\n", BrokenModelDir(t))
-	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	a, err := app.Open(context.Background(), app.Options{Home: root, Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	return a
 }
 
 // Drawers is an index as drawer id → every field a search shows of it.
@@ -113,57 +95,4 @@ func ArchivedHeadings(t testing.TB, dir string) map[string]int {
 		}
 	}
 	return n
-}
-
-// MinedApp opens a new home in a temp dir with the given memory files
-// (agent → content) written and mined; lexical configures no embedder, so
-// results do not depend on whether the model is installed. It is closed
-// when the test ends.
-func MinedApp(t testing.TB, files map[string]string, lexical bool) *app.App {
-	t.Helper()
-	a := openMined(t, files, lexical)
-	t.Cleanup(func() { a.Close() })
-	return a
-}
-
-// MinedHome is MinedApp closed again at once, so that another process can
-// open the home: it returns the home's root.
-func MinedHome(t testing.TB, files map[string]string, lexical bool) string {
-	t.Helper()
-	a := openMined(t, files, lexical)
-	defer a.Close()
-	return a.Home.Root
-}
-
-func openMined(t testing.TB, files map[string]string, lexical bool) *app.App {
-	t.Helper()
-	root := t.TempDir()
-	if lexical {
-		if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte("[embedder]\nprovider = \"none\"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx := context.Background()
-	a, err := app.Open(ctx, app.Options{Home: root, Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for agent, content := range files {
-		path, err := a.Home.MemoryPath(agent)
-		if err == nil {
-			err = os.MkdirAll(filepath.Dir(path), 0o755)
-		}
-		if err == nil {
-			err = os.WriteFile(path, []byte(content), 0o644)
-		}
-		if err != nil {
-			a.Close()
-			t.Fatal(err)
-		}
-	}
-	if _, err := a.Palace.Mine(ctx, a.Home.AgentsDir(), palace.MineOptions{}); err != nil {
-		a.Close()
-		t.Fatal(err)
-	}
-	return a
 }

@@ -185,7 +185,7 @@ func New(opts Options) (*Manager, error) {
 	}
 	m := &Manager{
 		app: opts.App, opts: opts, log: lg, claim: opts.Claim, cfg: opts.App.Config,
-		lock:       writelock.New(opts.App.Home.PalaceDir(), "hivemem run"),
+		lock:       opts.App.Lock,
 		reloadCh:   make(chan struct{}, 1),
 		cfgChanged: make(chan struct{}, 1),
 		retryCh:    make(chan retry, 64),
@@ -194,26 +194,16 @@ func New(opts Options) (*Manager, error) {
 		watched:    map[string]bool{},
 		backoffMin: MineBackoffMin,
 	}
-	m.refl = reflector.New(reflector.Deps{
-		Home: m.app.Home, Settings: m.Config, Events: m.app.Events, Logger: lg,
-		Miner:    swapMiner{m, writelock.LockedMiner(m.lock, palaceMiner{m}, nil)},
-		Embedder: m.app.Palace.Embedder(),
-	})
+	// The app's reflector reads the manager's live settings and mines
+	// through the manager (see swapMiner).
+	m.refl = m.app.Reflector
+	m.app.UseSettings(m.Config)
+	m.app.UseReflectorMiner(swapMiner{m, writelock.LockedMiner(m.lock, palaceMiner{m}, nil)})
 	return m, nil
 }
 
 // App is the open home the manager serves.
 func (m *Manager) App() *app.App { return m.app }
-
-// Reflector is the manager's reflector. Front ends mounted on the manager
-// (web UI, MCP) should condense and restore through it: condensations of
-// one agent are then serialised in process, and the mine that follows a
-// swap takes the palace write lock.
-func (m *Manager) Reflector() *reflector.Reflector { return m.refl }
-
-// WriteLock is the palace write lock as the manager takes it. In-process
-// writers (MCP remember/pin) should hold it around their mines.
-func (m *Manager) WriteLock() *writelock.Lock { return m.lock }
 
 // Config is the live configuration: config.toml as of the last reload.
 func (m *Manager) Config() config.Config {

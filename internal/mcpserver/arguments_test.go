@@ -18,7 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/hometest"
+	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/mcpserver"
 )
 
@@ -357,7 +357,7 @@ func TestConcurrentWritesLandOnce(t *testing.T) {
 // TestBrokenModelSearchNamesModel: search with an unusable model is a tool
 // error that names the model, not a protocol error or an empty result.
 func TestBrokenModelSearchNamesModel(t *testing.T) {
-	a := hometest.BrokenModelApp(t)
+	a := apptest.BrokenModelApp(t)
 	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
 	fails(t, cs, mcpserver.ToolSearch, map[string]any{"query": "login"}, "model")
 }
@@ -368,7 +368,7 @@ func TestBrokenModelSearchNamesModel(t *testing.T) {
 // an agent that retries, as it should after a failed write, records the
 // note twice.
 func TestRememberWithBrokenEmbedder(t *testing.T) {
-	a := hometest.BrokenModelApp(t)
+	a := apptest.BrokenModelApp(t)
 	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
 	note := "the build cache lives on the second disk"
 	res := call(t, cs, mcpserver.ToolRemember, map[string]any{"text": note, "heading": "cache"})

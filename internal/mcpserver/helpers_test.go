@@ -13,7 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/hometest"
+	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/mcpserver"
 )
 
@@ -38,7 +38,7 @@ func repoRoot(t testing.TB) string {
 // do not depend on whether the model is installed.
 func newHome(t testing.TB, files map[string]string, lexical bool) *app.App {
 	t.Helper()
-	return hometest.MinedApp(t, files, lexical)
+	return apptest.MinedApp(t, files, lexical)
 }
 
 // demoFiles reads the demo hive in examples/hive/agents.

@@ -22,10 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/home"
-	"github.com/hivemem/hivemem/internal/reflector"
-	"github.com/hivemem/hivemem/internal/writelock"
 )
 
 // Scopes: what a server may read.
@@ -55,15 +52,8 @@ const (
 type Deps struct {
 	// App is the open home: palace, config, event log.
 	App *app.App
-	// Reflector runs memory_condense. nil builds one over App whose mines
-	// take WriteLock; a process that already has one (the manager) should
-	// pass it, so condensations of one agent are serialised in process.
-	Reflector *reflector.Reflector
-	// WriteLock is the palace write lock, held by remember and pin around
-	// their write and mine (never by reads). nil takes a lock of its own on
-	// App's palace, which excludes other processes (hivemem run, CLI
-	// writes); inside hivemem run, pass the manager's.
-	WriteLock *writelock.Lock
+	// memory_condense runs through App.Reflector; remember and pin hold
+	// App's palace write lock around their write and mine (never reads).
 	// Agent is the agent the server acts for: remember, pin and condense
 	// write to it by default and refuse any other agent. "" binds none:
 	// write tools then need an explicit agent argument.
@@ -106,8 +96,7 @@ func CheckIdentity(agent, scope string) error {
 	return nil
 }
 
-// withDefaults fills the optional fields, building the reflector once so
-// that every server made from these Deps shares it.
+// withDefaults fills the optional fields.
 func (d Deps) withDefaults() Deps {
 	if d.Scope == "" {
 		d.Scope = ScopeAll
@@ -117,17 +106,6 @@ func (d Deps) withDefaults() Deps {
 	}
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
-	}
-	if d.WriteLock == nil {
-		d.WriteLock = writelock.New(d.App.Home.PalaceDir(), "hivemem mcp")
-	}
-	if d.Reflector == nil {
-		a := d.App
-		d.Reflector = reflector.New(reflector.Deps{
-			Home: a.Home, Settings: func() config.Config { return a.Config },
-			Events: a.Events, Miner: writelock.LockedMiner(d.WriteLock, a.Palace, nil), Logger: d.Logger,
-			Embedder: a.Palace.Embedder(),
-		})
 	}
 	if d.Version == "" {
 		d.Version = "dev"
@@ -162,7 +140,7 @@ const lockWait = 2 * time.Minute
 func (s *server) locked(ctx context.Context, fn func() error) error {
 	lctx, cancel := context.WithTimeout(ctx, lockWait)
 	defer cancel()
-	release, err := s.d.WriteLock.Acquire(lctx, nil)
+	release, err := s.d.App.AcquireLock(lctx)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/hivemem/hivemem/internal/hometest"
+	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/mcpserver"
 	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/palace"
@@ -320,7 +320,7 @@ func TestPin(t *testing.T) {
 // the fact are written but cannot be mined. The calls succeed, with the
 // reason in mine_error, so a client does not retry and write them twice.
 func TestRememberPinMineFails(t *testing.T) {
-	a := hometest.BrokenModelApp(t)
+	a := apptest.BrokenModelApp(t)
 	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
 
 	note := "the build cache lives on the second disk"

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemem/hivemem/internal/hometest"
+	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/mcpserver"
 )
 
@@ -86,7 +86,7 @@ func nodeClient(t testing.TB) (node, script string) {
 // closes it, so another process can open it.
 func preparedHome(t testing.TB, files map[string]string, lexical bool) string {
 	t.Helper()
-	return hometest.MinedHome(t, files, lexical)
+	return apptest.MinedHome(t, files, lexical)
 }
 
 // nodeSummary is what client.mjs prints.

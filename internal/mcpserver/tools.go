@@ -477,7 +477,7 @@ func (s *server) condense(ctx context.Context, in CondenseInput) (CondenseOutput
 	if err != nil {
 		return CondenseOutput{}, "", err
 	}
-	res, err := s.d.Reflector.Condense(ctx, agent, reflector.Options{DryRun: in.DryRun, Force: in.Force})
+	res, err := s.d.App.Reflector.Condense(ctx, agent, reflector.Options{DryRun: in.DryRun, Force: in.Force})
 	if err != nil {
 		return CondenseOutput{}, "", err
 	}

@@ -38,17 +38,11 @@ import (
 type Deps struct {
 	// App is the open home: config, index, palace and event log. Required.
 	App *app.App
-	// Reflector condenses and restores. Pass the manager's own so that
-	// condensations started here and by the manager are serialised in
-	// process; nil builds one over App that reads config.toml live and
-	// mines under the palace write lock.
-	Reflector *reflector.Reflector
-	// Miner mines for POST /api/v1/mine. Pass one under the manager's
-	// palace write lock; nil mines App's palace under the palace write lock.
-	Miner writelock.Miner
+	// Condensing and restoring go through App.Reflector, POST
+	// /api/v1/mine through App's palace write lock.
 	// Settings is the live configuration, as the manager keeps it
 	// (*manager.Manager: it reloads config.toml when the file changes).
-	// Required.
+	// Required; the app's reflector reads it too.
 	Settings Settings
 	// ManagerStatus reports the long-running manager (pid, uptime, last
 	// scan, ...) as a JSON-encodable value, shown as is in /api/v1/status
@@ -85,7 +79,7 @@ type Settings interface {
 type Handler struct {
 	app     *app.App
 	refl    *reflector.Reflector
-	miner   writelock.Miner
+	miner   writelock.Miner // palace under the write lock
 	cfg     func() config.Config
 	live    Settings
 	manager func() any
@@ -126,20 +120,9 @@ func New(d Deps) *Handler {
 		h.version = "dev"
 	}
 	h.live, h.cfg = d.Settings, d.Settings.Config
-	h.refl = d.Reflector
-	h.miner = d.Miner
-	if h.miner == nil {
-		// Mine under the palace write lock, like every other writer to the
-		// index.
-		h.miner = writelock.LockedMiner(writelock.New(d.App.Home.PalaceDir(), "hivemem web"), d.App.Palace, nil)
-	}
-	if h.refl == nil {
-		miner := h.miner
-		h.refl = reflector.New(reflector.Deps{
-			Home: d.App.Home, Settings: h.cfg, Events: d.App.Events, Miner: miner, Logger: h.log,
-			Embedder: d.App.Palace.Embedder(),
-		})
-	}
+	d.App.UseSettings(h.cfg)
+	h.refl = d.App.Reflector
+	h.miner = d.App.LockedMiner()
 	h.events = newLogIndex(d.App.Home.LogPath())
 	h.pages = mustParsePages()
 	h.static = mustLoadStatic()
