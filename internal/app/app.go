@@ -149,7 +149,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		command += " " + opts.Command
 	}
 	a.Lock = writelock.New(h.PalaceDir(), command)
-	a.UseSettings(func() config.Config { return cfg })
+	a.UseSettings(func() config.Config { return a.Config })
 	var miner reflector.Miner
 	if !opts.ReflectorMinesNot {
 		miner = reflectorMiner{a}

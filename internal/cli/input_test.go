@@ -62,7 +62,7 @@ func TestBadArgumentsNameTheProblem(t *testing.T) {
 		{"mine wing NUL", []string{"mine", "--wing", "a\x00"}, "--wing"},
 		{"mine room newline", []string{"mine", "--room", "a\nb"}, "--room"},
 		{"mine wing long", []string{"mine", "--wing", strings.Repeat("w", 129)}, "--wing"},
-		{"wake-up wing invalid utf8", []string{"wake-up", "--wing", "\xff"}, "unknown wing"},
+		{"wake-up wing invalid utf8", []string{"wake-up", "--wing", "\xff"}, "wing is not valid UTF-8"},
 		{"restore bad name", []string{"restore", "alice", "20261129T135100Z/../x"}, "not valid"},
 	}
 	for _, c := range cases {

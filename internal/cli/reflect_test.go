@@ -89,7 +89,7 @@ func TestRacingReflectNowArchivesEachSectionOnce(t *testing.T) {
 				t.Fatalf("search: exit %d: %s", code, stderr)
 			}
 			var res struct {
-				Results []struct{ Source string } `json:"results"`
+				Results []struct{ Source string } `json:"hits"`
 			}
 			if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 				t.Fatalf("search output: %v\n%s", err, stdout)

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/palace"
-	"github.com/hivemem/hivemem/internal/store"
 )
 
 type searchOptions struct {
@@ -57,28 +57,21 @@ func runSearch(ctx context.Context, g *globals, o searchOptions, q string) error
 		return err
 	}
 	defer a.Close()
-	if o.results == 0 {
-		o.results = a.Config.Search.Results
-	}
-	hits, err := a.Palace.Search(ctx, palace.Query{
-		Text: q, Results: o.results, Mode: o.mode,
-		Filter: store.Filter{Wing: o.wing, Room: o.room, Agent: o.agent, Since: o.since, Until: o.until},
-	})
+	res, err := a.Search(ctx, app.SearchRequest{Query: q, Results: o.results, Mode: o.mode,
+		Wing: o.wing, Room: o.room, Agent: o.agent, Since: o.since, Until: o.until})
 	if g.mempalace && (errors.Is(err, palace.ErrUnknownWing) || errors.Is(err, palace.ErrUnknownRoom)) {
 		// MemPalace answers a wing (or room) it has no drawers in with no
 		// results, and a harness written for it may search a wing not
 		// mined yet.
-		hits, err = nil, nil
+		res, err = app.SearchResult{Query: q, Mode: modeOf(a.Palace, o.mode), Results: o.results, Hits: []app.SearchHit{}}, nil
 	}
 	if err != nil {
 		return err
 	}
 	if o.asJSON {
-		if hits == nil {
-			hits = []palace.Hit{}
-		}
-		return writeJSON(g.stdout, map[string]any{"query": q, "mode": modeOf(a.Palace, o.mode), "results": hits})
+		return writeJSON(g.stdout, res)
 	}
+	hits := res.Hits
 	if len(hits) == 0 {
 		fmt.Fprintf(g.stdout, "no results for %q\n", q)
 		return nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/palace"
 )
 
@@ -44,10 +45,7 @@ func runWakeUp(ctx context.Context, g *globals, o wakeUpOptions) error {
 		return err
 	}
 	defer a.Close()
-	if o.budget == 0 {
-		o.budget = a.Config.Search.WakeUpBudget
-	}
-	d, err := a.Palace.WakeUp(ctx, o.wing, o.budget)
+	d, err := a.WakeUp(ctx, app.WakeUpRequest{Wing: o.wing, Budget: o.budget})
 	if err != nil {
 		return err
 	}

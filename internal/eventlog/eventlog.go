@@ -24,9 +24,19 @@ import (
 )
 
 // Event is one line of the log. Fields beyond the common ones go in Data.
-// Its JSON form (the API's) names them time, type, agent, reason and data;
-// the log line's form is MarshalLine's.
+// Its JSON form — the same in `--json` output, the HTTP API and MCP —
+// names them time (RFC 3339), kind, agent, reason and data; the log
+// line's form is MarshalLine's (ts, kind, agentId).
 type Event struct {
+	Time   time.Time      `json:"time"`
+	Type   string         `json:"kind"` // condense, mine, restore, or a harness's own
+	Agent  string         `json:"agent,omitempty"`
+	Reason string         `json:"reason,omitempty"`
+	Data   map[string]any `json:"data,omitempty" jsonschema:"the event's other fields, as written"`
+}
+
+// oldLine is hivemem's older log line form.
+type oldLine struct {
 	Time   time.Time      `json:"time"`
 	Type   string         `json:"type"`
 	Agent  string         `json:"agent,omitempty"`
@@ -218,11 +228,11 @@ func ParseLine(line []byte) (Event, error) {
 		if _, ok := m["type"]; !ok {
 			return Event{}, fmt.Errorf("%w: no kind", ErrNotEvent)
 		}
-		var ev Event
-		if err := json.Unmarshal(line, &ev); err != nil || ev.Type == "" {
+		var old oldLine
+		if err := json.Unmarshal(line, &old); err != nil || old.Type == "" {
 			return Event{}, fmt.Errorf("%w: bad type, time, agent or data", ErrNotEvent)
 		}
-		return ev, nil
+		return Event(old), nil
 	}
 	var ev Event
 	if json.Unmarshal(m[keyKind], &ev.Type) != nil || ev.Type == "" {

@@ -138,7 +138,7 @@ func (h *testHome) searchHits(t *testing.T, q string) []string {
 	var res struct {
 		Results []struct {
 			ID string `json:"id"`
-		} `json:"results"`
+		} `json:"hits"`
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("search %q: %v\n%s", q, err, out)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"time"
 
 	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/home"
@@ -23,14 +22,9 @@ type EventsInput struct {
 	Kind  string `json:"kind,omitempty" jsonschema:"only this kind: condense, condense-abort, restore, mine, or a harness's own (spawn, session, drain, ...)"`
 }
 
-// Event is one line of the hive log, whichever program wrote it.
-type Event struct {
-	Time   time.Time      `json:"time"`
-	Kind   string         `json:"kind"`
-	Agent  string         `json:"agent,omitempty"`
-	Reason string         `json:"reason,omitempty"`
-	Data   map[string]any `json:"data,omitempty" jsonschema:"the event's other fields, as written"`
-}
+// Event is one line of the hive log, whichever program wrote it: the
+// same object (time, kind, agent, reason, data) as in GET /api/v1/events.
+type Event = eventlog.Event
 
 // EventsOutput is memory_events's result.
 type EventsOutput struct {
@@ -76,8 +70,6 @@ func (s *server) events(_ context.Context, in EventsInput) (EventsOutput, string
 		return EventsOutput{}, "", fmt.Errorf("events: %w", err)
 	}
 	out.Skipped = skipped
-	for _, ev := range evs {
-		out.Events = append(out.Events, Event{Time: ev.Time, Kind: ev.Type, Agent: ev.Agent, Reason: ev.Reason, Data: ev.Data})
-	}
+	out.Events = append(out.Events, evs...)
 	return out, "", nil
 }

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -11,11 +10,10 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/reflector"
-	"github.com/hivemem/hivemem/internal/store"
 )
 
 // Tool names, as clients call them.
@@ -40,26 +38,10 @@ type SearchInput struct {
 	Until   string `json:"until,omitempty" jsonschema:"only sections dated on or before this day (YYYY-MM-DD)"`
 }
 
-// SearchHit is one search result: a drawer (a chunk of one section).
-type SearchHit struct {
-	ID        string  `json:"id" jsonschema:"drawer id"`
-	Wing      string  `json:"wing"`
-	Room      string  `json:"room"`
-	Agent     string  `json:"agent"`
-	Source    string  `json:"source" jsonschema:"file the text comes from, relative to the hivemem home"`
-	Heading   string  `json:"heading" jsonschema:"the section heading; pass it to memory_read as section to read the whole section"`
-	LineStart int     `json:"line_start"`
-	LineEnd   int     `json:"line_end"`
-	Date      string  `json:"date,omitempty"`
-	Text      string  `json:"text"`
-	Score     float64 `json:"score"`
-}
-
-// SearchOutput is memory_search's result, best hit first.
-type SearchOutput struct {
-	Mode string      `json:"mode" jsonschema:"hybrid (keywords and meaning) or lexical (keywords only: no embedding model installed)"`
-	Hits []SearchHit `json:"hits"`
-}
+// SearchOutput is memory_search's result, best hit first: the app's
+// search result, the same object as `hivemem search --json` and GET
+// /api/v1/search.
+type SearchOutput = app.SearchResult
 
 // WakeUpInput is memory_wake_up's arguments.
 type WakeUpInput struct {
@@ -310,87 +292,24 @@ func addTool[In, Out any](srv *mcp.Server, s *server, t *mcp.Tool, h handler[In,
 	})
 }
 
+// scope is the server's identity as the app's request scope.
+func (s *server) scope() app.Scope {
+	return app.Scope{Caller: s.d.Agent, Own: s.d.Scope == ScopeOwn}
+}
+
 func (s *server) search(ctx context.Context, in SearchInput) (SearchOutput, string, error) {
-	var out SearchOutput
-	if in.Results < 0 || in.Results > MaxResults {
-		return out, "", fmt.Errorf("results must be between 1 and %d, got %d", MaxResults, in.Results)
-	}
-	if err := checkName("wing", in.Wing); err != nil {
-		return out, "", err
-	}
-	if err := checkName("room", in.Room); err != nil {
-		return out, "", err
-	}
-	if in.Agent != "" {
-		if err := home.ValidateAgentID(in.Agent); err != nil {
-			return out, "", fmt.Errorf("agent: %w", err)
-		}
-	}
-	if err := palace.ValidateDate(in.Since); err != nil {
-		return out, "", fmt.Errorf("since: %w", err)
-	}
-	if err := palace.ValidateDate(in.Until); err != nil {
-		return out, "", fmt.Errorf("until: %w", err)
-	}
-	if s.d.Scope == ScopeOwn {
-		if in.Wing == "" {
-			in.Wing = s.d.Agent
-		}
-		if err := s.ownOnly("wing", in.Wing); err != nil {
-			return out, "", err
-		}
-		if in.Agent != "" {
-			if err := s.ownOnly("agent", in.Agent); err != nil {
-				return out, "", err
-			}
-		}
-	}
-	if in.Results == 0 {
-		// The configured default, within this tool's cap.
-		in.Results = min(s.d.App.Config.Search.Results, MaxResults)
-	}
-	p := s.d.App.Palace
-	hits, err := p.Search(ctx, palace.Query{Text: in.Query, Results: in.Results,
-		Filter: store.Filter{Wing: in.Wing, Room: in.Room, Agent: in.Agent, Since: in.Since, Until: in.Until}})
-	if errors.Is(err, palace.ErrUnknownWing) && in.Wing == s.d.Agent {
-		// The bound agent's own wing, before it has a memory file:
-		// nothing to find yet, not a mistyped wing.
-		hits, err = nil, nil
-	}
+	res, err := s.d.App.Search(ctx, app.SearchRequest{Query: in.Query, Results: in.Results,
+		Wing: in.Wing, Room: in.Room, Agent: in.Agent, Since: in.Since, Until: in.Until,
+		MaxResults: MaxResults, Scope: s.scope()})
 	if err != nil {
-		return out, "", err
+		return SearchOutput{}, "", err
 	}
-	out.Mode, out.Hits = p.Mode(), make([]SearchHit, len(hits))
-	for i, h := range hits {
-		out.Hits[i] = SearchHit{ID: h.ID, Wing: h.Wing, Room: h.Room, Agent: h.Agent, Source: h.Source, Heading: h.Heading,
-			LineStart: h.LineStart, LineEnd: h.LineEnd, Date: h.Date, Text: h.Text, Score: h.Score}
-	}
-	return out, "", nil
+	return res, "", nil
 }
 
 func (s *server) wakeUp(ctx context.Context, in WakeUpInput) (palace.Digest, string, error) {
-	if in.Budget < 0 || in.Budget > MaxWakeUpBudget {
-		return palace.Digest{}, "", fmt.Errorf("budget must be between 1 and %d tokens, got %d", MaxWakeUpBudget, in.Budget)
-	}
-	if err := checkName("wing", in.Wing); err != nil {
-		return palace.Digest{}, "", err
-	}
-	wing := in.Wing
-	switch {
-	case in.Hive && wing != "":
-		return palace.Digest{}, "", errors.New("give wing or hive, not both")
-	case in.Hive:
-		if s.d.Scope == ScopeOwn {
-			return palace.Digest{}, "", fmt.Errorf("hive overview refused: scope own, this server reads only agent %q's memory", s.d.Agent)
-		}
-	case wing == "":
-		wing = s.d.Agent // "" when unbound: the hive overview
-	default:
-		if err := s.ownOnly("wing", wing); err != nil {
-			return palace.Digest{}, "", err
-		}
-	}
-	d, err := s.d.App.Palace.WakeUp(ctx, wing, in.Budget)
+	d, err := s.d.App.WakeUp(ctx, app.WakeUpRequest{Wing: in.Wing, Budget: in.Budget, Hive: in.Hive,
+		MaxBudget: MaxWakeUpBudget, Scope: s.scope()})
 	if err != nil {
 		return palace.Digest{}, "", err
 	}

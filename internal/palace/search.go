@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -51,12 +52,12 @@ var ErrUnknownRoom = errors.New("unknown room")
 
 // Hit is one search result with every score that produced it.
 type Hit struct {
-	ID           string  `json:"id"`
+	ID           string  `json:"id" jsonschema:"drawer id"`
 	Wing         string  `json:"wing"`
 	Room         string  `json:"room"`
 	Agent        string  `json:"agent"`
-	Source       string  `json:"source"`
-	Heading      string  `json:"heading"`
+	Source       string  `json:"source" jsonschema:"file the text comes from, relative to the hivemem home"`
+	Heading      string  `json:"heading" jsonschema:"the section heading; pass it to memory_read as section to read the whole section"`
 	LineStart    int     `json:"line_start"`
 	LineEnd      int     `json:"line_end"`
 	Date         string  `json:"date,omitempty"`
@@ -76,6 +77,81 @@ func ValidateDate(s string) error { return store.ValidDate(s) }
 // path and label in the index is (PostgreSQL can store nothing else).
 func plainText(s string) bool {
 	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
+
+// MaxNameBytes caps a wing (or other free-form name) in a query.
+const MaxNameBytes = 200
+
+// roomRE is what a room name looks like (pinned, condensed, recent,
+// archive, header, or a room given to mined files).
+var roomRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+
+// ErrBadQuery is wrapped by every error of Query.Validate (and by
+// Search's refusal of a mode the palace cannot do): the caller asked for
+// something malformed, as opposed to the palace failing.
+var ErrBadQuery = errors.New("bad query")
+
+// BadQuery marks err as a malformed request (errors.Is(_, ErrBadQuery)),
+// keeping its message as it is.
+func BadQuery(err error) error { return badQuery{err} }
+
+// badQuery is a validation error: its message is the problem alone.
+type badQuery struct{ err error }
+
+func (b badQuery) Error() string        { return b.err.Error() }
+func (b badQuery) Unwrap() error        { return b.err }
+func (b badQuery) Is(target error) bool { return target == ErrBadQuery }
+
+// Validate checks a query once for every front end: the text (UTF-8, at
+// most MaxQueryBytes, not blank), the number of results (0 means the
+// default; else 1 to maxResults, itself at most MaxResults), the mode
+// name, and each filter (wing, room, agent id, dates in order). Every
+// error wraps ErrBadQuery; a blank text also wraps ErrEmptyQuery.
+func (q Query) Validate(maxResults int) error {
+	if maxResults <= 0 || maxResults > MaxResults {
+		maxResults = MaxResults
+	}
+	bad := func(format string, args ...any) error { return badQuery{fmt.Errorf(format, args...)} }
+	f := q.Filter
+	switch {
+	case !utf8.ValidString(q.Text):
+		return bad("query is not valid UTF-8")
+	case len(q.Text) > MaxQueryBytes:
+		return bad("query is %d bytes, at most %d allowed", len(q.Text), MaxQueryBytes)
+	case strings.TrimSpace(strings.ReplaceAll(q.Text, "\x00", "")) == "":
+		return badQuery{ErrEmptyQuery}
+	case q.Results != 0 && (q.Results < 1 || q.Results > maxResults):
+		return bad("results must be between 1 and %d, got %d", maxResults, q.Results)
+	}
+	switch q.Mode {
+	case "", ModeHybrid, ModeLexical, ModeVector:
+	default:
+		return bad("unknown mode %q (want hybrid, lexical or vector)", q.Mode)
+	}
+	if err := CheckText("wing", f.Wing, MaxNameBytes); err != nil {
+		return badQuery{err}
+	}
+	if err := CheckText("room", f.Room, MaxNameBytes); err != nil {
+		return badQuery{err}
+	}
+	if f.Room != "" && !roomRE.MatchString(f.Room) {
+		return bad("unknown room %q: want a room name such as pinned, condensed, recent, archive", f.Room)
+	}
+	if f.Agent != "" {
+		if err := home.ValidateAgentID(f.Agent); err != nil {
+			return bad("agent: %w", err)
+		}
+	}
+	if err := ValidateDate(f.Since); err != nil {
+		return bad("since: %w", err)
+	}
+	if err := ValidateDate(f.Until); err != nil {
+		return bad("until: %w", err)
+	}
+	if f.Since != "" && f.Until != "" && f.Since > f.Until {
+		return bad("since %s is after until %s: no date is in that range", f.Since, f.Until)
+	}
+	return nil
 }
 
 // ValidateResults accepts a number of hits from 1 to MaxResults.
@@ -99,50 +175,23 @@ func (p *Palace) Mode() string {
 // fuses them by reciprocal rank; without an embedder it is lexical-only.
 // Query text is data: it is never interpreted as FTS or SQL syntax.
 func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
-	if !utf8.ValidString(q.Text) {
-		return nil, fmt.Errorf("search: query is not valid UTF-8")
-	}
-	if len(q.Text) > MaxQueryBytes {
-		return nil, fmt.Errorf("search: query is %d bytes, at most %d allowed", len(q.Text), MaxQueryBytes)
-	}
-	if strings.TrimSpace(strings.ReplaceAll(q.Text, "\x00", "")) == "" {
-		return nil, fmt.Errorf("search: %w", ErrEmptyQuery)
+	if err := q.Validate(MaxResults); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
 	}
 	if q.Results == 0 {
 		q.Results = 5
 	}
-	if err := ValidateResults(q.Results); err != nil {
-		return nil, fmt.Errorf("search: %w", err)
-	}
-	sq, err := store.Analyze(q.Text, q.Filter)
+	sq, err := store.Analyze(q.Text, q.Filter) // the words; dates are valid (Validate)
 	if err != nil {
-		return nil, fmt.Errorf("search: %w", err)
-	}
-	if f := q.Filter; f.Since != "" && f.Until != "" && f.Since > f.Until {
-		return nil, fmt.Errorf("search: since %s is after until %s: no date is in that range", f.Since, f.Until)
-	}
-	if q.Filter.Agent != "" {
-		if err := home.ValidateAgentID(q.Filter.Agent); err != nil {
-			return nil, fmt.Errorf("search: agent: %w", err)
-		}
-	}
-	for _, v := range []struct{ name, val string }{{"wing", q.Filter.Wing}, {"room", q.Filter.Room}} {
-		if !plainText(v.val) {
-			return nil, fmt.Errorf("search: --%s %q is not valid UTF-8 text without NUL bytes: no drawer can have it", v.name, v.val)
-		}
+		return nil, fmt.Errorf("search: %w", badQuery{err})
 	}
 	mode := q.Mode
 	if mode == "" {
 		mode = p.Mode()
 	}
-	switch mode {
-	case ModeHybrid, ModeLexical, ModeVector:
-	default:
-		return nil, fmt.Errorf("search: unknown mode %q (want hybrid, lexical or vector)", mode)
-	}
 	if mode != ModeLexical && p.emb == nil {
 		if mode == ModeVector {
-			return nil, fmt.Errorf("search: vector mode needs an embedding model (run `hivemem model fetch`)")
+			return nil, fmt.Errorf("search: %w", badQuery{errors.New("vector mode needs an embedding model: this palace is lexical-only (run `hivemem model fetch`)")})
 		}
 		mode = ModeLexical
 	}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/rogpeppe/go-internal/diff"
 
@@ -144,113 +144,57 @@ func (h *Handler) apiMemory(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// Search parameter limits for the free-text filters.
-const maxFilterLen = 200
+// SearchResponse is GET /api/v1/search: the app's search result, the
+// same object as `hivemem search --json` and MCP memory_search.
+type SearchResponse = app.SearchResult
 
-var roomRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
-
-// parseSearch turns query parameters into a palace query, refusing
-// anything malformed with a message that names the parameter.
-func (h *Handler) parseSearch(q url.Values) (palace.Query, error) {
-	pq := palace.Query{Text: q.Get("q"), Mode: q.Get("mode")}
-	switch {
-	case !utf8.ValidString(pq.Text):
-		return pq, errBadRequest("q is not valid UTF-8")
-	case len(pq.Text) > palace.MaxQueryBytes:
-		return pq, errBadRequest("q is %d bytes, at most %d allowed", len(pq.Text), palace.MaxQueryBytes)
-	case strings.TrimSpace(strings.ReplaceAll(pq.Text, "\x00", "")) == "":
-		return pq, errBadRequest("q is empty: give some text to search for")
-	}
-	f := store.Filter{
+// parseSearch turns query parameters into a search request (the app
+// validates it); only a results value that is no number is refused here.
+func parseSearch(q url.Values) (app.SearchRequest, error) {
+	req := app.SearchRequest{Query: q.Get("q"), Mode: q.Get("mode"),
 		Wing: strings.TrimSpace(q.Get("wing")), Room: strings.TrimSpace(q.Get("room")),
-		Agent: strings.TrimSpace(q.Get("agent")), Since: q.Get("since"), Until: q.Get("until"),
-	}
-	if len(f.Wing) > maxFilterLen || !utf8.ValidString(f.Wing) {
-		return pq, errBadRequest("wing: at most %d bytes of UTF-8", maxFilterLen)
-	}
-	if f.Room != "" && !roomRE.MatchString(f.Room) {
-		return pq, errBadRequest("room %q: want a room name such as pinned, condensed, recent, archive", f.Room)
-	}
-	if f.Agent != "" {
-		if err := home.ValidateAgentID(f.Agent); err != nil {
-			return pq, errBadRequest("agent: %v", err)
-		}
-	}
-	if err := store.ValidDate(f.Since); err != nil {
-		return pq, errBadRequest("since: %v", err)
-	}
-	if err := store.ValidDate(f.Until); err != nil {
-		return pq, errBadRequest("until: %v", err)
-	}
-	if f.Since != "" && f.Until != "" && f.Since > f.Until {
-		return pq, errBadRequest("since %s is after until %s", f.Since, f.Until)
-	}
-	pq.Filter = f
-	pq.Results = h.cfg().Search.Results
+		Agent: strings.TrimSpace(q.Get("agent")), Since: q.Get("since"), Until: q.Get("until")}
 	if s := q.Get("results"); s != "" {
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > palace.MaxResults {
-			return pq, errBadRequest("results %q: want a number from 1 to %d", s, palace.MaxResults)
+		if err != nil || n < 1 {
+			return req, errBadRequest("results %q: want a number from 1 to %d", s, palace.MaxResults)
 		}
-		pq.Results = n
+		req.Results = n
 	}
-	switch pq.Mode {
-	case "", palace.ModeHybrid, palace.ModeLexical:
-	case palace.ModeVector:
-		if h.app.Palace.Embedder() == nil {
-			return pq, errBadRequest("mode vector needs an embedding model: this palace is lexical-only (run `hivemem model fetch`)")
-		}
-	default:
-		return pq, errBadRequest("mode %q: want hybrid, lexical or vector", pq.Mode)
+	return req, nil
+}
+
+// searchError maps the app's search errors onto HTTP statuses.
+func searchError(err error) error {
+	switch {
+	case errors.Is(err, palace.ErrEmptyQuery):
+		return errBadRequest("q is empty: give some text to search for")
+	case errors.Is(err, palace.ErrBadQuery), errors.Is(err, palace.ErrNoWords):
+		return statusError(http.StatusBadRequest, err)
+	case errors.Is(err, palace.ErrUnknownWing), errors.Is(err, palace.ErrUnknownRoom):
+		return statusError(http.StatusNotFound, err)
 	}
-	return pq, nil
+	return err
 }
 
-// SearchHit is a palace hit with the dashboard page that shows it.
-type SearchHit struct {
-	palace.Hit
-	View string `json:"view,omitempty"` // path of the viewer page, anchored at the hit's first line
-}
-
-// SearchResponse is GET /api/v1/search.
-type SearchResponse struct {
-	Query   string      `json:"query"`
-	Mode    string      `json:"mode"`
-	Results int         `json:"results"`
-	TookMS  float64     `json:"took_ms"`
-	Hits    []SearchHit `json:"hits"`
-}
-
-func (h *Handler) search(r *http.Request, pq palace.Query) (SearchResponse, error) {
-	start := time.Now()
-	hits, err := h.app.Palace.Search(r.Context(), pq)
+// search runs req and links every hit to the viewer page that shows it.
+func (h *Handler) search(ctx context.Context, req app.SearchRequest) (app.SearchResult, error) {
+	res, err := h.app.Search(ctx, req)
 	if err != nil {
-		switch {
-		case errors.Is(err, palace.ErrEmptyQuery), errors.Is(err, palace.ErrNoWords):
-			return SearchResponse{}, statusError(http.StatusBadRequest, err)
-		case errors.Is(err, palace.ErrUnknownWing), errors.Is(err, palace.ErrUnknownRoom):
-			return SearchResponse{}, statusError(http.StatusNotFound, err)
-		}
-		return SearchResponse{}, err
+		return res, searchError(err)
 	}
-	mode := pq.Mode
-	if mode == "" || h.app.Palace.Embedder() == nil {
-		mode = h.app.Palace.Mode()
+	for i, hit := range res.Hits {
+		res.Hits[i].View = h.viewURL(hit.Source, hit.LineStart, hit.LineEnd, req.Query)
 	}
-	resp := SearchResponse{Query: pq.Text, Mode: mode, Results: pq.Results, Hits: make([]SearchHit, 0, len(hits))}
-	for _, hit := range hits {
-		resp.Hits = append(resp.Hits, SearchHit{Hit: hit, View: h.viewURL(hit.Source, hit.LineStart, hit.LineEnd, pq.Text)})
-	}
-	resp.TookMS = float64(time.Since(start).Microseconds()) / 1000
-	return resp, nil
+	return res, nil
 }
 
 func (h *Handler) apiSearch(w http.ResponseWriter, r *http.Request) error {
-	pq, err := h.parseSearch(r.URL.Query())
+	req, err := parseSearch(r.URL.Query())
 	if err != nil {
 		return err
 	}
-	resp, err := h.search(r, pq)
+	resp, err := h.search(r.Context(), req)
 	if err != nil {
 		return err
 	}
@@ -308,24 +252,17 @@ func (h *Handler) viewURL(source string, from, to int, q string) string {
 
 func (h *Handler) apiWakeUp(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	wing := strings.TrimSpace(q.Get("wing"))
-	if len(wing) > maxFilterLen || !utf8.ValidString(wing) {
-		return errBadRequest("wing: at most %d bytes of UTF-8", maxFilterLen)
-	}
-	budget := h.cfg().Search.WakeUpBudget
+	req := app.WakeUpRequest{Wing: strings.TrimSpace(q.Get("wing"))}
 	if s := q.Get("budget"); s != "" {
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 100000 {
-			return errBadRequest("budget %q: want a number of tokens from 1 to 100000", s)
+		if err != nil || n < 1 {
+			return errBadRequest("budget %q: want a number of tokens from 1 to %d", s, palace.MaxWakeUpBudget)
 		}
-		budget = n
+		req.Budget = n
 	}
-	d, err := h.app.Palace.WakeUp(r.Context(), wing, budget)
+	d, err := h.app.WakeUp(r.Context(), req)
 	if err != nil {
-		if errors.Is(err, palace.ErrUnknownWing) {
-			return statusError(http.StatusNotFound, err)
-		}
-		return err
+		return searchError(err)
 	}
 	writeJSON(w, http.StatusOK, d)
 	return nil

@@ -354,7 +354,7 @@ func TestMalformedQueryParams(t *testing.T) {
 		{"/api/v1/wake-up?wing=%FF", 400, "wing"},
 		{"/api/v1/wake-up?wing=" + strings.Repeat("w", 201), 400, "wing"},
 		{"/api/v1/wake-up?wing=..%2Fx", 404, "unknown wing"},
-		{"/api/v1/wake-up?wing=a%00b", 404, "unknown wing"},
+		{"/api/v1/wake-up?wing=a%00b", 400, "NUL"},
 		{"/api/v1/events?n=-1", 400, "n "},
 		{"/api/v1/events?n=10001", 400, "n "},
 		{"/api/v1/events?n=1e3", 400, "n "},

@@ -46,21 +46,27 @@ type EventsResponse struct {
 	Skipped int `json:"skipped"`
 }
 
-// eventFilter selects events by agent and type.
+// eventFilter selects events by agent and kind.
 type eventFilter struct{ agent, typ string }
 
 var eventTypeRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,39}$`)
 
 func parseEventFilter(r *http.Request) (eventFilter, error) {
 	q := r.URL.Query()
-	f := eventFilter{agent: q.Get("agent"), typ: q.Get("type")}
+	// kind names the event's kind, as in the events themselves and in
+	// MCP; type is its older name, still taken.
+	param := "kind"
+	f := eventFilter{agent: q.Get("agent"), typ: q.Get("kind")}
+	if f.typ == "" && q.Has("type") {
+		param, f.typ = "type", q.Get("type")
+	}
 	if f.agent != "" {
 		if err := home.ValidateAgentID(f.agent); err != nil {
 			return f, errBadRequest("agent: %v", err)
 		}
 	}
 	if f.typ != "" && !eventTypeRE.MatchString(f.typ) {
-		return f, errBadRequest("type %q: want an event type such as condense, condense-abort, restore, mine", f.typ)
+		return f, errBadRequest("%s %q: want an event kind such as condense, condense-abort, restore, mine", param, f.typ)
 	}
 	return f, nil
 }

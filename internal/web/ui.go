@@ -28,6 +28,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/atomicio"
 	"github.com/hivemem/hivemem/internal/capture"
 	"github.com/hivemem/hivemem/internal/chunk"
@@ -331,14 +332,14 @@ type searchData struct {
 	Wings                                    []string
 	Searched                                 bool
 	Error                                    string
-	Resp                                     SearchResponse
+	Resp                                     app.SearchResult
 	Hits                                     []hitView
 	Lexical                                  bool
 }
 
 // hitView is one search hit as the page shows it.
 type hitView struct {
-	SearchHit
+	app.SearchHit
 	HeadingHTML template.HTML
 	SnippetHTML template.HTML
 	Cut         bool
@@ -365,9 +366,9 @@ func (h *Handler) pageSearch(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusOK
 	if strings.TrimSpace(d.Q) != "" {
 		d.Searched = true
-		pq, err := h.parseSearch(q)
+		req, err := parseSearch(q)
 		if err == nil {
-			d.Resp, err = h.search(r, pq)
+			d.Resp, err = h.search(r.Context(), req)
 		}
 		if err != nil {
 			status = statusOf(err)

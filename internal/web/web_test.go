@@ -629,12 +629,12 @@ func TestEventStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	id2, data := next()
-	if !strings.Contains(data, `"type":"restore"`) || id2 <= id1 {
+	if !strings.Contains(data, `"kind":"restore"`) || id2 <= id1 {
 		t.Fatalf("second event %s: %s", id2, data)
 	}
 	// A reconnect with Last-Event-ID resumes after the first event.
 	resume := stream(t, ctx, srv.URL+"/api/v1/events/stream?agent=coder", map[string]string{"Last-Event-ID": id1})
-	if id, data := resume(); id != id2 || !strings.Contains(data, `"type":"restore"`) {
+	if id, data := resume(); id != id2 || !strings.Contains(data, `"kind":"restore"`) {
 		t.Fatalf("resumed at %s: %s", id, data)
 	}
 	// Close ends open streams.

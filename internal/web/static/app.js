@@ -100,8 +100,8 @@
   // eventItem builds a timeline row like the server's "event" template.
   function eventItem(ev) {
     const data = ev.data || {};
-    return el('li', { class: 'event type-' + String(ev.type).replace(/[^a-z0-9-]/g, ''), 'data-offset': ev.offset },
-      el('span', { class: 'ev-type' }, ev.type),
+    return el('li', { class: 'event type-' + String(ev.kind).replace(/[^a-z0-9-]/g, ''), 'data-offset': ev.offset },
+      el('span', { class: 'ev-type' }, ev.kind),
       ev.agent ? el('a', { class: 'ev-agent', href: '/agents/' + encodeURIComponent(ev.agent) }, ev.agent) : null,
       el('time', { class: 'ev-time', datetime: ev.time }, ev.time),
       ev.reason ? el('span', { class: 'ev-reason' }, ev.reason) : null,

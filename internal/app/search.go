@@ -1,0 +1,180 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/store"
+)
+
+// Scope is who asks, for front ends that act for one agent (MCP): Caller
+// is that agent ("" for none), and Own limits every read to its memory.
+type Scope struct {
+	Caller string `json:"caller,omitempty"`
+	Own    bool   `json:"own,omitempty"`
+}
+
+// refuse is the error of a read outside an own scope.
+func (s Scope) refuse(what, name string) error {
+	return palace.BadQuery(fmt.Errorf("%s %q refused: scope own, this server reads only agent %q's memory", what, name, s.Caller))
+}
+
+// SearchRequest is one search, from any front end. Validate checks it
+// (palace.Query.Validate); MaxResults is the front end's cap on Results.
+type SearchRequest struct {
+	Query   string `json:"query"`
+	Mode    string `json:"mode,omitempty"`    // hybrid, lexical, vector; "" the palace's best
+	Results int    `json:"results,omitempty"` // 0: search.results from the settings
+	Wing    string `json:"wing,omitempty"`
+	Room    string `json:"room,omitempty"`
+	Agent   string `json:"agent,omitempty"`
+	Since   string `json:"since,omitempty"` // YYYY-MM-DD
+	Until   string `json:"until,omitempty"`
+	// MaxResults caps Results (0: palace.MaxResults). MCP asks at most
+	// 100 hits; the CLI and the API up to palace.MaxResults.
+	MaxResults int `json:"-"`
+	// Scope: under an own scope the wing defaults to the caller's and no
+	// other wing or agent is searched.
+	Scope Scope `json:"-"`
+}
+
+func (r SearchRequest) query() palace.Query {
+	return palace.Query{Text: r.Query, Results: r.Results, Mode: r.Mode,
+		Filter: store.Filter{Wing: r.Wing, Room: r.Room, Agent: r.Agent, Since: r.Since, Until: r.Until}}
+}
+
+// Validate checks the request as Search would, without searching. Every
+// error wraps palace.ErrBadQuery.
+func (r SearchRequest) Validate() error {
+	if err := r.query().Validate(r.MaxResults); err != nil {
+		return err
+	}
+	if r.Scope.Own {
+		if r.Wing != "" && r.Wing != r.Scope.Caller {
+			return r.Scope.refuse("wing", r.Wing)
+		}
+		if r.Agent != "" && r.Agent != r.Scope.Caller {
+			return r.Scope.refuse("agent", r.Agent)
+		}
+	}
+	return nil
+}
+
+// SearchHit is one hit: a drawer with every score that ranked it, and
+// (from the HTTP API) the dashboard page that shows it.
+type SearchHit struct {
+	palace.Hit
+	View string `json:"view,omitempty"`
+}
+
+// SearchResult is a search's answer, the same object from `hivemem
+// search --json`, GET /api/v1/search and MCP memory_search.
+type SearchResult struct {
+	Query   string      `json:"query"`
+	Mode    string      `json:"mode" jsonschema:"hybrid (keywords and meaning) or lexical (keywords only: no embedding model installed)"`
+	Results int         `json:"results"` // how many hits were asked for
+	TookMS  float64     `json:"took_ms"`
+	Hits    []SearchHit `json:"hits"` // best first; [] for none
+}
+
+// Search validates r and searches the palace. A wing the palace does not
+// have is palace.ErrUnknownWing, except the caller's own (no memory yet):
+// no hits.
+func (a *App) Search(ctx context.Context, r SearchRequest) (SearchResult, error) {
+	start := time.Now()
+	if r.Scope.Own && r.Wing == "" {
+		r.Wing = r.Scope.Caller
+	}
+	if err := r.Validate(); err != nil {
+		return SearchResult{}, fmt.Errorf("search: %w", err)
+	}
+	if r.Results == 0 {
+		r.Results = a.Settings().Search.Results
+		if r.MaxResults > 0 {
+			r.Results = min(r.Results, r.MaxResults)
+		}
+	}
+	hits, err := a.Palace.Search(ctx, r.query())
+	if errors.Is(err, palace.ErrUnknownWing) && r.Scope.Caller != "" && r.Wing == r.Scope.Caller {
+		hits, err = nil, nil
+	}
+	if err != nil {
+		return SearchResult{}, err
+	}
+	mode := r.Mode
+	if mode == "" || a.Palace.Embedder() == nil {
+		mode = a.Palace.Mode()
+	}
+	res := SearchResult{Query: r.Query, Mode: mode, Results: r.Results, Hits: make([]SearchHit, len(hits))}
+	for i, h := range hits {
+		res.Hits[i] = SearchHit{Hit: h}
+	}
+	res.TookMS = float64(time.Since(start).Microseconds()) / 1000
+	return res, nil
+}
+
+// WakeUpRequest asks for a wake-up digest: one agent's (Wing), or with
+// Hive (or no wing and no caller) one line per agent.
+type WakeUpRequest struct {
+	Wing   string `json:"wing,omitempty"`
+	Budget int    `json:"budget,omitempty"` // estimated tokens; 0: search.wake_up_budget
+	Hive   bool   `json:"hive,omitempty"`
+	// MaxBudget caps Budget (0: palace.MaxWakeUpBudget).
+	MaxBudget int `json:"-"`
+	// Scope: the wing defaults to the caller's; under an own scope no
+	// other wing, and no hive overview.
+	Scope Scope `json:"-"`
+}
+
+// Validate checks the request; every error wraps palace.ErrBadQuery.
+func (r WakeUpRequest) Validate() error {
+	maxBudget := r.MaxBudget
+	if maxBudget <= 0 || maxBudget > palace.MaxWakeUpBudget {
+		maxBudget = palace.MaxWakeUpBudget
+	}
+	bad := func(err error) error { return fmt.Errorf("wake-up: %w", palace.BadQuery(err)) }
+	switch {
+	case r.Budget < 0 || r.Budget > maxBudget:
+		if r.Budget > maxBudget {
+			return bad(fmt.Errorf("budget %d is too large (at most %d tokens)", r.Budget, maxBudget))
+		}
+		return bad(fmt.Errorf("budget must be between 1 and %d tokens, got %d", maxBudget, r.Budget))
+	case r.Hive && r.Wing != "":
+		return bad(errors.New("give wing or hive, not both"))
+	}
+	if err := palace.CheckText("wing", r.Wing, palace.MaxNameBytes); err != nil {
+		return bad(err)
+	}
+	if r.Scope.Own {
+		if r.Hive {
+			return bad(fmt.Errorf("hive overview refused: scope own, this server reads only agent %q's memory", r.Scope.Caller))
+		}
+		if r.Wing != "" && r.Wing != r.Scope.Caller {
+			return r.Scope.refuse("wing", r.Wing)
+		}
+	}
+	return nil
+}
+
+// WakeUp validates r and builds the digest, the same object from
+// `hivemem wake-up --json`, GET /api/v1/wake-up and MCP memory_wake_up.
+func (a *App) WakeUp(ctx context.Context, r WakeUpRequest) (palace.Digest, error) {
+	if err := r.Validate(); err != nil {
+		return palace.Digest{}, err
+	}
+	wing := r.Wing
+	if wing == "" && !r.Hive {
+		wing = r.Scope.Caller // "" when unbound: the hive overview
+	}
+	budget := r.Budget
+	if budget == 0 {
+		budget = a.Settings().Search.WakeUpBudget
+		if r.MaxBudget > 0 {
+			budget = min(budget, r.MaxBudget)
+		}
+	}
+	return a.Palace.WakeUp(ctx, wing, budget)
+}

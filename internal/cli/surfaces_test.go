@@ -1,0 +1,197 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/mcpserver"
+	"github.com/hivemem/hivemem/internal/web"
+)
+
+// surfaces is one home seen through the three front ends: the CLI (its
+// Main, --json), the HTTP API (a real server) and MCP (the Go SDK's
+// client over in-memory transports).
+type surfaces struct {
+	t    *testing.T
+	root string
+	api  *httptest.Server
+	mcp  *mcp.ClientSession
+}
+
+func newSurfaces(t *testing.T, files map[string]string) *surfaces {
+	t.Helper()
+	t.Setenv("HIVEMEM_EMBEDDER_PROVIDER", "none") // lexical: the same ranking everywhere, no model
+	s := &surfaces{t: t, root: filepath.Join(t.TempDir(), "home")}
+	s.cli("init")
+	for agent, text := range files {
+		dir := filepath.Join(s.root, "hive", "agents", agent)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "memory.md"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.cli("mine")
+	ctx := context.Background()
+	a, err := app.Open(ctx, app.Options{Home: s.root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	s.api = httptest.NewServer(web.New(web.Deps{App: a}))
+	t.Cleanup(s.api.Close)
+	srv, err := mcpserver.New(mcpserver.Deps{App: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "surfaces", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.mcp = cs
+	t.Cleanup(func() { cs.Close(); ss.Close() })
+	return s
+}
+
+// cli runs a command and returns its stdout, failing on a non-zero exit.
+func (s *surfaces) cli(args ...string) string {
+	s.t.Helper()
+	var out, errOut bytes.Buffer
+	if code := Main(context.Background(), append([]string{"--home", s.root}, args...), strings.NewReader(""), &out, &errOut); code != 0 {
+		s.t.Fatalf("hivemem %v: exit %d: %s", args, code, errOut.String())
+	}
+	return out.String()
+}
+
+// get fetches an API path and returns its body, failing unless 200.
+func (s *surfaces) get(path string) string {
+	s.t.Helper()
+	resp, err := http.Get(s.api.URL + path)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		s.t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
+	}
+	return string(body)
+}
+
+// tool calls an MCP tool and returns its structured output as JSON.
+func (s *surfaces) tool(name string, args map[string]any) string {
+	s.t.Helper()
+	res, err := s.mcp.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if res.IsError {
+		s.t.Fatalf("%s: tool error: %+v", name, res.Content)
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return string(b)
+}
+
+// object decodes a JSON object, dropping the keys a surface may differ in
+// by nature (timings, the dashboard's links).
+func object(t *testing.T, doc string, drop ...string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(doc), &m); err != nil {
+		t.Fatalf("not a JSON object: %v\n%s", err, doc)
+	}
+	for _, k := range drop {
+		delete(m, k)
+	}
+	if hits, ok := m["hits"].([]any); ok {
+		for _, h := range hits {
+			delete(h.(map[string]any), "view")
+		}
+	}
+	return m
+}
+
+func sameObject(t *testing.T, what string, objs map[string]map[string]any) {
+	t.Helper()
+	want, wantFrom := objs["cli"], "cli"
+	for from, got := range objs {
+		if !reflect.DeepEqual(got, want) {
+			g, _ := json.MarshalIndent(got, "", " ")
+			w, _ := json.MarshalIndent(want, "", " ")
+			t.Errorf("%s: %s differs from %s:\n%s\n--- %s:\n%s", what, from, wantFrom, g, wantFrom, w)
+		}
+	}
+}
+
+var surfaceFiles = map[string]string{
+	"alice": "# Memory — Alice (alice)\n\n## Pinned\n- the staging db is read-only\n\n## 2026-11-20 — fixed flaky login test\nThe login test was flaky: a race on the session cookie.\n\n## 2026-11-22 — login rate limit\nRate limit on the login endpoint.\n",
+	"bob":   "# Memory — Bob (bob)\n\n## 2026-11-21 — login page copy\nNew login page wording for the release.\n",
+}
+
+// TestSurfacesReturnTheSameObjects: a search, a wake-up and a status
+// through `hivemem … --json`, the HTTP API and MCP structured output give
+// the same object with the same names (apart from timings and the
+// dashboard's links).
+func TestSurfacesReturnTheSameObjects(t *testing.T) {
+	s := newSurfaces(t, surfaceFiles)
+
+	sameObject(t, "search", map[string]map[string]any{
+		"cli": object(t, s.cli("search", "--json", "--results", "3", "login"), "took_ms"),
+		"api": object(t, s.get("/api/v1/search?q=login&results=3"), "took_ms"),
+		"mcp": object(t, s.tool(mcpserver.ToolSearch, map[string]any{"query": "login", "results": 3}), "took_ms"),
+	})
+	if hits, _ := object(t, s.cli("search", "--json", "--results", "3", "login"))["hits"].([]any); len(hits) != 3 {
+		t.Errorf("search login: %d hits, want 3", len(hits))
+	}
+
+	sameObject(t, "wake-up", map[string]map[string]any{
+		"cli": object(t, s.cli("wake-up", "--json", "--wing", "alice", "--budget", "500")),
+		"api": object(t, s.get("/api/v1/wake-up?wing=alice&budget=500")),
+		"mcp": object(t, s.tool(mcpserver.ToolWakeUp, map[string]any{"wing": "alice", "budget": 500})),
+	})
+	sameObject(t, "hive wake-up", map[string]map[string]any{
+		"cli": object(t, s.cli("wake-up", "--json")),
+		"api": object(t, s.get("/api/v1/wake-up")),
+		"mcp": object(t, s.tool(mcpserver.ToolWakeUp, map[string]any{"hive": true})),
+	})
+
+	// Status: the fields every surface reports, under the same names.
+	keep := func(m map[string]any, keys ...string) map[string]any {
+		out := map[string]any{}
+		for _, k := range keys {
+			v, ok := m[k]
+			if !ok {
+				t.Errorf("status has no %q: %v", k, m)
+			}
+			out[k] = v
+		}
+		return out
+	}
+	common := []string{"home", "search_mode", "embedder", "index"}
+	sameObject(t, "status", map[string]map[string]any{
+		"cli": keep(object(t, s.cli("status", "--json")), common...),
+		"api": keep(object(t, s.get("/api/v1/status")), common...),
+		"mcp": keep(object(t, s.tool(mcpserver.ToolStatus, nil)), common...),
+	})
+}
