@@ -8,7 +8,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,8 +20,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/client"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/manager"
+	"github.com/hivemem/hivemem/internal/palace"
 )
 
 type lagOptions struct {
@@ -276,35 +278,19 @@ func (s *lagServer) stop() {
 	}
 }
 
-func (s *lagServer) status(ctx context.Context) (manager.Status, error) {
-	var st manager.Status
-	err := s.get(ctx, "/api/v1/manager", &st)
-	return st, err
+func (s *lagServer) client() *client.Client {
+	c := client.New(s.addr, "")
+	c.HTTP = s.hc
+	return c
 }
 
-func (s *lagServer) get(ctx context.Context, path string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+s.addr+path, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := s.hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("GET %s: %s: %s", path, resp.Status, b)
-	}
-	return json.NewDecoder(resp.Body).Decode(v)
+func (s *lagServer) status(ctx context.Context) (manager.Status, error) {
+	return s.client().Manager(ctx)
 }
 
 // found reports whether a lexical search finds marker.
 func (s *lagServer) found(ctx context.Context, marker string) (bool, error) {
-	var res struct {
-		Hits []json.RawMessage `json:"hits"`
-	}
-	err := s.get(ctx, "/api/v1/search?mode=lexical&results=1&wing=probe&q="+url.QueryEscape(marker), &res)
+	res, err := s.client().Search(ctx, app.SearchRequest{Query: marker, Mode: palace.ModeLexical, Results: 1, Wing: "probe"})
 	return len(res.Hits) > 0, err
 }
 
@@ -325,8 +311,7 @@ func (s *lagServer) phase(ctx context.Context, probe, tag string, o lagOptions, 
 			r := rand.New(rand.NewPCG(uint64(c), 7))
 			for ctx.Err() == nil {
 				t0 := time.Now()
-				var res json.RawMessage
-				err := s.get(ctx, "/api/v1/search?mode=hybrid&results=5&q="+url.QueryEscape(lagSentence(r, 4)), &res)
+				_, err := s.client().Search(ctx, app.SearchRequest{Query: lagSentence(r, 4), Mode: palace.ModeHybrid, Results: 5})
 				if ctx.Err() != nil {
 					return
 				}

@@ -119,7 +119,7 @@ func runRun(ctx context.Context, g *globals, o runOptions) error {
 }
 
 // mountHandlers puts the MCP endpoint (/mcp) and the web UI + JSON API
-// (/, /api/v1/) on the manager's HTTP server. Both share the app's
+// (/ and the JSON API under it) on the manager's HTTP server. Both share the app's
 // reflector and palace write lock, and the manager's live settings and status, and apply guard
 // themselves (the UI keeps /login and /static reachable without a token).
 func mountHandlers(m *manager.Manager, mux *http.ServeMux, guard httpguard.Config) error {

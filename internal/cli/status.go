@@ -2,11 +2,9 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/client"
 	"github.com/hivemem/hivemem/internal/manager"
 	"github.com/hivemem/hivemem/internal/store"
 )
@@ -36,8 +35,8 @@ type statusReport struct {
 	Manager  managerInfo  `json:"manager"`
 	// Mining is manager.mining (the running manager's live value when it
 	// runs): off, nothing is mined or condensed automatically.
-	Mining bool                  `json:"mining"`
-	Agents []manager.AgentStatus `json:"agents"`
+	Mining bool              `json:"mining"`
+	Agents []app.AgentStatus `json:"agents"`
 }
 
 // condenseInfo is the reflector's set-up at a glance.
@@ -100,7 +99,7 @@ func collectStatus(ctx context.Context, a *app.App) (statusReport, error) {
 	}
 	refl := a.Reflector
 	r.Condense = condenseInfo{Enabled: a.Config.Reflector.Enabled, Summarizer: refl.Summarizer()}
-	agents, err := manager.CollectAgents(ctx, a, a.Config, st, refl, manager.LastCondensed(a.Home.LogPath()))
+	agents, err := a.CollectAgents(ctx, a.Config, st, app.LastCondensed(a.Home.LogPath()))
 	if err != nil {
 		return r, err
 	}
@@ -125,7 +124,7 @@ func collectStatus(ctx context.Context, a *app.App) (statusReport, error) {
 	r.Manager.Pending, r.Manager.LastScan, r.Manager.NextPass, r.Manager.Problems = ms.Pending, ms.LastScan, ms.NextPass, ms.Problems
 	r.Mining = ms.Mining
 	r.Manager.MineLagSeconds, r.Manager.UnminedAgeSeconds = ms.MineLagSeconds, ms.UnminedAgeSeconds
-	mining := map[string]manager.AgentStatus{}
+	mining := map[string]app.AgentStatus{}
 	for _, as := range ms.Agents {
 		mining[as.Agent] = as
 	}
@@ -140,28 +139,13 @@ func collectStatus(ctx context.Context, a *app.App) (statusReport, error) {
 // fetchManagerStatus asks the running manager for its status, which holds
 // what only it knows: mining backoff, pending changes, recent problems.
 func fetchManagerStatus(ctx context.Context, addr, token string) (manager.Status, error) {
-	var ms manager.Status
 	if addr == "" {
-		return ms, errors.New("the manager serves no HTTP (--http off): mining state unknown")
+		return manager.Status{}, errors.New("the manager serves no HTTP (--http off): mining state unknown")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/api/v1/manager", nil)
+	ms, err := client.New(addr, token).Manager(ctx)
 	if err != nil {
-		return ms, fmt.Errorf("manager status: %w", err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return ms, fmt.Errorf("manager status: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return ms, fmt.Errorf("manager status: http://%s/api/v1/manager answered %s", addr, resp.Status)
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&ms); err != nil {
 		return ms, fmt.Errorf("manager status: %w", err)
 	}
 	return ms, nil

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/manager"
 	"github.com/hivemem/hivemem/internal/mcpserver"
 	"github.com/hivemem/hivemem/internal/web"
 )
@@ -51,7 +52,11 @@ func newSurfaces(t *testing.T, files map[string]string) *surfaces {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	s.api = httptest.NewServer(web.New(web.Deps{App: a}))
+	m, err := manager.New(manager.Options{App: a, HTTP: manager.HTTPOff}) // the live settings, as under hivemem run
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.api = httptest.NewServer(web.New(web.Deps{App: a, Settings: m}))
 	t.Cleanup(s.api.Close)
 	srv, err := mcpserver.New(mcpserver.Deps{App: a})
 	if err != nil {
@@ -189,9 +194,17 @@ func TestSurfacesReturnTheSameObjects(t *testing.T) {
 		return out
 	}
 	common := []string{"home", "search_mode", "embedder", "index"}
+	cliStatus, mcpStatus := object(t, s.cli("status", "--json")), object(t, s.tool(mcpserver.ToolStatus, nil))
 	sameObject(t, "status", map[string]map[string]any{
-		"cli": keep(object(t, s.cli("status", "--json")), common...),
+		"cli": keep(cliStatus, common...),
 		"api": keep(object(t, s.get("/api/v1/status")), common...),
-		"mcp": keep(object(t, s.tool(mcpserver.ToolStatus, nil)), common...),
+		"mcp": keep(mcpStatus, common...),
+	})
+	// Agent status is one computation (app.CollectAgents): the CLI and MCP
+	// list the same agents with the same fields. (The API's status counts
+	// them; its /api/v1/agents adds the dashboard's health grades.)
+	sameObject(t, "status agents", map[string]map[string]any{
+		"cli": keep(cliStatus, "agents", "backend"),
+		"mcp": keep(mcpStatus, "agents", "backend"),
 	})
 }

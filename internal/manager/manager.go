@@ -128,7 +128,7 @@ type Manager struct {
 	cfgChanged chan struct{} // tells the reflector loop to re-read its interval
 	retryCh    chan retry    // the worker asks the loop to retry an agent later
 	queue      workQueue
-	condensed  condensedIndex
+	condensed  app.CondensedIndex
 
 	mu       sync.Mutex      // guards everything below
 	workCtx  context.Context // set by Run: ends ShutdownGrace after shutdown starts
@@ -1102,7 +1102,7 @@ func (m *Manager) Status(ctx context.Context) Status {
 	}
 	s.Index = st
 	cfg := m.Config()
-	agents, err := CollectAgents(ctx, m.app, cfg, st, m.refl, m.condensed.read(m.app.Home.LogPath()))
+	agents, err := m.app.CollectAgents(ctx, cfg, st, m.condensed.Read(m.app.Home.LogPath()))
 	if err != nil {
 		extra = append(extra, Problem{Time: time.Now().UTC(), What: "agents", Error: err.Error()})
 	}
@@ -1116,12 +1116,12 @@ func (m *Manager) Status(ctx context.Context) Status {
 		}
 		a.Skipped = ms.skipped
 		if ms.failures > 0 {
-			a.MiningBackoff = &Backoff{Failures: ms.failures, NextAttempt: ms.nextAttempt.UTC(), LastError: ms.lastError, LastFailure: ms.lastFailure}
+			a.MiningBackoff = &app.Backoff{Failures: ms.failures, NextAttempt: ms.nextAttempt.UTC(), LastError: ms.lastError, LastFailure: ms.lastFailure}
 		}
 	}
 	m.mu.Unlock()
 	if agents == nil {
-		agents = []AgentStatus{}
+		agents = []app.AgentStatus{}
 	}
 	s.Agents = agents
 	return s

@@ -1,20 +1,9 @@
 package manager
 
 import (
-	"bufio"
-	"context"
-	"fmt"
-	"io"
-	"maps"
-	"os"
-	"sync"
 	"time"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/config"
-	"github.com/hivemem/hivemem/internal/eventlog"
-	"github.com/hivemem/hivemem/internal/memfile"
-	"github.com/hivemem/hivemem/internal/reflector"
 	"github.com/hivemem/hivemem/internal/store"
 )
 
@@ -37,14 +26,14 @@ type Status struct {
 	// UnminedAgeSeconds is the age of the oldest change not yet mined (0
 	// when everything is mined): a growing value means mining falls
 	// behind.
-	UnminedAgeSeconds float64       `json:"unmined_age_seconds"`
-	LastScan          time.Time     `json:"last_scan,omitzero"`
-	NextScan          time.Time     `json:"next_scan,omitzero"`
-	LastPass          time.Time     `json:"last_reflector_pass,omitzero"`
-	NextPass          time.Time     `json:"next_reflector_pass,omitzero"`
-	Problems          []Problem     `json:"problems"` // recent manager-level errors, newest last
-	Mining            bool          `json:"mining"`   // manager.mining: false stops mining and condensing
-	Agents            []AgentStatus `json:"agents"`
+	UnminedAgeSeconds float64           `json:"unmined_age_seconds"`
+	LastScan          time.Time         `json:"last_scan,omitzero"`
+	NextScan          time.Time         `json:"next_scan,omitzero"`
+	LastPass          time.Time         `json:"last_reflector_pass,omitzero"`
+	NextPass          time.Time         `json:"next_reflector_pass,omitzero"`
+	Problems          []Problem         `json:"problems"` // recent manager-level errors, newest last
+	Mining            bool              `json:"mining"`   // manager.mining: false stops mining and condensing
+	Agents            []app.AgentStatus `json:"agents"`
 }
 
 // Problem is a manager-level error (watcher, config reload, archive scan)
@@ -53,144 +42,4 @@ type Problem struct {
 	Time  time.Time `json:"time"`
 	What  string    `json:"what"`
 	Error string    `json:"error"`
-}
-
-// Backoff is an agent's mining failure record: after a failure the agent
-// is retried at NextAttempt, and each further failure doubles the wait.
-type Backoff struct {
-	Failures    int       `json:"failures"`
-	NextAttempt time.Time `json:"next_attempt"`
-	LastError   string    `json:"last_error"`
-	LastFailure time.Time `json:"last_failure"`
-}
-
-// AgentStatus is one agent's memory file, index and maintenance state.
-type AgentStatus struct {
-	Agent         string    `json:"agent"`
-	Bytes         int64     `json:"bytes"`
-	BudgetBytes   int64     `json:"budget_bytes"`
-	BudgetPct     float64   `json:"budget_pct"`
-	Sections      int       `json:"sections"`
-	Pinned        int       `json:"pinned"`
-	Drawers       int       `json:"drawers"`
-	LastMined     time.Time `json:"last_mined,omitzero"`
-	LastCondensed time.Time `json:"last_condensed,omitzero"`
-	// Skipped says why the miner passed the file over (binary, too large,
-	// unparseable, ...), as of the manager's last mine.
-	Skipped string `json:"skipped,omitempty"`
-	// MiningBackoff is set while mining the file keeps failing (manager
-	// only: the CLI does not retry).
-	MiningBackoff *Backoff `json:"mining_backoff,omitempty"`
-	// ReflectorBackoff is set while condensations of the file keep
-	// aborting (shared on disk by every process).
-	ReflectorBackoff *reflector.AgentState `json:"reflector_backoff,omitempty"`
-	// Restored is set while the file is what a restore put back: passes
-	// leave it alone until it changes or a condensation is forced.
-	Restored *reflector.RestoredHold `json:"restored,omitempty"`
-	Error    string                  `json:"error,omitempty"`
-}
-
-// CollectAgents describes every agent of a: file size against the budget
-// in cfg, sections, pinned facts, drawers, last mine (from the index), last
-// condensation (condensed, as from LastCondensed) and reflector backoff
-// (from its state file). An agent whose file cannot be read or parsed gets
-// an Error, not a failure of the whole report.
-func CollectAgents(ctx context.Context, a *app.App, cfg config.Config, st store.Stats, refl *reflector.Reflector, condensed map[string]time.Time) ([]AgentStatus, error) {
-	ids, err := a.Home.Agents()
-	if err != nil {
-		return nil, fmt.Errorf("status: %w", err)
-	}
-	wingDrawers := map[string]int{}
-	for _, w := range st.Wings {
-		wingDrawers[w.Wing] = w.Drawers
-	}
-	var states map[string]reflector.AgentState
-	if refl != nil {
-		states = refl.States()
-	}
-	out := make([]AgentStatus, 0, len(ids))
-	for _, id := range ids {
-		as := AgentStatus{Agent: id, Drawers: wingDrawers[id], BudgetBytes: cfg.Reflector.BudgetBytes, LastCondensed: condensed[id]}
-		if s, ok := states[id]; ok && s.Failures > 0 {
-			s := s
-			as.ReflectorBackoff = &s
-		}
-		hold := states[id].Restored
-		path, _ := a.Home.MemoryPath(id)
-		if f, err := a.Store.GetFile(ctx, a.Home.Rel(path)); err == nil {
-			as.LastMined = f.MinedAt
-		}
-		data, err := a.Home.ReadFile(path) // symlinks stay in the home; never blocks on a FIFO
-		if err != nil {
-			as.Error = err.Error()
-			out = append(out, as)
-			continue
-		}
-		as.Bytes = int64(len(data))
-		if reflector.HeldBy(hold, data) {
-			as.Restored = hold
-		}
-		if as.BudgetBytes > 0 {
-			as.BudgetPct = 100 * float64(as.Bytes) / float64(as.BudgetBytes)
-		}
-		if mf, err := memfile.Parse(data); err != nil {
-			as.Error = err.Error()
-		} else {
-			as.Sections, as.Pinned = len(mf.Recent()), len(mf.Pinned())
-		}
-		out = append(out, as)
-	}
-	return out, nil
-}
-
-// LastCondensed returns the time of each agent's newest condense event in
-// the event log at path. A log that cannot be read gives an empty map: it
-// is a record, not a source of truth.
-func LastCondensed(path string) map[string]time.Time {
-	var c condensedIndex
-	return c.read(path)
-}
-
-// condensedIndex follows the event log for condense events, reading only
-// what was appended since its last look (the manager asks on every status
-// request; the log only grows, except when someone truncates it).
-type condensedIndex struct {
-	mu   sync.Mutex
-	off  int64
-	last map[string]time.Time
-}
-
-func (c *condensedIndex) read(path string) map[string]time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.last == nil {
-		c.last = map[string]time.Time{}
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return maps.Clone(c.last)
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() < c.off {
-		c.off, c.last = 0, map[string]time.Time{} // truncated or replaced: start over
-	}
-	if _, err := f.Seek(c.off, io.SeekStart); err != nil {
-		return maps.Clone(c.last)
-	}
-	r := bufio.NewReaderSize(f, 64<<10)
-	for {
-		line, err := r.ReadBytes('\n')
-		if err != nil {
-			break // EOF, or a line still being written: read it next time
-		}
-		c.off += int64(len(line))
-		ev, err := eventlog.ParseLine(line)
-		if err != nil || ev.Type != "condense" {
-			continue
-		}
-		if ev.Time.After(c.last[ev.Agent]) {
-			c.last[ev.Agent] = ev.Time
-		}
-	}
-	return maps.Clone(c.last)
 }
