@@ -39,6 +39,7 @@ for pkg in $pkgs; do
 done
 
 finds=()
+finds_dir="${FUZZ_FINDS:-$PWD/fuzz-finds}"
 for pkg in $pkgs; do
   dir=$(go list -f '{{.Dir}}' "$pkg")
   for f in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | sort -u); do
@@ -46,15 +47,35 @@ for pkg in $pkgs; do
     # Targets that run SQLite per input manage a few hundred execs a second.
     case "$f" in FuzzLexical) n=$((N / 40)) ;; esac
     echo "==> fuzz $pkg $f (${n} execs)"
+    corpus="$dir/testdata/fuzz/$f"
+    before=$(ls "$corpus" 2>/dev/null || true)
     if ! go test -run '^$' -fuzz "^$f\$" -fuzztime "${n}x" "$pkg"; then
       finds+=("$pkg $f")
+      # go test saved the failing input in the package's corpus, where the
+      # test run after this one would fail on it. Unless --long, it moves
+      # to fuzz-finds/ (ignored by git): reported, to be fixed and committed
+      # to the corpus, but not failing a run it does not depend on.
+      if ! $long; then
+        for name in $(ls "$corpus" 2>/dev/null); do
+          if ! grep -qxF "$name" <<<"$before"; then
+            mkdir -p "$finds_dir/$f"
+            mv "$corpus/$name" "$finds_dir/$f/$name"
+            echo "fuzz: moved the failing input to $finds_dir/$f/$name"
+          fi
+        done
+        [ -n "$before" ] || rmdir "$corpus" 2>/dev/null || true
+      fi
     fi
   done
 done
 if [ "${#finds[@]}" -gt 0 ]; then
   echo
   echo "fuzz: exploration found failing inputs in: ${finds[*]}"
-  echo "fuzz: go test saved each under the package's testdata/fuzz/<Target>/: fix the bug and commit the file, so the corpus run above holds it"
+  if $long; then
+    echo "fuzz: go test saved each under the package's testdata/fuzz/<Target>/: fix the bug and commit the file, so the corpus run above holds it"
+  else
+    echo "fuzz: the failing inputs are in $finds_dir/<Target>/: fix the bug and commit each file to the package's testdata/fuzz/<Target>/, so the corpus run above holds it"
+  fi
   if $long; then
     exit 1
   fi

@@ -59,7 +59,9 @@ func Set(doc []byte, table string, sets []Setting) ([]byte, error) {
 		if strings.ContainsAny(s.Value, "\r\n") {
 			return nil, fmt.Errorf("value of %s: want one line", s.Key)
 		}
-		if _, err := toml.Decode(s.Key+" = "+s.Value, &one); err != nil || len(one) != 1 {
+		// A comment in the value would be kept as the line's comment and
+		// then doubled by the next edit: a value is the value alone.
+		if _, err := toml.Decode(s.Key+" = "+s.Value, &one); err != nil || len(one) != 1 || stripComment(s.Value) != s.Value {
 			return nil, fmt.Errorf("value of %s: %q is not one TOML value", s.Key, s.Value)
 		}
 		want[s.Key] = one[s.Key]
