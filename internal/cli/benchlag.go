@@ -25,6 +25,7 @@ import (
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/manager"
 	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/quantile"
 )
 
 type lagOptions struct {
@@ -421,22 +422,11 @@ func (s *lagServer) phase(ctx context.Context, probe, tag string, o lagOptions, 
 		return ph, fmt.Errorf("bench mine-lag: watching the appends: %w", werr)
 	}
 	ph.Appends, ph.Searchable = n, len(lags)-missed
-	ph.P50, ph.P99, ph.Max = percentile(lags, 50), percentile(lags, 99), percentile(lags, 100)
+	ph.P50, ph.P99, ph.Max = quantile.NearestRank(lags, 50), quantile.NearestRank(lags, 99), quantile.NearestRank(lags, 100)
 	ph.Searches, ph.SearchErrs = searches.Load(), serrs.Load()
-	ph.SearchP50 = percentile(loadMS, 50)
+	ph.SearchP50 = quantile.NearestRank(loadMS, 50)
 	if st, err := s.status(context.Background()); err == nil {
 		ph.StatusLag = st.MineLagSeconds
 	}
 	return ph, nil
-}
-
-// percentile is the p-th percentile (nearest rank) of xs; 0 for none.
-func percentile(xs []float64, p float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	i := int(p/100*float64(len(s))+0.5) - 1
-	return s[min(max(i, 0), len(s)-1)]
 }

@@ -4,17 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/quantile"
 	"github.com/hivemem/hivemem/internal/store"
 )
 
@@ -334,16 +333,6 @@ func (a *accum) metrics() Metrics {
 		}
 	}
 	m.SessionRecall10Cat = mean(cat14, func(q qscore) float64 { return q.s10 })
-	m.LatencyP50, m.LatencyP95 = percentile(a.lat, 50), percentile(a.lat, 95)
+	m.LatencyP50, m.LatencyP95 = quantile.NearestRank(a.lat, 50), quantile.NearestRank(a.lat, 95)
 	return m
-}
-
-func percentile(xs []float64, p float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	i := int(math.Ceil(p/100*float64(len(s)))) - 1
-	return s[max(0, min(i, len(s)-1))]
 }

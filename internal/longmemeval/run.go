@@ -9,13 +9,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/hivemem/hivemem/internal/capture"
 	"github.com/hivemem/hivemem/internal/chunk"
 	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/quantile"
 	"github.com/hivemem/hivemem/internal/store"
 )
 
@@ -475,16 +475,6 @@ func (a *accum) metrics() Metrics {
 			m.ByType[t] = summarise(a.all, func(q Question) bool { return q.Type == t })
 		}
 	}
-	m.LatencyP50, m.LatencyP95 = percentile(a.lat, 50), percentile(a.lat, 95)
+	m.LatencyP50, m.LatencyP95 = quantile.NearestRank(a.lat, 50), quantile.NearestRank(a.lat, 95)
 	return m
-}
-
-func percentile(xs []float64, p float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	i := int(math.Ceil(p/100*float64(len(s)))) - 1
-	return s[max(0, min(i, len(s)-1))]
 }
