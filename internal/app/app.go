@@ -65,6 +65,14 @@ type Options struct {
 	// ReflectorMinesNot leaves the mine after a condensation to the caller
 	// (a benchmark that mines everything afterwards).
 	ReflectorMinesNot bool
+	// IndexLater is for a command that writes markdown (remember, pin):
+	// Open resolves the home and loads its config, and the index, the
+	// embedder and the palace are opened by the first Remember or Pin,
+	// after its write. An index that cannot be opened (a full disk, a
+	// damaged index) is then the write's mine error, so that it never
+	// stops a note from being saved. Only Remember and Pin may be called
+	// on such an App.
+	IndexLater bool
 }
 
 // App is an open hivemem home.
@@ -86,6 +94,7 @@ type App struct {
 	Reflector *reflector.Reflector
 
 	lockWaiting func(writelock.Holder)
+	later       *lazyIndex // the index of an IndexLater app
 	settings    atomic.Pointer[func() config.Config]
 	reflMiner   atomic.Pointer[reflector.Miner]
 }
@@ -110,9 +119,53 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
+	a := &App{Home: h, Config: cfg, Events: eventlog.Open(h.LogPath()), Log: lg, lockWaiting: opts.LockWaiting}
+	command := "hivemem"
+	if opts.Command != "" {
+		command += " " + opts.Command
+	}
+	a.Lock = writelock.New(h.PalaceDir(), command)
+	a.UseSettings(func() config.Config { return a.Config })
+	if opts.IndexLater {
+		a.later = &lazyIndex{opts: opts}
+		return a, nil
+	}
+	if err := a.openIndex(ctx, opts); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// lazyIndex is the index of an app opened with IndexLater: opened on first
+// use, once.
+type lazyIndex struct {
+	opts Options
+	once sync.Once
+	err  error
+}
+
+// index opens the index of an app opened with IndexLater, on first use;
+// the error says why there is none.
+func (a *App) index(ctx context.Context) error {
+	if a.later == nil {
+		return nil
+	}
+	a.later.once.Do(func() { a.later.err = a.openIndex(ctx, a.later.opts) })
+	return a.later.err
+}
+
+// openIndex opens the index backend, the embedder and the palace over
+// them, and the reflector.
+func (a *App) openIndex(ctx context.Context, opts Options) (err error) {
+	h, cfg, lg := a.Home, a.Config, a.Log
+	defer func() {
+		if err != nil && IndexDamaged(err) {
+			err = fmt.Errorf("%w (the index is damaged; `hivemem reindex` sets it aside and rebuilds it from the markdown)", err)
+		}
+	}()
 	st, err := OpenStore(ctx, h, cfg)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if w, ok := st.(interface{ WarmLexical() }); ok && opts.LongRunning {
 		w.WarmLexical()
@@ -120,7 +173,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	emb, info, err := NewEmbedder(ctx, cfg)
 	if err != nil {
 		st.Close()
-		return nil, err
+		return err
 	}
 	if emb == nil && info.Note != "" {
 		lg.Info("search is lexical-only", "why", info.Note)
@@ -140,16 +193,9 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	})
 	if err != nil {
 		st.Close()
-		return nil, err
+		return err
 	}
-	a := &App{Home: h, Config: cfg, Store: st, Palace: p, Events: eventlog.Open(h.LogPath()), Log: lg, Embedder: info,
-		lockWaiting: opts.LockWaiting}
-	command := "hivemem"
-	if opts.Command != "" {
-		command += " " + opts.Command
-	}
-	a.Lock = writelock.New(h.PalaceDir(), command)
-	a.UseSettings(func() config.Config { return a.Config })
+	a.Store, a.Palace, a.Embedder = st, p, info
 	var miner reflector.Miner
 	if !opts.ReflectorMinesNot {
 		miner = reflectorMiner{a}
@@ -159,7 +205,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		deps.Summarizer = summarize.Extractive{Embedder: p.Embedder()}
 	}
 	a.Reflector = newReflector(deps)
-	return a, nil
+	return nil
 }
 
 // newReflector is the one place a reflector is built.
@@ -255,7 +301,12 @@ func SetAsideIndex(h home.Home, now time.Time) (string, error) {
 }
 
 // Close releases the index.
-func (a *App) Close() error { return a.Store.Close() }
+func (a *App) Close() error {
+	if a.Store == nil {
+		return nil
+	}
+	return a.Store.Close()
+}
 
 // OpenStore opens the configured index backend.
 func OpenStore(ctx context.Context, h home.Home, cfg config.Config) (store.Store, error) {

@@ -82,7 +82,7 @@ func (g *globals) printImport(a *app.App, res capture.Result, asJSON bool) error
 		fmt.Fprintf(g.stderr, "warning: skipped %s: %s\n", s.Path, s.Reason)
 	}
 	if res.MineErr != nil {
-		warnMineFailed(g, "session", "hive/agents/…/sessions", res.MineErr)
+		warnMineFailed(g, "session", "hive/agents/…/sessions", res.MineErr.Error())
 	}
 	if asJSON {
 		out := map[string]any{"sessions": res.Sessions, "turns_added": res.TurnsAdded, "expired": nonNil(res.Expired), "mine": res.Mine}

@@ -181,11 +181,7 @@ func (g *globals) requireHome() error {
 }
 
 func (g *globals) open(ctx context.Context, create bool) (*app.App, error) {
-	a, err := app.Open(ctx, app.Options{Home: g.home, Logger: g.logger, Create: create, Command: g.command, LockWaiting: g.lockWaiting})
-	if err != nil && app.IndexDamaged(err) {
-		return nil, fmt.Errorf("%w (the index is damaged; `hivemem reindex` sets it aside and rebuilds it from the markdown)", err)
-	}
-	return a, err
+	return app.Open(ctx, app.Options{Home: g.home, Logger: g.logger, Create: create, Command: g.command, LockWaiting: g.lockWaiting})
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -2,13 +2,11 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -137,24 +135,11 @@ func mountHandlers(m *manager.Manager, mux *http.ServeMux, guard httpguard.Confi
 	return nil
 }
 
-// writeLockWait bounds how long a CLI write waits for the palace write
-// lock. The manager holds it for one mine at a time (milliseconds to a few
-// seconds); only a long reindex by another command holds it for minutes.
-const writeLockWait = 5 * time.Minute
-
 // lockPalace takes the palace write lock for a CLI command that writes to
-// the index, telling the user when it has to wait and for whom.
+// the index (waiting at most app.DefaultLockWait), telling the user when
+// it has to wait and for whom (lockWaiting).
 func (g *globals) lockPalace(ctx context.Context, a *app.App, command string) (func(), error) {
-	ctx, cancel := context.WithTimeout(ctx, writeLockWait)
-	defer cancel()
-	release, err := a.AcquireLock(ctx)
-	if err != nil {
-		if errors.Is(err, writelock.ErrBusy) && errors.Is(err, context.DeadlineExceeded) {
-			return nil, fmt.Errorf("%s: gave up after %s: %w", command, writeLockWait, err)
-		}
-		return nil, fmt.Errorf("%s: %w", command, err)
-	}
-	return release, nil
+	return a.LockFor(ctx, command, 0)
 }
 
 // lockWaiting tells the user why a write command pauses.

@@ -208,3 +208,34 @@ func TestSurfacesReturnTheSameObjects(t *testing.T) {
 		"mcp": keep(mcpStatus, "agents", "backend"),
 	})
 }
+
+// TestSurfacesWriteTheSameObjects: a remember and a pin through `hivemem
+// … --json` and MCP give the same object with the same names. Each
+// surface writes to a new agent of its own, so only the agent's name (and
+// its file's) differ.
+func TestSurfacesWriteTheSameObjects(t *testing.T) {
+	s := newSurfaces(t, surfaceFiles)
+	named := func(doc, agent string) map[string]any {
+		m := object(t, doc)
+		if m["agent"] != agent || m["source"] != "hive/agents/"+agent+"/memory.md" {
+			t.Errorf("%s: agent or source is not %s's: %v", doc, agent, m)
+		}
+		delete(m, "agent")
+		delete(m, "source")
+		return m
+	}
+	note := "The deploy key rotates monthly.\nAsk ops for the new one."
+	sameObject(t, "remember", map[string]map[string]any{
+		"cli": named(s.cli("remember", "--json", "--heading", "deploy key", "carol", note), "carol"),
+		"mcp": named(s.tool(mcpserver.ToolRemember, map[string]any{"agent": "dave", "text": note, "heading": "deploy key"}), "dave"),
+	})
+	for _, fact := range []string{"Releases ship on Tuesdays.", "Releases ship on Tuesdays."} { // new, then already there
+		sameObject(t, "pin", map[string]map[string]any{
+			"cli": named(s.cli("pin", "--json", "carol", fact), "carol"),
+			"mcp": named(s.tool(mcpserver.ToolPin, map[string]any{"agent": "dave", "fact": fact}), "dave"),
+		})
+	}
+	if got := object(t, s.tool(mcpserver.ToolSearch, map[string]any{"query": "deploy key rotates", "wing": "carol"})); len(got["hits"].([]any)) == 0 {
+		t.Errorf("the CLI's note is not searchable through MCP: %v", got)
+	}
+}

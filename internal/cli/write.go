@@ -49,50 +49,34 @@ func runRemember(ctx context.Context, g *globals, o rememberOptions, agent, text
 		}
 		text = string(b)
 	}
-	// The note first, the index after: an index that cannot be opened or
-	// updated (a full disk, a damaged index) is a warning, never a lost
-	// note.
-	h, _, err := app.OpenHome(app.Options{Home: g.home, Create: false})
+	a, err := g.openForWrite(ctx)
 	if err != nil {
 		return err
 	}
-	created, err := palace.RememberFile(ctx, h, agent, o.heading, text, time.Now())
+	defer a.Close()
+	res, err := a.Remember(ctx, app.RememberRequest{Agent: agent, Text: text, Heading: o.heading})
 	if err != nil {
 		return err
 	}
-	path, _ := h.MemoryPath(agent)
-	rep, merr := g.indexWritten(ctx, path, "remember")
-	warnMineFailed(g, "note", path, merr)
+	path := a.Home.Abs(res.Source)
+	warnMineFailed(g, "note", path, res.MineError)
 	if o.asJSON {
-		out := map[string]any{"agent": agent, "created": created, "path": path, "mine": rep}
-		if merr != nil {
-			out["mine_error"] = merr.Error()
-		}
-		return writeJSON(g.stdout, out)
+		return writeJSON(g.stdout, res)
 	}
-	sayCreated(g, agent, created)
-	if merr != nil {
+	sayCreated(g, agent, res.Created)
+	if res.MineError != "" {
 		fmt.Fprintf(g.stdout, "remembered in %s (not indexed yet)\n", path)
 		return nil
 	}
-	fmt.Fprintf(g.stdout, "remembered in %s (%s added)\n", path, plural(rep.Added, "drawer"))
+	fmt.Fprintf(g.stdout, "remembered in %s (%s added)\n", path, plural(res.DrawersAdded, "drawer"))
 	return nil
 }
 
-// indexWritten mines a memory file hivemem just wrote, opening the palace
-// and taking its write lock. The error is for a warning: the write stands.
-func (g *globals) indexWritten(ctx context.Context, path, command string) (palace.MineReport, error) {
-	a, err := g.open(ctx, true)
-	if err != nil {
-		return palace.MineReport{}, err
-	}
-	defer a.Close()
-	release, err := g.lockPalace(ctx, a, command)
-	if err != nil {
-		return palace.MineReport{}, err
-	}
-	defer release()
-	return a.Palace.Mine(ctx, path, palace.MineOptions{})
+// openForWrite opens the app for a command that writes markdown: the note
+// first, the index after, so that an index that cannot be opened or
+// updated (a full disk, a damaged index) is a warning, never a lost note.
+func (g *globals) openForWrite(ctx context.Context) (*app.App, error) {
+	return app.Open(ctx, app.Options{Home: g.home, Logger: g.logger, Command: g.command, LockWaiting: g.lockWaiting, IndexLater: true})
 }
 
 // sayCreated tells that a write made a new agent, so that a mistyped agent
@@ -104,12 +88,12 @@ func sayCreated(g *globals, agent string, created bool) {
 }
 
 // warnMineFailed says on stderr that a write succeeded but mining it
-// failed, so that nobody retries (which would write it twice); the command
-// still exits 0.
-func warnMineFailed(g *globals, what, path string, err error) {
-	if err != nil {
-		fmt.Fprintf(g.stderr, "warning: the %s is saved in %s but not searchable yet: %v; "+
-			"the next mine indexes it (hivemem run does so by itself), do not add it again\n", what, path, err)
+// failed (mineErr), so that nobody retries (which would write it twice);
+// the command still exits 0.
+func warnMineFailed(g *globals, what, path, mineErr string) {
+	if mineErr != "" {
+		fmt.Fprintf(g.stderr, "warning: the %s is saved in %s but not searchable yet: %s; "+
+			"the next mine indexes it (hivemem run does so by itself), do not add it again\n", what, path, mineErr)
 	}
 }
 
@@ -128,36 +112,21 @@ func newPinCommand(g *globals) *cobra.Command {
 }
 
 func runPin(ctx context.Context, g *globals, agent, fact string, asJSON bool) error {
-	// As for remember: the fact first, the index after.
-	h, _, err := app.OpenHome(app.Options{Home: g.home, Create: false})
+	a, err := g.openForWrite(ctx) // as for remember: the fact first, the index after
 	if err != nil {
 		return err
 	}
-	added, created, err := palace.PinFile(ctx, h, agent, fact)
+	defer a.Close()
+	res, err := a.Pin(ctx, app.PinRequest{Agent: agent, Fact: fact})
 	if err != nil {
 		return err
 	}
-	var merr error
-	if added {
-		path, _ := h.MemoryPath(agent)
-		_, merr = g.indexWritten(ctx, path, "pin")
-		warnMineFailed(g, "fact", path, merr)
-	}
-	return printPinned(g, agent, added, created, merr, asJSON)
-}
-
-// printPinned reports a pin: added or already there, and a failed index
-// update (mineErr) in the JSON.
-func printPinned(g *globals, agent string, added, created bool, mineErr error, asJSON bool) error {
+	warnMineFailed(g, "fact", a.Home.Abs(res.Source), res.MineError)
 	if asJSON {
-		out := map[string]any{"agent": agent, "created": created, "added": added}
-		if mineErr != nil && added {
-			out["mine_error"] = mineErr.Error()
-		}
-		return writeJSON(g.stdout, out)
+		return writeJSON(g.stdout, res)
 	}
-	sayCreated(g, agent, created)
-	if added {
+	sayCreated(g, agent, res.Created)
+	if res.Added {
 		fmt.Fprintf(g.stdout, "pinned for %s\n", agent)
 	} else {
 		fmt.Fprintf(g.stdout, "already pinned for %s\n", agent)

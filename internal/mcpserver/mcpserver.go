@@ -52,8 +52,8 @@ const (
 type Deps struct {
 	// App is the open home: palace, config, event log.
 	App *app.App
-	// memory_condense runs through App.Reflector; remember and pin hold
-	// App's palace write lock around their write and mine (never reads).
+	// memory_condense runs through App.Reflector; remember and pin are
+	// App.Remember and App.Pin, which mine under App's palace write lock.
 	// Agent is the agent the server acts for: remember, pin and condense
 	// write to it by default and refuse any other agent. "" binds none:
 	// write tools then need an explicit agent argument.
@@ -132,21 +132,10 @@ type server struct {
 	d Deps
 }
 
-// lockWait bounds how long a write tool waits for the palace write lock:
-// the manager holds it for one mine at a time, only a reindex for minutes.
+// lockWait bounds how long a write tool waits for the palace write lock
+// before its mine: the manager holds it for one mine at a time, only a
+// reindex for minutes.
 const lockWait = 2 * time.Minute
-
-// locked runs fn under the palace write lock.
-func (s *server) locked(ctx context.Context, fn func() error) error {
-	lctx, cancel := context.WithTimeout(ctx, lockWait)
-	defer cancel()
-	release, err := s.d.App.AcquireLock(lctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	return fn()
-}
 
 // instructions tells the client's model how the tools fit together.
 func instructions(d Deps) string {

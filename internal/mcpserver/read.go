@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/memfile"
 )
 
@@ -66,7 +67,7 @@ func (s *server) read(ctx context.Context, in ReadInput) (ReadOutput, string, er
 	out := ReadOutput{Agent: agent, Source: s.d.App.Home.Rel(path), Bytes: len(data), Lines: countLines(string(data)),
 		Sections: make([]SectionInfo, len(f.Sections))}
 	for i, sec := range f.Sections {
-		out.Sections[i] = sectionInfo(sec)
+		out.Sections[i] = app.SectionOf(sec)
 	}
 
 	if in.Section != "" {
@@ -78,7 +79,7 @@ func (s *server) read(ctx context.Context, in ReadInput) (ReadOutput, string, er
 			out.Region = RegionHeader
 			setText(&out, f.Header, 1)
 		} else {
-			info := sectionInfo(sec)
+			info := app.SectionOf(sec)
 			out.Section = &info
 			setText(&out, sec.Raw, sec.StartLine)
 		}

@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/reflector"
 )
@@ -58,22 +56,11 @@ type RememberInput struct {
 }
 
 // SectionInfo locates one section of a memory file.
-type SectionInfo struct {
-	Heading   string `json:"heading" jsonschema:"heading text without the leading '## '"`
-	Kind      string `json:"kind" jsonschema:"section, pinned, condensed or recent"`
-	StartLine int    `json:"start_line"`
-	EndLine   int    `json:"end_line"`
-	Date      string `json:"date,omitempty"`
-}
+type SectionInfo = app.SectionInfo
 
-// RememberOutput says where a note went.
-type RememberOutput struct {
-	Agent        string      `json:"agent"`
-	Source       string      `json:"source" jsonschema:"the memory file, relative to the hivemem home"`
-	Section      SectionInfo `json:"section" jsonschema:"the section appended"`
-	DrawersAdded int         `json:"drawers_added" jsonschema:"new search drawers (the note is searchable at once)"`
-	MineError    string      `json:"mine_error,omitempty" jsonschema:"the note is saved, but indexing it failed: it becomes searchable on the next mine; do not remember it again"`
-}
+// RememberOutput says where a note went: the app's remember result, the
+// same object as `hivemem remember --json`.
+type RememberOutput = app.RememberResult
 
 // PinInput is memory_pin's arguments.
 type PinInput struct {
@@ -81,14 +68,9 @@ type PinInput struct {
 	Agent string `json:"agent,omitempty" jsonschema:"whose memory to write; needed only when the server is bound to no agent"`
 }
 
-// PinOutput says whether the fact was new.
-type PinOutput struct {
-	Agent     string `json:"agent"`
-	Fact      string `json:"fact"`
-	Added     bool   `json:"added" jsonschema:"false when the same fact was already pinned"`
-	Pinned    int    `json:"pinned" jsonschema:"pinned facts in the file now"`
-	MineError string `json:"mine_error,omitempty" jsonschema:"the fact is saved, but indexing it failed: it becomes searchable on the next mine; do not pin it again"`
-}
+// PinOutput says whether the fact was new: the app's pin result, the
+// same object as `hivemem pin --json`.
+type PinOutput = app.PinResult
 
 // ReadInput is memory_read's arguments.
 type ReadInput struct {
@@ -184,7 +166,7 @@ var loadSchemas = sync.OnceValues(func() (*inputSchemas, error) {
 		return nil, err
 	}
 	if s.pin, err = inferInput[PinInput](func(p map[string]*jsonschema.Schema) {
-		p["fact"].MinLength, p["fact"].MaxLength = iptr(1), iptr(2000)
+		p["fact"].MinLength, p["fact"].MaxLength = iptr(1), iptr(palace.MaxFactBytes)
 	}); err != nil {
 		return nil, err
 	}
@@ -317,70 +299,14 @@ func (s *server) wakeUp(ctx context.Context, in WakeUpInput) (palace.Digest, str
 }
 
 func (s *server) remember(ctx context.Context, in RememberInput) (RememberOutput, string, error) {
-	agent, err := s.writeAgent(in.Agent)
-	if err != nil {
-		return RememberOutput{}, "", err
-	}
-	now := s.d.Now()
-	var res palace.WriteResult
-	err = s.locked(ctx, func() (err error) {
-		res, err = s.d.App.Palace.Remember(ctx, agent, in.Heading, in.Text, now)
-		return err
-	})
-	if err != nil {
-		return RememberOutput{}, "", err
-	}
-	path, _ := s.d.App.Home.MemoryPath(agent)
-	out := RememberOutput{Agent: agent, Source: s.d.App.Home.Rel(path), DrawersAdded: res.Mine.Added}
-	if res.MineErr != nil {
-		s.d.Logger.Warn("memory_remember: the note is saved, mining it failed; the next mine catches up", "agent", agent, "err", res.MineErr)
-		out.MineError = res.MineErr.Error()
-	}
-	// Point at the section written: the newest one dated today (with the
-	// heading asked for), which is the last one unless an agent appended
-	// in between.
-	if data, err := s.d.App.Home.ReadFile(path); err == nil {
-		if f, err := memfile.Parse(data); err == nil {
-			prefix := now.UTC().Format("2006-01-02") + " — "
-			heading := strings.TrimSpace(in.Heading) // as Remember writes it
-			secs := f.Recent()
-			for i := len(secs) - 1; i >= 0; i-- {
-				h := secs[i].Heading
-				if heading != "" && h == prefix+heading || heading == "" && strings.HasPrefix(h, prefix) {
-					out.Section = sectionInfo(secs[i])
-					break
-				}
-			}
-		}
-	}
-	return out, "", nil
+	res, err := s.d.App.Remember(ctx, app.RememberRequest{Agent: in.Agent, Text: in.Text, Heading: in.Heading,
+		Now: s.d.Now(), LockWait: lockWait, Scope: s.scope()})
+	return res, "", err
 }
 
 func (s *server) pin(ctx context.Context, in PinInput) (PinOutput, string, error) {
-	agent, err := s.writeAgent(in.Agent)
-	if err != nil {
-		return PinOutput{}, "", err
-	}
-	var res palace.WriteResult
-	err = s.locked(ctx, func() (err error) {
-		res, err = s.d.App.Palace.Pin(ctx, agent, in.Fact)
-		return err
-	})
-	if err != nil {
-		return PinOutput{}, "", err
-	}
-	out := PinOutput{Agent: agent, Fact: in.Fact, Added: res.Added}
-	if res.MineErr != nil {
-		s.d.Logger.Warn("memory_pin: the fact is saved, mining it failed; the next mine catches up", "agent", agent, "err", res.MineErr)
-		out.MineError = res.MineErr.Error()
-	}
-	path, _ := s.d.App.Home.MemoryPath(agent)
-	if data, err := s.d.App.Home.ReadFile(path); err == nil {
-		if f, err := memfile.Parse(data); err == nil {
-			out.Pinned = len(f.Pinned())
-		}
-	}
-	return out, "", nil
+	res, err := s.d.App.Pin(ctx, app.PinRequest{Agent: in.Agent, Fact: in.Fact, LockWait: lockWait, Scope: s.scope()})
+	return res, "", err
 }
 
 func (s *server) condense(ctx context.Context, in CondenseInput) (CondenseOutput, string, error) {
@@ -409,8 +335,4 @@ func (s *server) condense(ctx context.Context, in CondenseInput) (CondenseOutput
 		Hoisted: res.Hoisted, Archive: res.Archive, Backup: res.Backup, MineError: res.MineError,
 		DurationMS: res.DurationMS, Output: string(res.Output),
 	}, "", nil
-}
-
-func sectionInfo(s memfile.Section) SectionInfo {
-	return SectionInfo{Heading: s.Heading, Kind: s.Kind.String(), StartLine: s.StartLine, EndLine: s.EndLine, Date: s.Date}
 }

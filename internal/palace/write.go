@@ -63,17 +63,8 @@ func (p *Palace) Remember(ctx context.Context, agent, heading, text string, now 
 // index): the note is saved, and the next mine indexes it. created says
 // the agent had no memory file before.
 func RememberFile(ctx context.Context, h home.Home, agent, heading, text string, now time.Time) (created bool, err error) {
-	if err := CheckText("text", text, MaxRememberBytes); err != nil {
-		return false, fmt.Errorf("remember: %w", err)
-	}
-	if strings.TrimSpace(text) == "" {
-		return false, errors.New("remember: text is empty")
-	}
-	if err := CheckText("heading", heading, 200); err != nil {
-		return false, fmt.Errorf("remember: %w", err)
-	}
-	if strings.ContainsAny(heading, "\r\n") {
-		return false, errors.New("remember: heading must be one line")
+	if err := CheckRemember(heading, text); err != nil {
+		return false, err
 	}
 	// A blank heading is no heading: the note's first line stands in.
 	heading = strings.TrimSpace(heading)
@@ -112,14 +103,8 @@ func (p *Palace) Pin(ctx context.Context, agent, fact string) (WriteResult, erro
 // the fact was added (false: it was pinned already) and whether the agent
 // had no memory file before.
 func PinFile(ctx context.Context, h home.Home, agent, fact string) (added, created bool, err error) {
-	if err := CheckText("fact", fact, 2000); err != nil {
-		return false, false, fmt.Errorf("pin: %w", err)
-	}
-	if strings.ContainsAny(fact, "\r\n") {
-		return false, false, errors.New("pin: a fact must be one line")
-	}
-	if strings.TrimSpace(fact) == "" {
-		return false, false, errors.New("pin: fact is empty")
+	if err := CheckFact(fact); err != nil {
+		return false, false, err
 	}
 	created, err = updateMemory(ctx, h, agent, func(old []byte) ([]byte, error) {
 		out, ok, err := memfile.AddPinned(old, strings.TrimSpace(fact))
@@ -130,6 +115,41 @@ func PinFile(ctx context.Context, h home.Home, agent, fact string) (added, creat
 		return false, false, fmt.Errorf("pin: %w", err)
 	}
 	return added, created, nil
+}
+
+// CheckRemember checks a note and its heading as RememberFile does,
+// without writing.
+func CheckRemember(heading, text string) error {
+	if err := CheckText("text", text, MaxRememberBytes); err != nil {
+		return fmt.Errorf("remember: %w", err)
+	}
+	if strings.TrimSpace(text) == "" {
+		return errors.New("remember: text is empty")
+	}
+	if err := CheckText("heading", heading, MaxNameBytes); err != nil {
+		return fmt.Errorf("remember: %w", err)
+	}
+	if strings.ContainsAny(heading, "\r\n") {
+		return errors.New("remember: heading must be one line")
+	}
+	return nil
+}
+
+// MaxFactBytes caps one pinned fact.
+const MaxFactBytes = 2000
+
+// CheckFact checks a fact as PinFile does, without writing.
+func CheckFact(fact string) error {
+	if err := CheckText("fact", fact, MaxFactBytes); err != nil {
+		return fmt.Errorf("pin: %w", err)
+	}
+	if strings.ContainsAny(fact, "\r\n") {
+		return errors.New("pin: a fact must be one line")
+	}
+	if strings.TrimSpace(fact) == "" {
+		return errors.New("pin: fact is empty")
+	}
+	return nil
 }
 
 // mineWritten mines an agent's file after a write. A failure is kept in the

@@ -1,0 +1,240 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/memfile"
+	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/writelock"
+)
+
+// DefaultLockWait bounds how long a write waits for the palace write lock
+// (a request's LockWait, when 0). The manager holds it for one mine at a
+// time (milliseconds to a few seconds); only a long reindex by another
+// command holds it for minutes.
+const DefaultLockWait = 5 * time.Minute
+
+// writeAgent is the agent a write acts for: the one named, else the
+// caller's. A caller writes only to its own memory: naming another agent
+// is refused, so that a bound front end (MCP --agent) never writes
+// elsewhere. Every refusal wraps palace.ErrBadQuery.
+func (s Scope) writeAgent(agent string) (string, error) {
+	if s.Caller != "" && agent != "" && agent != s.Caller {
+		return "", palace.BadQuery(fmt.Errorf("agent %q refused: this server writes only to agent %q's memory", agent, s.Caller))
+	}
+	if agent == "" {
+		agent = s.Caller
+	}
+	if err := home.ValidateAgentID(agent); err != nil {
+		if agent == "" {
+			err = fmt.Errorf("agent is required: %w", err) // and the caller is bound to none
+		}
+		return "", palace.BadQuery(err)
+	}
+	return agent, nil
+}
+
+// RememberRequest appends a dated note to an agent's memory file.
+type RememberRequest struct {
+	Agent   string `json:"agent,omitempty"` // "": the caller's (Scope.Caller)
+	Text    string `json:"text"`
+	Heading string `json:"heading,omitempty"` // "": the text's first line
+	// Now dates the section (zero: the current time).
+	Now time.Time `json:"-"`
+	// LockWait bounds the wait for the palace write lock before the mine
+	// (0: DefaultLockWait); the note is written whatever happens then.
+	LockWait time.Duration `json:"-"`
+	// Scope: a caller writes only to its own memory.
+	Scope Scope `json:"-"`
+}
+
+// Validate checks the request without writing; every error wraps
+// palace.ErrBadQuery.
+func (r RememberRequest) Validate() error {
+	if _, err := r.Scope.writeAgent(r.Agent); err != nil {
+		return fmt.Errorf("remember: %w", err)
+	}
+	if err := palace.CheckRemember(r.Heading, r.Text); err != nil {
+		return palace.BadQuery(err)
+	}
+	return nil
+}
+
+// SectionInfo locates one section of a memory file.
+type SectionInfo struct {
+	Heading   string `json:"heading" jsonschema:"heading text without the leading '## '"`
+	Kind      string `json:"kind" jsonschema:"section, pinned, condensed or recent"`
+	StartLine int    `json:"start_line"`
+	EndLine   int    `json:"end_line"`
+	Date      string `json:"date,omitempty"`
+}
+
+// SectionOf is s's location.
+func SectionOf(s memfile.Section) SectionInfo {
+	return SectionInfo{Heading: s.Heading, Kind: s.Kind.String(), StartLine: s.StartLine, EndLine: s.EndLine, Date: s.Date}
+}
+
+// RememberResult says where a note went: the same object from `hivemem
+// remember --json` and MCP memory_remember.
+type RememberResult struct {
+	Agent        string      `json:"agent"`
+	Created      bool        `json:"created" jsonschema:"the agent had no memory file: this write created it"`
+	Source       string      `json:"source" jsonschema:"the memory file, relative to the hivemem home"`
+	Section      SectionInfo `json:"section" jsonschema:"the section appended"`
+	DrawersAdded int         `json:"drawers_added" jsonschema:"new search drawers (the note is searchable at once)"`
+	MineError    string      `json:"mine_error,omitempty" jsonschema:"the note is saved, but indexing it failed: it becomes searchable on the next mine; do not remember it again"`
+}
+
+// Remember validates r, appends the note to the agent's memory file
+// (locked, atomic; created from the template when missing) and mines the
+// file under the palace write lock so the note is searchable at once. An
+// error means nothing was written. A mine that fails after the write (no
+// index, a broken model, the lock busy) is the result's MineError: the
+// note stands and the next mine indexes it.
+func (a *App) Remember(ctx context.Context, r RememberRequest) (RememberResult, error) {
+	if err := r.Validate(); err != nil {
+		return RememberResult{}, err
+	}
+	agent, _ := r.Scope.writeAgent(r.Agent)
+	now := r.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	created, err := palace.RememberFile(ctx, a.Home, agent, r.Heading, r.Text, now)
+	if err != nil {
+		return RememberResult{}, err
+	}
+	path, _ := a.Home.MemoryPath(agent)
+	out := RememberResult{Agent: agent, Created: created, Source: a.Home.Rel(path)}
+	rep, err := a.mineWritten(ctx, path, "remember", r.LockWait)
+	if err != nil {
+		a.Log.Warn("remember: the note is saved, mining it failed; the next mine catches up", "agent", agent, "err", err)
+		out.MineError = err.Error()
+	}
+	out.DrawersAdded = rep.Added
+	// Point at the section written: the newest one dated today (with the
+	// heading asked for), which is the last one unless an agent appended
+	// in between.
+	if f, err := a.parseMemory(path); err == nil {
+		prefix := now.UTC().Format("2006-01-02") + " — "
+		heading := strings.TrimSpace(r.Heading) // as RememberFile writes it
+		secs := f.Recent()
+		for i := len(secs) - 1; i >= 0; i-- {
+			h := secs[i].Heading
+			if heading != "" && h == prefix+heading || heading == "" && strings.HasPrefix(h, prefix) {
+				out.Section = SectionOf(secs[i])
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// PinRequest adds a durable fact to an agent's pinned region.
+type PinRequest struct {
+	Agent string `json:"agent,omitempty"` // "": the caller's (Scope.Caller)
+	Fact  string `json:"fact"`
+	// LockWait bounds the wait for the palace write lock before the mine
+	// (0: DefaultLockWait).
+	LockWait time.Duration `json:"-"`
+	// Scope: a caller writes only to its own memory.
+	Scope Scope `json:"-"`
+}
+
+// Validate checks the request without writing; every error wraps
+// palace.ErrBadQuery.
+func (r PinRequest) Validate() error {
+	if _, err := r.Scope.writeAgent(r.Agent); err != nil {
+		return fmt.Errorf("pin: %w", err)
+	}
+	if err := palace.CheckFact(r.Fact); err != nil {
+		return palace.BadQuery(err)
+	}
+	return nil
+}
+
+// PinResult says whether a fact was new: the same object from `hivemem
+// pin --json` and MCP memory_pin.
+type PinResult struct {
+	Agent     string `json:"agent"`
+	Created   bool   `json:"created" jsonschema:"the agent had no memory file: this write created it"`
+	Source    string `json:"source" jsonschema:"the memory file, relative to the hivemem home"`
+	Fact      string `json:"fact"`
+	Added     bool   `json:"added" jsonschema:"false when the same fact was already pinned"`
+	Pinned    int    `json:"pinned" jsonschema:"pinned facts in the file now"`
+	MineError string `json:"mine_error,omitempty" jsonschema:"the fact is saved, but indexing it failed: it becomes searchable on the next mine; do not pin it again"`
+}
+
+// Pin validates r and adds the fact to the agent's pinned region; a fact
+// already there (after normalisation) changes nothing (Added false). As
+// for Remember, an error means nothing was written, and a failed mine
+// after the write is the result's MineError.
+func (a *App) Pin(ctx context.Context, r PinRequest) (PinResult, error) {
+	if err := r.Validate(); err != nil {
+		return PinResult{}, err
+	}
+	agent, _ := r.Scope.writeAgent(r.Agent)
+	added, created, err := palace.PinFile(ctx, a.Home, agent, r.Fact)
+	if err != nil {
+		return PinResult{}, err
+	}
+	path, _ := a.Home.MemoryPath(agent)
+	out := PinResult{Agent: agent, Created: created, Source: a.Home.Rel(path), Fact: r.Fact, Added: added}
+	if added {
+		if _, err := a.mineWritten(ctx, path, "pin", r.LockWait); err != nil {
+			a.Log.Warn("pin: the fact is saved, mining it failed; the next mine catches up", "agent", agent, "err", err)
+			out.MineError = err.Error()
+		}
+	}
+	if f, err := a.parseMemory(path); err == nil {
+		out.Pinned = len(f.Pinned())
+	}
+	return out, nil
+}
+
+// parseMemory reads (never blocking on a FIFO) and parses a memory file.
+func (a *App) parseMemory(path string) (*memfile.File, error) {
+	data, err := a.Home.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return memfile.Parse(data)
+}
+
+// mineWritten mines a memory file this process just wrote, under the
+// palace write lock. The error is for a warning: the write stands.
+func (a *App) mineWritten(ctx context.Context, path, command string, wait time.Duration) (palace.MineReport, error) {
+	if err := a.index(ctx); err != nil {
+		return palace.MineReport{}, err
+	}
+	release, err := a.LockFor(ctx, command, wait)
+	if err != nil {
+		return palace.MineReport{}, err
+	}
+	defer release()
+	return a.Palace.Mine(ctx, path, palace.MineOptions{})
+}
+
+// LockFor takes the palace write lock for operation op (named in its
+// error), waiting at most wait (0: DefaultLockWait) while another process
+// holds it.
+func (a *App) LockFor(ctx context.Context, op string, wait time.Duration) (func(), error) {
+	if wait <= 0 {
+		wait = DefaultLockWait
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	release, err := a.AcquireLock(ctx)
+	if err != nil {
+		if errors.Is(err, writelock.ErrBusy) && errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%s: gave up after %s: %w", op, wait, err)
+		}
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	return release, nil
+}
