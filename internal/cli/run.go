@@ -88,7 +88,7 @@ func runRun(ctx context.Context, g *globals, o runOptions) error {
 	defer a.Close()
 	m, err := manager.New(manager.Options{
 		App: a, Claim: claim, HTTP: o.http, Logger: g.logger, Version: Version,
-		Mount: mountHandlers,
+		Handler: serveHandlers,
 		Ready: func(addr string) {
 			where := "HTTP off"
 			if addr != "" {
@@ -116,23 +116,26 @@ func runRun(ctx context.Context, g *globals, o runOptions) error {
 	return m.Run(runCtx)
 }
 
-// mountHandlers puts the MCP endpoint (/mcp) and the web UI + JSON API
-// (/ and the JSON API under it) on the manager's HTTP server. Both share the app's
-// reflector and palace write lock, and the manager's live settings and status, and apply guard
+// serveHandlers is what `hivemem run` serves besides the manager's
+// /healthz: the MCP endpoint (/mcp) and the web UI with the whole JSON API
+// (/ and /api/v1 under it, the manager's status at /api/v1/manager and
+// inside /api/v1/status). Both share the app's reflector and palace write
+// lock, and the manager's live settings and status, and apply guard
 // themselves (the UI keeps /login and /static reachable without a token).
-func mountHandlers(m *manager.Manager, mux *http.ServeMux, guard httpguard.Config) error {
+func serveHandlers(m *manager.Manager, guard httpguard.Config) (http.Handler, error) {
 	a := m.App()
 	h, err := mcpserver.HTTPHandler(mcpserver.Deps{App: a, Logger: a.Log, Version: Version}, guard)
 	if err != nil {
-		return fmt.Errorf("mount /mcp: %w", err)
+		return nil, fmt.Errorf("mount /mcp: %w", err)
 	}
+	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	w := web.New(web.Deps{App: a, Settings: m,
 		ManagerStatus: func() any { return m.Status(context.Background()) },
 		Guard:         &guard, Logger: a.Log, Version: Version})
 	m.OnShutdown(w.Close)
 	mux.Handle("/", w)
-	return nil
+	return mux, nil
 }
 
 // lockPalace takes the palace write lock for a CLI command that writes to

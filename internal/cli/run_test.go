@@ -1,8 +1,8 @@
 package cli
 
 // `hivemem run`'s HTTP server as production wires it
-// (mountHandlers: MCP at /mcp, the web UI and API at /, the manager's own
-// routes), attacked over real TCP: forged Host and Origin headers, missing
+// (serveHandlers: MCP at /mcp, the web UI and the whole API at /, the
+// manager's /healthz), attacked over real TCP: forged Host and Origin headers, missing
 // and wrong tokens, oversized bodies, many live event streams at shutdown.
 
 import (
@@ -73,7 +73,7 @@ func startRunHome(t *testing.T, configTOML string, prepare func(h home.Home)) (a
 	}
 	t.Cleanup(func() { a.Close() })
 	ready := make(chan string, 1)
-	m, err := manager.New(manager.Options{App: a, HTTP: "127.0.0.1:0", Mount: mountHandlers, Version: "test",
+	m, err := manager.New(manager.Options{App: a, HTTP: "127.0.0.1:0", Handler: serveHandlers, Version: "test",
 		Ready: func(addr string) { ready <- addr }})
 	if err != nil {
 		t.Fatal(err)

@@ -22,10 +22,12 @@ type httpServer struct {
 	ln  net.Listener
 }
 
-// startHTTP listens and builds the mux: mounted handlers first, then the
-// manager's own routes. It refuses a non-loopback address without a token
-// before listening.
-func (m *Manager) startHTTP(ctx context.Context) (*httpServer, error) {
+// startHTTP listens and builds the server: GET /healthz is the manager's,
+// everything else goes to the handler Options.Handler builds (the
+// composition root decides what that serves: the MCP endpoint, the web UI
+// and the whole /api/v1). It refuses a non-loopback address without a
+// token before listening.
+func (m *Manager) startHTTP() (*httpServer, error) {
 	cfg := m.Config()
 	addr := m.opts.HTTP
 	if addr == "" {
@@ -45,13 +47,17 @@ func (m *Manager) startHTTP(ctx context.Context) (*httpServer, error) {
 	actual := ln.Addr().String()
 	guard.Addr = actual
 	mux := http.NewServeMux()
-	if err := m.mount(mux, guard); err != nil {
-		ln.Close()
-		return nil, err
-	}
-	if err := m.ownRoutes(ctx, mux, guard); err != nil {
-		ln.Close()
-		return nil, err
+	// Public: it says nothing but "ok" and the pid.
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "pid": m.claim.Instance().PID})
+	})
+	if m.opts.Handler != nil {
+		h, err := m.opts.Handler(m, guard)
+		if err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("manager: build the HTTP handler: %w", err)
+		}
+		mux.Handle("/", h)
 	}
 	m.mu.Lock()
 	m.addr = actual
@@ -69,49 +75,6 @@ func (m *Manager) startHTTP(ctx context.Context) (*httpServer, error) {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(m.log.Handler(), slog.LevelWarn),
 	}}, nil
-}
-
-// mount calls Options.Mount, turning the panic of a duplicate or invalid
-// pattern into an error.
-func (m *Manager) mount(mux *http.ServeMux, guard httpguard.Config) (err error) {
-	if m.opts.Mount == nil {
-		return nil
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("manager: mount handlers: %v", r)
-		}
-	}()
-	if err := m.opts.Mount(m, mux, guard); err != nil {
-		return fmt.Errorf("manager: mount handlers: %w", err)
-	}
-	return nil
-}
-
-// ownRoutes adds /healthz (public: it says nothing but "ok"),
-// /api/v1/manager, and /api/v1/status unless a mounted handler (the web
-// UI's API) already answers it.
-func (m *Manager) ownRoutes(ctx context.Context, mux *http.ServeMux, guard httpguard.Config) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("manager: a mounted handler claims a manager route: %v", r)
-		}
-	}()
-	status := httpguard.Wrap(guard, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, m.Status(r.Context()))
-	}))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "pid": m.claim.Instance().PID})
-	})
-	mux.Handle("GET /api/v1/manager", status)
-	probe, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+guard.Addr+"/api/v1/status", nil)
-	if err != nil {
-		return fmt.Errorf("manager: routes: %w", err)
-	}
-	if _, pattern := mux.Handler(probe); pattern == "" {
-		mux.Handle("GET /api/v1/status", status)
-	}
-	return nil
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -56,13 +56,14 @@ type Options struct {
 	// HTTP is the listen address; "" uses manager.http from the config,
 	// "off" serves nothing. A non-loopback address needs manager.token.
 	HTTP string
-	// Mount adds handlers to the server's mux before it starts, e.g. the
-	// MCP endpoint at "/mcp" and the web UI at "/". Mounted handlers are
-	// not wrapped by the manager: guard is the guard configuration they
-	// must apply themselves (web.Deps.Guard, mcpserver.HTTPHandler). The
-	// manager's own routes are GET /healthz, GET /api/v1/manager and, when
-	// no mounted handler answers it, GET /api/v1/status.
-	Mount func(m *Manager, mux *http.ServeMux, guard httpguard.Config) error
+	// Handler, when set, builds what the HTTP server serves besides its
+	// own public GET /healthz: the composition root puts the MCP endpoint,
+	// the web UI and the JSON API (/api/v1, the manager's status at
+	// /api/v1/manager included) behind it. The manager does not wrap it:
+	// guard is the configuration the handler must apply itself
+	// (web.Deps.Guard, mcpserver.HTTPHandler). Without it the server
+	// answers /healthz only.
+	Handler func(m *Manager, guard httpguard.Config) (http.Handler, error)
 	// Logger receives the manager's log; nil uses App.Log.
 	Logger *slog.Logger
 	// Version is recorded in the pid file and the status.
@@ -317,7 +318,7 @@ func (m *Manager) Run(ctx context.Context) (err error) {
 	defer w.Close()
 	m.watchAll(w)
 
-	srv, err := m.startHTTP(ctx)
+	srv, err := m.startHTTP()
 	if err != nil {
 		return err
 	}

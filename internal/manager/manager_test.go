@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -196,14 +197,11 @@ func TestFailingAgentBacksOffWhileOthersGoOn(t *testing.T) {
 	}
 }
 
-func get(t *testing.T, url, token string) (int, string) {
+func do(t *testing.T, method, url string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(t.Context(), method, url, nil)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -218,55 +216,49 @@ func get(t *testing.T, url, token string) (int, string) {
 }
 
 func TestHTTPRoutes(t *testing.T) {
-	mountWeb := func(m *Manager, mux *http.ServeMux, g httpguard.Config) error {
-		mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			fmt.Fprint(w, "mounted "+r.URL.Path)
-		}))
-		return nil
+	mounted := func(m *Manager, g httpguard.Config) (http.Handler, error) {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, "mounted %s %s token=%v", r.Method, r.URL.Path, g.Token != "")
+		}), nil
 	}
 	type check struct {
-		path, token string
-		code        int
-		want        string
+		method, path string
+		code         int
+		want         string
 	}
 	tests := []struct {
-		name    string
-		config  string
-		http    string
-		mount   func(*Manager, *http.ServeMux, httpguard.Config) error
-		runErr  string
-		checks  []check
-		withTok string
+		name   string
+		config string
+		http   string
+		mount  func(*Manager, httpguard.Config) (http.Handler, error)
+		runErr string
+		checks []check
 	}{
-		{name: "own routes only", http: "127.0.0.1:0", checks: []check{
+		{name: "without a handler the server answers /healthz only", http: "127.0.0.1:0", checks: []check{
 			{path: "/healthz", code: 200, want: `"ok": true`},
-			{path: "/api/v1/status", code: 200, want: `"agents": [`},
-			{path: "/api/v1/manager", code: 200, want: `"search_mode": "lexical"`},
+			{path: "/api/v1/status", code: 404, want: "not found"},
+			{path: "/api/v1/manager", code: 404, want: "not found"},
 		}},
-		{name: "a mounted UI answers /api/v1/status; the manager keeps /api/v1/manager", http: "127.0.0.1:0", mount: mountWeb, checks: []check{
-			{path: "/api/v1/status", code: 200, want: "mounted /api/v1/status"},
-			{path: "/", code: 200, want: "mounted /"},
-			{path: "/api/v1/manager", code: 200, want: `"agents": [`},
-			{path: "/healthz", code: 200, want: `"ok": true`},
-		}},
-		{name: "a token guards the manager's status", http: "127.0.0.1:0", config: "[manager]\ntoken = \"s3cret-manager-token\"\n", checks: []check{
-			{path: "/api/v1/manager", code: 401, want: "unauthorized"},
-			{path: "/api/v1/manager", token: "s3cret-manager-token", code: 200, want: `"agents": [`},
+		{name: "the handler serves everything but GET /healthz", http: "127.0.0.1:0", mount: mounted, checks: []check{
+			{path: "/api/v1/status", code: 200, want: "mounted GET /api/v1/status"},
+			{path: "/api/v1/manager", code: 200, want: "mounted GET /api/v1/manager"},
+			{path: "/", code: 200, want: "mounted GET /"},
+			{method: "POST", path: "/healthz", code: 200, want: "mounted POST /healthz"},
 			{path: "/healthz", code: 200, want: `"ok": true`},
 		}},
-		{name: "non-loopback without a token is refused", http: "0.0.0.0:0", runErr: "needs a token"},
-		{name: "a mount claiming a manager route is an error", http: "127.0.0.1:0", runErr: "claims a manager route",
-			mount: func(m *Manager, mux *http.ServeMux, g httpguard.Config) error {
-				mux.HandleFunc("GET /healthz", func(http.ResponseWriter, *http.Request) {})
-				return nil
+		{name: "the handler gets the guard with the token", http: "127.0.0.1:0", mount: mounted,
+			config: "[manager]\ntoken = \"s3cret-manager-token\"\n", checks: []check{
+				{path: "/api/v1/manager", code: 200, want: "token=true"},
+				{path: "/healthz", code: 200, want: `"ok": true`},
 			}},
-		{name: "a mount error stops the start", http: "127.0.0.1:0", runErr: "mount handlers: no web",
-			mount: func(*Manager, *http.ServeMux, httpguard.Config) error { return errors.New("no web") }},
+		{name: "non-loopback without a token is refused", http: "0.0.0.0:0", runErr: "needs a token"},
+		{name: "a handler error stops the start", http: "127.0.0.1:0", runErr: "build the HTTP handler: no web",
+			mount: func(*Manager, httpguard.Config) (http.Handler, error) { return nil, errors.New("no web") }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			a := openHome(t, tc.config, map[string]string{"good": goodFile})
-			m, err := New(Options{App: a, HTTP: tc.http, Mount: tc.mount})
+			m, err := New(Options{App: a, HTTP: tc.http, Handler: tc.mount})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -281,9 +273,10 @@ func TestHTTPRoutes(t *testing.T) {
 			}
 			addr, _ := start(t, m)
 			for _, c := range tc.checks {
-				code, body := get(t, "http://"+addr+c.path, c.token)
+				method := cmp.Or(c.method, http.MethodGet)
+				code, body := do(t, method, "http://"+addr+c.path)
 				if code != c.code || !strings.Contains(body, c.want) {
-					t.Errorf("GET %s: %d %q, want %d with %q", c.path, code, body[:min(len(body), 200)], c.code, c.want)
+					t.Errorf("%s %s: %d %q, want %d with %q", method, c.path, code, body[:min(len(body), 200)], c.code, c.want)
 				}
 			}
 		})

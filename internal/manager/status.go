@@ -7,8 +7,9 @@ import (
 	"github.com/hivemem/hivemem/internal/store"
 )
 
-// Status is what /api/v1/manager (and /api/v1/status when nothing else
-// serves it) reports, and what `hivemem status` shows while a manager runs.
+// Status is what GET /api/v1/manager reports (and GET /api/v1/status
+// carries as "manager"), and what `hivemem status` shows while a manager
+// runs.
 type Status struct {
 	Instance
 	UptimeSeconds float64          `json:"uptime_seconds"`

@@ -89,6 +89,7 @@ type Handler struct {
 	version string
 
 	mux    *http.ServeMux
+	public map[string]bool // patterns of the routes that need no token
 	pages  *pages
 	static map[string]staticFile
 	events *logIndex
@@ -136,50 +137,135 @@ func (h *Handler) Close() {
 	h.closeOnce.Do(func() { close(h.done) })
 }
 
+// The JSON API's routes: method and path pattern, as http.ServeMux takes
+// them. The route table below serves them and package client builds its
+// requests from them, so a path is spelled once.
+const (
+	RouteStatus         = "GET /api/v1/status"
+	RouteManager        = "GET /api/v1/manager"
+	RouteAgents         = "GET /api/v1/agents"
+	RouteAgent          = "GET /api/v1/agents/{agent}"
+	RouteMemory         = "GET /api/v1/agents/{agent}/memory"
+	RouteCondense       = "POST /api/v1/agents/{agent}/condense"
+	RouteMine           = "POST /api/v1/mine"
+	RouteBackups        = "GET /api/v1/backups"
+	RouteAgentBackups   = "GET /api/v1/agents/{agent}/backups"
+	RouteBackup         = "GET /api/v1/agents/{agent}/backups/{backup}"
+	RouteRestore        = "POST /api/v1/agents/{agent}/backups/{backup}/restore"
+	RouteSearch         = "GET /api/v1/search"
+	RouteWakeUp         = "GET /api/v1/wake-up"
+	RouteEvents         = "GET /api/v1/events"
+	RouteEventStream    = "GET /api/v1/events/stream"
+	RouteSettings       = "GET /api/v1/settings"
+	RouteUpdateSettings = "PATCH /api/v1/settings"
+)
+
+// access says who may use a route when Deps.Guard has a token.
+type access int
+
+const (
+	// tokenOnly needs the token (bearer header or the login cookie).
+	tokenOnly access = iota
+	// public needs none: the login form and the static assets, which
+	// hold no memory data.
+	public
+)
+
+// route is one entry of the route table.
+type route struct {
+	pattern string // method and path, as http.ServeMux takes them
+	handler http.Handler
+	access  access
+}
+
+// routeTable is every route the handler serves: the JSON API under
+// /api/v1 (every /api/v1 route of `hivemem run`, the manager's status
+// included) and the pages. The guard (Deps.Guard) applies to all of them;
+// the access column says which need the token.
+func (h *Handler) routeTable() []route {
+	api := func(pattern string, fn apiFunc) route { return route{pattern, fn, tokenOnly} }
+	page := func(pattern string, fn http.HandlerFunc, a access) route { return route{pattern, fn, a} }
+	notFound := func(w http.ResponseWriter, r *http.Request) {
+		h.renderError(w, r, http.StatusNotFound, fmt.Errorf("no page at %s", r.URL.Path))
+	}
+	return []route{
+		api(RouteStatus, h.apiStatus),
+		api(RouteManager, h.apiManager),
+		api(RouteAgents, h.apiAgents),
+		api(RouteAgent, h.apiAgent),
+		api(RouteMemory, h.apiMemory),
+		api(RouteCondense, h.apiCondense),
+		api(RouteMine, h.apiMine),
+		api(RouteAgentBackups, h.apiAgentBackups),
+		api(RouteBackup, h.apiBackup),
+		api(RouteRestore, h.apiRestore),
+		api(RouteBackups, h.apiBackups),
+		api(RouteSearch, h.apiSearch),
+		api(RouteWakeUp, h.apiWakeUp),
+		api(RouteEvents, h.apiEvents),
+		page(RouteEventStream, h.apiEventStream, tokenOnly),
+		api(RouteSettings, h.apiSettings),
+		api(RouteUpdateSettings, h.apiUpdateSettings),
+		api("/api/", h.apiUnknown),
+
+		page("GET /{$}", h.pageOverview, tokenOnly),
+		page("GET /search", h.pageSearch, tokenOnly),
+		page("GET /agents/{agent}", h.pageMemory, tokenOnly),
+		page("GET /agents/{agent}/archive/{file}", h.pageArchive, tokenOnly),
+		page("GET /agents/{agent}/sessions/{file}", h.pageSession, tokenOnly),
+		page("GET /agents/{agent}/condense", h.pageCondense, tokenOnly),
+		page("GET /agents/{agent}/backups", h.pageBackups, tokenOnly),
+		page("GET /events", h.pageEvents, tokenOnly),
+		page("GET /settings", h.pageSettings, tokenOnly),
+		page("GET /login", h.pageLogin, public),
+		page("POST /login", h.postLogin, public),
+		page("POST /logout", h.postLogout, tokenOnly),
+		page("GET /static/{file}", h.serveStatic, public),
+		page("GET /favicon.ico", notFound, public),
+		page("/", notFound, tokenOnly),
+	}
+}
+
+// APIRoutes lists the JSON API's routes (method and path pattern), in the
+// order of docs/api.md's table.
+func APIRoutes() []string {
+	return []string{
+		RouteStatus, RouteManager, RouteAgents, RouteAgent, RouteMemory, RouteSearch, RouteWakeUp,
+		RouteEvents, RouteEventStream, RouteCondense, RouteMine, RouteBackups, RouteAgentBackups,
+		RouteBackup, RouteRestore, RouteSettings, RouteUpdateSettings,
+	}
+}
+
 func (h *Handler) routes() {
 	m := http.NewServeMux()
-	api := func(pattern string, fn apiFunc) { m.Handle(pattern, fn) }
-	api("GET /api/v1/status", h.apiStatus)
-	api("GET /api/v1/agents", h.apiAgents)
-	api("GET /api/v1/agents/{agent}", h.apiAgent)
-	api("GET /api/v1/agents/{agent}/memory", h.apiMemory)
-	api("POST /api/v1/agents/{agent}/condense", h.apiCondense)
-	api("POST /api/v1/mine", h.apiMine)
-	api("GET /api/v1/agents/{agent}/backups", h.apiAgentBackups)
-	api("GET /api/v1/agents/{agent}/backups/{backup}", h.apiBackup)
-	api("POST /api/v1/agents/{agent}/backups/{backup}/restore", h.apiRestore)
-	api("GET /api/v1/backups", h.apiBackups)
-	api("GET /api/v1/search", h.apiSearch)
-	api("GET /api/v1/wake-up", h.apiWakeUp)
-	api("GET /api/v1/events", h.apiEvents)
-	m.HandleFunc("GET /api/v1/events/stream", h.apiEventStream)
-	api("GET /api/v1/settings", h.apiSettings)
-	api("PATCH /api/v1/settings", h.apiUpdateSettings)
-	api("/api/", func(w http.ResponseWriter, r *http.Request) error {
-		if allow := h.allowed(r); len(allow) > 0 {
-			w.Header().Set("Allow", strings.Join(allow, ", "))
-			return statusError(http.StatusMethodNotAllowed, fmt.Errorf("%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allow, ", ")))
+	h.public = map[string]bool{}
+	for _, rt := range h.routeTable() {
+		m.Handle(rt.pattern, rt.handler)
+		if rt.access == public {
+			h.public[rt.pattern] = true
 		}
-		return errNotFound("no API endpoint %s %s (see docs/api.md)", r.Method, r.URL.Path)
-	})
-
-	m.HandleFunc("GET /{$}", h.pageOverview)
-	m.HandleFunc("GET /search", h.pageSearch)
-	m.HandleFunc("GET /agents/{agent}", h.pageMemory)
-	m.HandleFunc("GET /agents/{agent}/archive/{file}", h.pageArchive)
-	m.HandleFunc("GET /agents/{agent}/sessions/{file}", h.pageSession)
-	m.HandleFunc("GET /agents/{agent}/condense", h.pageCondense)
-	m.HandleFunc("GET /agents/{agent}/backups", h.pageBackups)
-	m.HandleFunc("GET /events", h.pageEvents)
-	m.HandleFunc("GET /settings", h.pageSettings)
-	m.HandleFunc("GET /login", h.pageLogin)
-	m.HandleFunc("POST /login", h.postLogin)
-	m.HandleFunc("POST /logout", h.postLogout)
-	m.HandleFunc("GET /static/{file}", h.serveStatic)
-	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		h.renderError(w, r, http.StatusNotFound, fmt.Errorf("no page at %s", r.URL.Path))
-	})
+	}
 	h.mux = m
+}
+
+// apiManager is GET /api/v1/manager: the running manager's own status
+// (Deps.ManagerStatus), 404 when the handler runs without a manager.
+func (h *Handler) apiManager(w http.ResponseWriter, r *http.Request) error {
+	if h.manager == nil {
+		return errNotFound("no manager runs with this server")
+	}
+	writeJSON(w, http.StatusOK, h.manager())
+	return nil
+}
+
+// apiUnknown answers what no API route matches: 405 with Allow when the
+// path exists under another method, else 404.
+func (h *Handler) apiUnknown(w http.ResponseWriter, r *http.Request) error {
+	if allow := h.allowed(r); len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		return statusError(http.StatusMethodNotAllowed, fmt.Errorf("%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allow, ", ")))
+	}
+	return errNotFound("no API endpoint %s %s (see docs/api.md)", r.Method, r.URL.Path)
 }
 
 // allowed lists the methods the API serves at r's path, so that a wrong
@@ -240,7 +326,7 @@ func (h *Handler) guarded(w http.ResponseWriter, r *http.Request) bool {
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	}
-	if g.Token == "" || httpguard.Authorized(r, g.Token) || public(r) {
+	if g.Token == "" || httpguard.Authorized(r, g.Token) || h.isPublic(r) {
 		return true
 	}
 	if r.Method == http.MethodGet && !isAPI(r) {
@@ -252,11 +338,12 @@ func (h *Handler) guarded(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
-// public says what needs no token: the login form and the static assets,
-// which hold no memory data.
-func public(r *http.Request) bool {
-	p := r.URL.Path
-	return p == "/login" || strings.HasPrefix(p, "/static/") || p == "/favicon.ico"
+// isPublic says whether the route r goes to needs no token (the access
+// column of the route table). A path that is not clean is judged by the
+// route it redirects to.
+func (h *Handler) isPublic(r *http.Request) bool {
+	_, pattern := h.mux.Handler(r)
+	return h.public[pattern]
 }
 
 func isAPI(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/api/") }

@@ -682,6 +682,10 @@ func TestGuard(t *testing.T) {
 		{"page without token goes to login", req{target: "/agents/planner?view=raw"}, 303, "/login?next=%2Fagents%2Fplanner%3Fview%3Draw"},
 		{"login page is public", req{target: "/login"}, 200, ""},
 		{"static is public", req{target: "/static/app.css"}, 200, ""},
+		{"favicon is public", req{target: "/favicon.ico"}, 404, ""},
+		{"manager status without token", req{target: "/api/v1/manager"}, 401, ""},
+		{"logout without token", req{method: "POST", target: "/logout"}, 401, ""},
+		{"a path through static is judged by where it leads", req{target: "/static/../api/v1/agents"}, 303, "/login?next=%2Fstatic%2F..%2Fapi%2Fv1%2Fagents"},
 		{"post without token", req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{}`}, 401, ""},
 		{"cross-origin post", req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{"dry_run":true}`, hdr: with(bearer, "Origin", "http://evil.example")}, 403, ""},
 		{"cross-site post without origin", req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{"dry_run":true}`, hdr: with(bearer, "Sec-Fetch-Site", "cross-site")}, 403, ""},
@@ -918,5 +922,47 @@ func TestEventsWithAFIFOLog(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("GET /api/v1/events hangs on a FIFO at the event log")
+	}
+}
+
+// TestManagerStatusRoute: GET /api/v1/manager is the manager's status as
+// Deps.ManagerStatus gives it, and a 404 without a manager.
+func TestManagerStatusRoute(t *testing.T) {
+	with := newEnv(t, web.Deps{ManagerStatus: func() any { return map[string]any{"pid": 4242} }})
+	if w := with.do(t, req{target: "/api/v1/manager"}); w.Code != 200 || decode[map[string]any](t, w)["pid"] != float64(4242) {
+		t.Errorf("GET /api/v1/manager with a manager: %d %s", w.Code, w.Body.String())
+	}
+	without := newEnv(t, web.Deps{})
+	if w := without.do(t, req{target: "/api/v1/manager"}); w.Code != 404 || !strings.Contains(decode[map[string]string](t, w)["error"], "no manager") {
+		t.Errorf("GET /api/v1/manager without a manager: %d %s", w.Code, w.Body.String())
+	}
+}
+
+// TestAPIRoutesAreServedAndDocumented: every route of web.APIRoutes
+// reaches a handler of its own (not the /api/ catch-all), and docs/api.md's
+// endpoint table lists exactly these routes, in this order.
+func TestAPIRoutesAreServedAndDocumented(t *testing.T) {
+	e := newEnv(t, web.Deps{ManagerStatus: func() any { return map[string]any{} }})
+	fill := strings.NewReplacer("{agent}", "nobody", "{backup}", "none.md")
+	for _, rt := range web.APIRoutes() {
+		method, path, _ := strings.Cut(rt, " ")
+		if strings.HasSuffix(path, "/stream") {
+			method = http.MethodHead // the headers only, not a live stream
+		}
+		w := e.do(t, req{method: method, target: fill.Replace(path), body: "{}"})
+		if strings.Contains(w.Body.String(), "no API endpoint") || w.Code == http.StatusMethodNotAllowed {
+			t.Errorf("%s: %d %s", rt, w.Code, w.Body.String())
+		}
+	}
+	doc, err := os.ReadFile("../../docs/api.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, m := range regexp.MustCompile("(?m)^\\| (GET|POST|PATCH) \\| `(/api/v1[^`]*)` \\|").FindAllStringSubmatch(string(doc), -1) {
+		listed = append(listed, m[1]+" "+m[2])
+	}
+	if got, want := strings.Join(listed, "\n"), strings.Join(web.APIRoutes(), "\n"); got != want {
+		t.Errorf("docs/api.md lists\n%s\nwant (web.APIRoutes)\n%s", got, want)
 	}
 }
