@@ -2,19 +2,27 @@ package client_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/client"
+	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/manager"
 	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/reflector"
 	"github.com/hivemem/hivemem/internal/web"
+	"github.com/hivemem/hivemem/internal/web/webtest"
 )
 
 // server opens a lexical home with one mined agent and serves its API.
@@ -107,4 +115,134 @@ func TestClientReportsTheServersRefusal(t *testing.T) {
 	if _, err := client.New("127.0.0.1:1", "").Manager(ctx); err == nil {
 		t.Error("Manager of a closed port: no error")
 	}
+}
+
+// recorder serves h and keeps the method and path of every request.
+type recorder struct {
+	h    http.Handler
+	mu   sync.Mutex
+	seen []*http.Request
+}
+
+func (rc *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rc.mu.Lock()
+	rc.seen = append(rc.seen, r.Clone(context.Background()))
+	rc.mu.Unlock()
+	rc.h.ServeHTTP(w, r)
+}
+
+// TestClientCoversEveryRoute: over real HTTP against the demo home, a
+// client method for every route of web.APIRoutes answers what the server
+// holds, and together the calls reach every route.
+func TestClientCoversEveryRoute(t *testing.T) {
+	ctx := context.Background()
+	a, err := webtest.Open(ctx, filepath.Join(t.TempDir(), "home"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	m, err := manager.New(manager.Options{App: a, HTTP: manager.HTTPOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := web.New(web.Deps{App: a, Settings: m, ManagerStatus: func() any { return m.Status(ctx) }, PollInterval: 20 * time.Millisecond})
+	t.Cleanup(h.Close)
+	rec := &recorder{h: h}
+	srv := httptest.NewServer(rec)
+	t.Cleanup(srv.Close)
+	c := client.New(srv.URL, "")
+	check := func(what string, err error, ok bool, got any) {
+		t.Helper()
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+		} else if !ok {
+			t.Errorf("%s = %+v", what, got)
+		}
+	}
+
+	st, err := c.Status(ctx)
+	check("Status", err, st.Agents == len(webtest.Agents) && st.Manager != nil, st)
+	ms, err := c.Manager(ctx)
+	check("Manager", err, ms.Home == a.Home.Root && len(ms.Agents) == len(webtest.Agents), ms)
+	as, err := c.Agents(ctx)
+	check("Agents", err, len(as) == len(webtest.Agents) && as[0].Agent == webtest.Agents[0], as)
+	one, err := c.Agent(ctx, "planner")
+	check("Agent", err, one.Agent == "planner" && one.Bytes > 0, one)
+	mv, err := c.Memory(ctx, "planner")
+	check("Memory", err, mv.Agent == "planner" && len(mv.Sections) > 0, mv)
+	raw, err := c.MemoryRaw(ctx, "planner")
+	check("MemoryRaw", err, int64(len(raw)) == one.Bytes && sha256Hex(raw) == mv.SHA256, len(raw))
+	sr, err := c.Search(ctx, app.SearchRequest{Query: "login", Results: 3})
+	check("Search", err, len(sr.Hits) > 0, sr)
+	d, err := c.WakeUp(ctx, app.WakeUpRequest{Wing: "planner"})
+	check("WakeUp", err, d.Text != "", d)
+	evs, err := c.Events(ctx, client.EventsRequest{N: 2, Kind: "restore"})
+	check("Events", err, len(evs.Events) == 1 && evs.Events[0].Agent == "reviewer" && evs.Offset > 0, evs)
+
+	stream, err := c.EventStream(ctx, evs.Offset, client.EventsRequest{Agent: "coder"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close()
+	mr, err := c.Mine(ctx, web.MineRequest{Agent: "coder"})
+	check("Mine", err, mr.Agent == "coder" && mr.Path != "", mr)
+	if err := a.Events.Append(eventlog.Event{Type: "note", Agent: "coder"}); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 1)
+	go func() {
+		ev, err := stream.Next()
+		got <- fmt.Sprint(ev.Type, ev.Agent, err)
+	}()
+	select {
+	case s := <-got:
+		if s != "notecoder<nil>" && s != "minecoder<nil>" {
+			t.Errorf("EventStream.Next = %s, want coder's mine or note event", s)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("EventStream: no event within 10 s")
+	}
+
+	cr, err := c.Condense(ctx, "coder", web.CondenseRequest{DryRun: true, Force: true})
+	check("Condense", err, cr.Status == reflector.StatusDryRun && cr.Diff != "", cr)
+	bs, err := c.Backups(ctx, "")
+	check("Backups", err, len(bs) > 0, bs)
+	pb, err := c.Backups(ctx, "planner")
+	check("Backups of planner", err, len(pb) == 1 && pb[0].Agent == "planner", pb)
+	if len(pb) == 1 {
+		bd, err := c.Backup(ctx, "planner", pb[0].Name, true)
+		check("Backup", err, bd.Name == pb[0].Name && bd.Content != "" && bd.Diff != "", bd)
+		rr, err := c.Restore(ctx, "planner", "latest")
+		check("Restore", err, rr.Backup == pb[0].Name, rr)
+	}
+	set, err := c.Settings(ctx)
+	check("Settings", err, set.Editable && set.Reflector.RecentKeep == 6, set)
+	keep := 9
+	up, err := c.UpdateSettings(ctx, web.SettingsPatch{Reflector: &web.ReflectorPatch{RecentKeep: &keep}})
+	check("UpdateSettings", err, up.Reflector.RecentKeep == 9, up)
+
+	// Every route was reached: route the recorded requests through a mux
+	// holding the routes alone.
+	mux := http.NewServeMux()
+	for _, rt := range web.APIRoutes() {
+		mux.HandleFunc(rt, func(http.ResponseWriter, *http.Request) {})
+	}
+	reached := map[string]bool{}
+	rec.mu.Lock()
+	for _, r := range rec.seen {
+		if _, pattern := mux.Handler(r); pattern != "" {
+			reached[pattern] = true
+		}
+	}
+	rec.mu.Unlock()
+	for _, rt := range web.APIRoutes() {
+		if !reached[rt] {
+			t.Errorf("no client call reached %s", rt)
+		}
+	}
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
 }

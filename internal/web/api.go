@@ -106,7 +106,7 @@ func (h *Handler) apiAgents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"agents": as})
+	writeJSON(w, http.StatusOK, AgentList{Agents: as})
 	return nil
 }
 
@@ -350,7 +350,7 @@ func (h *Handler) apiBackups(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"backups": bs})
+	writeJSON(w, http.StatusOK, BackupList{Backups: bs})
 	return nil
 }
 
@@ -363,7 +363,7 @@ func (h *Handler) apiAgentBackups(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"agent": id, "backups": bs})
+	writeJSON(w, http.StatusOK, BackupList{Agent: id, Backups: bs})
 	return nil
 }
 

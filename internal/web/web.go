@@ -160,6 +160,25 @@ const (
 	RouteUpdateSettings = "PATCH /api/v1/settings"
 )
 
+// Request and answer types of the API that the handlers' files do not
+// name, so that package client shares them.
+type (
+	// CondenseRequest is the body of POST .../condense.
+	CondenseRequest = condenseRequest
+	// SettingsPatch is the body of PATCH /api/v1/settings.
+	SettingsPatch = settingsPatch
+	// AgentList is GET /api/v1/agents.
+	AgentList struct {
+		Agents []AgentSummary `json:"agents"`
+	}
+	// BackupList is GET /api/v1/backups (Agent empty) and GET
+	// /api/v1/agents/{agent}/backups.
+	BackupList struct {
+		Agent   string       `json:"agent,omitempty"`
+		Backups []BackupInfo `json:"backups"`
+	}
+)
+
 // access says who may use a route when Deps.Guard has a token.
 type access int
 
