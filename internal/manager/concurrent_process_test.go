@@ -5,10 +5,7 @@ package manager_test
 // several `hivemem mine` processes at once while files churn.
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hivemem/hivemem/internal/app"
 )
 
 // TestPalaceCorruptedMidRunIsReported: palace.db is overwritten with junk
@@ -178,27 +177,9 @@ func TestConcurrentMineProcessesMatchFreshMine(t *testing.T) {
 // search finds.
 func httpSearchIDs(t *testing.T, p *runProc, q string) []string {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet,
-		"http://"+p.addr+"/api/v1/search?mode=lexical&results=100&q="+url.QueryEscape(q), nil)
+	res, err := p.client().Search(t.Context(), app.SearchRequest{Query: q, Mode: "lexical", Results: 100})
 	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var res struct {
-		Hits []struct {
-			ID string `json:"id"`
-		} `json:"hits"`
-		Error string `json:"error"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&res); err != nil {
 		t.Fatalf("search %q: %v", q, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("search %q: %d %s", q, resp.StatusCode, res.Error)
 	}
 	ids := make([]string, len(res.Hits))
 	for i, h := range res.Hits {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,10 +17,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemem/hivemem/internal/client"
 	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/manager"
+	"github.com/hivemem/hivemem/internal/reflector"
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/sqlite"
+	"github.com/hivemem/hivemem/internal/web"
 	"github.com/hivemem/hivemem/internal/writelock"
 )
 
@@ -233,20 +235,14 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
+// client talks to the running manager's API.
+func (p *runProc) client() *client.Client { return client.New(p.addr, "") }
+
 // status asks the running manager for its status.
 func (p *runProc) status(t *testing.T) manager.Status {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+p.addr+"/api/v1/manager", nil)
+	s, err := p.client().Manager(t.Context())
 	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("manager status: %v", err)
-	}
-	defer resp.Body.Close()
-	var s manager.Status
-	if err := json.NewDecoder(resp.Body).Decode(&s); err != nil {
 		t.Fatalf("manager status: %v", err)
 	}
 	return s
@@ -900,36 +896,22 @@ func TestRunReflectorAndCLIReflectArchiveEachSectionOnce(t *testing.T) {
 		agent := fmt.Sprintf("race%d", trial)
 		h.writeAgent(t, agent, memoryFile(agent, n, pad))
 		var wg sync.WaitGroup
-		var status int
-		var body, cliOut string
-		var cliErr error
+		var apiErr, cliErr error
+		var res web.CondenseResponse
+		var cliOut string
 		wg.Go(func() {
-			req, err := http.NewRequestWithContext(t.Context(), http.MethodPost,
-				"http://"+p.addr+"/api/v1/agents/"+agent+"/condense", strings.NewReader(`{"force":true}`))
-			if err != nil {
-				cliErr = err
-				return
-			}
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				body = err.Error()
-				return
-			}
-			defer resp.Body.Close()
-			b, _ := io.ReadAll(resp.Body)
-			status, body = resp.StatusCode, string(b)
+			res, apiErr = p.client().Condense(t.Context(), agent, web.CondenseRequest{Force: true})
 		})
 		wg.Go(func() {
 			out, errOut, err := h.hm(t, "reflect", "--now", agent)
 			cliOut, cliErr = out+errOut, err
 		})
 		wg.Wait()
-		if status != http.StatusOK || cliErr != nil {
-			t.Fatalf("trial %d: API condense %d %s; CLI reflect --now: %v %s", trial, status, body, cliErr, cliOut)
+		if apiErr != nil || cliErr != nil {
+			t.Fatalf("trial %d: API condense: %v; CLI reflect --now: %v %s", trial, apiErr, cliErr, cliOut)
 		}
-		if !strings.Contains(body+cliOut, "condensed") {
-			t.Fatalf("trial %d: nobody condensed: %s / %s", trial, body, cliOut)
+		if res.Status != reflector.StatusCondensed && !strings.Contains(cliOut, "condensed") {
+			t.Fatalf("trial %d: nobody condensed: %+v / %s", trial, res.Result, cliOut)
 		}
 		got := archivedSections(t, h, agent)
 		if len(got) != n-keep {
@@ -937,7 +919,7 @@ func TestRunReflectorAndCLIReflectArchiveEachSectionOnce(t *testing.T) {
 		}
 		for head, c := range got {
 			if c != 1 {
-				t.Errorf("trial %d: section %q archived %d times\nAPI: %s\nCLI: %s", trial, head, c, body, cliOut)
+				t.Errorf("trial %d: section %q archived %d times\nAPI: %+v\nCLI: %s", trial, head, c, res.Result, cliOut)
 				break
 			}
 		}
