@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"context"
 	"time"
 
 	"github.com/hivemem/hivemem/internal/app"
@@ -43,4 +44,67 @@ type Problem struct {
 	Time  time.Time `json:"time"`
 	What  string    `json:"what"`
 	Error string    `json:"error"`
+}
+
+// Status reports the manager, the index and every agent. Errors reading
+// the index become problems in the report rather than a failed request.
+func (m *Manager) Status(ctx context.Context) Status {
+	inst := Instance{Home: m.app.Home.Root}
+	if m.claim != nil {
+		inst = m.claim.Instance()
+	}
+	s := Status{Instance: inst, Backend: m.app.Store.Backend(), SearchMode: m.app.Palace.Mode(), Embedder: m.app.Embedder,
+		Mining: m.Config().Manager.Mining}
+	if !inst.Started.IsZero() {
+		s.UptimeSeconds = time.Since(inst.Started).Seconds()
+	}
+	// The manager's own state first, then the index: a scan reported done
+	// (or nothing reported pending) is then always reflected in the counts.
+	m.mu.Lock()
+	s.HTTP = m.addr
+	s.Watching = len(m.watched)
+	s.Pending = m.pendingN + m.queue.len() + m.working
+	s.LastScan, s.NextScan, s.LastPass, s.NextPass = m.lastScan, m.nextScan, m.lastPass, m.nextPass
+	s.Problems = append([]Problem{}, m.problems...)
+	s.MineLagSeconds, s.LastMineLag = m.mineLag.Seconds(), m.mineLagAt
+	oldest := m.pendingSince
+	for _, t := range []time.Time{m.miningSince, m.queue.oldest()} {
+		if !t.IsZero() && (oldest.IsZero() || t.Before(oldest)) {
+			oldest = t
+		}
+	}
+	m.mu.Unlock()
+	if !oldest.IsZero() {
+		s.UnminedAgeSeconds = max(time.Since(oldest).Seconds(), 0)
+	}
+	var extra []Problem
+	st, err := m.app.Store.Stats(ctx)
+	if err != nil {
+		extra = append(extra, Problem{Time: time.Now().UTC(), What: "index stats", Error: err.Error()})
+	}
+	s.Index = st
+	cfg := m.Config()
+	agents, err := m.app.CollectAgents(ctx, cfg, st, m.condensed.Read(m.app.Home.LogPath()))
+	if err != nil {
+		extra = append(extra, Problem{Time: time.Now().UTC(), What: "agents", Error: err.Error()})
+	}
+	s.Problems = append(s.Problems, extra...)
+	m.mu.Lock()
+	for i := range agents {
+		a := &agents[i]
+		ms := m.agents[a.Agent]
+		if ms == nil {
+			continue
+		}
+		a.Skipped = ms.skipped
+		if ms.failures > 0 {
+			a.MiningBackoff = &app.Backoff{Failures: ms.failures, NextAttempt: ms.nextAttempt.UTC(), LastError: ms.lastError, LastFailure: ms.lastFailure}
+		}
+	}
+	m.mu.Unlock()
+	if agents == nil {
+		agents = []app.AgentStatus{}
+	}
+	s.Agents = agents
+	return s
 }

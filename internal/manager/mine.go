@@ -1,0 +1,300 @@
+package manager
+
+// Mining: the one worker that mines, the full scan, and the per-agent
+// backoff after failures.
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	backoffpkg "github.com/hivemem/hivemem/internal/backoff"
+
+	"github.com/hivemem/hivemem/internal/eventlog"
+	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/reflector"
+)
+
+// MineBackoff is the wait after n consecutive mining failures.
+func MineBackoff(n int) time.Duration { return backoff(MineBackoffMin, n) }
+
+// backoff doubles first for each failure after the first, up to
+// MineBackoffMax.
+func backoff(first time.Duration, n int) time.Duration {
+	return backoffpkg.Doubling(first, MineBackoffMax, n)
+}
+
+// agentState is the manager's mining record of one agent.
+type agentState struct {
+	failures    int
+	nextAttempt time.Time
+	lastError   string
+	lastFailure time.Time
+	skipped     string
+}
+
+// palaceMiner mines through the manager's current palace (or the test
+// hook), without the write lock.
+type palaceMiner struct{ m *Manager }
+
+func (pm palaceMiner) Mine(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
+	if pm.m.mineFn != nil {
+		return pm.m.mineFn(ctx, path, opts)
+	}
+	return pm.m.app.Palace.Mine(ctx, path, opts)
+}
+
+// swapMiner is the reflector's miner. The mine that follows a swap is an
+// in-flight mine of a file that has changed, not part of the condensation:
+// it goes on when its caller's context ends (a pass cancelled by the
+// shutdown, a web request gone) and, while Run is up, ends only with the
+// work context, after ShutdownGrace. Cancelled with the pass, it left the
+// index describing the file as it was before the swap until the next
+// start.
+type swapMiner struct {
+	m    *Manager
+	next reflector.Miner
+}
+
+func (sm swapMiner) Mine(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
+	sm.m.mu.Lock()
+	work := sm.m.workCtx
+	sm.m.mu.Unlock()
+	if work == nil {
+		return sm.next.Mine(ctx, path, opts)
+	}
+	mctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	defer context.AfterFunc(work, cancel)()
+	return sm.next.Mine(mctx, path, opts)
+}
+
+// worker does every mine the manager starts, one at a time. It stops
+// between two mines once stop is closed; ctx (cancelled after the shutdown
+// grace) interrupts a mine in progress.
+func (m *Manager) worker(ctx context.Context, stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-m.queue.wake:
+		}
+		agents, since, scan := m.queue.take()
+		if scan {
+			m.setWorking(1)
+			m.scan(ctx, stop)
+			m.setWorking(0)
+			continue // the scan mined every agent, the queued ones included
+		}
+		for i, id := range agents {
+			if stopped(stop) {
+				return
+			}
+			m.setWorking(len(agents) - i)
+			m.setMiningSince(since[id])
+			m.mineAgent(ctx, id, since[id])
+		}
+		m.setMiningSince(time.Time{})
+		m.setWorking(0)
+	}
+}
+
+// setMiningSince records the first change of the agent being mined now.
+func (m *Manager) setMiningSince(t time.Time) {
+	m.mu.Lock()
+	m.miningSince = t
+	m.mu.Unlock()
+}
+
+func (m *Manager) setWorking(n int) {
+	m.mu.Lock()
+	m.working = n
+	m.mu.Unlock()
+}
+
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// scan is the safety net: every agent's file is mined (an unchanged one
+// costs a hash), files of agents that vanished lose their drawers, and the
+// archives are brought in step.
+func (m *Manager) scan(ctx context.Context, stop <-chan struct{}) {
+	if !m.Config().Manager.Mining {
+		return
+	}
+	h := m.app.Home
+	start := time.Now()
+	seen := map[string]bool{}
+	for _, dir := range m.agentDirs() {
+		if stopped(stop) {
+			return
+		}
+		id := filepath.Base(dir)
+		seen[id] = true
+		m.mineAgent(ctx, id, time.Time{})
+	}
+	if files, err := m.app.Store.Files(ctx, "hive/agents/"); err != nil {
+		m.problem("scan", err)
+	} else {
+		for _, f := range files {
+			id, archive, ok := h.AgentFromPath(h.Abs(f.Source))
+			if ok && !archive && !seen[id] && !stopped(stop) {
+				seen[id] = true
+				m.mineAgent(ctx, id, time.Time{})
+			}
+		}
+	}
+	if stopped(stop) {
+		return
+	}
+	if err := m.mineArchives(ctx); err != nil && ctx.Err() == nil {
+		m.problem("scan archives", err)
+		m.log.Warn("mining the archives failed; the next scan retries", "err", err)
+	}
+	m.mu.Lock()
+	m.lastScan = time.Now().UTC()
+	m.mu.Unlock()
+	m.log.Debug("scan done", "agents", len(seen), "seconds", time.Since(start).Seconds())
+}
+
+func (m *Manager) mineArchives(ctx context.Context) error {
+	root := m.app.Home.ArchiveRoot()
+	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	release, err := m.lock.Acquire(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer release()
+	_, err = palaceMiner{m}.Mine(ctx, root, palace.MineOptions{})
+	return err
+}
+
+// mineAgent brings one agent's drawers in step with its memory file,
+// honouring the agent's backoff; since is the file's first change this
+// mine catches up with (zero for a scan), for the mine lag in Status.
+func (m *Manager) mineAgent(ctx context.Context, id string, since time.Time) {
+	if !m.Config().Manager.Mining {
+		return // manager.mining = false; switching it on scans everything
+	}
+	now := time.Now()
+	m.mu.Lock()
+	st := m.agents[id]
+	var wait time.Time
+	if st != nil && st.failures > 0 && now.Before(st.nextAttempt) {
+		wait = st.nextAttempt
+	}
+	m.mu.Unlock()
+	if !wait.IsZero() {
+		m.requestRetry(id, wait)
+		return
+	}
+	path, err := m.app.Home.MemoryPath(id)
+	if err != nil {
+		return
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		// Nothing to mine; drawers of a deleted file are removed below.
+		files, ferr := m.app.Store.Files(ctx, m.app.Home.Rel(path))
+		if ferr == nil && len(files) == 0 {
+			m.mu.Lock()
+			delete(m.agents, id)
+			m.mu.Unlock()
+			return
+		}
+	}
+	release, err := m.lock.Acquire(ctx, nil)
+	if err != nil {
+		if ctx.Err() == nil {
+			m.mineFailed(id, err)
+		}
+		return
+	}
+	rep, err := palaceMiner{m}.Mine(ctx, path, palace.MineOptions{})
+	release()
+	if err != nil {
+		if ctx.Err() == nil {
+			m.mineFailed(id, err)
+		}
+		return
+	}
+	m.mined(id, rep, since)
+}
+
+// requestRetry asks the loop to mine the agent again at at. It never
+// blocks: when the loop is behind (or gone, during shutdown) the request is
+// dropped and the next scan retries.
+func (m *Manager) requestRetry(id string, at time.Time) {
+	select {
+	case m.retryCh <- retry{agent: id, at: at}:
+	default:
+	}
+}
+
+// mined records a successful mine: the backoff is cleared, and a mine that
+// changed the index is logged and recorded in the event log.
+func (m *Manager) mined(id string, rep palace.MineReport, since time.Time) {
+	skipped := ""
+	if len(rep.Skipped) > 0 {
+		skipped = rep.Skipped[0].Reason
+	}
+	m.mu.Lock()
+	st := m.agents[id]
+	if st == nil {
+		st = &agentState{}
+		m.agents[id] = st
+	}
+	recovered := st.failures > 0
+	*st = agentState{skipped: skipped}
+	if !since.IsZero() && rep.Changed > 0 {
+		m.mineLag = time.Since(since)
+		m.mineLagAt = time.Now().UTC()
+	}
+	m.mu.Unlock()
+	if recovered {
+		m.log.Info("mining works again", "agent", id)
+	}
+	if rep.Changed == 0 && rep.FilesRemoved == 0 {
+		return
+	}
+	m.log.Info("mined", "agent", id, "added", rep.Added, "removed", rep.Removed, "kept", rep.Kept,
+		"embedded", rep.Embedded, "seconds", rep.Seconds)
+	m.event(eventlog.Event{Type: "mine", Agent: id, Data: map[string]any{
+		"drawersAdded": rep.Added, "drawersRemoved": rep.Removed, "drawersKept": rep.Kept,
+		"embedded": rep.Embedded, "filesRemoved": rep.FilesRemoved, "seconds": rep.Seconds,
+	}})
+}
+
+// mineFailed backs the agent off and schedules the retry. The error goes
+// to the log every time and to the event log at the start of a streak.
+func (m *Manager) mineFailed(id string, err error) {
+	now := time.Now()
+	m.mu.Lock()
+	st := m.agents[id]
+	if st == nil {
+		st = &agentState{}
+		m.agents[id] = st
+	}
+	st.failures++
+	st.lastError, st.lastFailure = err.Error(), now.UTC()
+	st.nextAttempt = now.Add(backoff(m.backoffMin, st.failures))
+	n, next := st.failures, st.nextAttempt
+	m.mu.Unlock()
+	m.log.Error("mining failed; will retry", "agent", id, "failures", n, "retry_in", time.Until(next).Round(time.Second).String(), "err", err)
+	if n == 1 {
+		m.event(eventlog.Event{Type: "mine-failed", Agent: id, Reason: "error", Data: map[string]any{"error": err.Error()}})
+	}
+	m.requestRetry(id, next)
+}

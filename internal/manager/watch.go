@@ -1,0 +1,199 @@
+package manager
+
+// Watching: the event loop over fsnotify, the watches on the home,
+// hive/agents and each agent directory, and the periodic scan timer.
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/hivemem/hivemem/internal/config"
+	"github.com/hivemem/hivemem/internal/home"
+)
+
+// loop is the manager's event loop: it owns the watcher and the pending
+// set, and hands due agents and scans to the worker.
+func (m *Manager) loop(ctx context.Context, w *fsnotify.Watcher) error {
+	pending := map[string]pend{}
+	scanT := time.NewTimer(m.scanInterval())
+	defer scanT.Stop()
+	m.setNextScan(time.Now().Add(m.scanInterval()))
+	dueT := time.NewTimer(time.Hour)
+	dueT.Stop()
+	defer dueT.Stop()
+	reloadT := time.NewTimer(time.Hour)
+	reloadT.Stop()
+	defer reloadT.Stop()
+	for {
+		m.armDue(dueT, pending)
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.Events:
+			if !ok {
+				return errors.New("manager: file watcher stopped")
+			}
+			if m.handleEvent(w, ev, pending) {
+				reloadT.Reset(reloadDebounce)
+			}
+		case err, ok := <-w.Errors:
+			if !ok {
+				return errors.New("manager: file watcher stopped")
+			}
+			m.problem("watcher", err)
+			m.log.Warn("file watcher error; scanning everything", "err", err)
+			m.queue.addScan()
+		case <-dueT.C:
+			now := time.Now()
+			for id, p := range pending {
+				if !p.due.After(now) {
+					m.queue.add(id, p.first)
+					delete(pending, id)
+				}
+			}
+		case r := <-m.retryCh:
+			if p, ok := pending[r.agent]; !ok || p.due.After(r.at) {
+				pending[r.agent] = pend{first: r.at, due: r.at}
+			}
+		case <-scanT.C:
+			m.watchAll(w) // re-arm watches lost to a deleted and recreated directory
+			m.queue.addScan()
+			iv := m.scanInterval()
+			scanT.Reset(iv)
+			m.setNextScan(time.Now().Add(iv))
+		case <-m.reloadCh:
+			m.reload()
+			scanT.Reset(m.scanInterval())
+			m.setNextScan(time.Now().Add(m.scanInterval()))
+		case <-reloadT.C:
+			m.reload()
+		}
+		var oldest time.Time
+		for _, p := range pending {
+			if oldest.IsZero() || p.first.Before(oldest) {
+				oldest = p.first
+			}
+		}
+		m.mu.Lock()
+		m.pendingN = len(pending)
+		m.pendingSince = oldest
+		m.mu.Unlock()
+	}
+}
+
+func (m *Manager) scanInterval() time.Duration {
+	if d := m.Config().Manager.ScanInterval.Duration; d > 0 {
+		return d
+	}
+	return config.Default().Manager.ScanInterval.Duration
+}
+
+func (m *Manager) setNextScan(t time.Time) {
+	m.mu.Lock()
+	m.nextScan = t
+	m.mu.Unlock()
+}
+
+// handleEvent routes one file system event and reports whether it asks
+// for a config reload. Only three things matter: config.toml in the home,
+// agent directories appearing or going in hive/agents, and memory.md in an
+// agent directory. Temp files of atomic saves (".memory.md.*.tmp"), lock
+// files and editors' backups are other names and are ignored; an atomic
+// save shows as a create of memory.md when its temp file is renamed over it.
+func (m *Manager) handleEvent(w *fsnotify.Watcher, ev fsnotify.Event, pending map[string]pend) bool {
+	h := m.app.Home
+	path := filepath.Clean(ev.Name)
+	dir, name := filepath.Dir(path), filepath.Base(path)
+	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+		// A watched directory itself went away (an agent's, or hive/agents
+		// removed and made again): forget its watch, which a renamed
+		// directory would keep, so the next scan sets one on whatever is
+		// there then.
+		m.mu.Lock()
+		gone := m.watched[path]
+		delete(m.watched, path)
+		m.mu.Unlock()
+		if gone {
+			_ = w.Remove(path)
+		}
+	}
+	switch {
+	case dir == h.Root:
+		return name == "config.toml"
+	case dir == h.AgentsDir():
+		if home.ValidateAgentID(name) != nil {
+			return false
+		}
+		if ev.Has(fsnotify.Create) {
+			if st, err := os.Stat(path); err == nil && st.IsDir() {
+				m.addWatch(w, path)
+			}
+		}
+		m.touch(pending, name)
+	case filepath.Dir(dir) == h.AgentsDir():
+		id := filepath.Base(dir)
+		if name != "memory.md" || home.ValidateAgentID(id) != nil {
+			return false
+		}
+		m.log.Debug("memory file changed", "agent", id, "op", ev.Op.String())
+		m.touch(pending, id)
+	}
+	return false
+}
+
+// watchAll watches the home (for config.toml), hive/agents (for new
+// agents) and every agent directory. Watching an already watched directory
+// again is skipped.
+func (m *Manager) watchAll(w *fsnotify.Watcher) {
+	h := m.app.Home
+	m.addWatch(w, h.Root)
+	m.addWatch(w, h.AgentsDir())
+	for _, dir := range m.agentDirs() {
+		m.addWatch(w, dir)
+	}
+}
+
+func (m *Manager) addWatch(w *fsnotify.Watcher, dir string) {
+	m.mu.Lock()
+	done := m.watched[dir]
+	m.mu.Unlock()
+	if done {
+		return
+	}
+	if err := w.Add(dir); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			m.problem("watch "+dir, err)
+			m.log.Warn("cannot watch directory; the periodic scan covers it", "dir", dir, "err", err)
+		}
+		return
+	}
+	m.mu.Lock()
+	m.watched[dir] = true
+	m.mu.Unlock()
+}
+
+// agentDirs lists the directories in hive/agents whose names are valid
+// agent ids, with or without a memory file yet.
+func (m *Manager) agentDirs() []string {
+	h := m.app.Home
+	ents, err := os.ReadDir(h.AgentsDir())
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			m.problem("list agents", err)
+		}
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if home.IsDir(h.AgentsDir(), e) && home.ValidateAgentID(e.Name()) == nil {
+			out = append(out, filepath.Join(h.AgentsDir(), e.Name()))
+		}
+	}
+	return out
+}
