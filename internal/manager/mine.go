@@ -72,13 +72,14 @@ func (sm swapMiner) Mine(ctx context.Context, path string, opts palace.MineOptio
 	return sm.next.Mine(mctx, path, opts)
 }
 
-// worker does every mine the manager starts, one at a time. It stops
-// between two mines once stop is closed; ctx (cancelled after the shutdown
-// grace) interrupts a mine in progress.
+// worker does every mine the manager starts, one at a time. Once stop is
+// closed it goes no further than the mine in progress, then drains the
+// queue; ctx (cancelled after the shutdown grace) interrupts a mine.
 func (m *Manager) worker(ctx context.Context, stop <-chan struct{}) {
 	for {
 		select {
 		case <-stop:
+			m.drain(ctx)
 			return
 		case <-ctx.Done():
 			return
@@ -93,7 +94,10 @@ func (m *Manager) worker(ctx context.Context, stop <-chan struct{}) {
 		}
 		for i, id := range agents {
 			if stopped(stop) {
-				return
+				for _, rest := range agents[i:] {
+					m.queue.add(rest, since[rest]) // for the drain
+				}
+				break
 			}
 			m.setWorking(len(agents) - i)
 			m.setMiningSince(since[id])
@@ -102,6 +106,27 @@ func (m *Manager) worker(ctx context.Context, stop <-chan struct{}) {
 		m.setMiningSince(time.Time{})
 		m.setWorking(0)
 	}
+}
+
+// drain mines, at shutdown, the agents whose changes were queued or still
+// settling (a queued full scan is left to the next start). They get the
+// shutdown grace, ctx; what it does not cover is logged, and the next
+// start's scan mines it.
+func (m *Manager) drain(ctx context.Context) {
+	agents, since, _ := m.queue.take()
+	for i, id := range agents {
+		if ctx.Err() == nil {
+			m.setWorking(len(agents) - i)
+			m.setMiningSince(since[id])
+			m.mineAgent(ctx, id, since[id])
+		}
+		if ctx.Err() != nil {
+			m.log.Warn("shutdown: changes may be left unmined; the next start mines them", "agents", agents[i:])
+			break
+		}
+	}
+	m.setMiningSince(time.Time{})
+	m.setWorking(0)
 }
 
 // setMiningSince records the first change of the agent being mined now.

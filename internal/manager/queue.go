@@ -10,6 +10,7 @@ import (
 	"time"
 )
 
+// retry is the worker's request to mine an agent again at a later time.
 type retry struct {
 	agent string
 	at    time.Time
@@ -18,38 +19,66 @@ type retry struct {
 // pend is an agent waiting to be mined: due when its writes have settled.
 type pend struct{ first, due time.Time }
 
-// armDue sets dueT to fire when the earliest pending agent is due.
-func (m *Manager) armDue(dueT *time.Timer, pending map[string]pend) {
-	if len(pending) == 0 {
-		dueT.Stop()
-		return
+// pendingSet is the agents whose files changed and that wait out their
+// debounce (or a retry time) before they go to the work queue. The event
+// loop owns it.
+type pendingSet map[string]pend
+
+// touch records a change to id's file at now: it is due once no change
+// came for debounce, and at most max(MaxDelay, debounce) after the first.
+func (ps pendingSet) touch(id string, now time.Time, debounce time.Duration) {
+	debounce = max(debounce, 0)
+	p, ok := ps[id]
+	if !ok {
+		p.first = now
 	}
+	p.due = now.Add(debounce)
+	if limit := p.first.Add(max(MaxDelay, debounce)); p.due.After(limit) {
+		p.due = limit
+	}
+	ps[id] = p
+}
+
+// retryAt makes id due at at, unless it is pending and due sooner.
+func (ps pendingSet) retryAt(id string, at time.Time) {
+	if p, ok := ps[id]; !ok || p.due.After(at) {
+		ps[id] = pend{first: at, due: at}
+	}
+}
+
+// takeDue removes the agents due by now and returns each with its first
+// change.
+func (ps pendingSet) takeDue(now time.Time) map[string]time.Time {
+	out := map[string]time.Time{}
+	for id, p := range ps {
+		if !p.due.After(now) {
+			out[id] = p.first
+			delete(ps, id)
+		}
+	}
+	return out
+}
+
+// next is when the earliest agent is due; false when none is pending.
+func (ps pendingSet) next() (time.Time, bool) {
 	var first time.Time
-	for _, p := range pending {
+	for _, p := range ps {
 		if first.IsZero() || p.due.Before(first) {
 			first = p.due
 		}
 	}
-	dueT.Reset(max(time.Until(first), 0))
+	return first, len(ps) > 0
 }
 
-// touch records a change to an agent's file: it is mined once no change
-// came for manager.debounce, and at most MaxDelay after the first one.
-func (m *Manager) touch(pending map[string]pend, id string) {
-	now := time.Now()
-	deb := m.Config().Manager.Debounce.Duration
-	if deb < 0 {
-		deb = 0
+// oldest is the first change among the pending agents (zero when none).
+func (ps pendingSet) oldest() time.Time {
+	var t time.Time
+	for _, p := range ps {
+		if t.IsZero() || p.first.Before(t) {
+			t = p.first
+		}
 	}
-	p, ok := pending[id]
-	if !ok {
-		p.first = now
-	}
-	p.due = now.Add(deb)
-	if limit := p.first.Add(max(MaxDelay, deb)); p.due.After(limit) {
-		p.due = limit
-	}
-	pending[id] = p
+	return t
 }
 
 // workQueue hands agents (and full scans) from the loop to the worker.

@@ -20,7 +20,14 @@ import (
 // loop is the manager's event loop: it owns the watcher and the pending
 // set, and hands due agents and scans to the worker.
 func (m *Manager) loop(ctx context.Context, w *fsnotify.Watcher) error {
-	pending := map[string]pend{}
+	pending := pendingSet{}
+	// Changes still settling when the loop ends go to the queue: the
+	// worker mines them during the shutdown grace.
+	defer func() {
+		for id, p := range pending {
+			m.queue.add(id, p.first)
+		}
+	}()
 	scanT := time.NewTimer(m.scanInterval())
 	defer scanT.Stop()
 	m.setNextScan(time.Now().Add(m.scanInterval()))
@@ -31,7 +38,11 @@ func (m *Manager) loop(ctx context.Context, w *fsnotify.Watcher) error {
 	reloadT.Stop()
 	defer reloadT.Stop()
 	for {
-		m.armDue(dueT, pending)
+		if next, ok := pending.next(); ok {
+			dueT.Reset(max(time.Until(next), 0))
+		} else {
+			dueT.Stop()
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -50,17 +61,11 @@ func (m *Manager) loop(ctx context.Context, w *fsnotify.Watcher) error {
 			m.log.Warn("file watcher error; scanning everything", "err", err)
 			m.queue.addScan()
 		case <-dueT.C:
-			now := time.Now()
-			for id, p := range pending {
-				if !p.due.After(now) {
-					m.queue.add(id, p.first)
-					delete(pending, id)
-				}
+			for id, first := range pending.takeDue(time.Now()) {
+				m.queue.add(id, first)
 			}
 		case r := <-m.retryCh:
-			if p, ok := pending[r.agent]; !ok || p.due.After(r.at) {
-				pending[r.agent] = pend{first: r.at, due: r.at}
-			}
+			pending.retryAt(r.agent, r.at)
 		case <-scanT.C:
 			m.watchAll(w) // re-arm watches lost to a deleted and recreated directory
 			m.queue.addScan()
@@ -74,15 +79,9 @@ func (m *Manager) loop(ctx context.Context, w *fsnotify.Watcher) error {
 		case <-reloadT.C:
 			m.reload()
 		}
-		var oldest time.Time
-		for _, p := range pending {
-			if oldest.IsZero() || p.first.Before(oldest) {
-				oldest = p.first
-			}
-		}
 		m.mu.Lock()
 		m.pendingN = len(pending)
-		m.pendingSince = oldest
+		m.pendingSince = pending.oldest()
 		m.mu.Unlock()
 	}
 }
@@ -106,7 +105,7 @@ func (m *Manager) setNextScan(t time.Time) {
 // agent directory. Temp files of atomic saves (".memory.md.*.tmp"), lock
 // files and editors' backups are other names and are ignored; an atomic
 // save shows as a create of memory.md when its temp file is renamed over it.
-func (m *Manager) handleEvent(w *fsnotify.Watcher, ev fsnotify.Event, pending map[string]pend) bool {
+func (m *Manager) handleEvent(w *fsnotify.Watcher, ev fsnotify.Event, pending pendingSet) bool {
 	h := m.app.Home
 	path := filepath.Clean(ev.Name)
 	dir, name := filepath.Dir(path), filepath.Base(path)
@@ -135,14 +134,14 @@ func (m *Manager) handleEvent(w *fsnotify.Watcher, ev fsnotify.Event, pending ma
 				m.addWatch(w, path)
 			}
 		}
-		m.touch(pending, name)
+		pending.touch(name, time.Now(), m.Config().Manager.Debounce.Duration)
 	case filepath.Dir(dir) == h.AgentsDir():
 		id := filepath.Base(dir)
 		if name != "memory.md" || home.ValidateAgentID(id) != nil {
 			return false
 		}
 		m.log.Debug("memory file changed", "agent", id, "op", ev.Op.String())
-		m.touch(pending, id)
+		pending.touch(id, time.Now(), m.Config().Manager.Debounce.Duration)
 	}
 	return false
 }
