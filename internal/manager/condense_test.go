@@ -45,11 +45,7 @@ debounce = "10ms"
 scan_interval = "200ms"
 `
 	a := openHome(t, cfg, files)
-	m, err := New(Options{App: a, HTTP: HTTPOff})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, stop := start(t, m)
+	_, stop := running(t, a)
 
 	path := func(agent string) string {
 		p, err := a.Home.MemoryPath(agent)

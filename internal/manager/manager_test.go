@@ -96,6 +96,17 @@ func start(t *testing.T, m *Manager) (addr string, stop func() error) {
 	return addr, stop
 }
 
+// running runs a manager without HTTP on a until the test ends (or stop).
+func running(t *testing.T, a *app.App) (*Manager, func() error) {
+	t.Helper()
+	m, err := New(Options{App: a, HTTP: HTTPOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stop := start(t, m)
+	return m, stop
+}
+
 func waitUntil(t *testing.T, within time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
 	deadline := time.Now().Add(within)
@@ -285,11 +296,7 @@ func TestHTTPRoutes(t *testing.T) {
 
 func TestReloadKeepsTheLastGoodSettings(t *testing.T) {
 	a := openHome(t, "", map[string]string{"good": goodFile})
-	m, err := New(Options{App: a, HTTP: HTTPOff})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, stop := start(t, m)
+	m, stop := running(t, a)
 	cfgPath := a.Home.ConfigPath()
 	steps := []struct {
 		name, toml   string

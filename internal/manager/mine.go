@@ -6,13 +6,11 @@ package manager
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
 
 	backoffpkg "github.com/hivemem/hivemem/internal/backoff"
-
 	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/reflector"
@@ -195,7 +193,7 @@ func (m *Manager) scan(ctx context.Context, stop <-chan struct{}) {
 
 func (m *Manager) mineArchives(ctx context.Context) error {
 	root := m.app.Home.ArchiveRoot()
-	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(root); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	release, err := m.lock.Acquire(ctx, nil)
@@ -230,7 +228,7 @@ func (m *Manager) mineAgent(ctx context.Context, id string, since time.Time) {
 	if err != nil {
 		return
 	}
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		// Nothing to mine; drawers of a deleted file are removed below.
 		files, ferr := m.app.Store.Files(ctx, m.app.Home.Rel(path))
 		if ferr == nil && len(files) == 0 {

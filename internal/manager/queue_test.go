@@ -13,11 +13,7 @@ import (
 func TestShutdownMinesChangesStillSettling(t *testing.T) {
 	a := openHome(t, "[manager]\ndebounce = \"1h\"\nscan_interval = \"1h\"\n[reflector]\ninterval = \"0s\"\n",
 		map[string]string{"ann": "# Memory\n\n## 2026-11-01 — a\nannfirst\n"})
-	m, err := New(Options{App: a, HTTP: HTTPOff})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, stop := start(t, m)
+	m, stop := running(t, a)
 	waitUntil(t, 10*time.Second, "the start's scan", func() (bool, string) { return searchableCount(t, a, "annfirst") == 1, "" })
 	p, _ := a.Home.MemoryPath("ann")
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)

@@ -252,11 +252,7 @@ func TestRandomChurnConverges(t *testing.T) {
 func TestAgentsDirRecreatedIsWatchedAgain(t *testing.T) {
 	a := openHome(t, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"100ms\"\n[reflector]\ninterval = \"0s\"\n",
 		map[string]string{"ann": "# Memory\n\n## 2026-11-01 — a\nannfirst\n"})
-	m, err := New(Options{App: a, HTTP: HTTPOff})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, stop := start(t, m)
+	m, stop := running(t, a)
 	waitUntil(t, 10*time.Second, "ann to be mined", func() (bool, string) { return searchableCount(t, a, "annfirst") == 1, "" })
 
 	if err := os.RemoveAll(a.Home.AgentsDir()); err != nil {
@@ -300,11 +296,7 @@ func TestScanCatchesWatcherMiss(t *testing.T) {
 	if err := os.Link(p, alias); err != nil {
 		t.Skipf("hard link: %v", err)
 	}
-	m, err := New(Options{App: a, HTTP: HTTPOff})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, stop := start(t, m)
+	_, stop := running(t, a)
 	waitUntil(t, 10*time.Second, "ann to be mined", func() (bool, string) { return searchableCount(t, a, "annfirst") == 1, "" })
 	f, err := os.OpenFile(alias, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
