@@ -146,7 +146,7 @@ func (c *CondensedIndex) Read(path string) map[string]time.Time {
 		}
 		c.off += int64(len(line))
 		ev, err := eventlog.ParseLine(line)
-		if err != nil || ev.Type != "condense" {
+		if err != nil || ev.Kind != "condense" {
 			continue
 		}
 		if ev.Time.After(c.last[ev.Agent]) {

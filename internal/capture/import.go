@@ -186,11 +186,11 @@ func Import(ctx context.Context, h home.Home, m Miner, paths []string, o Options
 	}
 	if o.Events != nil {
 		for _, p := range res.Expired {
-			_ = o.Events.Append(eventlog.Event{Type: "session-expire", Agent: o.Agent, Reason: fmt.Sprintf("not written for %d days (capture.retention_days)", o.RetentionDays), Data: map[string]any{"path": h.Rel(p)}})
+			_ = o.Events.Append(eventlog.Event{Kind: "session-expire", Agent: o.Agent, Reason: fmt.Sprintf("not written for %d days (capture.retention_days)", o.RetentionDays), Data: map[string]any{"path": h.Rel(p)}})
 		}
 		for _, s := range res.Sessions {
 			if s.TurnsAdded > 0 {
-				_ = o.Events.Append(eventlog.Event{Type: "import", Agent: o.Agent, Data: map[string]any{
+				_ = o.Events.Append(eventlog.Event{Kind: "import", Agent: o.Agent, Data: map[string]any{
 					"path": h.Rel(s.Path), "source": s.Source, "format": s.Format, "turns_added": s.TurnsAdded}})
 			}
 		}

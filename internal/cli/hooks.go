@@ -583,7 +583,7 @@ func hookWarn(g *globals, a *app.App, hook, agent string, err error) {
 		g.logger.Warn("hivemem hook "+hook+": "+err.Error(), "agent", agent)
 	}
 	if a != nil {
-		_ = a.Events.Append(eventlog.Event{Type: "hook-error", Agent: agent, Reason: err.Error(), Data: map[string]any{"hook": hook}})
+		_ = a.Events.Append(eventlog.Event{Kind: "hook-error", Agent: agent, Reason: err.Error(), Data: map[string]any{"hook": hook}})
 	}
 }
 

@@ -494,7 +494,7 @@ func TestRunStopsWithStalledStreams(t *testing.T) {
 	addr, stop, _ := startRunHome(t, "", func(h home.Home) {
 		log := eventlog.Open(h.LogPath())
 		for i := range 2000 {
-			if err := log.Append(eventlog.Event{Type: "mine", Agent: "alice", Data: map[string]any{"i": i, "pad": pad}}); err != nil {
+			if err := log.Append(eventlog.Event{Kind: "mine", Agent: "alice", Data: map[string]any{"i": i, "pad": pad}}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -186,13 +186,13 @@ func TestClientCoversEveryRoute(t *testing.T) {
 	defer stream.Close()
 	mr, err := c.Mine(ctx, web.MineRequest{Agent: "coder"})
 	check("Mine", err, mr.Agent == "coder" && mr.Path != "", mr)
-	if err := a.Events.Append(eventlog.Event{Type: "note", Agent: "coder"}); err != nil {
+	if err := a.Events.Append(eventlog.Event{Kind: "note", Agent: "coder"}); err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan string, 1)
 	go func() {
 		ev, err := stream.Next()
-		got <- fmt.Sprint(ev.Type, ev.Agent, err)
+		got <- fmt.Sprint(ev.Kind, ev.Agent, err)
 	}()
 	select {
 	case s := <-got:

@@ -29,7 +29,7 @@ import (
 // line's form is MarshalLine's (ts, kind, agentId).
 type Event struct {
 	Time   time.Time      `json:"time"`
-	Type   string         `json:"kind"` // condense, mine, restore, or a harness's own
+	Kind   string         `json:"kind"` // condense, mine, restore, or a harness's own
 	Agent  string         `json:"agent,omitempty"`
 	Reason string         `json:"reason,omitempty"`
 	Data   map[string]any `json:"data,omitempty" jsonschema:"the event's other fields, as written"`
@@ -38,7 +38,7 @@ type Event struct {
 // oldLine is hivemem's older log line form.
 type oldLine struct {
 	Time   time.Time      `json:"time"`
-	Type   string         `json:"type"`
+	Kind   string         `json:"type"` // the older name of kind
 	Agent  string         `json:"agent,omitempty"`
 	Reason string         `json:"reason,omitempty"`
 	Data   map[string]any `json:"data,omitempty"`
@@ -66,7 +66,7 @@ func (l *Log) Append(ev Event) error {
 	ev.Time = ev.Time.Truncate(time.Millisecond) // what the line keeps
 	line, err := MarshalLine(ev)
 	if err != nil {
-		return fmt.Errorf("encode event %s: %w", ev.Type, err)
+		return fmt.Errorf("encode event %s: %w", ev.Kind, err)
 	}
 	line = append(line, '\n')
 	l.mu.Lock()
@@ -168,14 +168,14 @@ const (
 // the whole hive), "reason" when set, then Data's fields in key order. A
 // Data field named like one of those is left out.
 func MarshalLine(ev Event) ([]byte, error) {
-	if ev.Type == "" {
+	if ev.Kind == "" {
 		return nil, errors.New("encode event: no kind")
 	}
 	var b bytes.Buffer
 	field := func(k string, v any) error {
 		raw, err := json.Marshal(v)
 		if err != nil {
-			return fmt.Errorf("encode event %s field %s: %w", ev.Type, k, err)
+			return fmt.Errorf("encode event %s field %s: %w", ev.Kind, k, err)
 		}
 		if b.Len() > 0 {
 			b.WriteByte(',')
@@ -186,7 +186,7 @@ func MarshalLine(ev Event) ([]byte, error) {
 		b.Write(raw)
 		return nil
 	}
-	if err := errors.Join(field(keyTS, ev.Time.UnixMilli()), field(keyKind, ev.Type), field(keyAgent, ev.Agent)); err != nil {
+	if err := errors.Join(field(keyTS, ev.Time.UnixMilli()), field(keyKind, ev.Kind), field(keyAgent, ev.Agent)); err != nil {
 		return nil, err
 	}
 	if ev.Reason != "" {
@@ -229,13 +229,13 @@ func ParseLine(line []byte) (Event, error) {
 			return Event{}, fmt.Errorf("%w: no kind", ErrNotEvent)
 		}
 		var old oldLine
-		if err := json.Unmarshal(line, &old); err != nil || old.Type == "" {
+		if err := json.Unmarshal(line, &old); err != nil || old.Kind == "" {
 			return Event{}, fmt.Errorf("%w: bad type, time, agent or data", ErrNotEvent)
 		}
 		return Event(old), nil
 	}
 	var ev Event
-	if json.Unmarshal(m[keyKind], &ev.Type) != nil || ev.Type == "" {
+	if json.Unmarshal(m[keyKind], &ev.Kind) != nil || ev.Kind == "" {
 		return Event{}, fmt.Errorf("%w: kind is not a string", ErrNotEvent)
 	}
 	if raw, ok := m[keyAgent]; ok && string(raw) != "null" {

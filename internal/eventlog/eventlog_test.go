@@ -21,7 +21,7 @@ func TestAppendReadSubscribe(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			if err := l.Append(Event{Type: "mine", Agent: "a", Data: map[string]any{"i": i}}); err != nil {
+			if err := l.Append(Event{Kind: "mine", Agent: "a", Data: map[string]any{"i": i}}); err != nil {
 				t.Error(err)
 			}
 		}(i)
@@ -42,8 +42,8 @@ func TestAppendReadSubscribe(t *testing.T) {
 	f, _ := os.OpenFile(l.Path(), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString("{not json\n")
 	f.Close()
-	l.Append(Event{Type: "restore"})
-	got, err := l.Read(0, func(e Event) bool { return e.Type == "restore" })
+	l.Append(Event{Kind: "restore"})
+	got, err := l.Read(0, func(e Event) bool { return e.Kind == "restore" })
 	if err != nil || len(got) != 1 {
 		t.Fatalf("filtered Read = %v, %v", got, err)
 	}
@@ -52,11 +52,11 @@ func TestAppendReadSubscribe(t *testing.T) {
 func TestAppendWritesTheHarnessLineForm(t *testing.T) {
 	l := Open(filepath.Join(t.TempDir(), "log.jsonl"))
 	at := time.Date(2026, 12, 1, 10, 0, 0, 123456789, time.UTC)
-	if err := l.Append(Event{Time: at, Type: "condense-abort", Agent: "a", Reason: "not-smaller",
+	if err := l.Append(Event{Time: at, Kind: "condense-abort", Agent: "a", Reason: "not-smaller",
 		Data: map[string]any{"oldBytes": 10, "detail": "x", "kind": "ignored"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Append(Event{Type: "mine"}); err != nil {
+	if err := l.Append(Event{Kind: "mine"}); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := os.ReadFile(l.Path())
@@ -94,19 +94,19 @@ func TestParseLineReadsEitherProgramsLines(t *testing.T) {
 		bad        bool
 	}{
 		{name: "harness spawn", line: `{"ts":1796119200000,"kind":"spawn","agentId":"coder","pid":42}`,
-			want: Event{Time: ts, Type: "spawn", Agent: "coder", Data: map[string]any{"pid": float64(42)}}},
+			want: Event{Time: ts, Kind: "spawn", Agent: "coder", Data: map[string]any{"pid": float64(42)}}},
 		{name: "harness condense", line: `{"ts":1796119200000,"kind":"condense","agentId":"a","oldBytes":9000,"newBytes":3000,"evicted":5,"kept":12,"hoisted":1,"backup":"/h/b"}`,
-			want: Event{Time: ts, Type: "condense", Agent: "a", Data: map[string]any{"oldBytes": float64(9000), "newBytes": float64(3000), "evicted": float64(5), "kept": float64(12), "hoisted": float64(1), "backup": "/h/b"}}},
+			want: Event{Time: ts, Kind: "condense", Agent: "a", Data: map[string]any{"oldBytes": float64(9000), "newBytes": float64(3000), "evicted": float64(5), "kept": float64(12), "hoisted": float64(1), "backup": "/h/b"}}},
 		{name: "harness abort", line: `{"ts":1796119200000,"kind":"condense-abort","agentId":"a","reason":"too-small"}`,
-			want: Event{Time: ts, Type: "condense-abort", Agent: "a", Reason: "too-small"}},
+			want: Event{Time: ts, Kind: "condense-abort", Agent: "a", Reason: "too-small"}},
 		{name: "harness app-start without agent", line: `{"ts":1796119200000,"kind":"app-start"}`,
-			want: Event{Time: ts, Type: "app-start"}},
+			want: Event{Time: ts, Kind: "app-start"}},
 		{name: "unknown kind kept plainly", line: `{"ts":1796119200000,"kind":"weird-new-thing","agentId":"x","n":[1,2]}`,
-			want: Event{Time: ts, Type: "weird-new-thing", Agent: "x", Data: map[string]any{"n": []any{float64(1), float64(2)}}}},
+			want: Event{Time: ts, Kind: "weird-new-thing", Agent: "x", Data: map[string]any{"n": []any{float64(1), float64(2)}}}},
 		{name: "string ts", line: `{"ts":"2026-12-01T10:00:00Z","kind":"drain","agentId":"b"}`,
-			want: Event{Time: ts, Type: "drain", Agent: "b"}},
+			want: Event{Time: ts, Kind: "drain", Agent: "b"}},
 		{name: "old hivemem form", line: `{"time":"2026-12-01T10:00:00Z","type":"condense-abort","agent":"a","reason":"locked","data":{"message":"busy"}}`,
-			want: Event{Time: ts, Type: "condense-abort", Agent: "a", Reason: "locked", Data: map[string]any{"message": "busy"}}},
+			want: Event{Time: ts, Kind: "condense-abort", Agent: "a", Reason: "locked", Data: map[string]any{"message": "busy"}}},
 		{name: "not json", line: `{not json`, bad: true},
 		{name: "array", line: `[1,2]`, bad: true},
 		{name: "no kind", line: `{"ts":1,"agentId":"a"}`, bad: true},
@@ -127,7 +127,7 @@ func TestParseLineReadsEitherProgramsLines(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !got.Time.Equal(tc.want.Time) || got.Type != tc.want.Type || got.Agent != tc.want.Agent || got.Reason != tc.want.Reason || !reflect.DeepEqual(got.Data, tc.want.Data) {
+			if !got.Time.Equal(tc.want.Time) || got.Kind != tc.want.Kind || got.Agent != tc.want.Agent || got.Reason != tc.want.Reason || !reflect.DeepEqual(got.Data, tc.want.Data) {
 				t.Errorf("ParseLine = %+v\nwant        %+v", got, tc.want)
 			}
 		})
@@ -135,14 +135,14 @@ func TestParseLineReadsEitherProgramsLines(t *testing.T) {
 }
 
 func TestMarshalLineRoundTrips(t *testing.T) {
-	ev := Event{Time: time.UnixMilli(1796119200123).UTC(), Type: "restore", Agent: "a",
+	ev := Event{Time: time.UnixMilli(1796119200123).UTC(), Kind: "restore", Agent: "a",
 		Data: map[string]any{"backup": "20261201T100000Z", "oldBytes": float64(3)}}
 	line, err := MarshalLine(ev)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := ParseLine(line)
-	if err != nil || !got.Time.Equal(ev.Time) || got.Type != ev.Type || got.Agent != ev.Agent || !reflect.DeepEqual(got.Data, ev.Data) {
+	if err != nil || !got.Time.Equal(ev.Time) || got.Kind != ev.Kind || got.Agent != ev.Agent || !reflect.DeepEqual(got.Data, ev.Data) {
 		t.Fatalf("round trip = %+v, %v; want %+v", got, err, ev)
 	}
 	if _, err := MarshalLine(Event{}); err == nil {
@@ -166,7 +166,7 @@ func TestReadCountedSkipsMalformedLines(t *testing.T) {
 	if err != nil || len(evs) != 3 || skipped != 2 {
 		t.Fatalf("ReadCounted = %d events, %d skipped, %v; want 3, 2", len(evs), skipped, err)
 	}
-	if evs[0].Type != "spawn" || evs[1].Type != "mine" || evs[2].Type != "condense" {
+	if evs[0].Kind != "spawn" || evs[1].Kind != "mine" || evs[2].Kind != "condense" {
 		t.Errorf("events = %+v", evs)
 	}
 }

@@ -100,8 +100,8 @@ scan_interval = "200ms"
 		}
 		last := map[string]string{}
 		for _, ev := range evs {
-			if strings.HasPrefix(ev.Type, "condense") {
-				last[ev.Agent] = ev.Type
+			if strings.HasPrefix(ev.Kind, "condense") {
+				last[ev.Agent] = ev.Kind
 			}
 		}
 		for _, ag := range agents {
@@ -164,8 +164,8 @@ scan_interval = "200ms"
 	evs, _ := a.Events.Read(0, nil)
 	counts := map[string]int{}
 	for _, ev := range evs {
-		if strings.HasPrefix(ev.Type, "condense") {
-			counts[ev.Type+"/"+ev.Reason]++
+		if strings.HasPrefix(ev.Kind, "condense") {
+			counts[ev.Kind+"/"+ev.Reason]++
 		}
 	}
 	t.Logf("events %v; %d lines lost", counts, lost)

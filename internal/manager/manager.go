@@ -333,6 +333,6 @@ func (m *Manager) event(ev eventlog.Event) {
 	}
 	if err := m.app.Events.Append(ev); err != nil {
 		m.problem("event log", err)
-		m.log.Warn("cannot write the event log", "type", ev.Type, "err", err)
+		m.log.Warn("cannot write the event log", "kind", ev.Kind, "err", err)
 	}
 }

@@ -197,9 +197,9 @@ func TestFailingAgentBacksOffWhileOthersGoOn(t *testing.T) {
 	var failed, mined int
 	for _, ev := range evs {
 		switch {
-		case ev.Type == "mine-failed" && ev.Agent == "bad":
+		case ev.Kind == "mine-failed" && ev.Agent == "bad":
 			failed++
-		case ev.Type == "mine" && ev.Agent == "bad":
+		case ev.Kind == "mine" && ev.Agent == "bad":
 			mined++
 		}
 	}
@@ -403,7 +403,7 @@ func TestMiningSwitch(t *testing.T) {
 	if n := mines.Load(); n != 0 {
 		t.Errorf("%d mines with mining off", n)
 	}
-	if evs, _ := a.Events.Read(0, func(ev eventlog.Event) bool { return ev.Type == "condense" }); len(evs) != 0 {
+	if evs, _ := a.Events.Read(0, func(ev eventlog.Event) bool { return ev.Kind == "condense" }); len(evs) != 0 {
 		t.Errorf("condensed with mining off: %+v", evs)
 	}
 
@@ -417,7 +417,7 @@ func TestMiningSwitch(t *testing.T) {
 		return s.Mining && good.Drawers == 1, fmt.Sprintf("mining %v, good %+v", s.Mining, good)
 	})
 	m.pass(t.Context())
-	if evs, _ := a.Events.Read(0, func(ev eventlog.Event) bool { return ev.Type == "condense" && ev.Agent == "big" }); len(evs) != 1 {
+	if evs, _ := a.Events.Read(0, func(ev eventlog.Event) bool { return ev.Kind == "condense" && ev.Agent == "big" }); len(evs) != 1 {
 		t.Errorf("condense events with mining on = %+v, want one", evs)
 	}
 	if err := stop(); err != nil {

@@ -294,7 +294,7 @@ func (m *Manager) mined(id string, rep palace.MineReport, since time.Time) {
 	}
 	m.log.Info("mined", "agent", id, "added", rep.Added, "removed", rep.Removed, "kept", rep.Kept,
 		"embedded", rep.Embedded, "seconds", rep.Seconds)
-	m.event(eventlog.Event{Type: "mine", Agent: id, Data: map[string]any{
+	m.event(eventlog.Event{Kind: "mine", Agent: id, Data: map[string]any{
 		"drawersAdded": rep.Added, "drawersRemoved": rep.Removed, "drawersKept": rep.Kept,
 		"embedded": rep.Embedded, "filesRemoved": rep.FilesRemoved, "seconds": rep.Seconds,
 	}})
@@ -317,7 +317,7 @@ func (m *Manager) mineFailed(id string, err error) {
 	m.mu.Unlock()
 	m.log.Error("mining failed; will retry", "agent", id, "failures", n, "retry_in", time.Until(next).Round(time.Second).String(), "err", err)
 	if n == 1 {
-		m.event(eventlog.Event{Type: "mine-failed", Agent: id, Reason: "error", Data: map[string]any{"error": err.Error()}})
+		m.event(eventlog.Event{Kind: "mine-failed", Agent: id, Reason: "error", Data: map[string]any{"error": err.Error()}})
 	}
 	m.requestRetry(id, next)
 }

@@ -227,7 +227,7 @@ func TestRandomChurnConverges(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, ev := range evs {
-		if ev.Type == "mine-failed" {
+		if ev.Kind == "mine-failed" {
 			t.Logf("a mine failed during the churn: %s %v", ev.Agent, ev.Data)
 		}
 	}
@@ -489,8 +489,8 @@ func TestFileVanishesBeforeMine(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, ev := range evs {
-		if ev.Type == "mine-failed" {
-			t.Errorf("event log: %s %s %v", ev.Type, ev.Agent, ev.Data)
+		if ev.Kind == "mine-failed" {
+			t.Errorf("event log: %s %s %v", ev.Kind, ev.Agent, ev.Data)
 		}
 	}
 	if err := stop(); err != nil {

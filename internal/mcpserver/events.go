@@ -64,7 +64,7 @@ func (s *server) events(_ context.Context, in EventsInput) (EventsOutput, string
 		return out, "", nil
 	}
 	evs, skipped, err := s.d.App.Events.ReadCounted(n, func(ev eventlog.Event) bool {
-		return (agent == "" || ev.Agent == agent) && (in.Kind == "" || ev.Type == in.Kind)
+		return (agent == "" || ev.Agent == agent) && (in.Kind == "" || ev.Kind == in.Kind)
 	})
 	if err != nil {
 		return EventsOutput{}, "", fmt.Errorf("events: %w", err)

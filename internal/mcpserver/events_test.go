@@ -24,7 +24,7 @@ not json at all
 	all := ok[mcpserver.EventsOutput](t, connect(t, mcpserver.Deps{App: a}), mcpserver.ToolEvents, nil)
 	var kinds []string
 	for _, ev := range all.Events {
-		kinds = append(kinds, ev.Type+"/"+ev.Agent)
+		kinds = append(kinds, ev.Kind+"/"+ev.Agent)
 	}
 	if got := len(kinds); got != 4 || kinds[0] != "spawn/alice" || kinds[1] != "condense-abort/bob" || kinds[2] != "restore/alice" || kinds[3] != "drain/alice" || all.Skipped != 1 {
 		t.Fatalf("events = %v, skipped %d", kinds, all.Skipped)

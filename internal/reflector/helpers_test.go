@@ -151,7 +151,7 @@ func (e *env) archiveText(agent string) string {
 
 func (e *env) eventsOf(typ string) []eventlog.Event {
 	e.t.Helper()
-	evs, err := e.events.Read(0, func(ev eventlog.Event) bool { return ev.Type == typ })
+	evs, err := e.events.Read(0, func(ev eventlog.Event) bool { return ev.Kind == typ })
 	if err != nil {
 		e.t.Fatal(err)
 	}

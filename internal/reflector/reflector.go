@@ -772,7 +772,7 @@ func (r *Reflector) event(typ, agent, reason string, data map[string]any) {
 	if r.events == nil {
 		return
 	}
-	if err := r.events.Append(eventlog.Event{Type: typ, Agent: agent, Reason: reason, Data: data}); err != nil {
+	if err := r.events.Append(eventlog.Event{Kind: typ, Agent: agent, Reason: reason, Data: data}); err != nil {
 		r.log.Warn("reflector: cannot log event", "type", typ, "agent", agent, "err", err)
 	}
 }

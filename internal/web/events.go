@@ -72,7 +72,7 @@ func parseEventFilter(r *http.Request) (eventFilter, error) {
 }
 
 func (f eventFilter) keep(ev eventlog.Event) bool {
-	return (f.agent == "" || ev.Agent == f.agent) && (f.typ == "" || ev.Type == f.typ)
+	return (f.agent == "" || ev.Agent == f.agent) && (f.typ == "" || ev.Kind == f.typ)
 }
 
 // readEvents reads complete lines of the log from off (at most limit

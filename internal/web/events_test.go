@@ -103,7 +103,7 @@ func TestEventsShowTheHarnessLines(t *testing.T) {
 	r := decode[web.EventsResponse](t, w)
 	var kinds []string
 	for _, ev := range r.Events {
-		kinds = append(kinds, ev.Type)
+		kinds = append(kinds, ev.Kind)
 	}
 	if len(kinds) < 4 || !slices.Equal(kinds[len(kinds)-4:], []string{"spawn", "condense-abort", "teleport", "restore"}) || r.Skipped != 1 {
 		t.Fatalf("events = %v, skipped %d; want the four lines last and one skipped", kinds, r.Skipped)
@@ -114,7 +114,7 @@ func TestEventsShowTheHarnessLines(t *testing.T) {
 		t.Errorf("harness fields = %+v, %+v", r.Events[0], r.Events[1])
 	}
 	w = e.do(t, req{target: "/api/v1/events?type=spawn"})
-	if r := decode[web.EventsResponse](t, w); len(r.Events) != 1 || r.Events[0].Agent != "coder" || r.Events[0].Type != "spawn" {
+	if r := decode[web.EventsResponse](t, w); len(r.Events) != 1 || r.Events[0].Agent != "coder" || r.Events[0].Kind != "spawn" {
 		t.Errorf("type=spawn = %+v", r.Events)
 	}
 	w = e.do(t, req{target: "/events?agent=coder"})

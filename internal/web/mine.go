@@ -60,7 +60,7 @@ func (h *Handler) apiMine(w http.ResponseWriter, r *http.Request) error {
 		rep.Skipped = []palace.Skip{}
 	}
 	if h.app.Events != nil && (rep.Changed > 0 || rep.FilesRemoved > 0) {
-		if err := h.app.Events.Append(eventlog.Event{Type: "mine", Agent: req.Agent, Data: map[string]any{
+		if err := h.app.Events.Append(eventlog.Event{Kind: "mine", Agent: req.Agent, Data: map[string]any{
 			"drawersAdded": rep.Added, "drawersRemoved": rep.Removed, "drawersKept": rep.Kept,
 			"embedded": rep.Embedded, "filesRemoved": rep.FilesRemoved, "seconds": rep.Seconds, "by": "api",
 		}}); err != nil {

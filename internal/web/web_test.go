@@ -257,7 +257,7 @@ func TestReadEndpoints(t *testing.T) {
 		{"wake-up huge budget", req{target: "/api/v1/wake-up?budget=100001"}, 400, nil},
 		{"events", req{target: "/api/v1/events"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
 			r := decode[web.EventsResponse](t, w)
-			if len(r.Events) != 5 || r.Offset == 0 || r.Events[4].Offset != r.Offset || r.Events[0].Type != "condense" {
+			if len(r.Events) != 5 || r.Offset == 0 || r.Events[4].Offset != r.Offset || r.Events[0].Kind != "condense" {
 				t.Errorf("events = %+v", r)
 			}
 		}},
@@ -414,7 +414,7 @@ func TestCondenseAndRestore(t *testing.T) {
 		t.Error("the applied file differs from the preview")
 	}
 	evs, _ := e.a.Events.Read(1, nil)
-	if len(evs) != 1 || evs[0].Type != "condense" || evs[0].Agent != "coder" {
+	if len(evs) != 1 || evs[0].Kind != "condense" || evs[0].Agent != "coder" {
 		t.Errorf("last event = %+v", evs)
 	}
 
@@ -612,10 +612,10 @@ func TestEventStream(t *testing.T) {
 
 	next := stream(t, ctx, srv.URL+"/api/v1/events/stream?agent=coder", nil)
 	// Appended through this process's log: delivered at once.
-	if err := e.a.Events.Append(eventlog.Event{Type: "condense", Agent: "tester"}); err != nil {
+	if err := e.a.Events.Append(eventlog.Event{Kind: "condense", Agent: "tester"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.a.Events.Append(eventlog.Event{Type: "condense", Agent: "coder", Data: map[string]any{"n": 1}}); err != nil {
+	if err := e.a.Events.Append(eventlog.Event{Kind: "condense", Agent: "coder", Data: map[string]any{"n": 1}}); err != nil {
 		t.Fatal(err)
 	}
 	id1, data := next()
@@ -625,7 +625,7 @@ func TestEventStream(t *testing.T) {
 	// Written by another process (another Log on the same file): found by
 	// polling the file.
 	other := eventlog.Open(e.a.Home.LogPath())
-	if err := other.Append(eventlog.Event{Type: "restore", Agent: "coder"}); err != nil {
+	if err := other.Append(eventlog.Event{Kind: "restore", Agent: "coder"}); err != nil {
 		t.Fatal(err)
 	}
 	id2, data := next()

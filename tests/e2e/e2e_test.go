@@ -150,7 +150,7 @@ func TestDashboardBrowser(t *testing.T) {
 	seen := map[string]bool{}
 	for _, ev := range evs {
 		if ev.Agent == "coder" {
-			seen[ev.Type] = true
+			seen[ev.Kind] = true
 		}
 	}
 	if !seen["condense"] || !seen["restore"] {

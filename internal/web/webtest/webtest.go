@@ -114,11 +114,11 @@ func Populate(root string, now time.Time) error {
 	}
 	log := eventlog.Open(h.LogPath())
 	evs := []eventlog.Event{
-		{Time: condensedAt, Type: "condense", Agent: "planner", Data: map[string]any{"oldBytes": len(before), "newBytes": len(files["planner"]), "evicted": 10, "kept": 6, "hoisted": 2, "summarizer": "extractive"}},
-		{Time: now.Add(-30 * time.Hour), Type: "restore", Agent: "reviewer", Data: map[string]any{"backup": "20261127T081500Z"}},
-		{Time: failed.Add(-2 * time.Hour), Type: "condense-abort", Agent: "tester", Reason: "summarize-failed", Data: map[string]any{"detail": "claude-cli: exit status 1: rate limited", "failures": 1}},
-		{Time: failed, Type: "condense-abort", Agent: "tester", Reason: "summarize-failed", Data: map[string]any{"detail": "claude-cli: exit status 1: rate limited", "failures": 2}},
-		{Time: now.Add(-4 * time.Minute), Type: "mine", Agent: "coder", Data: map[string]any{"drawersAdded": 3, "drawersKept": 41}},
+		{Time: condensedAt, Kind: "condense", Agent: "planner", Data: map[string]any{"oldBytes": len(before), "newBytes": len(files["planner"]), "evicted": 10, "kept": 6, "hoisted": 2, "summarizer": "extractive"}},
+		{Time: now.Add(-30 * time.Hour), Kind: "restore", Agent: "reviewer", Data: map[string]any{"backup": "20261127T081500Z"}},
+		{Time: failed.Add(-2 * time.Hour), Kind: "condense-abort", Agent: "tester", Reason: "summarize-failed", Data: map[string]any{"detail": "claude-cli: exit status 1: rate limited", "failures": 1}},
+		{Time: failed, Kind: "condense-abort", Agent: "tester", Reason: "summarize-failed", Data: map[string]any{"detail": "claude-cli: exit status 1: rate limited", "failures": 2}},
+		{Time: now.Add(-4 * time.Minute), Kind: "mine", Agent: "coder", Data: map[string]any{"drawersAdded": 3, "drawersKept": 41}},
 	}
 	for _, ev := range evs {
 		if err := log.Append(ev); err != nil {
