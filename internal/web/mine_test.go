@@ -1,10 +1,13 @@
 package web_test
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/client"
 	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/web"
 )
@@ -14,11 +17,12 @@ import (
 // manager.mining is off.
 func TestMineNow(t *testing.T) {
 	e := newEnv(t, web.Deps{})
-	w := e.do(t, req{method: "POST", target: "/api/v1/mine"})
-	if w.Code != 200 {
-		t.Fatalf("mine the hive = %d %s", w.Code, w.Body)
+	ctx := t.Context()
+	r, err := e.c.Mine(ctx, web.MineRequest{})
+	if err != nil {
+		t.Fatalf("mine the hive: %v", err)
 	}
-	if r := decode[web.MineResponse](t, w); r.Path != "hive" || r.Report.Files < 4 || r.Agent != "" {
+	if r.Path != "hive" || r.Report.Files < 4 || r.Agent != "" {
 		t.Errorf("mine the hive = %+v", r)
 	}
 
@@ -32,39 +36,42 @@ func TestMineNow(t *testing.T) {
 	}
 	f.WriteString("\n## 2026-12-01 — quasar cache\nThe quasar cache is warmed at deploy.\n")
 	f.Close()
-	w = e.do(t, req{method: "POST", target: "/api/v1/mine", body: `{"agent": "coder"}`})
-	r := decode[web.MineResponse](t, w)
-	if w.Code != 200 || r.Agent != "coder" || r.Path != "hive/agents/coder" || r.Report.Changed != 1 || r.Report.Added < 1 {
-		t.Fatalf("mine coder = %d %+v", w.Code, r)
+	r, err = e.c.Mine(ctx, web.MineRequest{Agent: "coder"})
+	if err != nil || r.Agent != "coder" || r.Path != "hive/agents/coder" || r.Report.Changed != 1 || r.Report.Added < 1 {
+		t.Fatalf("mine coder = %v %+v", err, r)
 	}
 	evs, _ := e.a.Events.Read(1, func(ev eventlog.Event) bool { return ev.Kind == "mine" })
 	if len(evs) != 1 || evs[0].Agent != "coder" || evs[0].Data["by"] != "api" {
 		t.Errorf("mine events = %+v", evs)
 	}
-	sw := e.do(t, req{target: "/api/v1/search?q=quasar"})
-	if sw.Code != 200 || !strings.Contains(sw.Body.String(), "quasar cache") {
-		t.Errorf("search after mine now = %d %s", sw.Code, sw.Body)
+	if sr, err := e.c.Search(ctx, app.SearchRequest{Query: "quasar"}); err != nil || len(sr.Hits) == 0 || !strings.Contains(sr.Hits[0].Text, "quasar cache") {
+		t.Errorf("search after mine now = %v %+v", err, sr)
 	}
 
 	for _, c := range []struct {
-		name, body string
-		status     int
+		name, agent string
+		status      int
 	}{
-		{"unknown agent", `{"agent": "nobody"}`, 404},
-		{"bad agent id", `{"agent": "../etc"}`, 400},
-		{"unknown field", `{"wing": "x"}`, 400},
+		{"unknown agent", "nobody", 404},
+		{"bad agent id", "../etc", 400},
 	} {
-		if w := e.do(t, req{method: "POST", target: "/api/v1/mine", body: c.body}); w.Code != c.status {
-			t.Errorf("%s: = %d, want %d: %s", c.name, w.Code, c.status, w.Body)
+		var ce *client.Error
+		if _, err := e.c.Mine(ctx, web.MineRequest{Agent: c.agent}); !errors.As(err, &ce) || ce.Status != c.status {
+			t.Errorf("%s: %v, want a %d", c.name, err, c.status)
 		}
+	}
+	if w := e.do(t, req{method: "POST", target: "/api/v1/mine", body: `{"wing": "x"}`}); w.Code != 400 {
+		t.Errorf("unknown field: = %d, want 400: %s", w.Code, w.Body)
 	}
 
 	e2 := newEnv(t, web.Deps{})
-	if w := e2.do(t, req{method: "PATCH", target: "/api/v1/settings", body: `{"manager": {"mining": false}}`}); w.Code != 200 {
-		t.Fatalf("mining off = %d %s", w.Code, w.Body)
+	off := false
+	if _, err := e2.c.UpdateSettings(ctx, web.SettingsPatch{Manager: &web.ManagerPatch{Mining: &off}}); err != nil {
+		t.Fatalf("mining off: %v", err)
 	}
-	if w := e2.do(t, req{method: "POST", target: "/api/v1/mine"}); w.Code != 409 || !strings.Contains(w.Body.String(), "manager.mining") {
-		t.Errorf("mine with mining off = %d %s", w.Code, w.Body)
+	var ce *client.Error
+	if _, err := e2.c.Mine(ctx, web.MineRequest{}); !errors.As(err, &ce) || ce.Status != 409 || !strings.Contains(ce.Message, "manager.mining") {
+		t.Errorf("mine with mining off = %v", err)
 	}
 	if w := e2.do(t, req{target: "/"}); w.Code != 200 || !strings.Contains(w.Body.String(), `data-mine=""`) {
 		t.Errorf("overview has no mine-now button")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/capture"
+	"github.com/hivemem/hivemem/internal/client"
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/httpguard"
@@ -29,6 +30,7 @@ import (
 type env struct {
 	a *app.App
 	h *web.Handler
+	c *client.Client // the typed client, over real HTTP to h
 }
 
 func newEnv(t *testing.T, d web.Deps) env {
@@ -45,7 +47,9 @@ func newEnv(t *testing.T, d web.Deps) env {
 	}
 	h := web.New(d)
 	t.Cleanup(h.Close)
-	return env{a: a, h: h}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return env{a: a, h: h, c: client.New(srv.URL, "")}
 }
 
 // settingsOf is the live configuration of a, as hivemem run keeps it: a
@@ -346,23 +350,21 @@ func TestReadEndpoints(t *testing.T) {
 func TestCondenseAndRestore(t *testing.T) {
 	e := newEnv(t, web.Deps{})
 	before := memory(t, e.a, "coder")
-	sha := regexp.MustCompile(`"before_sha256": "([0-9a-f]{64})"`)
 
 	// A dry run shows the would-be file and writes nothing.
-	w := e.do(t, req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{"dry_run": true, "force": true}`})
-	if w.Code != 200 {
-		t.Fatalf("dry run = %d: %s", w.Code, w.Body.String())
+	ctx := t.Context()
+	dry, err := e.c.Condense(ctx, "coder", web.CondenseRequest{DryRun: true, Force: true})
+	if err != nil {
+		t.Fatal(err)
 	}
-	dry := decode[web.CondenseResponse](t, w)
 	if dry.Status != reflector.StatusDryRun || !strings.Contains(dry.Output, "## 🗜 Condensed history") || !strings.Contains(dry.Diff, "-## 2026-") || dry.Evicted == 0 {
 		t.Fatalf("dry run = %+v", dry.Result)
 	}
 	if got := memory(t, e.a, "coder"); string(got) != string(before) {
 		t.Fatal("a dry run changed the file")
 	}
-	m := sha.FindStringSubmatch(w.Body.String())
-	if m == nil {
-		t.Fatalf("no before_sha256 in %s", w.Body.String()[:200])
+	if len(dry.BeforeSHA256) != 64 {
+		t.Fatalf("dry run before_sha256 %q", dry.BeforeSHA256)
 	}
 
 	errs := []struct {
@@ -398,16 +400,14 @@ func TestCondenseAndRestore(t *testing.T) {
 	}
 
 	// Under the triggers and not forced, a small file is skipped.
-	w = e.do(t, req{method: "POST", target: "/api/v1/agents/reviewer/condense", body: `{}`})
-	if r := decode[web.CondenseResponse](t, w); w.Code != 200 || r.Status != reflector.StatusSkipped || r.Reason != reflector.SkipBelowMin {
-		t.Errorf("reviewer = %d %+v", w.Code, r.Result)
+	if r, err := e.c.Condense(ctx, "reviewer", web.CondenseRequest{}); err != nil || r.Status != reflector.StatusSkipped || r.Reason != reflector.SkipBelowMin {
+		t.Errorf("reviewer = %v %+v", err, r.Result)
 	}
 
 	// Apply what was previewed.
-	w = e.do(t, req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{"force": true, "if_match": "` + m[1] + `"}`})
-	applied := decode[web.CondenseResponse](t, w)
-	if w.Code != 200 || applied.Status != reflector.StatusCondensed || applied.Backup == "" || applied.Diff != "" {
-		t.Fatalf("apply = %d %+v", w.Code, applied.Result)
+	applied, err := e.c.Condense(ctx, "coder", web.CondenseRequest{Force: true, IfMatch: dry.BeforeSHA256})
+	if err != nil || applied.Status != reflector.StatusCondensed || applied.Backup == "" || applied.Diff != "" {
+		t.Fatalf("apply = %v %+v", err, applied.Result)
 	}
 	after := memory(t, e.a, "coder")
 	if string(after) != dry.Output {
@@ -419,47 +419,39 @@ func TestCondenseAndRestore(t *testing.T) {
 	}
 
 	// The backup shows what a restore would change, and restores.
-	w = e.do(t, req{target: "/api/v1/agents/coder/backups/" + applied.Backup})
-	if d := decode[web.BackupDetail](t, w); w.Code != 200 || d.Identical || !strings.Contains(d.Diff, "+## 2026-10-03") {
-		t.Fatalf("backup detail = %d %+v", w.Code, d.BackupInfo)
+	if d, err := e.c.Backup(ctx, "coder", applied.Backup, false); err != nil || d.Identical || !strings.Contains(d.Diff, "+## 2026-10-03") {
+		t.Fatalf("backup detail = %v %+v", err, d.BackupInfo)
 	}
-	w = e.do(t, req{method: "POST", target: "/api/v1/agents/coder/backups/" + applied.Backup + "/restore", body: `{}`})
-	res := decode[reflector.RestoreResult](t, w)
-	if w.Code != 200 || res.Backup != applied.Backup || res.PreRestoreBackup == "" {
-		t.Fatalf("restore = %d %+v", w.Code, res)
+	res, err := e.c.Restore(ctx, "coder", applied.Backup)
+	if err != nil || res.Backup != applied.Backup || res.PreRestoreBackup == "" {
+		t.Fatalf("restore = %v %+v", err, res)
 	}
 	if got := memory(t, e.a, "coder"); string(got) != string(before) {
 		t.Error("restore did not bring the original file back")
 	}
-	w = e.do(t, req{target: "/api/v1/agents/coder/backups"})
-	if bs := decode[struct{ Backups []web.BackupInfo }](t, w).Backups; len(bs) != 2 || bs[0].Name != res.PreRestoreBackup {
-		t.Errorf("backups after restore = %+v", bs)
+	if bs, err := e.c.Backups(ctx, "coder"); err != nil || len(bs) != 2 || bs[0].Name != res.PreRestoreBackup {
+		t.Errorf("backups after restore = %v %+v", err, bs)
 	}
 	// The restored agent is held: the API says so, an unforced condense
 	// leaves it alone, the dashboard's (forced) condense condenses it.
 	if !res.Held {
 		t.Errorf("restore result not held: %+v", res)
 	}
-	w = e.do(t, req{target: "/api/v1/agents/coder"})
-	if s := decode[web.AgentSummary](t, w); s.Restored == nil || s.Restored.Backup != applied.Backup || s.Health != web.HealthRestored ||
+	if s, err := e.c.Agent(ctx, "coder"); err != nil || s.Restored == nil || s.Restored.Backup != applied.Backup || s.Health != web.HealthRestored ||
 		!strings.Contains(s.HealthNote, "left alone") {
-		t.Errorf("restored agent summary = %+v", s)
+		t.Errorf("restored agent summary = %v %+v", err, s)
 	}
-	w = e.do(t, req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{}`})
-	if r := decode[web.CondenseResponse](t, w); r.Status != reflector.StatusSkipped || r.Reason != reflector.SkipRestored {
-		t.Errorf("unforced condense of a restored file = %+v", r.Result)
+	if r, err := e.c.Condense(ctx, "coder", web.CondenseRequest{}); err != nil || r.Status != reflector.StatusSkipped || r.Reason != reflector.SkipRestored {
+		t.Errorf("unforced condense of a restored file = %v %+v", err, r.Result)
 	}
-	w = e.do(t, req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{"force": true}`})
-	if r := decode[web.CondenseResponse](t, w); r.Status != reflector.StatusCondensed {
-		t.Errorf("forced condense of a restored file = %+v", r.Result)
+	if r, err := e.c.Condense(ctx, "coder", web.CondenseRequest{Force: true}); err != nil || r.Status != reflector.StatusCondensed {
+		t.Errorf("forced condense of a restored file = %v %+v", err, r.Result)
 	}
-	w = e.do(t, req{target: "/api/v1/agents/coder"})
-	if s := decode[web.AgentSummary](t, w); s.Restored != nil || s.Health == web.HealthRestored {
-		t.Errorf("hold kept after a forced condense: %+v", s)
+	if s, err := e.c.Agent(ctx, "coder"); err != nil || s.Restored != nil || s.Health == web.HealthRestored {
+		t.Errorf("hold kept after a forced condense: %v %+v", err, s)
 	}
-	w = e.do(t, req{target: "/api/v1/status"})
-	if !strings.Contains(w.Body.String(), `"summarizer": "extractive (`) {
-		t.Errorf("status does not say which summariser condenses: %s", w.Body.String())
+	if st, err := e.c.Status(ctx); err != nil || !strings.HasPrefix(st.Reflector.Summarizer, "extractive (") {
+		t.Errorf("status does not say which summariser condenses: %v %+v", err, st.Reflector)
 	}
 }
 
@@ -500,11 +492,11 @@ func TestSettingsUpdate(t *testing.T) {
 		t.Fatal("a refused update changed config.toml")
 	}
 
-	w := e.do(t, req{method: "PATCH", target: "/api/v1/settings", body: `{"reflector": {"recent_keep": 4, "interval": "45m", "enabled": false, "word_budget": 300}}`})
-	if w.Code != 200 {
-		t.Fatalf("update = %d: %s", w.Code, w.Body.String())
+	keep, iv, off, words := 4, "45m", false, 300
+	s, err := e.c.UpdateSettings(t.Context(), web.SettingsPatch{Reflector: &web.ReflectorPatch{RecentKeep: &keep, Interval: &iv, Enabled: &off, WordBudget: &words}})
+	if err != nil {
+		t.Fatalf("update: %v", err)
 	}
-	s := decode[web.SettingsResponse](t, w)
 	if s.Reflector.RecentKeep != 4 || s.Reflector.Interval != "45m" || s.Reflector.Enabled || s.Reflector.WordBudget != 300 {
 		t.Errorf("response settings = %+v", s.Reflector)
 	}
@@ -521,9 +513,8 @@ func TestSettingsUpdate(t *testing.T) {
 	}
 	// The memory switch: {"manager": {"mining": false}} is saved, shown
 	// and on the Settings page.
-	w = e.do(t, req{method: "PATCH", target: "/api/v1/settings", body: `{"manager": {"mining": false}}`})
-	if s := decode[web.SettingsResponse](t, w); w.Code != 200 || s.Manager.Mining {
-		t.Errorf("mining off = %d %+v", w.Code, s.Manager)
+	if s, err := e.c.UpdateSettings(t.Context(), web.SettingsPatch{Manager: &web.ManagerPatch{Mining: &off}}); err != nil || s.Manager.Mining {
+		t.Errorf("mining off = %v %+v", err, s.Manager)
 	}
 	if cfg, err := config.Load(path); err != nil || cfg.Manager.Mining || cfg.Reflector.RecentKeep != 4 {
 		t.Errorf("config after mining off: %v %+v", err, cfg.Manager)
@@ -533,9 +524,8 @@ func TestSettingsUpdate(t *testing.T) {
 	}
 	// The handler's live config follows: a forced condense is now refused
 	// because the reflector is disabled.
-	w = e.do(t, req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{"force": true}`})
-	if r := decode[web.CondenseResponse](t, w); r.Status != reflector.StatusSkipped || r.Reason != reflector.SkipDisabled {
-		t.Errorf("condense after disabling = %+v", r.Result)
+	if r, err := e.c.Condense(t.Context(), "coder", web.CondenseRequest{Force: true}); err != nil || r.Status != reflector.StatusSkipped || r.Reason != reflector.SkipDisabled {
+		t.Errorf("condense after disabling = %v %+v", err, r.Result)
 	}
 
 	// Layouts the line editor cannot safely change are refused, untouched.
@@ -561,9 +551,10 @@ func TestSettingsUpdate(t *testing.T) {
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	w = e.do(t, req{method: "PATCH", target: "/api/v1/settings", body: `{"reflector": {"min_bytes": 1024}}`})
-	if raw, _ := os.ReadFile(path); w.Code != 200 || string(raw) != "[reflector]\nmin_bytes = 1024\n" {
-		t.Errorf("new config = %d %q", w.Code, raw)
+	minBytes := int64(1024)
+	_, err = e.c.UpdateSettings(t.Context(), web.SettingsPatch{Reflector: &web.ReflectorPatch{MinBytes: &minBytes}})
+	if raw, _ := os.ReadFile(path); err != nil || string(raw) != "[reflector]\nmin_bytes = 1024\n" {
+		t.Errorf("new config = %v %q", err, raw)
 	}
 }
 
