@@ -195,17 +195,23 @@ func TestSurfacesReturnTheSameObjects(t *testing.T) {
 	}
 	common := []string{"home", "search_mode", "embedder", "index"}
 	cliStatus, mcpStatus := object(t, s.cli("status", "--json")), object(t, s.tool(mcpserver.ToolStatus, nil))
+	apiStatus := object(t, s.get("/api/v1/status"))
 	sameObject(t, "status", map[string]map[string]any{
 		"cli": keep(cliStatus, common...),
-		"api": keep(object(t, s.get("/api/v1/status")), common...),
+		"api": keep(apiStatus, common...),
 		"mcp": keep(mcpStatus, common...),
 	})
-	// Agent status is one computation (app.CollectAgents): the CLI and MCP
-	// list the same agents with the same fields. (The API's status counts
-	// them; its /api/v1/agents adds the dashboard's health grades.)
+	// Agent status is one computation (app.CollectAgents): every surface
+	// lists the same agents with the same fields. (The API's /api/v1/agents
+	// adds the dashboard's health grades.)
 	sameObject(t, "status agents", map[string]map[string]any{
-		"cli": keep(cliStatus, "agents", "backend"),
-		"mcp": keep(mcpStatus, "agents", "backend"),
+		"cli": keep(cliStatus, "agents"),
+		"api": keep(apiStatus, "agents"),
+		"mcp": keep(mcpStatus, "agents"),
+	})
+	sameObject(t, "status backend", map[string]map[string]any{
+		"cli": keep(cliStatus, "backend"),
+		"mcp": keep(mcpStatus, "backend"),
 	})
 }
 

@@ -161,7 +161,7 @@ func TestClientCoversEveryRoute(t *testing.T) {
 	}
 
 	st, err := c.Status(ctx)
-	check("Status", err, st.Agents == len(webtest.Agents) && st.Manager != nil, st)
+	check("Status", err, len(st.Agents) == len(webtest.Agents) && st.Manager != nil, st)
 	ms, err := c.Manager(ctx)
 	check("Manager", err, ms.Home == a.Home.Root && len(ms.Agents) == len(webtest.Agents), ms)
 	as, err := c.Agents(ctx)

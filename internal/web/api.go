@@ -31,8 +31,11 @@ type StatusReport struct {
 	Embedder   app.EmbedderInfo `json:"embedder"`
 	Index      store.Stats      `json:"index"`
 	Reflector  ReflectorStatus  `json:"reflector"`
-	Agents     int              `json:"agents"`
-	Auth       AuthInfo         `json:"auth"`
+	// Agents is every agent's status, the object `hivemem status --json`
+	// and MCP memory_status list (app.CollectAgents); /api/v1/agents adds
+	// the dashboard's health grades.
+	Agents []app.AgentStatus `json:"agents"`
+	Auth   AuthInfo          `json:"auth"`
 	// Manager is the manager's own report, null without a manager.
 	Manager any `json:"manager"`
 }
@@ -59,14 +62,17 @@ func (h *Handler) status(r *http.Request) (StatusReport, error) {
 	if err != nil {
 		return StatusReport{}, fmt.Errorf("status: %w", err)
 	}
-	ids, err := h.app.Home.Agents()
-	if err != nil {
-		return StatusReport{}, fmt.Errorf("status: %w", err)
-	}
 	cfg := h.cfg()
+	agents, err := h.app.CollectAgents(ctx, cfg, st, h.events.lastCondensed())
+	if err != nil {
+		return StatusReport{}, err
+	}
+	if agents == nil {
+		agents = []app.AgentStatus{}
+	}
 	rep := StatusReport{
 		Version: h.version, Time: time.Now().UTC(), Home: h.app.Home.Root, SearchMode: h.app.Palace.Mode(),
-		Embedder: h.app.Embedder, Agents: len(ids),
+		Embedder: h.app.Embedder, Agents: agents,
 		Index: st,
 		Reflector: ReflectorStatus{
 			Enabled: cfg.Reflector.Enabled, Interval: duration(cfg.Reflector.Interval.Duration), Summarizer: h.refl.Summarizer(),

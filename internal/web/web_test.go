@@ -134,7 +134,7 @@ func TestReadEndpoints(t *testing.T) {
 	}{
 		{"status", req{target: "/api/v1/status"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
 			s := decode[web.StatusReport](t, w)
-			if s.Agents != 5 || s.SearchMode != "lexical" || s.Index.Drawers == 0 || s.Reflector.Backoffs != 1 {
+			if len(s.Agents) != 5 || s.SearchMode != "lexical" || s.Index.Drawers == 0 || s.Reflector.Backoffs != 1 {
 				t.Errorf("status = %+v", s)
 			}
 			if m, _ := s.Manager.(map[string]any); m["pid"] != float64(4242) {
