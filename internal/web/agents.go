@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/memfile"
@@ -46,33 +47,27 @@ type AgentSummary struct {
 	Backups        int       `json:"backups"`
 	LastMined      time.Time `json:"last_mined,omitzero"`
 	LastCondensed  time.Time `json:"last_condensed,omitzero"`
-	// Backoff is the reflector's failure record, when it has one.
-	Backoff *reflector.AgentState `json:"backoff,omitempty"`
+	// ReflectorBackoff is the reflector's failure record, when it has one
+	// (named as in app.AgentStatus).
+	ReflectorBackoff *reflector.AgentState `json:"reflector_backoff,omitempty"`
 	// Restored is set while the file is what a restore put back: the
 	// reflector's passes leave it alone until it changes.
 	Restored *reflector.RestoredHold `json:"restored,omitempty"`
 	// MiningBackoff is the manager's record of failing mines of the file,
 	// and Skipped why its miner passed the file over (with a manager only).
-	MiningBackoff *MiningBackoff `json:"mining_backoff,omitempty"`
-	Skipped       string         `json:"skipped,omitempty"`
-	Health        string         `json:"health"`
-	HealthNote    string         `json:"health_note"`
-	Error         string         `json:"error,omitempty"`
-}
-
-// MiningBackoff is the manager's failure record of mining one file.
-type MiningBackoff struct {
-	Failures    int       `json:"failures"`
-	NextAttempt time.Time `json:"next_attempt"`
-	LastError   string    `json:"last_error"`
+	MiningBackoff *app.Backoff `json:"mining_backoff,omitempty"`
+	Skipped       string       `json:"skipped,omitempty"`
+	Health        string       `json:"health"`
+	HealthNote    string       `json:"health_note"`
+	Error         string       `json:"error,omitempty"`
 }
 
 // managerAgent is the per-agent part of the manager's status, read by its
 // JSON shape so that this package does not depend on the manager's.
 type managerAgent struct {
-	Agent         string         `json:"agent"`
-	Skipped       string         `json:"skipped"`
-	MiningBackoff *MiningBackoff `json:"mining_backoff"`
+	Agent         string       `json:"agent"`
+	Skipped       string       `json:"skipped"`
+	MiningBackoff *app.Backoff `json:"mining_backoff"`
 }
 
 // summaryContext is what every agent's summary needs, gathered once per
@@ -164,7 +159,7 @@ func (h *Handler) summarize(ctx context.Context, sc summaryContext, id string, d
 		Health: HealthOK,
 	}
 	if st, ok := sc.states[id]; ok && st.Failures > 0 {
-		s.Backoff = &st
+		s.ReflectorBackoff = &st
 	}
 	if st, ok := sc.states[id]; ok && st.Restored != nil {
 		s.Restored = st.Restored
@@ -215,7 +210,7 @@ func health(rc config.Reflector, s AgentSummary, now time.Time) (string, string)
 	if s.Skipped != "" {
 		return HealthError, "not indexed: " + s.Skipped
 	}
-	if b := s.Backoff; b != nil {
+	if b := s.ReflectorBackoff; b != nil {
 		note := fmt.Sprintf("%d failed condensation(s), last: %s", b.Failures, b.LastReason)
 		if now.Before(b.NextAttempt) {
 			note += "; next attempt " + b.NextAttempt.UTC().Format("2006-01-02 15:04Z")

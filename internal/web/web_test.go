@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"syscall"
@@ -157,7 +158,7 @@ func TestReadEndpoints(t *testing.T) {
 			if !p.Condensed || p.Backups != 1 || p.Pinned != 4 || p.LastCondensed.IsZero() || p.LastMined.IsZero() || p.Drawers == 0 {
 				t.Errorf("planner = %+v", p)
 			}
-			if b := by["tester"].Backoff; b == nil || b.Failures != 2 || b.LastReason != "summarize-failed" {
+			if b := by["tester"].ReflectorBackoff; b == nil || b.Failures != 2 || b.LastReason != "summarize-failed" {
 				t.Errorf("tester backoff = %+v", b)
 			}
 			if r := by["researcher"]; r.Health != web.HealthBackoff || r.MiningBackoff == nil || !strings.Contains(r.HealthNote, "disk full") {
@@ -955,5 +956,45 @@ func TestAPIRoutesAreServedAndDocumented(t *testing.T) {
 	}
 	if got, want := strings.Join(listed, "\n"), strings.Join(web.APIRoutes(), "\n"); got != want {
 		t.Errorf("docs/api.md lists\n%s\nwant (web.APIRoutes)\n%s", got, want)
+	}
+}
+
+// TestAgentSummaryExtendsAgentStatus: an agent of /api/v1/agents is the
+// agent of /api/v1/status (app.AgentStatus, as the CLI and MCP give it)
+// with the dashboard's grades added: every field of the one is in the
+// other under the same name, with the same value.
+func TestAgentSummaryExtendsAgentStatus(t *testing.T) {
+	manager := func() any {
+		return map[string]any{"agents": []map[string]any{{"agent": "researcher", "mining_backoff": map[string]any{
+			"failures": 3, "last_error": "disk full", "next_attempt": "2026-11-29T15:43:00Z", "last_failure": "2026-11-29T15:38:00Z"}}}}
+	}
+	e := newEnv(t, web.Deps{ManagerStatus: manager})
+	byAgent := func(target string) map[string]map[string]any {
+		var doc struct{ Agents []map[string]any }
+		if err := json.Unmarshal(e.do(t, req{target: target}).Body.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]map[string]any{}
+		for _, a := range doc.Agents {
+			out[a["agent"].(string)] = a
+		}
+		return out
+	}
+	status, dashboard := byAgent("/api/v1/status"), byAgent("/api/v1/agents")
+	if len(status) != 5 || len(dashboard) != 5 {
+		t.Fatalf("%d agents in the status, %d on the dashboard", len(status), len(dashboard))
+	}
+	for id, st := range status {
+		for k, v := range st {
+			if got, ok := dashboard[id][k]; !ok || !reflect.DeepEqual(got, v) {
+				t.Errorf("%s: status has %s = %v, the dashboard %v (present: %v)", id, k, v, got, ok)
+			}
+		}
+	}
+	if b, _ := dashboard["tester"]["reflector_backoff"].(map[string]any); b["failures"] != float64(2) {
+		t.Errorf("tester's reflector backoff on the dashboard: %v", dashboard["tester"])
+	}
+	if b, _ := dashboard["researcher"]["mining_backoff"].(map[string]any); b["last_failure"] == nil {
+		t.Errorf("researcher's mining backoff on the dashboard: %v", dashboard["researcher"])
 	}
 }
