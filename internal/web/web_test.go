@@ -133,62 +133,9 @@ func TestReadEndpoints(t *testing.T) {
 		status int
 		check  func(t *testing.T, w *httptest.ResponseRecorder)
 	}{
-		{"status", req{target: "/api/v1/status"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
-			s := decode[web.StatusReport](t, w)
-			if len(s.Agents) != 5 || s.SearchMode != "lexical" || s.Index.Drawers == 0 || s.Reflector.Backoffs != 1 {
-				t.Errorf("status = %+v", s)
-			}
-			if m, _ := s.Manager.(map[string]any); m["pid"] != float64(4242) {
-				t.Errorf("manager status not passed through: %#v", s.Manager)
-			}
-		}},
-		{"agents", req{target: "/api/v1/agents"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
-			got := decode[struct{ Agents []web.AgentSummary }](t, w).Agents
-			if len(got) != 5 {
-				t.Fatalf("%d agents", len(got))
-			}
-			by := map[string]web.AgentSummary{}
-			for _, a := range got {
-				by[a.Agent] = a
-			}
-			if by["coder"].Health != web.HealthDue || by["tester"].Health != web.HealthBackoff || by["reviewer"].Health != web.HealthOK {
-				t.Errorf("health: coder %s, tester %s, reviewer %s", by["coder"].Health, by["tester"].Health, by["reviewer"].Health)
-			}
-			p := by["planner"]
-			if !p.Condensed || p.Backups != 1 || p.Pinned != 4 || p.LastCondensed.IsZero() || p.LastMined.IsZero() || p.Drawers == 0 {
-				t.Errorf("planner = %+v", p)
-			}
-			if b := by["tester"].ReflectorBackoff; b == nil || b.Failures != 2 || b.LastReason != "summarize-failed" {
-				t.Errorf("tester backoff = %+v", b)
-			}
-			if r := by["researcher"]; r.Health != web.HealthBackoff || r.MiningBackoff == nil || !strings.Contains(r.HealthNote, "disk full") {
-				t.Errorf("researcher (manager mining backoff) = %+v", r)
-			}
-			if c := by["coder"]; c.BudgetBytes != 49152 || c.TriggerBytes != 24576 || c.BudgetPct <= 50 {
-				t.Errorf("coder budget = %+v", c)
-			}
-		}},
-		{"one agent", req{target: "/api/v1/agents/planner"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
-			if a := decode[web.AgentSummary](t, w); a.Agent != "planner" || a.Sections != 6 {
-				t.Errorf("agent = %+v", a)
-			}
-		}},
 		{"agent bad id", req{target: "/api/v1/agents/Bad!"}, 400, nil},
 		{"agent traversal", req{target: "/api/v1/agents/..%2f..%2fetc"}, 400, nil},
 		{"agent unknown", req{target: "/api/v1/agents/nobody"}, 404, nil},
-		{"memory", req{target: "/api/v1/agents/planner/memory"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
-			m := decode[web.MemoryView](t, w)
-			if m.Raw != string(memory(t, e.a, "planner")) || len(m.SHA256) != 64 || m.Lines == 0 {
-				t.Errorf("raw/sha/lines wrong: %d lines, sha %q", m.Lines, m.SHA256)
-			}
-			regions := map[string]int{}
-			for _, s := range m.Sections {
-				regions[s.Region]++
-			}
-			if regions["pinned"] != 1 || regions["condensed"] != 1 || regions["recent"] != 7 || len(m.Pinned) != 4 || m.Condensed == "" {
-				t.Errorf("regions %v, %d pinned, condensed %q", regions, len(m.Pinned), m.Condensed)
-			}
-		}},
 		{"memory raw", req{target: "/api/v1/agents/planner/memory?format=raw"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
 			if w.Body.String() != string(memory(t, e.a, "planner")) || !strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
 				t.Errorf("raw memory differs or wrong type %q", w.Header().Get("Content-Type"))
@@ -196,32 +143,6 @@ func TestReadEndpoints(t *testing.T) {
 		}},
 		{"memory bad format", req{target: "/api/v1/agents/planner/memory?format=xml"}, 400, nil},
 		{"memory unknown agent", req{target: "/api/v1/agents/nobody/memory"}, 404, nil},
-		{"search", req{target: "/api/v1/search?q=flaky+login+test"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
-			s := decode[web.SearchResponse](t, w)
-			if len(s.Hits) == 0 || !strings.Contains(s.Hits[0].Heading, "fixed flaky login test") || s.Mode != "lexical" || s.Results != 8 {
-				t.Fatalf("search = %+v", s)
-			}
-			if v := s.Hits[0].View; !regexp.MustCompile(`^/agents/tester\?from=\d+&q=flaky\+login\+test&to=\d+#L\d+$`).MatchString(v) {
-				t.Errorf("view link %q", v)
-			}
-		}},
-		{"search filtered", req{target: "/api/v1/search?q=test&agent=coder&room=recent&since=2026-11-01&until=2026-11-30&results=3"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
-			s := decode[web.SearchResponse](t, w)
-			if len(s.Hits) == 0 || len(s.Hits) > 3 {
-				t.Fatalf("%d hits", len(s.Hits))
-			}
-			for _, h := range s.Hits {
-				if h.Agent != "coder" || h.Room != "recent" || h.Date < "2026-11-01" || h.Date > "2026-11-30" {
-					t.Errorf("hit outside the filter: %s %s %s", h.Agent, h.Room, h.Date)
-				}
-			}
-		}},
-		{"search archive links to the archive viewer", req{target: "/api/v1/search?q=kickoff&room=archive"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
-			s := decode[web.SearchResponse](t, w)
-			if len(s.Hits) == 0 || !strings.HasPrefix(s.Hits[0].View, "/agents/planner/archive/2026-11.md?") {
-				t.Errorf("archive hits %+v", s.Hits)
-			}
-		}},
 		{"search no query", req{target: "/api/v1/search"}, 400, nil},
 		{"search blank query", req{target: "/api/v1/search?q=%20%00"}, 400, nil},
 		{"search long query", req{target: "/api/v1/search?q=" + strings.Repeat("a", 4097)}, 400, nil},
@@ -235,17 +156,6 @@ func TestReadEndpoints(t *testing.T) {
 		{"search vector without model", req{target: "/api/v1/search?q=x&mode=vector"}, 400, nil},
 		{"search bad agent", req{target: "/api/v1/search?q=x&agent=../x"}, 400, nil},
 		{"search bad room", req{target: "/api/v1/search?q=x&room=Room!"}, 400, nil},
-		{"wake-up", req{target: "/api/v1/wake-up?wing=planner&budget=400"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
-			d := decode[struct {
-				Wing   string
-				Budget int
-				Pinned []string
-				Text   string
-			}](t, w)
-			if d.Wing != "planner" || d.Budget != 400 || len(d.Pinned) != 4 || !strings.Contains(d.Text, "never on a Friday") {
-				t.Errorf("wake-up = %+v", d)
-			}
-		}},
 		{"wake-up hive", req{target: "/api/v1/wake-up"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
 			if !strings.Contains(w.Body.String(), `"agent": "researcher"`) {
 				t.Errorf("hive wake-up lacks agents: %s", w.Body.String())
@@ -257,15 +167,8 @@ func TestReadEndpoints(t *testing.T) {
 				t.Errorf("search in an unknown room: %s", w.Body.String())
 			}
 		}},
-		{"search known room, no match", req{target: "/api/v1/search?q=zzzunfound&room=condensed"}, 200, nil},
 		{"wake-up bad budget", req{target: "/api/v1/wake-up?budget=0"}, 400, nil},
 		{"wake-up huge budget", req{target: "/api/v1/wake-up?budget=100001"}, 400, nil},
-		{"events", req{target: "/api/v1/events"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
-			r := decode[web.EventsResponse](t, w)
-			if len(r.Events) != 5 || r.Offset == 0 || r.Events[4].Offset != r.Offset || r.Events[0].Kind != "condense" {
-				t.Errorf("events = %+v", r)
-			}
-		}},
 		{"events filtered", req{target: "/api/v1/events?agent=tester&type=condense-abort&n=1"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
 			r := decode[web.EventsResponse](t, w)
 			if len(r.Events) != 1 || r.Events[0].Agent != "tester" || r.Events[0].Data["failures"] != float64(2) {
@@ -276,23 +179,12 @@ func TestReadEndpoints(t *testing.T) {
 		{"events bad type", req{target: "/api/v1/events?type=DROP%20TABLE"}, 400, nil},
 		{"events bad agent", req{target: "/api/v1/events?agent=A"}, 400, nil},
 		{"stream bad offset", req{target: "/api/v1/events/stream?from=-3"}, 400, nil},
-		{"backups", req{target: "/api/v1/backups"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
-			if bs := decode[struct{ Backups []web.BackupInfo }](t, w).Backups; len(bs) != 1 || bs[0].Agent != "planner" || strings.HasPrefix(bs[0].Path, "/") {
-				t.Errorf("backups = %+v", bs)
-			}
-		}},
 		{"agent backups", req{target: "/api/v1/agents/reviewer/backups"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
 			if !strings.Contains(w.Body.String(), `"backups": []`) {
 				t.Errorf("want an empty list: %s", w.Body.String())
 			}
 		}},
 		{"agent backups bad id", req{target: "/api/v1/agents/X/backups"}, 400, nil},
-		{"backup detail", req{target: "/api/v1/agents/planner/backups/latest?content=true"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
-			d := decode[web.BackupDetail](t, w)
-			if d.Identical || !strings.Contains(d.Diff, "+## ") || !strings.Contains(d.Content, "kickoff") || d.CurrentSHA256 == d.BackupSHA256 {
-				t.Errorf("detail = %+v", d)
-			}
-		}},
 		{"backup bad name", req{target: "/api/v1/agents/planner/backups/..%2f..%2fconfig"}, 400, nil},
 		{"backup unknown", req{target: "/api/v1/agents/planner/backups/20200101T000000Z"}, 404, nil},
 		{"backup none", req{target: "/api/v1/agents/reviewer/backups/latest"}, 404, nil},
@@ -345,6 +237,124 @@ func TestReadEndpoints(t *testing.T) {
 				c.check(t, w)
 			}
 		})
+	}
+}
+
+// TestReadEndpointsThroughTheClient: the read endpoints, asked through the
+// typed client over real HTTP, answer what the demo home holds.
+func TestReadEndpointsThroughTheClient(t *testing.T) {
+	manager := func() any {
+		return map[string]any{"pid": 4242, "uptime_seconds": 10800, "problems": []string{}, "index": map[string]any{"files": 6},
+			"agents": []map[string]any{{"agent": "researcher", "mining_backoff": map[string]any{"failures": 3, "last_error": "disk full"}}}}
+	}
+	e := newEnv(t, web.Deps{ManagerStatus: manager})
+	ctx := t.Context()
+	must := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+
+	s, err := e.c.Status(ctx)
+	must("status", err)
+	if len(s.Agents) != 5 || s.SearchMode != "lexical" || s.Index.Drawers == 0 || s.Reflector.Backoffs != 1 {
+		t.Errorf("status = %+v", s)
+	}
+	if m, _ := s.Manager.(map[string]any); m["pid"] != float64(4242) {
+		t.Errorf("manager status not passed through: %#v", s.Manager)
+	}
+
+	got, err := e.c.Agents(ctx)
+	must("agents", err)
+	if len(got) != 5 {
+		t.Fatalf("%d agents", len(got))
+	}
+	by := map[string]web.AgentSummary{}
+	for _, a := range got {
+		by[a.Agent] = a
+	}
+	if by["coder"].Health != web.HealthDue || by["tester"].Health != web.HealthBackoff || by["reviewer"].Health != web.HealthOK {
+		t.Errorf("health: coder %s, tester %s, reviewer %s", by["coder"].Health, by["tester"].Health, by["reviewer"].Health)
+	}
+	p := by["planner"]
+	if !p.Condensed || p.Backups != 1 || p.Pinned != 4 || p.LastCondensed.IsZero() || p.LastMined.IsZero() || p.Drawers == 0 {
+		t.Errorf("planner = %+v", p)
+	}
+	if b := by["tester"].ReflectorBackoff; b == nil || b.Failures != 2 || b.LastReason != "summarize-failed" {
+		t.Errorf("tester backoff = %+v", b)
+	}
+	if r := by["researcher"]; r.Health != web.HealthBackoff || r.MiningBackoff == nil || !strings.Contains(r.HealthNote, "disk full") {
+		t.Errorf("researcher (manager mining backoff) = %+v", r)
+	}
+	if c := by["coder"]; c.BudgetBytes != 49152 || c.TriggerBytes != 24576 || c.BudgetPct <= 50 {
+		t.Errorf("coder budget = %+v", c)
+	}
+	if a, err := e.c.Agent(ctx, "planner"); err != nil || a.Agent != "planner" || a.Sections != 6 {
+		t.Errorf("agent = %v %+v", err, a)
+	}
+
+	m, err := e.c.Memory(ctx, "planner")
+	must("memory", err)
+	if m.Raw != string(memory(t, e.a, "planner")) || len(m.SHA256) != 64 || m.Lines == 0 {
+		t.Errorf("raw/sha/lines wrong: %d lines, sha %q", m.Lines, m.SHA256)
+	}
+	regions := map[string]int{}
+	for _, s := range m.Sections {
+		regions[s.Region]++
+	}
+	if regions["pinned"] != 1 || regions["condensed"] != 1 || regions["recent"] != 7 || len(m.Pinned) != 4 || m.Condensed == "" {
+		t.Errorf("regions %v, %d pinned, condensed %q", regions, len(m.Pinned), m.Condensed)
+	}
+
+	sr, err := e.c.Search(ctx, app.SearchRequest{Query: "flaky login test"})
+	must("search", err)
+	if len(sr.Hits) == 0 || !strings.Contains(sr.Hits[0].Heading, "fixed flaky login test") || sr.Mode != "lexical" || sr.Results != 8 {
+		t.Fatalf("search = %+v", sr)
+	}
+	if v := sr.Hits[0].View; !regexp.MustCompile(`^/agents/tester\?from=\d+&q=flaky\+login\+test&to=\d+#L\d+$`).MatchString(v) {
+		t.Errorf("view link %q", v)
+	}
+	sr, err = e.c.Search(ctx, app.SearchRequest{Query: "test", Agent: "coder", Room: "recent", Since: "2026-11-01", Until: "2026-11-30", Results: 3})
+	must("search filtered", err)
+	if len(sr.Hits) == 0 || len(sr.Hits) > 3 {
+		t.Fatalf("%d hits", len(sr.Hits))
+	}
+	for _, h := range sr.Hits {
+		if h.Agent != "coder" || h.Room != "recent" || h.Date < "2026-11-01" || h.Date > "2026-11-30" {
+			t.Errorf("hit outside the filter: %s %s %s", h.Agent, h.Room, h.Date)
+		}
+	}
+	sr, err = e.c.Search(ctx, app.SearchRequest{Query: "kickoff", Room: "archive"})
+	must("search the archive", err)
+	if len(sr.Hits) == 0 || !strings.HasPrefix(sr.Hits[0].View, "/agents/planner/archive/2026-11.md?") {
+		t.Errorf("archive hits %+v", sr.Hits)
+	}
+	if _, err := e.c.Search(ctx, app.SearchRequest{Query: "zzzunfound", Room: "condensed"}); err != nil {
+		t.Errorf("search a known room without a match: %v", err)
+	}
+
+	d, err := e.c.WakeUp(ctx, app.WakeUpRequest{Wing: "planner", Budget: 400})
+	must("wake-up", err)
+	if d.Wing != "planner" || d.Budget != 400 || len(d.Pinned) != 4 || !strings.Contains(d.Text, "never on a Friday") {
+		t.Errorf("wake-up = %+v", d)
+	}
+
+	evs, err := e.c.Events(ctx, client.EventsRequest{})
+	must("events", err)
+	if len(evs.Events) != 5 || evs.Offset == 0 || evs.Events[4].Offset != evs.Offset || evs.Events[0].Kind != "condense" {
+		t.Errorf("events = %+v", evs)
+	}
+
+	bs, err := e.c.Backups(ctx, "")
+	must("backups", err)
+	if len(bs) != 1 || bs[0].Agent != "planner" || strings.HasPrefix(bs[0].Path, "/") {
+		t.Errorf("backups = %+v", bs)
+	}
+	bd, err := e.c.Backup(ctx, "planner", "latest", true)
+	must("backup detail", err)
+	if bd.Identical || !strings.Contains(bd.Diff, "+## ") || !strings.Contains(bd.Content, "kickoff") || bd.CurrentSHA256 == bd.BackupSHA256 {
+		t.Errorf("detail = %+v", bd)
 	}
 }
 
