@@ -294,7 +294,7 @@ func sectionPeriod(raw string) *period {
 		}
 		lead, ss := sentences(text)
 		for _, s := range ss {
-			if s = compress(s, speakers); s != "" {
+			if s = compress(s, speakers); s != "" && !onlyTalk(s, speakers) {
 				push(lead, s, lineNo)
 			}
 		}
@@ -310,8 +310,8 @@ func sectionPeriod(raw string) *period {
 			c.pos = i
 		}
 	}
-	p.anchor = truncateWords(dropClockTimes(heading), maxHeadingWords)
 	p.date = periodDate(heading)
+	p.anchor = truncateWords(dropRepeatedDate(dropClockTimes(heading), p.date), maxHeadingWords)
 	return p
 }
 
@@ -344,7 +344,7 @@ func sentences(line string) (lead string, out []string) {
 	return lead, out
 }
 
-var interjectionRe = regexp.MustCompile(`^(?i:oh|ooh|wow|whoa|woah|hey|hi|hello|yeah|yes|yep|yup|nope|well|ok|okay|so|um|uh|ah|aw+|btw|lol|haha|hmm|cool|great|nice|sure|right|thanks|thank you|yay|oof|omg|aww*)(?:\s+[A-Z][\p{L}]*)?[,!.…]+\s+`)
+var interjectionRe = regexp.MustCompile(`^(?i:oh|ooh|wow|whoa|woah|hey|hi|hello|yeah|yes|yep|yup|nope|well|ok|okay|so|anyway|anyways|also|plus|by the way|actually|honestly|basically|um|uh|ah|aw+|btw|lol|haha|hmm|cool|great|nice|sure|right|thanks|thank you|yay|oof|omg|aww*)(?:\s+[A-Z][\p{L}]*)?[,!.…]+\s+`)
 
 // trimInterjection drops the interjections a sentence opens with ("Oh, ",
 // "Wow, ", "Hey Sam! "), which carry nothing a later reader needs, as long
@@ -379,6 +379,10 @@ func clauses(s string) []string {
 	}
 	return append(out, strings.TrimSpace(s[start:]))
 }
+
+// body is the candidate's text without its label: who said a sentence is
+// on every sentence of its line, so it tells nothing about this one.
+func (c *cand) body() string { return strings.TrimPrefix(c.text, c.lead) }
 
 func newCand(lead, text string, pos, line int) *cand {
 	t := lead + text
@@ -636,7 +640,7 @@ func lexicalVectors(cs []*cand) {
 	toks := make([][]string, len(cs))
 	for i, c := range cs {
 		seen := map[string]bool{}
-		for _, t := range contentWords(c.text) {
+		for _, t := range contentWords(c.body()) {
 			toks[i] = append(toks[i], t)
 			if !seen[t] {
 				seen[t] = true
@@ -661,7 +665,7 @@ func lexicalVectors(cs []*cand) {
 			}
 			c.info += min(0.5*spec, 4)
 			names := 0
-			for _, w := range properNouns(c.text) {
+			for _, w := range properNouns(c.body()) {
 				if float64(df[w]) <= max(2, 0.03*n) {
 					names++
 				}
