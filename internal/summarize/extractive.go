@@ -459,7 +459,15 @@ func mergePeriods(a, b *period, level int, ids *int) *period {
 		if !mergedRe.MatchString(p.anchor) {
 			*ids--
 			c := newCand("", p.anchor, 0, *ids)
-			c.info += 0.5 // the line that named the period
+			// The line that named the period: its date is worth what a
+			// number is, not what a date in a sentence is (every period
+			// line has one), and naming the period half as much again.
+			if rest := strings.TrimLeft(strings.TrimPrefix(p.anchor, p.date), " —–-:"); rest != p.anchor {
+				if c.info = infoScore(rest); c.info > 0 {
+					c.info++
+				}
+			}
+			c.info += 0.5
 			m.cands = append(m.cands, c)
 		}
 		m.cands = append(m.cands, p.cands...)
@@ -976,8 +984,13 @@ func infoScore(s string) float64 {
 	if isCommand(body) {
 		score++
 	}
-	score += min(float64(numbers(body)), 2)
-	if temporalRe.MatchString(body) {
+	// A date counts as one number and makes the sentence temporal, however
+	// it is written ("2023-05-07", "7 May 2023", "May 7th").
+	dates := 0
+	undated := dateRe.ReplaceAllStringFunc(body, func(string) string { dates++; return "date" })
+	undated = writtenDateRe.ReplaceAllStringFunc(undated, func(string) string { dates++; return "date" })
+	score += min(float64(numbers(undated)+2*dates), 2)
+	if dates > 0 || temporalRe.MatchString(body) {
 		score++
 	}
 	if hasKeyword(body) {
