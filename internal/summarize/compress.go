@@ -83,14 +83,16 @@ func compress(s string, speakers map[string]bool) string {
 }
 
 // onlyTalk reports whether a sentence says nothing but courtesy: no number
-// and no word in it that is neither a stop word nor a speaker's name
-// ("Thanks, Mel!", "Hi Sam!", "You too!").
+// and no word in it but stop words, interjections and names used to
+// address someone — a speaker's, or any name set off by a comma at the end
+// ("Thanks, Mel!", "Yes, Caroline!", "Hi Sam!", "You too!").
 func onlyTalk(s string, speakers map[string]bool) bool {
 	if numbers(s) > 0 {
 		return false
 	}
+	s = vocativeRe.ReplaceAllString(s, "$2")
 	for _, w := range contentWords(s) {
-		if !isSpeaker(w, speakers) {
+		if !isSpeaker(w, speakers) && !slices.Contains(interjections, w) {
 			return false
 		}
 	}

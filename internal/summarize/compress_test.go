@@ -32,6 +32,11 @@ func TestOnlyTalkFindsCourtesyWithoutFacts(t *testing.T) {
 		{"Thanks, Mel!", true},
 		{"Hey Caroline, thanks so much!", true},
 		{"You too!", true},
+		{"Yes, Caroline!", true},
+		{"Thanks, Mell!", true}, // a name set off at the end, even misspelt
+		{"Wow, great!", true},
+		{"I moved to Sweden, Caroline.", false},
+		{"I love Paris, France!", false},
 		{"Thanks, Mel, for the Bach partita!", false},
 		{"Thanks to Jean for the lift.", false},
 		{"See you at 9.", false},

@@ -344,7 +344,13 @@ func sentences(line string) (lead string, out []string) {
 	return lead, out
 }
 
-var interjectionRe = regexp.MustCompile(`^(?i:oh|ooh|wow|whoa|woah|hey|hi|hello|yeah|yes|yep|yup|nope|well|ok|okay|so|anyway|anyways|also|plus|by the way|actually|honestly|basically|um|uh|ah|aw+|btw|lol|haha|hmm|cool|great|nice|sure|right|thanks|thank you|yay|oof|omg|aww*)(?:\s+[A-Z][\p{L}]*)?[,!.…]+\s+`)
+// interjections are the words of talk that state nothing, said to open a
+// sentence ("Oh, ", "Wow! ") or as the whole of one ("Yes, Caroline!").
+var interjections = strings.Fields(`oh ooh wow whoa woah hey hi hello yeah yes yep yup nope well ok okay so
+	anyway anyways also plus actually honestly basically um uh ah aw aww awww btw lol haha hmm cool great nice
+	sure right thanks yay oof omg`)
+
+var interjectionRe = regexp.MustCompile(`^(?i:` + strings.Join(interjections, "|") + `|aw+|thank you|by the way)(?:\s+[A-Z][\p{L}]*)?[,!.…]+\s+`)
 
 // trimInterjection drops the interjections a sentence opens with ("Oh, ",
 // "Wow, ", "Hey Sam! "), which carry nothing a later reader needs, as long
