@@ -169,7 +169,7 @@ func oldPeriods(text string) []*period {
 	}
 	var out []*period
 	var cur *period
-	var fence string
+	var fence fence
 	var block []string
 	lineNo := 0
 	add := func(t string) {
@@ -191,18 +191,12 @@ func oldPeriods(text string) []*period {
 		}
 	}
 	for _, line := range strings.Split(text, "\n") {
-		if fence != "" {
+		if open := fence != ""; fence.step(line) || open {
 			block = append(block, line)
-			if m := fenceMarker(line); m != "" && m[0] == fence[0] && len(m) >= len(fence) {
-				fence = ""
+			if open && fence == "" {
 				add(strings.Join(block, "\n"))
 				block = nil
 			}
-			continue
-		}
-		if m := fenceMarker(line); m != "" {
-			fence = m
-			block = []string{line}
 			continue
 		}
 		t := strings.TrimSpace(line)
@@ -221,7 +215,7 @@ func oldPeriods(text string) []*period {
 		}
 	}
 	if len(block) > 0 {
-		add(strings.Join(block, "\n") + "\n" + fence)
+		add(strings.Join(block, "\n") + "\n" + string(fence))
 	}
 	return out
 }
@@ -248,7 +242,7 @@ func sectionPeriod(raw string) *period {
 	}
 	p := &period{sections: 1}
 	seen := map[string]bool{}
-	var fence string
+	var fence fence
 	day := periodDate(heading)
 	push := func(lead, text string, line int) {
 		text = truncateWords(resolveRelativeDates(text, day), maxDetailWords)
@@ -261,12 +255,7 @@ func sectionPeriod(raw string) *period {
 	}
 	speakers := speakerNames(lines[start:])
 	for lineNo, line := range lines[start:] {
-		if m := fenceMarker(line); m != "" {
-			if fence == "" {
-				fence = m
-			} else if m[0] == fence[0] && len(m) >= len(fence) {
-				fence = ""
-			}
+		if fence.step(line) {
 			continue
 		}
 		if fence != "" {
@@ -1102,17 +1091,9 @@ func extractHoist(req Request) []string {
 	}
 	var pins, keyword []string
 	for _, raw := range req.Evicted {
-		var fence string
+		var fence fence
 		for _, line := range strings.Split(strings.ReplaceAll(raw, "\r\n", "\n"), "\n") {
-			if m := fenceMarker(line); m != "" {
-				if fence == "" {
-					fence = m
-				} else if m[0] == fence[0] && len(m) >= len(fence) {
-					fence = ""
-				}
-				continue
-			}
-			if fence != "" {
+			if fence.step(line) || fence != "" {
 				continue
 			}
 			if _, ok := headingText(line); ok {
