@@ -5,7 +5,6 @@ package reflector
 // and wherever the process dies.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -653,19 +652,8 @@ func TestKilledAtEachStep(t *testing.T) {
 	outcomes := map[string]int{}
 	for step, seen := range steps {
 		t.Run(step, func(t *testing.T) {
-			h := home.Home{Root: t.TempDir()}
-			must(t, h.Init())
-			path, _ := h.MemoryPath("alice")
-			must(t, os.MkdirAll(filepath.Dir(path), 0o755))
-			must(t, os.WriteFile(path, orig, 0o644))
-			cmd := helperCmd(t, "condense", "HELPER_HOME="+h.Root)
-			out, err := cmd.StdoutPipe()
-			must(t, err)
-			must(t, cmd.Start())
-			rd := bufio.NewReader(out)
-			if line, err := rd.ReadString('\n'); err != nil || line != "ready\n" {
-				t.Fatalf("helper said %q, %v", line, err)
-			}
+			h, path := aliceHome(t, orig)
+			cmd, rd := startCondenser(t, h)
 			exited := make(chan error, 1)
 			go func() { _, _ = io.Copy(io.Discard, rd); exited <- cmd.Wait() }()
 			killed := false
@@ -739,28 +727,17 @@ func TestKilledDuringSalvageLosesLateAppend(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	h := home.Home{Root: t.TempDir()}
-	must(t, h.Init())
-	path, _ := h.MemoryPath("alice")
-	must(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	must(t, os.WriteFile(path, memoryFile(40, 1200), 0o644))
+	h, path := aliceHome(t, memoryFile(40, 1200))
 	sh, stdin, _ := filetest.StartShAppender(t, path, "LATE-LINE-DURING-CRASH")
 	orig := filetest.Inode(t, path)
 
-	cmd := helperCmd(t, "condense", "HELPER_HOME="+h.Root)
-	out, err := cmd.StdoutPipe()
-	must(t, err)
-	must(t, cmd.Start())
-	rd := bufio.NewReader(out)
-	if line, err := rd.ReadString('\n'); err != nil || line != "ready\n" {
-		t.Fatalf("helper said %q, %v", line, err)
-	}
+	cmd, rd := startCondenser(t, h)
 	exited := make(chan error, 1)
 	go func() { _, _ = io.Copy(io.Discard, rd); exited <- cmd.Wait() }()
 	filetest.WaitSwap(t, path, orig, exited)
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	<-exited
-	_, err = io.WriteString(stdin, "go\n")
+	_, err := io.WriteString(stdin, "go\n")
 	must(t, err)
 	must(t, sh.Wait())
 
