@@ -144,3 +144,41 @@ func TestMeasureCoverage(t *testing.T) {
 		t.Errorf("coverage = %+v", c)
 	}
 }
+
+// TestCoverageIsIndependentOfDateFormat: a date counts as the same answer
+// however the memory file or the gold answer writes it, and a different
+// day does not.
+func TestCoverageIsIndependentOfDateFormat(t *testing.T) {
+	for _, tc := range [][2]string{
+		{"2023-05-07", "7 May 2023"},
+		{"on 2023-5-7.", "on 7 May 2023."},
+		{"May 7, 2023", "7 May 2023"},
+		{"may 7th 2023", "7 May 2023"},
+		{"7th of May, 2023", "7 May 2023"},
+		{"The week before 3June, 2022", "The week before 3 June 2022"},
+		{"Sept 2, 2023", "2 September 2023"},
+		{"2023-05", "May 2023"},
+		{"January, 2023", "January 2023"},
+		{"April.2023", "April 2023"},
+		{"2023-02-30", "2023-02-30"}, // no such day
+		{"2020-2023", "2020-2023"},
+		{"I may 20 cats", "I may 20 cats"},
+	} {
+		if got := CanonicalDates(tc[0]); got != tc[1] {
+			t.Errorf("CanonicalDates(%q) = %q, want %q", tc[0], got, tc[1])
+		}
+	}
+	answers := []string{"7 May 2023", "May 7, 2023", "2023-05-07", "7 May, 2023", "May 2023", "2023"}
+	for _, written := range []string{"2023-05-07", "7 May 2023", "May 7, 2023", "7th of May 2023"} {
+		s := Sample{ID: "c"}
+		for _, a := range answers {
+			s.QA = append(s.QA, Question{Category: 2, Answer: a})
+		}
+		s.QA = append(s.QA, Question{Category: 2, Answer: "8 May 2023"})
+		texts := map[string]MemoryText{"c": {File: "- went to the museum on " + written, Condensed: "- went to the museum on " + written}}
+		c := MeasureCoverage([]Sample{s}, texts, 600)
+		if want := float64(len(answers)) / float64(len(s.QA)); c.Condensed != want || c.File != want {
+			t.Errorf("written %q: coverage file %.3f condensed %.3f, want %.3f for each", written, c.File, c.Condensed, want)
+		}
+	}
+}

@@ -5,7 +5,6 @@ package reflector
 // and wherever the process dies.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -564,25 +563,33 @@ func TestCondenseSalvagesShellAppender(t *testing.T) {
 	e := newEnv(t, &fakeSum{})
 	e.r.salvageGrace = DefaultSalvageGrace
 	e.write("alice", memoryFile(20, 1000))
-	sh, stdin, _ := filetest.StartShAppender(t, e.path("alice"), "SHELL-LATE-LINE")
-	orig := filetest.Inode(t, e.path("alice"))
-	done := make(chan error, 1)
 	var res Result
-	go func() {
-		var err error
+	if err := appendDuringSwap(t, e.path("alice"), "SHELL-LATE-LINE", func() (err error) {
 		res, err = e.r.Condense(context.Background(), "alice", Options{Force: true})
-		done <- err
-	}()
-	filetest.WaitSwap(t, e.path("alice"), orig, done)
-	_, err := io.WriteString(stdin, "go\n")
-	must(t, err)
-	must(t, sh.Wait())
-	if err := <-done; err != nil {
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasSuffix(string(e.read("alice")), "SHELL-LATE-LINE\n") || res.SalvagedBytes == 0 {
 		t.Fatalf("late line not salvaged (salvaged %d bytes)", res.SalvagedBytes)
 	}
+}
+
+// appendDuringSwap runs op while an agent (a shell) holds path open for
+// append, and has the agent write line once op has replaced the file, as
+// an agent that opened it just before the swap would. It returns op's
+// error.
+func appendDuringSwap(t *testing.T, path, line string, op func() error) error {
+	t.Helper()
+	sh, stdin, _ := filetest.StartShAppender(t, path, line)
+	orig := filetest.Inode(t, path)
+	done := make(chan error, 1)
+	go func() { done <- op() }()
+	filetest.WaitSwap(t, path, orig, done)
+	_, err := io.WriteString(stdin, "go\n")
+	must(t, err)
+	must(t, sh.Wait())
+	return <-done
 }
 
 // TestRestoreLosesLateAppend: Restore swaps the memory file while an
@@ -599,18 +606,10 @@ func TestRestoreLosesLateAppend(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.now = e.now.Add(time.Minute)
-	sh, stdin, _ := filetest.StartShAppender(t, e.path("alice"), "LINE-WRITTEN-DURING-RESTORE")
-	orig := filetest.Inode(t, e.path("alice"))
-	done := make(chan error, 1)
-	go func() {
+	if err := appendDuringSwap(t, e.path("alice"), "LINE-WRITTEN-DURING-RESTORE", func() error {
 		_, err := e.r.Restore(ctx, "alice", Latest)
-		done <- err
-	}()
-	filetest.WaitSwap(t, e.path("alice"), orig, done)
-	_, err := io.WriteString(stdin, "go\n")
-	must(t, err)
-	must(t, sh.Wait())
-	if err := <-done; err != nil {
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	all := string(e.read("alice")) + e.allBackups("alice") + e.archiveText("alice")
@@ -653,19 +652,8 @@ func TestKilledAtEachStep(t *testing.T) {
 	outcomes := map[string]int{}
 	for step, seen := range steps {
 		t.Run(step, func(t *testing.T) {
-			h := home.Home{Root: t.TempDir()}
-			must(t, h.Init())
-			path, _ := h.MemoryPath("alice")
-			must(t, os.MkdirAll(filepath.Dir(path), 0o755))
-			must(t, os.WriteFile(path, orig, 0o644))
-			cmd := helperCmd(t, "condense", "HELPER_HOME="+h.Root)
-			out, err := cmd.StdoutPipe()
-			must(t, err)
-			must(t, cmd.Start())
-			rd := bufio.NewReader(out)
-			if line, err := rd.ReadString('\n'); err != nil || line != "ready\n" {
-				t.Fatalf("helper said %q, %v", line, err)
-			}
+			h, path := aliceHome(t, orig)
+			cmd, rd := startCondenser(t, h)
 			exited := make(chan error, 1)
 			go func() { _, _ = io.Copy(io.Discard, rd); exited <- cmd.Wait() }()
 			killed := false
@@ -739,28 +727,17 @@ func TestKilledDuringSalvageLosesLateAppend(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	h := home.Home{Root: t.TempDir()}
-	must(t, h.Init())
-	path, _ := h.MemoryPath("alice")
-	must(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	must(t, os.WriteFile(path, memoryFile(40, 1200), 0o644))
+	h, path := aliceHome(t, memoryFile(40, 1200))
 	sh, stdin, _ := filetest.StartShAppender(t, path, "LATE-LINE-DURING-CRASH")
 	orig := filetest.Inode(t, path)
 
-	cmd := helperCmd(t, "condense", "HELPER_HOME="+h.Root)
-	out, err := cmd.StdoutPipe()
-	must(t, err)
-	must(t, cmd.Start())
-	rd := bufio.NewReader(out)
-	if line, err := rd.ReadString('\n'); err != nil || line != "ready\n" {
-		t.Fatalf("helper said %q, %v", line, err)
-	}
+	cmd, rd := startCondenser(t, h)
 	exited := make(chan error, 1)
 	go func() { _, _ = io.Copy(io.Discard, rd); exited <- cmd.Wait() }()
 	filetest.WaitSwap(t, path, orig, exited)
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	<-exited
-	_, err = io.WriteString(stdin, "go\n")
+	_, err := io.WriteString(stdin, "go\n")
 	must(t, err)
 	must(t, sh.Wait())
 

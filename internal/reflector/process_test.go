@@ -94,6 +94,34 @@ func helperCmd(t *testing.T, mode string, env ...string) *exec.Cmd {
 	return cmd
 }
 
+// aliceHome makes a home whose agent alice has data as its memory file,
+// and returns it with the file's path.
+func aliceHome(t *testing.T, data []byte) (home.Home, string) {
+	t.Helper()
+	h := home.Home{Root: t.TempDir()}
+	must(t, h.Init())
+	path, _ := h.MemoryPath("alice")
+	must(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	must(t, os.WriteFile(path, data, 0o644))
+	return h, path
+}
+
+// startCondenser starts a helper process that condenses alice in h and
+// waits for its "ready"; it returns the process and what the helper writes
+// after "ready".
+func startCondenser(t *testing.T, h home.Home) (*exec.Cmd, *bufio.Reader) {
+	t.Helper()
+	cmd := helperCmd(t, "condense", "HELPER_HOME="+h.Root)
+	out, err := cmd.StdoutPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	rd := bufio.NewReader(out)
+	if line, err := rd.ReadString('\n'); err != nil || line != "ready\n" {
+		t.Fatalf("helper said %q, %v", line, err)
+	}
+	return cmd, rd
+}
+
 // TestRaceWithAppendingProcess proves the compare-and-swap: a second
 // process keeps appending sections (as agents do: O_APPEND, no lock) while
 // condensations with a slow summariser run round after round; afterwards
@@ -211,21 +239,8 @@ func TestCrashSafety(t *testing.T) {
 		if i >= 0 {
 			delay = full * time.Duration(i) * 11 / 10 / time.Duration(kills)
 		}
-		h := home.Home{Root: t.TempDir()}
-		must(t, h.Init())
-		path, _ := h.MemoryPath("alice")
-		must(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		must(t, os.WriteFile(path, orig, 0o644))
-
-		cmd := helperCmd(t, "condense", "HELPER_HOME="+h.Root)
-		out, err := cmd.StdoutPipe()
-		must(t, err)
-		must(t, cmd.Start())
-		rd := bufio.NewReader(out)
-		line, err := rd.ReadString('\n')
-		if err != nil || line != "ready\n" {
-			t.Fatalf("helper said %q, %v", line, err)
-		}
+		h, path := aliceHome(t, orig)
+		cmd, rd := startCondenser(t, h)
 		if delay < 0 {
 			start := time.Now()
 			line, err := rd.ReadString('\n')

@@ -945,3 +945,43 @@ func TestCondenseWritesNothingThroughLinksOutOfTheHome(t *testing.T) {
 		})
 	}
 }
+
+// TestCondensedEndsWithOneArchivePointer: whatever the summariser writes —
+// the extractive one, or an LLM that leaves out the pointer, writes it in
+// the middle or names another directory — the condensed region ends with
+// exactly one line saying where the full text is, condensation after
+// condensation.
+func TestCondensedEndsWithOneArchivePointer(t *testing.T) {
+	const pointer = "Full text of evicted sections: hive/archive/alice/"
+	for _, tc := range []struct {
+		name string
+		sum  summarize.Summarizer
+	}{
+		{"extractive", summarize.Extractive{}},
+		{"no pointer", &fakeSum{}},
+		{"pointer of its own", &fakeSum{fn: func(ctx context.Context, req summarize.Request) (summarize.Result, error) {
+			return summarize.Result{Condensed: "- first\nFull text of evicted sections: hive/archive/bob/\n- second"}, nil
+		}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, tc.sum)
+			e.write("alice", memoryFile(40, 1500))
+			for round := range 3 {
+				if _, err := e.r.Condense(context.Background(), "alice", Options{Force: true}); err != nil {
+					t.Fatalf("round %d: %v", round, err)
+				}
+				cond := mustParse(t, e.read("alice")).Condensed()
+				lines := strings.Split(strings.TrimSpace(cond), "\n")
+				if lines[len(lines)-1] != pointer || strings.Count(cond, "Full text of evicted sections:") != 1 {
+					t.Fatalf("round %d: condensed region does not end with the one pointer line:\n%s", round, cond)
+				}
+				e.now = e.now.Add(time.Second)
+				f := string(e.read("alice"))
+				for i := range 20 {
+					f += sectionText(100*(round+1)+i, 1500)
+				}
+				e.write("alice", []byte(f))
+			}
+		})
+	}
+}

@@ -137,14 +137,9 @@ func TestExtractiveAdversarial(t *testing.T) {
 			have[normFact(p)] = true
 		}
 		for _, raw := range req.Evicted {
-			fence := ""
+			var fence fence
 			for _, l := range strings.Split(strings.ReplaceAll(raw, "\r\n", "\n"), "\n") {
-				if m := fenceMarker(l); m != "" {
-					if fence == "" {
-						fence = m
-					} else if m[0] == fence[0] && len(m) >= len(fence) {
-						fence = ""
-					}
+				if fence.step(l) {
 					continue
 				}
 				text := cleanLine(l)

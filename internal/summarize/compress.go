@@ -1,8 +1,11 @@
 package summarize
 
 import (
+	"fmt"
 	"regexp"
+	"slices"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -45,7 +48,7 @@ var (
 	vocativeRe     = regexp.MustCompile(`,\s+([A-Z][\p{L}]+)([!.?…,;]+|$)`)
 	vocativeOpenRe = regexp.MustCompile(`^([A-Z][\p{L}]+)[,!]\s+`)
 	// fillerRe: words that colour talk and state nothing.
-	fillerRe = regexp.MustCompile(`(?i)\b(?:really|just|actually|totally|basically|literally|definitely|honestly|truly|super|very|pretty much|kind of|sort of|kinda|you know,|i think|i guess|i mean,?)\s+`)
+	fillerRe = regexp.MustCompile(`(?i)\b(?:really|just|actually|totally|basically|literally|definitely|honestly|truly|super|very|pretty much|kind of|sort of|kinda|you know,|i think|i guess|i mean),?\s+`)
 )
 
 // compress shortens a sentence of prose to what it states: interjections
@@ -79,6 +82,23 @@ func compress(s string, speakers map[string]bool) string {
 	return out
 }
 
+// onlyTalk reports whether a sentence says nothing but courtesy: no number
+// and no word in it but stop words, interjections and names used to
+// address someone — a speaker's, or any name set off by a comma at the end
+// ("Thanks, Mel!", "Yes, Caroline!", "Hi Sam!", "You too!").
+func onlyTalk(s string, speakers map[string]bool) bool {
+	if numbers(s) > 0 {
+		return false
+	}
+	s = vocativeRe.ReplaceAllString(s, "$2")
+	for _, w := range contentWords(s) {
+		if !isSpeaker(w, speakers) && !slices.Contains(interjections, w) {
+			return false
+		}
+	}
+	return true
+}
+
 func firstRune(s string) rune {
 	r, _ := utf8.DecodeRuneInString(s)
 	return r
@@ -94,4 +114,59 @@ var clockRe = regexp.MustCompile(`(?i)\b\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?m\.
 // ("deploy at 09:30") is part of the heading's text and stays.
 func dropClockTimes(h string) string {
 	return clockRe.ReplaceAllString(h, "$1")
+}
+
+// monthPattern matches a month's name, full or abbreviated ("Sept").
+const monthPattern = `(?i:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?`
+
+// writtenDateRe matches a date written in words, with the time of day
+// before it if there is one: "8 May, 2023", "May 8th 2023", "Sept 12",
+// "1:56 pm on 8 May, 2023".
+var writtenDateRe = regexp.MustCompile(`(?:\b\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?m\.?)?,?(?:\s+on)?\s+)?` +
+	`(?:\b(\d{1,2})(?:st|nd|rd|th)?(?:\s+of)?\s+(` + monthPattern + `)|(` + monthPattern + `)\s+(\d{1,2})(?:st|nd|rd|th)?\b)(?:,?\s+(\d{4}))?\b`)
+
+// dropRepeatedDate removes from a section heading the date it already
+// starts with when it is written again in words, apart — in parentheses
+// or last after a comma or a dash ("2023-05-08 — session 1 (8 May, 2023)"
+// → "2023-05-08 — session 1") — with its time of day: the period line keeps
+// its date once, and the words it saves on every period line go to what
+// the period said. Another date, or one that is part of the heading's
+// words, stays.
+func dropRepeatedDate(h, date string) string {
+	day, err := time.Parse(time.DateOnly, date)
+	if err != nil {
+		return h
+	}
+	for _, l := range slices.Backward(writtenDateRe.FindAllStringSubmatchIndex(h, -1)) {
+		g := func(i int) string {
+			if l[2*i] < 0 {
+				return ""
+			}
+			return h[l[2*i]:l[2*i+1]]
+		}
+		d, mon, year := g(1), g(2), g(5)
+		if d == "" {
+			d, mon = g(4), g(3)
+		}
+		if year != "" && year != fmt.Sprint(day.Year()) || d != fmt.Sprint(day.Day()) ||
+			!strings.HasPrefix(strings.ToLower(day.Month().String()), strings.ToLower(strings.TrimSuffix(mon, "."))[:3]) {
+			continue
+		}
+		before, after := strings.TrimRight(h[:l[0]], " "), strings.TrimLeft(h[l[1]:], " ")
+		switch {
+		case strings.HasSuffix(before, "(") && strings.HasPrefix(after, ")"):
+			before, after = strings.TrimSuffix(before, "("), after[1:]
+		case after == "" && strings.ContainsAny(lastRune(before), ",;:—–-"):
+			before = strings.TrimRight(before, ",;:—–- ")
+		default:
+			continue
+		}
+		h = strings.TrimRight(before, " ") + " " + strings.TrimLeft(after, " ")
+	}
+	return strings.Join(strings.Fields(h), " ")
+}
+
+func lastRune(s string) string {
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return string(r)
 }

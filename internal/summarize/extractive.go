@@ -169,7 +169,7 @@ func oldPeriods(text string) []*period {
 	}
 	var out []*period
 	var cur *period
-	var fence string
+	var fence fence
 	var block []string
 	lineNo := 0
 	add := func(t string) {
@@ -191,18 +191,12 @@ func oldPeriods(text string) []*period {
 		}
 	}
 	for _, line := range strings.Split(text, "\n") {
-		if fence != "" {
+		if open := fence != ""; fence.step(line) || open {
 			block = append(block, line)
-			if m := fenceMarker(line); m != "" && m[0] == fence[0] && len(m) >= len(fence) {
-				fence = ""
+			if open && fence == "" {
 				add(strings.Join(block, "\n"))
 				block = nil
 			}
-			continue
-		}
-		if m := fenceMarker(line); m != "" {
-			fence = m
-			block = []string{line}
 			continue
 		}
 		t := strings.TrimSpace(line)
@@ -221,7 +215,7 @@ func oldPeriods(text string) []*period {
 		}
 	}
 	if len(block) > 0 {
-		add(strings.Join(block, "\n") + "\n" + fence)
+		add(strings.Join(block, "\n") + "\n" + string(fence))
 	}
 	return out
 }
@@ -248,7 +242,7 @@ func sectionPeriod(raw string) *period {
 	}
 	p := &period{sections: 1}
 	seen := map[string]bool{}
-	var fence string
+	var fence fence
 	day := periodDate(heading)
 	push := func(lead, text string, line int) {
 		text = truncateWords(resolveRelativeDates(text, day), maxDetailWords)
@@ -261,12 +255,7 @@ func sectionPeriod(raw string) *period {
 	}
 	speakers := speakerNames(lines[start:])
 	for lineNo, line := range lines[start:] {
-		if m := fenceMarker(line); m != "" {
-			if fence == "" {
-				fence = m
-			} else if m[0] == fence[0] && len(m) >= len(fence) {
-				fence = ""
-			}
+		if fence.step(line) {
 			continue
 		}
 		if fence != "" {
@@ -294,7 +283,7 @@ func sectionPeriod(raw string) *period {
 		}
 		lead, ss := sentences(text)
 		for _, s := range ss {
-			if s = compress(s, speakers); s != "" {
+			if s = compress(s, speakers); s != "" && !onlyTalk(s, speakers) {
 				push(lead, s, lineNo)
 			}
 		}
@@ -310,8 +299,8 @@ func sectionPeriod(raw string) *period {
 			c.pos = i
 		}
 	}
-	p.anchor = truncateWords(dropClockTimes(heading), maxHeadingWords)
 	p.date = periodDate(heading)
+	p.anchor = truncateWords(dropRepeatedDate(dropClockTimes(heading), p.date), maxHeadingWords)
 	return p
 }
 
@@ -344,7 +333,13 @@ func sentences(line string) (lead string, out []string) {
 	return lead, out
 }
 
-var interjectionRe = regexp.MustCompile(`^(?i:oh|ooh|wow|whoa|woah|hey|hi|hello|yeah|yes|yep|yup|nope|well|ok|okay|so|um|uh|ah|aw+|btw|lol|haha|hmm|cool|great|nice|sure|right|thanks|thank you|yay|oof|omg|aww*)(?:\s+[A-Z][\p{L}]*)?[,!.…]+\s+`)
+// interjections are the words of talk that state nothing, said to open a
+// sentence ("Oh, ", "Wow! ") or as the whole of one ("Yes, Caroline!").
+var interjections = strings.Fields(`oh ooh wow whoa woah hey hi hello yeah yes yep yup nope well ok okay so
+	anyway anyways also plus actually honestly basically um uh ah aw aww awww btw lol haha hmm cool great nice
+	sure right thanks yay oof omg`)
+
+var interjectionRe = regexp.MustCompile(`^(?i:` + strings.Join(interjections, "|") + `|aw+|thank you|by the way)(?:\s+[A-Z][\p{L}]*)?[,!.…]+\s+`)
 
 // trimInterjection drops the interjections a sentence opens with ("Oh, ",
 // "Wow, ", "Hey Sam! "), which carry nothing a later reader needs, as long
@@ -379,6 +374,10 @@ func clauses(s string) []string {
 	}
 	return append(out, strings.TrimSpace(s[start:]))
 }
+
+// body is the candidate's text without its label: who said a sentence is
+// on every sentence of its line, so it tells nothing about this one.
+func (c *cand) body() string { return strings.TrimPrefix(c.text, c.lead) }
 
 func newCand(lead, text string, pos, line int) *cand {
 	t := lead + text
@@ -455,7 +454,15 @@ func mergePeriods(a, b *period, level int, ids *int) *period {
 		if !mergedRe.MatchString(p.anchor) {
 			*ids--
 			c := newCand("", p.anchor, 0, *ids)
-			c.info += 0.5 // the line that named the period
+			// The line that named the period: its date is worth what a
+			// number is, not what a date in a sentence is (every period
+			// line has one), and naming the period half as much again.
+			if rest := strings.TrimLeft(strings.TrimPrefix(p.anchor, p.date), " —–-:"); rest != p.anchor {
+				if c.info = infoScore(rest); c.info > 0 {
+					c.info++
+				}
+			}
+			c.info += 0.5
 			m.cands = append(m.cands, c)
 		}
 		m.cands = append(m.cands, p.cands...)
@@ -636,7 +643,7 @@ func lexicalVectors(cs []*cand) {
 	toks := make([][]string, len(cs))
 	for i, c := range cs {
 		seen := map[string]bool{}
-		for _, t := range contentWords(c.text) {
+		for _, t := range contentWords(c.body()) {
 			toks[i] = append(toks[i], t)
 			if !seen[t] {
 				seen[t] = true
@@ -661,7 +668,7 @@ func lexicalVectors(cs []*cand) {
 			}
 			c.info += min(0.5*spec, 4)
 			names := 0
-			for _, w := range properNouns(c.text) {
+			for _, w := range properNouns(c.body()) {
 				if float64(df[w]) <= max(2, 0.03*n) {
 					names++
 				}
@@ -972,8 +979,13 @@ func infoScore(s string) float64 {
 	if isCommand(body) {
 		score++
 	}
-	score += min(float64(numbers(body)), 2)
-	if temporalRe.MatchString(body) {
+	// A date counts as one number and makes the sentence temporal, however
+	// it is written ("2023-05-07", "7 May 2023", "May 7th").
+	dates := 0
+	undated := dateRe.ReplaceAllStringFunc(body, func(string) string { dates++; return "date" })
+	undated = writtenDateRe.ReplaceAllStringFunc(undated, func(string) string { dates++; return "date" })
+	score += min(float64(numbers(undated)+2*dates), 2)
+	if dates > 0 || temporalRe.MatchString(body) {
 		score++
 	}
 	if hasKeyword(body) {
@@ -1079,17 +1091,9 @@ func extractHoist(req Request) []string {
 	}
 	var pins, keyword []string
 	for _, raw := range req.Evicted {
-		var fence string
+		var fence fence
 		for _, line := range strings.Split(strings.ReplaceAll(raw, "\r\n", "\n"), "\n") {
-			if m := fenceMarker(line); m != "" {
-				if fence == "" {
-					fence = m
-				} else if m[0] == fence[0] && len(m) >= len(fence) {
-					fence = ""
-				}
-				continue
-			}
-			if fence != "" {
+			if fence.step(line) || fence != "" {
 				continue
 			}
 			if _, ok := headingText(line); ok {

@@ -542,3 +542,19 @@ func TestDurableRuleIsPrecise(t *testing.T) {
 		}
 	}
 }
+
+// TestInfoScoreCountsADateOnceInAnyForm: a date weighs the same whether it
+// is written "2023-05-07", "7 May 2023" or "May 7th, 2023", so which
+// sentences are kept does not depend on how their writer dates things.
+func TestInfoScoreCountsADateOnceInAnyForm(t *testing.T) {
+	forms := []string{"2023-05-07", "7 May 2023", "May 7th, 2023", "7th of May 2023"}
+	want := infoScore("The pottery class started on " + forms[0] + ".")
+	for _, f := range forms[1:] {
+		if got := infoScore("The pottery class started on " + f + "."); got != want {
+			t.Errorf("infoScore with %q = %.2f, with %q = %.2f", f, got, forms[0], want)
+		}
+	}
+	if none := infoScore("The pottery class started."); none >= want {
+		t.Errorf("a date adds nothing: %.2f without, %.2f with", none, want)
+	}
+}

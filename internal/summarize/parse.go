@@ -159,18 +159,9 @@ func resultFromObject(obj map[string]any) (Result, error) {
 // condensed region into code.
 func sanitizeCondensed(s string) string {
 	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
-	var fence string // the opening marker while inside a fence
+	var fence fence
 	for i, line := range lines {
-		if m := fenceMarker(line); m != "" {
-			switch {
-			case fence == "":
-				fence = m
-			case m[0] == fence[0] && len(m) >= len(fence) && strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), m[:1])) == "":
-				fence = ""
-			}
-			continue
-		}
-		if fence != "" {
+		if fence.step(line) || fence != "" {
 			continue
 		}
 		trimmed := strings.TrimLeft(line, " ")
@@ -180,9 +171,29 @@ func sanitizeCondensed(s string) string {
 	}
 	out := strings.Join(lines, "\n")
 	if fence != "" {
-		out += "\n" + fence
+		out += "\n" + string(fence)
 	}
 	return out
+}
+
+// fence follows the code fences of markdown text line by line: it holds
+// the opening marker while a fence is open.
+type fence string
+
+// step takes the next line and reports whether it is a fence line, one that
+// opens a fence, closes it (a run of the opening's character at least as
+// long, with nothing after it) or, inside one, merely looks like either.
+func (f *fence) step(line string) bool {
+	m := fenceMarker(line)
+	switch {
+	case m == "":
+		return false
+	case *f == "":
+		*f = fence(m)
+	case m[0] == (*f)[0] && len(m) >= len(*f) && strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), m[:1])) == "":
+		*f = ""
+	}
+	return true
 }
 
 // fenceMarker returns the run of backticks or tildes (at least three) that
