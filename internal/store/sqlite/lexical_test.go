@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/lexindex"
 )
 
 // TestLexicalMatchesPlainQuery holds Lexical's shortcuts (dropping clamped
@@ -79,7 +80,7 @@ func TestLexicalMatchesPlainQuery(t *testing.T) {
 		next := want[min(k, len(want)):]
 		want = want[:min(k, len(want))]
 		if infos, nd, err := s.termStats(ctx, s.rdb, store.QueryTerms(q)); err == nil {
-			if _, ok, _ := s.lexicalTier(ctx, s.rdb, prune(infos, nd), nd, f, k); ok {
+			if _, ok, _ := s.lexicalTier(ctx, s.rdb, lexindex.Prune(infos, nd, termInfo.freq), nd, f, k); ok {
 				tiers++
 			}
 		}
