@@ -139,6 +139,21 @@ func CheckDrawer(d *Drawer, source string) error {
 	return nil
 }
 
+// CheckVectors refuses a SetVectors call no backend can store: ids and
+// vectors that do not pair up, or an empty vector. (The dimension is the
+// backend's to check, against the palace's model.)
+func CheckVectors(ids []string, vecs [][]float32) error {
+	if len(ids) != len(vecs) {
+		return fmt.Errorf("%d ids but %d vectors", len(ids), len(vecs))
+	}
+	for i, id := range ids {
+		if len(vecs[i]) == 0 {
+			return fmt.Errorf("drawer %q: empty vector", id)
+		}
+	}
+	return nil
+}
+
 // CheckEmbeddings refuses a PutEmbeddings call no backend can store: no
 // model name, hashes and vectors that do not pair up, an empty hash or an
 // empty vector. (The dimension is the backend's to check, against the

@@ -37,9 +37,7 @@ func TestStoreBenchmark(t *testing.T) {
 	}
 	ctx := t.Context()
 	rng := rand.New(rand.NewPCG(2026, 11))
-	words := vocabulary(rng, 30000)
-	z := rand.NewZipf(rng, 1.07, 2, uint64(len(words)-1))
-	word := func() string { return words[z.Uint64()] }
+	word := storetest.Zipf(rng, storetest.Vocabulary(rng, 30000))
 	files := synthFiles(rng, word, n)
 	queries := make([]string, 200)
 	qvecs := make([][]float32, len(queries))
@@ -166,9 +164,7 @@ func TestVectorRefreshBenchmark(t *testing.T) {
 	}
 	ctx := t.Context()
 	rng := rand.New(rand.NewPCG(2026, 13))
-	words := vocabulary(rng, 30000)
-	z := rand.NewZipf(rng, 1.07, 2, uint64(len(words)-1))
-	word := func() string { return words[z.Uint64()] }
+	word := storetest.Zipf(rng, storetest.Vocabulary(rng, 30000))
 	files := synthFiles(rng, word, n)
 	dsn := pgtest.Schema(t, pgtest.EnvPostgres)
 	open := func() *postgres.Store {
@@ -375,44 +371,16 @@ func synthFiles(rng *rand.Rand, word func() string, n int) []store.FileUpdate {
 		wing := fmt.Sprintf("wing%d", i/100%50)
 		u := store.FileUpdate{File: store.File{Source: src, Hash: src, Size: 1, MinedAt: time.Now(), Wing: wing, Agent: wing}}
 		for j := i; j < min(i+100, n); j++ {
-			var h, b []string
-			for range 3 + rng.IntN(4) {
-				h = append(h, word())
-			}
-			for range 60 + rng.IntN(41) {
-				b = append(b, word())
-			}
 			u.Insert = append(u.Insert, store.Drawer{
 				ID: fmt.Sprintf("d%d", j), Wing: wing, Room: "recent", Agent: wing, Source: src,
-				Heading: strings.Join(h, " "), LineStart: j - i + 1, LineEnd: j - i + 1,
+				Heading: storetest.Words(rng, word, 3, 4), LineStart: j - i + 1, LineEnd: j - i + 1,
 				Date: fmt.Sprintf("2026-%02d-%02d", 1+j%12, 1+j%28), Hash: fmt.Sprint(j),
-				Text: strings.Join(b, " "), Vector: storetest.UnitVector(rng, 384),
+				Text: storetest.Words(rng, word, 60, 41), Vector: storetest.UnitVector(rng, 384),
 			})
 		}
 		files = append(files, u)
 	}
 	return files
-}
-
-func vocabulary(rng *rand.Rand, n int) []string {
-	const cons, vows = "bcdfghjklmnprstvwz", "aeiou"
-	seen := map[string]bool{}
-	var words []string
-	for len(words) < n {
-		var sb strings.Builder
-		for range 1 + rng.IntN(4) {
-			sb.WriteByte(cons[rng.IntN(len(cons))])
-			sb.WriteByte(vows[rng.IntN(len(vows))])
-		}
-		if rng.IntN(2) == 0 {
-			sb.WriteByte(cons[rng.IntN(len(cons))])
-		}
-		if w := sb.String(); !seen[w] && len(w) > 1 {
-			seen[w] = true
-			words = append(words, w)
-		}
-	}
-	return words
 }
 
 // timeEach runs fn for every query and returns "p50 / p95".

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -12,12 +11,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/hivemem/hivemem/internal/filetest"
 	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/postgres"
 	"github.com/hivemem/hivemem/internal/store/postgres/pgtest"
-	"github.com/hivemem/hivemem/internal/store/sqlite"
 )
 
 // machine is one hivemem "process": its own home and its own connection
@@ -36,13 +36,7 @@ func writeMemory(t *testing.T, h home.Home, agent string, sections []string) {
 	for _, s := range sections {
 		b.WriteString(s)
 	}
-	p := filepath.Join(h.Root, "hive", "agents", agent, "memory.md")
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	filetest.Write(t, filepath.Join(h.Root, "hive", "agents", agent, "memory.md"), b.String())
 }
 
 func section(rng *rand.Rand, n int) string {
@@ -68,23 +62,9 @@ func TestConcurrentMining(t *testing.T) {
 	ctx := t.Context()
 	layout := [][]string{{"ada"}, {"bob"}, {"shared"}, {"shared"}, {"shared", "cy"}}
 	var ms []*machine
-	for i, agents := range layout {
-		h, err := home.Resolve(filepath.Join(t.TempDir(), fmt.Sprintf("m%d", i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := h.Init(); err != nil {
-			t.Fatal(err)
-		}
-		st, err := postgres.Open(ctx, postgres.Options{DSN: dsn, MaxConns: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		p, err := palace.New(ctx, h, st, nil, palace.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, agents := range layout {
+		h := hometest.New(t)
+		st, p := pgPalace(t, dsn, h, nil, palace.Options{})
 		ms = append(ms, &machine{home: h, store: st, palace: p, agents: agents})
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -135,28 +115,11 @@ func TestConcurrentMining(t *testing.T) {
 	}
 
 	// The reference: one process, SQLite, the final files.
-	refHome, err := home.Resolve(filepath.Join(t.TempDir(), "ref"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := refHome.Init(); err != nil {
-		t.Fatal(err)
-	}
+	refHome := hometest.New(t)
 	for a, secs := range content {
 		writeMemory(t, refHome, a, secs)
 	}
-	ref, err := sqlite.Open(ctx, filepath.Join(refHome.PalaceDir(), "palace.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
-	rp, err := palace.New(ctx, refHome, ref, nil, palace.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rp.Mine(ctx, refHome.HiveDir(), palace.MineOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	_, ref := hometest.FreshPalace(t, refHome, nil, palace.Options{})
 	want, err := ref.List(ctx, store.Filter{}, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -229,6 +229,26 @@ func (p *flakyProxy) up() {
 	p.serve(ln)
 }
 
+// proxiedStore opens an exact-mode store of at most maxConns connections
+// on a fresh schema (the search path narrowed to it) of the server named by
+// env, reached through a flakyProxy, with the DSN parameters kv; the store
+// is closed when the test ends.
+func proxiedStore(t *testing.T, env string, maxConns int, kv ...string) (*Store, *flakyProxy) {
+	t.Helper()
+	u, err := url.Parse(pgtest.OnlySchema(t, env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newFlakyProxy(t, u.Host)
+	u.Host = proxy.addr
+	s, err := Open(t.Context(), Options{DSN: pgtest.WithParams(t, u.String(), env, kv...), MaxConns: maxConns, VectorMode: "exact"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, proxy
+}
+
 func randDrawers(rng *rand.Rand, src string, n, dim int) []store.Drawer {
 	words := strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima")
 	var out []store.Drawer
@@ -254,22 +274,8 @@ func randDrawers(rng *rand.Rand, src string, n, dim int) []store.Drawer {
 // per operation, on a connection that died with the server) and every
 // result equals the one from before the outage.
 func TestServerRestart(t *testing.T) {
-	dsn := onlySchema(t, pgtest.EnvPostgresPassword)
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := newFlakyProxy(t, u.Host)
-	u.Host = proxy.addr
-	q := u.Query()
-	q.Set("connect_timeout", "5")
-	u.RawQuery = q.Encode()
+	s, proxy := proxiedStore(t, pgtest.EnvPostgresPassword, 4, "connect_timeout", "5")
 	ctx := t.Context()
-	s, err := Open(ctx, Options{DSN: u.String(), MaxConns: 4, VectorMode: "exact"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	s.WarmLexical()
 	const dim = 8
 	if err := s.SetModel(ctx, "m", dim); err != nil {
@@ -396,26 +402,7 @@ func TestServerRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := storetest.BruteForce(all, qv, store.Filter{}, 100); !slices.Equal(scoredIDs(gotV), scoredIDs(want)) {
-		t.Errorf("vector after the outage and a write:\n got %v\nwant %v", scoredIDs(gotV), scoredIDs(want))
-	}
-}
-
-// onlySchema is pgtest.Schema with the search path narrowed to the
-// new schema alone: TestOpenErrors makes a palace in hivemem_pw's public
-// schema, which a search path ending in public would pick up (see
-// TestSearchPathAdoptsAnotherSchemasPalace).
-func onlySchema(t *testing.T, env string) string {
-	t.Helper()
-	dsn := pgtest.Schema(t, env)
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", strings.TrimSuffix(q.Get("search_path"), ",public"))
-	u.RawQuery = q.Encode()
-	return u.String()
+	storetest.SameRanking(t, "vector after the outage and a write", gotV, storetest.BruteForce(all, qv, store.Filter{}, 100))
 }
 
 // TestServerDownErrorsAreClear: when the server goes away under an
@@ -427,19 +414,8 @@ func onlySchema(t *testing.T, env string) string {
 // connection due to administrator command" after -m fast), which tells an
 // operator reading `hivemem run`'s log nothing about the database.
 func TestServerDownErrorsAreClear(t *testing.T) {
-	dsn := onlySchema(t, pgtest.EnvPostgres)
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := newFlakyProxy(t, u.Host)
-	u.Host = proxy.addr
+	s, proxy := proxiedStore(t, pgtest.EnvPostgres, 2)
 	ctx := t.Context()
-	s, err := Open(ctx, Options{DSN: u.String(), MaxConns: 2, VectorMode: "exact"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	rng := rand.New(rand.NewPCG(1, 1))
 	if err := s.SetModel(ctx, "m", 4); err != nil {
 		t.Fatal(err)
@@ -843,39 +819,28 @@ func TestModelChangeWhileSearching(t *testing.T) {
 			}
 		})
 	}
+	// switchModel clears the vectors, records the model and stores vecs.
+	switchModel := func(model string, dim int, vecs [][]float32) {
+		t.Helper()
+		if err := w.ClearVectors(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.SetModel(ctx, model, dim); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.SetVectors(ctx, ids, vecs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	oldVecs := make([][]float32, len(old))
+	for i, d := range old {
+		oldVecs[i] = d.Vector
+	}
 	for range 3 {
-		if err := w.ClearVectors(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.SetModel(ctx, "new", newDim); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.SetVectors(ctx, ids, newVecs); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.ClearVectors(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.SetModel(ctx, "old", oldDim); err != nil {
-			t.Fatal(err)
-		}
-		ov := make([][]float32, len(old))
-		for i, d := range old {
-			ov[i] = d.Vector
-		}
-		if err := w.SetVectors(ctx, ids, ov); err != nil {
-			t.Fatal(err)
-		}
+		switchModel("new", newDim, newVecs)
+		switchModel("old", oldDim, oldVecs)
 	}
-	if err := w.ClearVectors(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.SetModel(ctx, "new", newDim); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.SetVectors(ctx, ids, newVecs); err != nil {
-		t.Fatal(err)
-	}
+	switchModel("new", newDim, newVecs)
 	close(done)
 	wg.Wait()
 	for _, err := range searchErrs {
@@ -890,9 +855,7 @@ func TestModelChangeWhileSearching(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := storetest.BruteForce(ref, newQ, store.Filter{}, 100); !slices.Equal(scoredIDs(got), scoredIDs(want)) {
-		t.Errorf("after the model change:\n got %v\nwant %v", scoredIDs(got), scoredIDs(want))
-	}
+	storetest.SameRanking(t, "after the model change", got, storetest.BruteForce(ref, newQ, store.Filter{}, 100))
 	if _, err := r.Vector(ctx, oldQ, store.Filter{}, 10); err == nil || !strings.Contains(err.Error(), "dimension") {
 		t.Errorf("a query of the old model after the change: %v, want a dimension error", err)
 	}
@@ -910,7 +873,7 @@ func TestModelChangeWhileSearching(t *testing.T) {
 // search paths share a later schema share one palace.
 func TestSearchPathAdoptsAnotherSchemasPalace(t *testing.T) {
 	ctx := t.Context()
-	aDSN := onlySchema(t, pgtest.EnvPostgres)
+	aDSN := pgtest.OnlySchema(t, pgtest.EnvPostgres)
 	a, err := Open(ctx, Options{DSN: aDSN, VectorMode: "exact"})
 	if err != nil {
 		t.Fatal(err)
@@ -920,7 +883,7 @@ func TestSearchPathAdoptsAnotherSchemasPalace(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.Close()
-	bDSN := onlySchema(t, pgtest.EnvPostgres)
+	bDSN := pgtest.OnlySchema(t, pgtest.EnvPostgres)
 	au, _ := url.Parse(aDSN)
 	bu, _ := url.Parse(bDSN)
 	aName, bName := au.Query().Get("search_path"), bu.Query().Get("search_path")
@@ -953,7 +916,7 @@ func TestSearchPathAdoptsAnotherSchemasPalace(t *testing.T) {
 // reader's exact results are compared with a brute-force ranking, and its
 // warm lexical results with the SQL path of a process without the index.
 func TestExactRefreshUnderChurn(t *testing.T) {
-	dsn := onlySchema(t, pgtest.EnvPostgres)
+	dsn := pgtest.OnlySchema(t, pgtest.EnvPostgres)
 	open := func() *Store {
 		s, err := Open(t.Context(), Options{DSN: dsn, VectorMode: "exact", MaxConns: 4})
 		if err != nil {
@@ -1060,31 +1023,10 @@ func TestExactRefreshUnderChurn(t *testing.T) {
 			}
 		case op < 17:
 			what = "clear vectors"
-			if err := m.w.ClearVectors(ctx); err != nil {
-				t.Fatal(err)
-			}
-			for id, d := range m.ref {
-				d.Vector = nil
-				m.ref[id] = d
-			}
+			m.clearVectors()
 		case op < 19:
 			what = "set vectors"
-			miss, err := m.w.MissingVectors(ctx, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var setIDs []string
-			var vecs [][]float32
-			for _, d := range miss {
-				v := m.unit()
-				setIDs, vecs = append(setIDs, d.ID), append(vecs, v)
-				x := m.ref[d.ID]
-				x.Vector = v
-				m.ref[d.ID] = x
-			}
-			if err := m.w.SetVectors(ctx, setIDs, vecs); err != nil {
-				t.Fatal(err)
-			}
+			m.setVectors(m.missing())
 		default:
 			what = "reset"
 			if err := m.w.Reset(ctx); err != nil {
@@ -1116,7 +1058,7 @@ func TestExactRefreshUnderChurn(t *testing.T) {
 // exactly as it was (no migration, no generation bump).
 func TestNewerSchemaUntouched(t *testing.T) {
 	ctx := t.Context()
-	dsn := onlySchema(t, pgtest.EnvPostgresPassword)
+	dsn := pgtest.OnlySchema(t, pgtest.EnvPostgresPassword)
 	s, err := Open(ctx, Options{DSN: dsn, VectorMode: "exact"})
 	if err != nil {
 		t.Fatal(err)

@@ -756,17 +756,14 @@ func (s *Store) MissingVectors(ctx context.Context, limit int) ([]store.Drawer, 
 
 // SetVectors implements store.Store.
 func (s *Store) SetVectors(ctx context.Context, ids []string, vecs [][]float32) error {
-	if len(ids) != len(vecs) {
-		return fmt.Errorf("set vectors: %d ids but %d vectors", len(ids), len(vecs))
+	if err := store.CheckVectors(ids, vecs); err != nil {
+		return fmt.Errorf("set vectors: %w", err)
 	}
 	if len(ids) == 0 {
 		return nil
 	}
 	return s.writeVectors(ctx, "set vectors", func(tx pgx.Tx, dim int, gen int64) error {
 		for i, id := range ids {
-			if len(vecs[i]) == 0 {
-				return fmt.Errorf("drawer %q: empty vector", id)
-			}
 			if err := vecindex.Check(vecs[i], dim); err != nil {
 				return fmt.Errorf("drawer %q: %w", id, err)
 			}

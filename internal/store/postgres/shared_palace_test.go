@@ -6,7 +6,6 @@ package postgres_test
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/hivemem/hivemem/internal/filetest"
 	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/postgres"
@@ -21,30 +21,20 @@ import (
 	"github.com/hivemem/hivemem/internal/store/sqlite"
 )
 
-// freshSchema is a fresh schema with the search path narrowed to it.
-func freshSchema(t *testing.T) string {
+// pgPalace is a palace over a PostgreSQL store on dsn (at most 4
+// connections), with embedder emb; the store is closed when the test ends.
+func pgPalace(t *testing.T, dsn string, h home.Home, emb palace.Embedder, popts palace.Options) (*postgres.Store, *palace.Palace) {
 	t.Helper()
-	dsn := pgtest.Schema(t, pgtest.EnvPostgres)
-	u, err := url.Parse(dsn)
+	st, err := postgres.Open(t.Context(), postgres.Options{DSN: dsn, MaxConns: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := u.Query()
-	q.Set("search_path", strings.TrimSuffix(q.Get("search_path"), ",public"))
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
-func pgHome(t *testing.T, name string) home.Home {
-	t.Helper()
-	h, err := home.Resolve(filepath.Join(t.TempDir(), name))
+	t.Cleanup(func() { st.Close() })
+	p, err := palace.New(t.Context(), h, st, emb, popts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Init(); err != nil {
-		t.Fatal(err)
-	}
-	return h
+	return st, p
 }
 
 // TestMineNonUTF8FileName: Linux file names are bytes, and a markdown
@@ -72,7 +62,7 @@ func TestMineNonUTF8FileName(t *testing.T) {
 			return st
 		},
 		"postgres": func(t *testing.T) store.Store {
-			st, err := postgres.Open(ctx, postgres.Options{DSN: freshSchema(t)})
+			st, err := postgres.Open(ctx, postgres.Options{DSN: pgtest.OnlySchema(t, pgtest.EnvPostgres)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +71,7 @@ func TestMineNonUTF8FileName(t *testing.T) {
 	}
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
-			h := pgHome(t, "h")
+			h := hometest.New(t)
 			build(h)
 			st := open[backend](t)
 			defer st.Close()
@@ -141,35 +131,19 @@ func (e axisEmbedder) ModelID() string { return e.id }
 // its model) or the vectors must all be m2's.
 func TestTwoModelsOneSharedPalace(t *testing.T) {
 	ctx := t.Context()
-	dsn := freshSchema(t)
+	dsn := pgtest.OnlySchema(t, pgtest.EnvPostgres)
 	const dim = 4
-	h1, h2 := pgHome(t, "m1"), pgHome(t, "m2")
+	h1, h2 := hometest.New(t), hometest.New(t)
 	ada := filepath.Join(h1.Root, "hive", "agents", "ada", "memory.md")
 	filetest.Write(t, ada, "# Memory — ada (ada)\n\n## 2026-01-01 — first\nkubernetes rollback plan\n")
 	filetest.Write(t, filepath.Join(h2.Root, "hive", "agents", "bob", "memory.md"), "# Memory — bob (bob)\n\n## 2026-01-03 — bob note\ndatabase tuning\n")
 
-	st1, err := postgres.Open(ctx, postgres.Options{DSN: dsn})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st1.Close()
-	p1, err := palace.New(ctx, h1, st1, axisEmbedder{"m1", 0, dim}, palace.Options{Origin: "m1"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, p1 := pgPalace(t, dsn, h1, axisEmbedder{"m1", 0, dim}, palace.Options{Origin: "m1"})
 	if _, err := p1.Mine(ctx, filepath.Dir(ada), palace.MineOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
-	st2, err := postgres.Open(ctx, postgres.Options{DSN: dsn})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st2.Close()
-	p2, err := palace.New(ctx, h2, st2, axisEmbedder{"m2", 1, dim}, palace.Options{Origin: "m2"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st2, p2 := pgPalace(t, dsn, h2, axisEmbedder{"m2", 1, dim}, palace.Options{Origin: "m2"})
 	if _, err := p2.Mine(ctx, filepath.Join(h2.Root, "hive"), palace.MineOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +194,7 @@ func TestTwoModelsOneSharedPalace(t *testing.T) {
 // shared file last must change nothing.
 func TestDivergedCopiesMinedAtOnce(t *testing.T) {
 	ctx := t.Context()
-	dsn := freshSchema(t)
+	dsn := pgtest.OnlySchema(t, pgtest.EnvPostgres)
 	const dim = 4
 	type machine struct {
 		h  home.Home
@@ -228,21 +202,13 @@ func TestDivergedCopiesMinedAtOnce(t *testing.T) {
 		p  *palace.Palace
 	}
 	var ms []machine
-	for i := range 2 {
-		h := pgHome(t, fmt.Sprintf("m%d", i))
-		st, err := postgres.Open(ctx, postgres.Options{DSN: dsn, MaxConns: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
+	for range 2 {
+		h := hometest.New(t)
 		id, err := h.ID()
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := palace.New(ctx, h, st, axisEmbedder{"m", 2, dim}, palace.Options{Origin: id})
-		if err != nil {
-			t.Fatal(err)
-		}
+		st, p := pgPalace(t, dsn, h, axisEmbedder{"m", 2, dim}, palace.Options{Origin: id})
 		ms = append(ms, machine{h, st, p})
 	}
 	version := func(m, round int) string {
@@ -257,20 +223,10 @@ func TestDivergedCopiesMinedAtOnce(t *testing.T) {
 		return fmt.Sprintf("# Memory — own%d (own%d)\n\n## 2026-02-01 — mine\nround %d notes\n", m, m, round)
 	}
 	ref := func(m, round int) map[string]store.Drawer {
-		h := pgHome(t, "ref")
+		h := hometest.New(t)
 		filetest.Write(t, filepath.Join(h.Root, "hive", "agents", "shared", "memory.md"), version(m, round))
-		st, err := sqlite.Open(ctx, filepath.Join(h.PalaceDir(), "palace.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, st := hometest.FreshPalace(t, h, nil, palace.Options{})
 		defer st.Close()
-		p, err := palace.New(ctx, h, st, nil, palace.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := p.Mine(ctx, filepath.Join(h.Root, "hive"), palace.MineOptions{}); err != nil {
-			t.Fatal(err)
-		}
 		ds, err := st.List(ctx, store.Filter{Wing: "shared"}, 0)
 		if err != nil {
 			t.Fatal(err)

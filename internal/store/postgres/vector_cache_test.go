@@ -80,6 +80,47 @@ func (m *cacheModel) apply(u store.FileUpdate) {
 	}
 }
 
+// missing is the ids of the drawers the writer has no vector for.
+func (m *cacheModel) missing() []string {
+	m.t.Helper()
+	miss, err := m.w.MissingVectors(m.t.Context(), 0)
+	if err != nil {
+		m.t.Fatalf("MissingVectors: %v", err)
+	}
+	ids := make([]string, len(miss))
+	for i, d := range miss {
+		ids[i] = d.ID
+	}
+	return ids
+}
+
+// setVectors gives the drawers ids new vectors, through the writer.
+func (m *cacheModel) setVectors(ids []string) {
+	m.t.Helper()
+	vecs := make([][]float32, len(ids))
+	for i, id := range ids {
+		vecs[i] = m.unit()
+		d := m.ref[id]
+		d.Vector = vecs[i]
+		m.ref[id] = d
+	}
+	if err := m.w.SetVectors(m.t.Context(), ids, vecs); err != nil {
+		m.t.Fatalf("SetVectors: %v", err)
+	}
+}
+
+// clearVectors drops every vector, through the writer.
+func (m *cacheModel) clearVectors() {
+	m.t.Helper()
+	if err := m.w.ClearVectors(m.t.Context()); err != nil {
+		m.t.Fatalf("ClearVectors: %v", err)
+	}
+	for id, d := range m.ref {
+		d.Vector = nil
+		m.ref[id] = d
+	}
+}
+
 // check searches through the reader and compares with the reference, and
 // asserts how the reader's cache was brought up to date: "full" (one
 // reload), "delta" (one incremental refresh), "" (neither) or "?" (any).
@@ -197,29 +238,8 @@ func TestVectorCacheFollowsOtherProcess(t *testing.T) {
 	m.apply(store.FileUpdate{File: store.File{Source: "a.md"}, Update: upd})
 	m.check("update metadata", "delta")
 
-	miss, err := w.MissingVectors(ctx, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var setIDs []string
-	var vecs [][]float32
-	for _, d := range miss {
-		v := m.unit()
-		setIDs, vecs = append(setIDs, d.ID), append(vecs, v)
-		d := m.ref[d.ID]
-		d.Vector = v
-		m.ref[d.ID] = d
-	}
 	// Also replace an existing vector: an in-place update of a cached row.
-	some := m.ids("b.md")[3]
-	v := m.unit()
-	setIDs, vecs = append(setIDs, some), append(vecs, v)
-	d := m.ref[some]
-	d.Vector = v
-	m.ref[some] = d
-	if err := w.SetVectors(ctx, setIDs, vecs); err != nil {
-		t.Fatal(err)
-	}
+	m.setVectors(append(m.missing(), m.ids("b.md")[3]))
 	m.check("set vectors", "delta")
 
 	aIDs := m.ids("a.md")
@@ -252,13 +272,7 @@ func TestVectorCacheFollowsOtherProcess(t *testing.T) {
 	m.apply(store.FileUpdate{File: store.File{Source: "c.md"}, Update: []store.Drawer{x}})
 	m.check("several writes", "delta")
 
-	if err := w.ClearVectors(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for id, d := range m.ref {
-		d.Vector = nil
-		m.ref[id] = d
-	}
+	m.clearVectors()
 	m.check("clear vectors", "full")
 
 	// A model change (allowed now that no vector is left) reloads too.
@@ -267,17 +281,7 @@ func TestVectorCacheFollowsOtherProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.check("model change", "full")
-	setIDs, vecs = nil, nil
-	for _, id := range m.ids("a.md")[:5] {
-		v := m.unit()
-		setIDs, vecs = append(setIDs, id), append(vecs, v)
-		d := m.ref[id]
-		d.Vector = v
-		m.ref[id] = d
-	}
-	if err := w.SetVectors(ctx, setIDs, vecs); err != nil {
-		t.Fatal(err)
-	}
+	m.setVectors(m.ids("a.md")[:5])
 	m.check("set vectors after the model change", "delta")
 
 	if err := w.Reset(ctx); err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/storetest"
 	"github.com/hivemem/hivemem/internal/store/lexindex"
 )
 
@@ -27,8 +28,8 @@ func TestLexicalMatchesPlainQuery(t *testing.T) {
 		n = 1200
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	words := vocabulary(rng)[:4000]
-	word := zipf(rng, words)
+	words := storetest.Vocabulary(rng, benchVocab)[:4000]
+	word := storetest.Zipf(rng, words)
 	wings := []string{"ada", "bob", "cy"}
 	for b := 0; b < n/300; b++ {
 		src := fmt.Sprintf("f%d.md", b)

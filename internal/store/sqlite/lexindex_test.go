@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/storetest"
 )
 
 // openPair opens one palace twice: warm, opted in to the in-memory lexical
@@ -52,7 +53,7 @@ func waitWarm(t *testing.T, s *Store) {
 // some accented and CJK words (which the index tokenizes through SQLite),
 // over a few wings, rooms, agents and dates (some undated).
 func lexCorpus(rng *rand.Rand, words []string, src string, n int) []store.Drawer {
-	word := zipf(rng, words)
+	word := storetest.Zipf(rng, words)
 	extra := []string{"café", "naïve", "Résumé", "日本語", "Straße", "don't", "state-of-the-art", "RUNNING", "runs", "x86_64"}
 	var out []store.Drawer
 	for i := range n {
@@ -177,7 +178,7 @@ func compareAll(t *testing.T, warm, cold *Store, qs []string, fs []store.Filter,
 }
 
 func corpusWords() []string {
-	return vocabulary(rand.New(rand.NewPCG(5, 6)))[:3000]
+	return storetest.Vocabulary(rand.New(rand.NewPCG(5, 6)), benchVocab)[:3000]
 }
 
 // TestLexicalWarmMatchesFTS5 holds the in-memory index to the FTS5 path

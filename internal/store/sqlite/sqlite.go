@@ -557,8 +557,8 @@ func (s *Store) MissingVectors(ctx context.Context, limit int) ([]store.Drawer, 
 
 // SetVectors implements store.Store.
 func (s *Store) SetVectors(ctx context.Context, ids []string, vecs [][]float32) error {
-	if len(ids) != len(vecs) {
-		return fmt.Errorf("set vectors: %d ids but %d vectors", len(ids), len(vecs))
+	if err := store.CheckVectors(ids, vecs); err != nil {
+		return fmt.Errorf("set vectors: %w", err)
 	}
 	if len(ids) == 0 {
 		return nil
@@ -579,9 +579,6 @@ func (s *Store) SetVectors(ctx context.Context, ids []string, vecs [][]float32) 
 		}
 		defer stmt.Close()
 		for i, id := range ids {
-			if len(vecs[i]) == 0 {
-				return d, fmt.Errorf("drawer %q: empty vector", id)
-			}
 			blob, err := vectorBlob(vecs[i], dim)
 			if err != nil {
 				return d, fmt.Errorf("drawer %q: %w", id, err)
