@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/hivemem/hivemem/internal/store"
-	"github.com/hivemem/hivemem/internal/store/storetest"
 	"github.com/hivemem/hivemem/internal/store/lexindex"
+	"github.com/hivemem/hivemem/internal/store/storetest"
 )
 
 // TestLexicalMatchesPlainQuery holds Lexical's shortcuts (dropping clamped
