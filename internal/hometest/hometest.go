@@ -44,12 +44,19 @@ func openPalace(t testing.TB, h home.Home, db string, emb palace.Embedder, popts
 	if err != nil {
 		t.Fatal(err)
 	}
+	return PalaceOver(t, h, st, emb, popts), st
+}
+
+// PalaceOver is a palace for h over the store st (of any backend), with
+// embedder emb (nil: lexical only); st is closed when the test ends.
+func PalaceOver(t testing.TB, h home.Home, st store.Store, emb palace.Embedder, popts palace.Options) *palace.Palace {
+	t.Helper()
 	t.Cleanup(func() { st.Close() })
 	p, err := palace.New(context.Background(), h, st, emb, popts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p, st
+	return p
 }
 
 // BrokenModelDir is a MiniLM model directory whose files are not a model

@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,7 +14,6 @@ import (
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/postgres"
 	"github.com/hivemem/hivemem/internal/store/postgres/pgtest"
-	"github.com/hivemem/hivemem/internal/store/sqlite"
 	"github.com/hivemem/hivemem/internal/store/storetest"
 )
 
@@ -31,14 +29,8 @@ import (
 //	eval "$(scripts/pg-test.sh start)"
 //	HIVEMEM_STORE_BENCH=100000 go test -run TestStoreBenchmark -v -timeout 60m ./internal/store/postgres
 func TestStoreBenchmark(t *testing.T) {
-	n, _ := strconv.Atoi(os.Getenv("HIVEMEM_STORE_BENCH"))
-	if n <= 0 {
-		t.Skip("HIVEMEM_STORE_BENCH not set")
-	}
+	n, rng, word, files := synthPalace(t, "HIVEMEM_STORE_BENCH", 11)
 	ctx := t.Context()
-	rng := rand.New(rand.NewPCG(2026, 11))
-	word := storetest.Zipf(rng, storetest.Vocabulary(rng, 30000))
-	files := synthFiles(rng, word, n)
 	queries := make([]string, 200)
 	qvecs := make([][]float32, len(queries))
 	for i := range queries {
@@ -50,17 +42,9 @@ func TestStoreBenchmark(t *testing.T) {
 		qvecs[i] = storetest.UnitVector(rng, 384)
 	}
 
-	sq, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "palace.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sq.Close()
+	sq := openSQLite(t)
 	dsn := pgtest.Schema(t, pgtest.EnvPostgres)
-	pg, err := postgres.Open(ctx, postgres.Options{DSN: dsn})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pg.Close()
+	pg := openPG(t, postgres.Options{DSN: dsn})
 
 	t.Logf("%d drawers, %d files, %d queries", n, len(files), len(queries))
 	t.Logf("| backend | mining (drawers/s) | lexical p50 / p95 | vector p50 / p95 | hybrid p50 / p95 | first vector search |")
@@ -94,11 +78,7 @@ func TestStoreBenchmark(t *testing.T) {
 	}
 	// A second PostgreSQL process, long-running (WarmLexical), on the
 	// palace just mined: its first search starts the index's build.
-	warm, err := postgres.Open(ctx, postgres.Options{DSN: dsn})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer warm.Close()
+	warm := openPG(t, postgres.Options{DSN: dsn})
 	warm.WarmLexical()
 	t0 := time.Now()
 	if _, err := warm.Lexical(ctx, queries[0], store.Filter{}, 10); err != nil {
@@ -158,23 +138,10 @@ func TestStoreBenchmark(t *testing.T) {
 //	eval "$(scripts/pg-test.sh start)"
 //	HIVEMEM_STORE_BENCH_REFRESH=100000 go test -run TestVectorRefreshBenchmark -v -timeout 60m ./internal/store/postgres
 func TestVectorRefreshBenchmark(t *testing.T) {
-	n, _ := strconv.Atoi(os.Getenv("HIVEMEM_STORE_BENCH_REFRESH"))
-	if n <= 0 {
-		t.Skip("HIVEMEM_STORE_BENCH_REFRESH not set")
-	}
+	n, rng, word, files := synthPalace(t, "HIVEMEM_STORE_BENCH_REFRESH", 13)
 	ctx := t.Context()
-	rng := rand.New(rand.NewPCG(2026, 13))
-	word := storetest.Zipf(rng, storetest.Vocabulary(rng, 30000))
-	files := synthFiles(rng, word, n)
 	dsn := pgtest.Schema(t, pgtest.EnvPostgres)
-	open := func() *postgres.Store {
-		s, err := postgres.Open(ctx, postgres.Options{DSN: dsn, VectorMode: "exact"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	open := func() *postgres.Store { return openPG(t, postgres.Options{DSN: dsn, VectorMode: "exact"}) }
 	w, r := open(), open()
 	if err := w.SetModel(ctx, "bench", 384); err != nil {
 		t.Fatal(err)
@@ -364,6 +331,22 @@ func near(rng *rand.Rand, c []float32, sigma float64) []float32 {
 	return v
 }
 
+// synthPalace is the synthetic palace (synthFiles) of as many drawers as
+// the environment variable env says (the test skips when it is not set),
+// with the generator, seeded with seed, and the word sampler it was made
+// with.
+func synthPalace(t *testing.T, env string, seed uint64) (n int, rng *rand.Rand, word func() string, files []store.FileUpdate) {
+	n, _ = strconv.Atoi(os.Getenv(env))
+	if n <= 0 {
+		t.Skip(env + " not set")
+	}
+	rng = rand.New(rand.NewPCG(2026, seed))
+	word = storetest.Zipf(rng, storetest.Vocabulary(rng, 30000))
+	return n, rng, word, synthFiles(rng, word, n)
+}
+
+// synthFiles is n drawers in files of 100: headings of 3-6 and texts of
+// 60-100 words drawn by word, random unit 384-d vectors, 50 wings.
 func synthFiles(rng *rand.Rand, word func() string, n int) []store.FileUpdate {
 	var files []store.FileUpdate
 	for i := 0; i < n; i += 100 {

@@ -27,16 +27,8 @@ func TestLexicalMatchesSQLite(t *testing.T) {
 	ctx := t.Context()
 	rng := rand.New(rand.NewPCG(7, 29))
 	words, word := zipfWords(rng, 400)
-	sq, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "palace.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sq.Close()
-	pg, err := postgres.Open(ctx, postgres.Options{DSN: pgtest.Schema(t, pgtest.EnvPostgres)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pg.Close()
+	sq := openSQLite(t)
+	pg := openPG(t, postgres.Options{DSN: pgtest.Schema(t, pgtest.EnvPostgres)})
 	id := 0
 	for f := range 40 {
 		src := fmt.Sprintf("hive/agents/a%d/memory.md", f%5)
@@ -80,6 +72,28 @@ func TestLexicalMatchesSQLite(t *testing.T) {
 			}
 		}
 	}
+}
+
+// openPG opens a PostgreSQL store with opts, closed when the test ends.
+func openPG(t *testing.T, opts postgres.Options) *postgres.Store {
+	t.Helper()
+	s, err := postgres.Open(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// openSQLite opens a new SQLite palace, closed when the test ends.
+func openSQLite(t *testing.T) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "palace.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 // zipfWords makes n words and a draw from them with a Zipf law, so that a
@@ -135,20 +149,9 @@ func TestLexicalWarm(t *testing.T) {
 	ctx := t.Context()
 	rng := rand.New(rand.NewPCG(11, 5))
 	words, word := zipfWords(rng, 300)
-	sq, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "palace.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sq.Close()
+	sq := openSQLite(t)
 	dsn := pgtest.Schema(t, pgtest.EnvPostgres)
-	open := func() *postgres.Store {
-		s, err := postgres.Open(ctx, postgres.Options{DSN: dsn})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	open := func() *postgres.Store { return openPG(t, postgres.Options{DSN: dsn}) }
 	w, warm := open(), open() // w writes and answers in SQL
 	warm.WarmLexical()
 	all := []store.Store{sq, w}
@@ -343,16 +346,8 @@ func TestLexicalWarm(t *testing.T) {
 func TestLexicalWarmConcurrent(t *testing.T) {
 	ctx := t.Context()
 	dsn := pgtest.Schema(t, pgtest.EnvPostgres)
-	w, err := postgres.Open(ctx, postgres.Options{DSN: dsn})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	warm, err := postgres.Open(ctx, postgres.Options{DSN: dsn})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer warm.Close()
+	w := openPG(t, postgres.Options{DSN: dsn})
+	warm := openPG(t, postgres.Options{DSN: dsn})
 	warm.WarmLexical()
 	write := func(i int) {
 		src := fmt.Sprintf("c%d.md", i%5)

@@ -249,6 +249,38 @@ func proxiedStore(t *testing.T, env string, maxConns int, kv ...string) (*Store,
 	return s, proxy
 }
 
+// inBackground calls search(g, i), for i = 0, 1, …, on each of n
+// goroutines g until stop is called; stop waits for them and returns the
+// errors search returned (a goroutine stops at its first).
+func inBackground(n int, search func(g, i int) error) (stop func() []error) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	for g := range n {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if err := search(g, i); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	return func() []error {
+		close(done)
+		wg.Wait()
+		return errs
+	}
+}
+
 func randDrawers(rng *rand.Rand, src string, n, dim int) []store.Drawer {
 	words := strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima")
 	var out []store.Drawer
@@ -784,41 +816,25 @@ func TestModelChangeWhileSearching(t *testing.T) {
 	if _, err := r.Vector(ctx, oldQ, store.Filter{}, 10); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	var searchErrs []error
-	var mu sync.Mutex
-	for g := range 4 {
-		wg.Go(func() {
-			for i := 0; ; i++ {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				q := oldQ
-				if (g+i)%2 == 1 {
-					q = newQ
-				}
-				res, err := r.Vector(ctx, q, store.Filter{}, 10)
-				if err != nil {
-					if !strings.Contains(err.Error(), "dimension") {
-						mu.Lock()
-						searchErrs = append(searchErrs, err)
-						mu.Unlock()
-					}
-					continue
-				}
-				for _, sc := range res {
-					if math.IsNaN(sc.Score) || sc.Score > 1.0001 || sc.Score < -1.0001 {
-						mu.Lock()
-						searchErrs = append(searchErrs, fmt.Errorf("score %v for %s", sc.Score, sc.ID))
-						mu.Unlock()
-					}
-				}
+	stop := inBackground(4, func(g, i int) error {
+		q := oldQ
+		if (g+i)%2 == 1 {
+			q = newQ
+		}
+		res, err := r.Vector(ctx, q, store.Filter{}, 10)
+		if err != nil {
+			if strings.Contains(err.Error(), "dimension") {
+				return nil
 			}
-		})
-	}
+			return err
+		}
+		for _, sc := range res {
+			if math.IsNaN(sc.Score) || sc.Score > 1.0001 || sc.Score < -1.0001 {
+				return fmt.Errorf("score %v for %s", sc.Score, sc.ID)
+			}
+		}
+		return nil
+	})
 	// switchModel clears the vectors, records the model and stores vecs.
 	switchModel := func(model string, dim int, vecs [][]float32) {
 		t.Helper()
@@ -841,9 +857,7 @@ func TestModelChangeWhileSearching(t *testing.T) {
 		switchModel("old", oldDim, oldVecs)
 	}
 	switchModel("new", newDim, newVecs)
-	close(done)
-	wg.Wait()
-	for _, err := range searchErrs {
+	for _, err := range stop() {
 		t.Errorf("search during the model changes: %v", err)
 	}
 	ref := map[string]store.Drawer{}
@@ -936,33 +950,15 @@ func TestExactRefreshUnderChurn(t *testing.T) {
 	for i := range queries {
 		queries[i] = m.unit()
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	var bgMu sync.Mutex
-	var bgErrs []error
-	for g := range 3 {
-		wg.Go(func() {
-			for i := 0; ; i++ {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				var err error
-				if (g+i)%2 == 0 {
-					_, err = r.Vector(ctx, queries[i%len(queries)], store.Filter{Wing: fmt.Sprintf("w%d", i%3)}, 5)
-				} else {
-					_, err = r.Lexical(ctx, "t h", store.Filter{}, 5)
-				}
-				if err != nil {
-					bgMu.Lock()
-					bgErrs = append(bgErrs, err)
-					bgMu.Unlock()
-					return
-				}
-			}
-		})
-	}
+	stop := inBackground(3, func(g, i int) error {
+		var err error
+		if (g+i)%2 == 0 {
+			_, err = r.Vector(ctx, queries[i%len(queries)], store.Filter{Wing: fmt.Sprintf("w%d", i%3)}, 5)
+		} else {
+			_, err = r.Lexical(ctx, "t h", store.Filter{}, 5)
+		}
+		return err
+	})
 	lexCheck := func(step string) {
 		t.Helper()
 		for _, f := range []store.Filter{{}, {Wing: "w1"}, {Agent: "a0", Room: "r1"}} {
@@ -994,11 +990,7 @@ func TestExactRefreshUnderChurn(t *testing.T) {
 		switch op := m.rng.IntN(20); {
 		case op < 7 || len(ids) == 0:
 			what = "insert"
-			var ins []store.Drawer
-			for range 1 + m.rng.IntN(5) {
-				ins = append(ins, m.drawer(src, m.rng.IntN(4) != 0))
-			}
-			m.apply(store.FileUpdate{File: store.File{Source: src}, Insert: ins})
+			m.insert(src, 1+m.rng.IntN(5), func(int) bool { return m.rng.IntN(4) == 0 })
 		case op < 11:
 			what = "delete"
 			m.rng.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
@@ -1039,9 +1031,7 @@ func TestExactRefreshUnderChurn(t *testing.T) {
 			lexCheck(fmt.Sprintf("step %d (%s)", step, what))
 		}
 	}
-	close(done)
-	wg.Wait()
-	for _, err := range bgErrs {
+	for _, err := range stop() {
 		t.Errorf("background search: %v", err)
 	}
 	m.check("end", "?")

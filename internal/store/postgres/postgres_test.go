@@ -24,27 +24,23 @@ func openSchema(t *testing.T, env, mode string) *Store {
 }
 
 // TestConformance runs the store suite on Debian's PostgreSQL (no
-// pgvector: exact vectors scored by hivemem).
+// pgvector: exact vectors scored by hivemem) and on PGlite with pgvector
+// (HNSW index, <=> in SQL), each in the vector mode "auto" picks there.
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store {
-		s := openSchema(t, pgtest.EnvPostgres, "auto")
-		if s.VectorMode() != ModeExact {
-			t.Fatalf("vector mode on a server without pgvector = %q", s.VectorMode())
-		}
-		return s
-	})
-}
-
-// TestConformancePGVector runs the store suite on PGlite with pgvector
-// (HNSW index, <=> in SQL).
-func TestConformancePGVector(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store {
-		s := openSchema(t, pgtest.EnvPGlite, "auto")
-		if s.VectorMode() != ModePGVector {
-			t.Fatalf("vector mode on PGlite with pgvector = %q", s.VectorMode())
-		}
-		return s
-	})
+	for _, c := range []struct{ name, env, mode string }{
+		{"exact", pgtest.EnvPostgres, ModeExact},
+		{"pgvector", pgtest.EnvPGlite, ModePGVector},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T) store.Store {
+				s := openSchema(t, c.env, "auto")
+				if s.VectorMode() != c.mode {
+					t.Fatalf("vector mode on %s = %q, want %q", c.env, s.VectorMode(), c.mode)
+				}
+				return s
+			})
+		})
+	}
 }
 
 // TestOpenErrors checks the errors an operator sees for a server that is

@@ -59,6 +59,17 @@ func (m *cacheModel) drawer(src string, withVec bool) store.Drawer {
 	return d
 }
 
+// insert writes n new drawers of src, with a vector unless noVec(i) says
+// otherwise (nil: all have one).
+func (m *cacheModel) insert(src string, n int, noVec func(i int) bool) {
+	m.t.Helper()
+	u := store.FileUpdate{File: store.File{Source: src}}
+	for i := range n {
+		u.Insert = append(u.Insert, m.drawer(src, noVec == nil || !noVec(i)))
+	}
+	m.apply(u)
+}
+
 func (m *cacheModel) apply(u store.FileUpdate) {
 	m.t.Helper()
 	if u.File.Source == "" {
@@ -209,18 +220,10 @@ func TestVectorCacheFollowsOtherProcess(t *testing.T) {
 	m.check("empty", "full")
 	m.check("no write", "")
 
-	var ins []store.Drawer
-	for i := range 40 {
-		ins = append(ins, m.drawer("a.md", i%5 != 0))
-	}
-	m.apply(store.FileUpdate{File: store.File{Source: "a.md"}, Insert: ins})
+	m.insert("a.md", 40, func(i int) bool { return i%5 == 0 })
 	m.check("insert", "delta")
 
-	ins = nil
-	for range 30 {
-		ins = append(ins, m.drawer("b.md", true))
-	}
-	m.apply(store.FileUpdate{File: store.File{Source: "b.md"}, Insert: ins})
+	m.insert("b.md", 30, nil)
 	m.check("insert another file", "delta")
 
 	// Metadata: wing, room, agent and date are filter fields in the cache;
@@ -289,11 +292,7 @@ func TestVectorCacheFollowsOtherProcess(t *testing.T) {
 	}
 	clear(m.ref)
 	m.check("reset", "full")
-	ins = nil
-	for range 10 {
-		ins = append(ins, m.drawer("a.md", true))
-	}
-	m.apply(store.FileUpdate{File: store.File{Source: "a.md"}, Insert: ins})
+	m.insert("a.md", 10, nil)
 	m.check("insert after reset", "delta")
 
 	// The reader's own writes go the same way.
@@ -313,11 +312,7 @@ func TestVectorCachePrunedTombstones(t *testing.T) {
 	if err := w.SetModel(ctx, "m", m.dim); err != nil {
 		t.Fatal(err)
 	}
-	var ins []store.Drawer
-	for range 20 {
-		ins = append(ins, m.drawer("a.md", true))
-	}
-	m.apply(store.FileUpdate{File: store.File{Source: "a.md"}, Insert: ins})
+	m.insert("a.md", 20, nil)
 	m.check("load", "full")
 
 	// Five deleting writes: the first ones' tombstones fall below the floor.
