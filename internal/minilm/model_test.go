@@ -16,6 +16,18 @@ import (
 	"github.com/hivemem/hivemem/internal/modelfetch"
 )
 
+// readJSON decodes the JSON file at path into v.
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
 // modelDir returns the installed model's directory, or skips the test.
 func modelDir(t testing.TB) string {
 	t.Helper()
@@ -81,17 +93,11 @@ func cosine(a, b []float32) float64 {
 
 func TestGoldenVectors(t *testing.T) {
 	m := testModel(t)
-	raw, err := os.ReadFile(findShared(t, "golden/minilm_l6_v2.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var golden struct {
 		Sentences []string    `json:"sentences"`
 		Vectors   [][]float64 `json:"vectors"`
 	}
-	if err := json.Unmarshal(raw, &golden); err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, findShared(t, "golden/minilm_l6_v2.json"), &golden)
 	if len(golden.Sentences) == 0 || len(golden.Sentences) != len(golden.Vectors) {
 		t.Fatalf("golden file has %d sentences and %d vectors", len(golden.Sentences), len(golden.Vectors))
 	}
@@ -122,17 +128,11 @@ func TestGoldenVectors(t *testing.T) {
 // window and mix scripts and special tokens.
 func TestLongGolden(t *testing.T) {
 	m := testModel(t)
-	raw, err := os.ReadFile("testdata/long_golden.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var cases []struct {
 		Text   string    `json:"text"`
 		Vector []float32 `json:"vector"`
 	}
-	if err := json.Unmarshal(raw, &cases); err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, "testdata/long_golden.json", &cases)
 	texts := make([]string, len(cases))
 	for i, c := range cases {
 		texts[i] = c.Text
