@@ -291,17 +291,25 @@ func benchPlain(b *testing.B, withCommon bool) {
 func BenchmarkLexical100kPlain(b *testing.B)       { benchPlain(b, false) }
 func BenchmarkLexical100kCommonPlain(b *testing.B) { benchPlain(b, true) }
 
-func BenchmarkVector100k(b *testing.B) {
-	s := benchPalace(b)
-	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(3, 3))
+// vectorQueries is 8 random query vectors, drawn with seed, after a first
+// search that loads the vectors outside the timing.
+func vectorQueries(b *testing.B, s *Store, seed uint64) [][]float32 {
+	b.Helper()
+	rng := rand.New(rand.NewPCG(seed, seed))
 	qs := make([][]float32, 8)
 	for i := range qs {
 		qs[i] = storetest.UnitVector(rng, benchDim)
 	}
-	if _, err := s.Vector(ctx, qs[0], store.Filter{}, 10); err != nil { // load outside the timing
+	if _, err := s.Vector(context.Background(), qs[0], store.Filter{}, 10); err != nil {
 		b.Fatal(err)
 	}
+	return qs
+}
+
+func BenchmarkVector100k(b *testing.B) {
+	s := benchPalace(b)
+	ctx := context.Background()
+	qs := vectorQueries(b, s, 3)
 	timed(b, nil, func(i int) {
 		res, err := s.Vector(ctx, qs[i%len(qs)], store.Filter{}, 10)
 		if err != nil || len(res) != 10 {
@@ -313,14 +321,7 @@ func BenchmarkVector100k(b *testing.B) {
 func BenchmarkVector100kWing(b *testing.B) {
 	s := benchPalace(b)
 	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(4, 4))
-	qs := make([][]float32, 8)
-	for i := range qs {
-		qs[i] = storetest.UnitVector(rng, benchDim)
-	}
-	if _, err := s.Vector(ctx, qs[0], store.Filter{}, 10); err != nil {
-		b.Fatal(err)
-	}
+	qs := vectorQueries(b, s, 4)
 	timed(b, nil, func(i int) {
 		f := store.Filter{Wing: fmt.Sprintf("agent%02d", i%benchWings)}
 		res, err := s.Vector(ctx, qs[i%len(qs)], f, 10)
