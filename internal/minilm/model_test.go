@@ -43,21 +43,31 @@ func modelDir(t testing.TB) string {
 	return dir
 }
 
+// loadModel and loadTokenizer load the installed model once for the whole
+// test binary (testModel and testTokenizer skip first when there is none).
 var (
-	sharedOnce  sync.Once
-	sharedModel *Model
-	sharedErr   error
+	loadModel     = sync.OnceValues(func() (*Model, error) { return Load(modelfetch.DefaultDir()) })
+	loadTokenizer = sync.OnceValues(func() (*Tokenizer, error) {
+		return LoadTokenizer(filepath.Join(modelfetch.DefaultDir(), modelfetch.TokenizerFile))
+	})
 )
 
-// testModel loads the model once for the whole test binary.
-func testModel(t testing.TB) *Model {
+// testModel is the installed model.
+func testModel(t testing.TB) *Model { return installed(t, loadModel) }
+
+// testTokenizer is the installed model's tokenizer.
+func testTokenizer(t testing.TB) *Tokenizer { return installed(t, loadTokenizer) }
+
+// installed is what load loads from the installed model, or skips the test
+// when there is none.
+func installed[T any](t testing.TB, load func() (T, error)) T {
 	t.Helper()
-	dir := modelDir(t)
-	sharedOnce.Do(func() { sharedModel, sharedErr = Load(dir) })
-	if sharedErr != nil {
-		t.Fatal(sharedErr)
+	modelDir(t)
+	v, err := load()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return sharedModel
+	return v
 }
 
 // findShared looks for shared/<rel> in the ancestors of the working

@@ -4,27 +4,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/hivemem/hivemem/internal/modelfetch"
 )
-
-var (
-	tokOnce sync.Once
-	tokVal  *Tokenizer
-	tokErr  error
-)
-
-func testTokenizer(t *testing.T) *Tokenizer {
-	t.Helper()
-	dir := modelDir(t)
-	tokOnce.Do(func() { tokVal, tokErr = LoadTokenizer(filepath.Join(dir, modelfetch.TokenizerFile)) })
-	if tokErr != nil {
-		t.Fatal(tokErr)
-	}
-	return tokVal
-}
 
 // pieces returns the vocabulary strings of Encode's ids, for readable tests.
 func pieces(t *testing.T, tok *Tokenizer, text string) string {
