@@ -87,11 +87,7 @@ func TestSubMillisecondStatementTimeout(t *testing.T) {
 // and a store whose every statement times out says so, naming the setting.
 func TestStatementTimeoutDSNWins(t *testing.T) {
 	base := pgtest.Schema(t, pgtest.EnvPostgres)
-	s, err := Open(t.Context(), Options{DSN: base})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := mustOpen(t, Options{DSN: base})
 	u, err := url.Parse(base)
 	if err != nil {
 		t.Fatal(err)
@@ -99,11 +95,7 @@ func TestStatementTimeoutDSNWins(t *testing.T) {
 	q := u.Query()
 	q.Set("statement_timeout", "1234")
 	u.RawQuery = q.Encode()
-	s2, err := Open(t.Context(), Options{DSN: u.String(), StatementTimeout: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
+	s2 := mustOpen(t, Options{DSN: u.String(), StatementTimeout: time.Hour})
 	var got string
 	if err := s2.pool.QueryRow(t.Context(), `SHOW statement_timeout`).Scan(&got); err != nil {
 		t.Fatal(err)
@@ -113,11 +105,7 @@ func TestStatementTimeoutDSNWins(t *testing.T) {
 	}
 	// A writer stuck behind another process's open write transaction for
 	// longer than the timeout gets the timeout error, not a hang.
-	short, err := Open(t.Context(), Options{DSN: base, StatementTimeout: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer short.Close()
+	short := mustOpen(t, Options{DSN: base, StatementTimeout: 100 * time.Millisecond})
 	tx, err := s.pool.Begin(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -241,11 +229,7 @@ func proxiedStore(t *testing.T, env string, maxConns int, kv ...string) (*Store,
 	}
 	proxy := newFlakyProxy(t, u.Host)
 	u.Host = proxy.addr
-	s, err := Open(t.Context(), Options{DSN: pgtest.WithParams(t, u.String(), env, kv...), MaxConns: maxConns, VectorMode: "exact"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := mustOpen(t, Options{DSN: pgtest.WithParams(t, u.String(), env, kv...), MaxConns: maxConns, VectorMode: "exact"})
 	return s, proxy
 }
 
@@ -888,10 +872,7 @@ func TestModelChangeWhileSearching(t *testing.T) {
 func TestSearchPathAdoptsAnotherSchemasPalace(t *testing.T) {
 	ctx := t.Context()
 	aDSN := pgtest.OnlySchema(t, pgtest.EnvPostgres)
-	a, err := Open(ctx, Options{DSN: aDSN, VectorMode: "exact"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := mustOpen(t, Options{DSN: aDSN, VectorMode: "exact"})
 	rng := rand.New(rand.NewPCG(11, 12))
 	if err := a.Apply(ctx, store.FileUpdate{File: store.File{Source: "a.md", Hash: "h"}, Insert: randDrawers(rng, "a.md", 4, 0)}); err != nil {
 		t.Fatal(err)
@@ -904,11 +885,7 @@ func TestSearchPathAdoptsAnotherSchemasPalace(t *testing.T) {
 	q := bu.Query()
 	q.Set("search_path", bName+","+aName)
 	bu.RawQuery = q.Encode()
-	b, err := Open(ctx, Options{DSN: bu.String(), VectorMode: "exact"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := mustOpen(t, Options{DSN: bu.String(), VectorMode: "exact"})
 	var inB bool
 	if err := b.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, bName+".palace").Scan(&inB); err != nil {
 		t.Fatal(err)
@@ -932,20 +909,13 @@ func TestSearchPathAdoptsAnotherSchemasPalace(t *testing.T) {
 func TestExactRefreshUnderChurn(t *testing.T) {
 	dsn := pgtest.OnlySchema(t, pgtest.EnvPostgres)
 	open := func() *Store {
-		s, err := Open(t.Context(), Options{DSN: dsn, VectorMode: "exact", MaxConns: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
+		s := mustOpen(t, Options{DSN: dsn, VectorMode: "exact", MaxConns: 4})
 		return s
 	}
 	w1, w2, r, sqlPath := open(), open(), open(), open()
 	r.WarmLexical()
 	ctx := t.Context()
-	m := &cacheModel{t: t, w: w1, r: r, dim: 8, ref: map[string]store.Drawer{}, rng: rand.New(rand.NewPCG(31, 32))}
-	if err := w1.SetModel(ctx, "m", m.dim); err != nil {
-		t.Fatal(err)
-	}
+	m := newCacheModel(t, w1, r, "m", 8, rand.New(rand.NewPCG(31, 32)))
 	queries := make([][]float32, 8)
 	for i := range queries {
 		queries[i] = m.unit()
@@ -1049,10 +1019,7 @@ func TestExactRefreshUnderChurn(t *testing.T) {
 func TestNewerSchemaUntouched(t *testing.T) {
 	ctx := t.Context()
 	dsn := pgtest.OnlySchema(t, pgtest.EnvPostgresPassword)
-	s, err := Open(ctx, Options{DSN: dsn, VectorMode: "exact"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, Options{DSN: dsn, VectorMode: "exact"})
 	if _, err := s.pool.Exec(ctx, `UPDATE palace SET schema_version = $1, generation = 42`, SchemaVersion+1); err != nil {
 		t.Fatal(err)
 	}

@@ -21,11 +21,7 @@ func twoProcesses(t *testing.T) (w, r *Store) {
 	t.Helper()
 	dsn := pgtest.Schema(t, pgtest.EnvPostgres)
 	open := func() *Store {
-		s, err := Open(t.Context(), Options{DSN: dsn, VectorMode: "exact"})
-		if err != nil {
-			t.Fatalf("Open: %v", err)
-		}
-		t.Cleanup(func() { s.Close() })
+		s := mustOpen(t, Options{DSN: dsn, VectorMode: "exact"})
 		if s.VectorMode() != ModeExact {
 			t.Fatalf("vector mode %q, want %q", s.VectorMode(), ModeExact)
 		}
@@ -42,6 +38,16 @@ type cacheModel struct {
 	ref  map[string]store.Drawer
 	rng  *rand.Rand
 	next int
+}
+
+// newCacheModel is an empty reference for writer w and reader r, with
+// vectors of dimension dim drawn by rng, once w has recorded model.
+func newCacheModel(t *testing.T, w, r *Store, model string, dim int, rng *rand.Rand) *cacheModel {
+	t.Helper()
+	if err := w.SetModel(t.Context(), model, dim); err != nil {
+		t.Fatal(err)
+	}
+	return &cacheModel{t: t, w: w, r: r, dim: dim, ref: map[string]store.Drawer{}, rng: rng}
 }
 
 func (m *cacheModel) unit() []float32 { return storetest.UnitVector(m.rng, m.dim) }
@@ -213,10 +219,7 @@ func (m *cacheModel) ids(src string) []string {
 func TestVectorCacheFollowsOtherProcess(t *testing.T) {
 	w, r := twoProcesses(t)
 	ctx := t.Context()
-	m := &cacheModel{t: t, w: w, r: r, dim: 16, ref: map[string]store.Drawer{}, rng: rand.New(rand.NewPCG(7, 7))}
-	if err := w.SetModel(ctx, "m1", m.dim); err != nil {
-		t.Fatal(err)
-	}
+	m := newCacheModel(t, w, r, "m1", 16, rand.New(rand.NewPCG(7, 7)))
 	m.check("empty", "full")
 	m.check("no write", "")
 
@@ -308,10 +311,7 @@ func TestVectorCachePrunedTombstones(t *testing.T) {
 	w, r := twoProcesses(t)
 	ctx := t.Context()
 	w.tombHorizon, w.pruneEvery = 3, 1
-	m := &cacheModel{t: t, w: w, r: r, dim: 8, ref: map[string]store.Drawer{}, rng: rand.New(rand.NewPCG(8, 8))}
-	if err := w.SetModel(ctx, "m", m.dim); err != nil {
-		t.Fatal(err)
-	}
+	m := newCacheModel(t, w, r, "m", 8, rand.New(rand.NewPCG(8, 8)))
 	m.insert("a.md", 20, nil)
 	m.check("load", "full")
 
@@ -345,10 +345,7 @@ func TestVectorCachePrunedTombstones(t *testing.T) {
 func TestVectorCacheConcurrentWriters(t *testing.T) {
 	w, r := twoProcesses(t)
 	ctx := t.Context()
-	m := &cacheModel{t: t, w: w, r: r, dim: 16, ref: map[string]store.Drawer{}, rng: rand.New(rand.NewPCG(9, 9))}
-	if err := w.SetModel(ctx, "m", m.dim); err != nil {
-		t.Fatal(err)
-	}
+	m := newCacheModel(t, w, r, "m", 16, rand.New(rand.NewPCG(9, 9)))
 	// Prepare every write first (the model's rng is not goroutine-safe).
 	var ups []store.FileUpdate
 	live := map[string][]string{}
