@@ -101,18 +101,9 @@ func TestStoreBenchmark(t *testing.T) {
 	// Same ranking on both, query by query.
 	agree, agreeWarm := 0, 0
 	for _, q := range queries {
-		a, err := sq.Lexical(ctx, q, store.Filter{}, 10)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := pg.Lexical(ctx, q, store.Filter{}, 10)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := warm.Lexical(ctx, q, store.Filter{}, 10)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := lexical(t, sq, q, store.Filter{}, 10)
+		b := lexical(t, pg, q, store.Filter{}, 10)
+		c := lexical(t, warm, q, store.Filter{}, 10)
 		same := func(x, y store.Scored) bool { return x.ID == y.ID }
 		if slices.EqualFunc(a, b, same) {
 			agree++

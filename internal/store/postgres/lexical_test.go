@@ -60,18 +60,22 @@ func TestLexicalMatchesSQLite(t *testing.T) {
 		query := strings.Join(q, " ")
 		for _, f := range filters {
 			for _, k := range []int{1, 5, 30} {
-				want, err := sq.Lexical(ctx, query, f, k)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := pg.Lexical(ctx, query, f, k)
-				if err != nil {
-					t.Fatal(err)
-				}
+				want := lexical(t, sq, query, f, k)
+				got := lexical(t, pg, query, f, k)
 				sameRanking(t, fmt.Sprintf("query %d %q %+v k=%d (want: SQLite's)", qi, query, f, k), got, want)
 			}
 		}
 	}
+}
+
+// lexical is s.Lexical, failing the test on an error.
+func lexical(t *testing.T, s store.Store, q string, f store.Filter, k int) []store.Scored {
+	t.Helper()
+	res, err := s.Lexical(t.Context(), q, f, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 // openPG opens a PostgreSQL store with opts, closed when the test ends.
@@ -217,20 +221,11 @@ func TestLexicalWarm(t *testing.T) {
 			for _, f := range filters {
 				for _, k := range []int{1, 5, 30, 500} {
 					what := fmt.Sprintf("%s: query %q %+v k=%d", phase, query, f, k)
-					want, err := w.Lexical(ctx, query, f, k)
-					if err != nil {
-						t.Fatal(err)
-					}
-					got, err := warm.Lexical(ctx, query, f, k)
-					if err != nil {
-						t.Fatal(err)
-					}
+					want := lexical(t, w, query, f, k)
+					got := lexical(t, warm, query, f, k)
 					asked++
 					sameRanking(t, what+" (warm vs SQL)", got, want)
-					lite, err := sq.Lexical(ctx, query, f, k)
-					if err != nil {
-						t.Fatal(err)
-					}
+					lite := lexical(t, sq, query, f, k)
 					sameRanking(t, what+" (warm vs SQLite)", got, lite)
 				}
 			}
@@ -399,14 +394,8 @@ func TestLexicalWarmConcurrent(t *testing.T) {
 	warm.WaitLexWarm()
 	before, _, _ := warm.LexWarmStats()
 	for _, q := range []string{"alpha", "gamma29 delta3", "beta delta1"} {
-		want, err := w.Lexical(ctx, q, store.Filter{}, 20)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := warm.Lexical(ctx, q, store.Filter{}, 20)
-		if err != nil {
-			t.Fatal(err)
-		}
+		want := lexical(t, w, q, store.Filter{}, 20)
+		got := lexical(t, warm, q, store.Filter{}, 20)
 		sameRanking(t, q, got, want)
 	}
 	if after, _, _ := warm.LexWarmStats(); after-before != 3 {

@@ -418,10 +418,7 @@ func TestConcurrentMining(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := ref.Lexical(ctx, q, store.Filter{}, 20)
-		if err != nil {
-			t.Fatal(err)
-		}
+		w := lexical(t, ref, q, store.Filter{}, 20)
 		if !sameScored(g, w) {
 			t.Errorf("Lexical(%q):\n postgres %v\n sqlite   %v", q, g, w)
 		}
