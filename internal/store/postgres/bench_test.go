@@ -50,16 +50,7 @@ func TestStoreBenchmark(t *testing.T) {
 	t.Logf("| backend | mining (drawers/s) | lexical p50 / p95 | vector p50 / p95 | hybrid p50 / p95 | first vector search |")
 	t.Logf("|---|---|---|---|---|---|")
 	for _, s := range []store.Store{sq, pg} {
-		if err := s.SetModel(ctx, "bench", 384); err != nil {
-			t.Fatal(err)
-		}
-		start := time.Now()
-		for _, u := range files {
-			if err := s.Apply(ctx, u); err != nil {
-				t.Fatal(err)
-			}
-		}
-		rate := float64(n) / time.Since(start).Seconds()
+		rate := float64(n) / mineAll(t, s, files).Seconds()
 		t0 := time.Now()
 		if _, err := s.Vector(ctx, qvecs[0], store.Filter{}, 10); err != nil {
 			t.Fatal(err)
@@ -134,16 +125,7 @@ func TestVectorRefreshBenchmark(t *testing.T) {
 	dsn := pgtest.Schema(t, pgtest.EnvPostgres)
 	open := func() *postgres.Store { return openPG(t, postgres.Options{DSN: dsn, VectorMode: "exact"}) }
 	w, r := open(), open()
-	if err := w.SetModel(ctx, "bench", 384); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	for _, u := range files {
-		if err := w.Apply(ctx, u); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Logf("%d drawers mined at %.0f drawers/s", n, float64(n)/time.Since(start).Seconds())
+	t.Logf("%d drawers mined at %.0f drawers/s", n, float64(n)/mineAll(t, w, files).Seconds())
 	q := storetest.UnitVector(rng, 384)
 	search := func() time.Duration {
 		t0 := time.Now()
@@ -252,14 +234,7 @@ func TestHNSWRecall(t *testing.T) {
 		if hn.VectorMode() != postgres.ModePGVector {
 			t.Fatalf("PGlite palace in %s mode, want %s", hn.VectorMode(), postgres.ModePGVector)
 		}
-		if err := hn.SetModel(ctx, "bench", 384); err != nil {
-			t.Fatal(err)
-		}
-		for _, u := range files {
-			if err := hn.Apply(ctx, u); err != nil {
-				t.Fatal(err)
-			}
-		}
+		mineAll(t, hn, files)
 		exact := make([][]store.Scored, nq)
 		var exactT []time.Duration
 		for i, q := range qvecs {
@@ -320,6 +295,22 @@ func near(rng *rand.Rand, c []float32, sigma float64) []float32 {
 		v[i] = float32(float64(v[i]) / math.Sqrt(s))
 	}
 	return v
+}
+
+// mineAll records the benchmark's model (384-d) in s and applies files,
+// returning how long the applies took.
+func mineAll(t *testing.T, s store.Store, files []store.FileUpdate) time.Duration {
+	t.Helper()
+	if err := s.SetModel(t.Context(), "bench", 384); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for _, u := range files {
+		if err := s.Apply(t.Context(), u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return time.Since(start)
 }
 
 // synthPalace is the synthetic palace (synthFiles) of as many drawers as
