@@ -195,17 +195,12 @@ func Update(ctx context.Context, path string, perm os.FileMode, fn func(old []by
 func updateOnce(ctx context.Context, path string, perm os.FileMode, fn func(old []byte) ([]byte, error)) error {
 	// Keep the old file open: agents append without the lock, and a write
 	// that lands in it after we read is carried over by Swap.
-	var old []byte
-	fh, err := OpenRegular(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
+	fh, old, err := ReadForSwap(path)
+	if err != nil {
 		return fmt.Errorf("atomicio: read %s: %w", path, err)
-	default:
+	}
+	if fh != nil {
 		defer fh.Close()
-		if old, err = io.ReadAll(fh); err != nil {
-			return fmt.Errorf("atomicio: read %s: %w", path, err)
-		}
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("atomicio: update %s: %w", path, err)

@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hivemem/hivemem/internal/filetest"
 )
 
 // childEnv switches the test binary into a helper child process (see
@@ -119,12 +121,7 @@ func childStuckSwapper(path string) int {
 		return 1
 	}
 	defer unlock()
-	fh, err := OpenRegular(path)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	old, err := io.ReadAll(fh)
+	fh, old, err := ReadForSwap(path)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -140,19 +137,8 @@ func startChild(t *testing.T, role, path string) (*exec.Cmd, io.WriteCloser, *bu
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+role, "HIVEMEM_ATOMICIO_PATH="+path)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd, stdin, bufio.NewReader(stdout)
+	stdin, stdout := filetest.StartPiped(t, cmd)
+	return cmd, stdin, stdout
 }
 
 func TestWriteFile(t *testing.T) {
@@ -215,24 +201,28 @@ func assertNoTemp(t *testing.T, dir string) {
 	}
 }
 
+// TestWriteFileKeepsSymlink: WriteFile through a symlink writes its
+// target and keeps the link, and through a dangling one creates the target.
 func TestWriteFileKeepsSymlink(t *testing.T) {
-	dir := t.TempDir()
-	real := filepath.Join(dir, "real.md")
-	link := filepath.Join(dir, "memory.md")
-	if err := os.WriteFile(real, []byte("old"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("real.md", link); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteFile(link, []byte("new"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if li, err := os.Lstat(link); err != nil || li.Mode()&os.ModeSymlink == 0 {
-		t.Fatalf("link replaced by a regular file (err %v)", err)
-	}
-	if got, _ := os.ReadFile(real); string(got) != "new" {
-		t.Errorf("link target = %q, want %q", got, "new")
+	for _, dangling := range []bool{false, true} {
+		dir := t.TempDir()
+		real := filepath.Join(dir, "real.md")
+		link := filepath.Join(dir, "memory.md")
+		if !dangling {
+			filetest.Write(t, real, "old")
+		}
+		if err := os.Symlink("real.md", link); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteFile(link, []byte("new"), 0o644); err != nil {
+			t.Fatalf("dangling=%v: %v", dangling, err)
+		}
+		if li, err := os.Lstat(link); err != nil || li.Mode()&os.ModeSymlink == 0 {
+			t.Fatalf("dangling=%v: link replaced by a regular file (err %v)", dangling, err)
+		}
+		if got, _ := os.ReadFile(real); string(got) != "new" {
+			t.Errorf("dangling=%v: link target = %q, want %q", dangling, got, "new")
+		}
 	}
 }
 
@@ -276,9 +266,7 @@ func TestWriteFileReadOnlyDir(t *testing.T) {
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "memory.md")
-	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	filetest.Write(t, path, "old")
 	if err := os.Chmod(dir, 0o555); err != nil {
 		t.Fatal(err)
 	}
@@ -356,9 +344,7 @@ func TestCleanTemp(t *testing.T) {
 	}
 	for _, f := range files {
 		p := filepath.Join(dir, f.name)
-		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		filetest.Write(t, p, "x")
 		if f.stale {
 			if err := os.Chtimes(p, old, old); err != nil {
 				t.Fatal(err)
@@ -581,9 +567,7 @@ func TestIsTempName(t *testing.T) {
 // appended bytes must end up in the new file.
 func TestUpdateKeepsConcurrentAppend(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.md")
-	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	filetest.Write(t, path, "one\n")
 	err := Update(context.Background(), path, 0o644, func(old []byte) ([]byte, error) {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
@@ -611,36 +595,20 @@ func TestUpdateWaitsForSlowAppender(t *testing.T) {
 		t.Skip("needs /proc to see who holds the file open")
 	}
 	path := filepath.Join(t.TempDir(), "memory.md")
-	if err := os.WriteFile(path, []byte("one\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	filetest.Write(t, path, "one\n")
 	cmd, stdin, stdout := startChild(t, "slowappender", path)
 	if line, err := stdout.ReadString('\n'); err != nil || line != "opened\n" {
 		t.Fatalf("child: %q, %v", line, err)
 	}
-	done := make(chan error, 1)
-	go func() {
-		done <- Update(context.Background(), path, 0o644, func(old []byte) ([]byte, error) {
-			return append([]byte("zero\n"), old...), nil
-		})
-	}()
+	done := prependInBackground(path)
 	time.Sleep(10 * DefaultSalvageGrace) // well past the grace
 	select {
 	case err := <-done:
 		t.Fatalf("Update returned (%v) while an appender still held the old file open", err)
 	default:
 	}
-	if _, err := io.WriteString(stdin, "go\n"); err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("child: %v", err)
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	got, _ := os.ReadFile(path)
-	if string(got) != "zero\none\nlate agent line\n" {
+	releaseAppender(t, cmd, stdin)
+	if got := updated(t, path, done); got != "zero\none\nlate agent line\n" {
 		t.Fatalf("file = %q, the late append was lost", got)
 	}
 }
@@ -663,9 +631,7 @@ func TestRecover(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "memory.md")
-			if err := os.WriteFile(path, []byte("old\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			filetest.Write(t, path, "old\n")
 			kept := keptName(dir, "memory.md", int64(len("old\n")))
 			if err := os.Link(path, kept); err != nil {
 				t.Fatal(err)
@@ -728,9 +694,7 @@ func TestKeptOffset(t *testing.T) {
 // carries the line: it is not lost with the writer.
 func TestKilledAfterSwap(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memory.md")
-	if err := os.WriteFile(path, []byte("first line\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	filetest.Write(t, path, "first line\n")
 	agent, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -762,4 +726,426 @@ func TestKilledAfterSwap(t *testing.T) {
 	if kept, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*"+keptSuffix)); len(kept) != 0 {
 		t.Errorf("kept files left: %v", kept)
 	}
+}
+
+// The write path's promise, held against adversarial writers: no line a
+// writer was told was written is ever lost, and bad input fails with a
+// clear error instead of hanging or dropping data.
+
+// appendRaw appends text the way an agent does: O_APPEND (creating the file
+// when missing), one write, close, no lock.
+func appendRaw(t *testing.T, path, text string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUpdateMissingFileRacesAgentCreate: Update finds no file (old is
+// nil, so there is nothing to salvage from), and before it renames its
+// result into place an agent creates the file with `>>` (O_APPEND|O_CREAT)
+// and writes a line. The rename replaces the agent's file and its line is
+// gone although the agent's write succeeded.
+func TestUpdateMissingFileRacesAgentCreate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.md")
+	calls := 0
+	err := Update(context.Background(), path, 0o644, func(old []byte) ([]byte, error) {
+		calls++
+		if calls > 1 {
+			// Update noticed the new file and read again.
+			return append(old, "UPDATE-LINE\n"...), nil
+		}
+		if old != nil {
+			t.Fatalf("old = %q, want nil for a missing file", old)
+		}
+		// The agent, between Update's open (ENOENT) and its rename.
+		appendRaw(t, path, "## agent note\nAGENT-CREATED-LINE\n")
+		return []byte("# Memory — template\nUPDATE-LINE\n"), nil
+	})
+	if err != nil {
+		// Refusing (e.g. "the file appeared meanwhile") would be fine too:
+		// the writer of the template was told it failed.
+		t.Logf("Update failed (acceptable): %v", err)
+	}
+	got, _ := os.ReadFile(path)
+	if !strings.Contains(string(got), "AGENT-CREATED-LINE") {
+		t.Fatalf("the agent's line, appended to the file it created while Update ran, was lost; file = %q", got)
+	}
+	if err == nil && (calls != 2 || !strings.Contains(string(got), "UPDATE-LINE")) {
+		t.Fatalf("Update succeeded after %d calls of fn; file = %q", calls, got)
+	}
+}
+
+// TestUpdateThroughAliasedSymlinks: two memory paths are symlinks to
+// one file (WriteFile documents that it follows links). Each Update locks
+// "<link>.lock", so two writers through different links are not
+// serialised: writer B reads, writer A completes, B renames over A's result
+// and A's line is lost although A returned nil. Either both lines must be
+// in the file, or A must be refused (lock busy) instead of told it wrote.
+func TestUpdateThroughAliasedSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "shared.md")
+	filetest.Write(t, target, "base\n")
+	linkA, linkB := filepath.Join(dir, "a.md"), filepath.Join(dir, "b.md")
+	for _, l := range []string{linkA, linkB} {
+		if err := os.Symlink(target, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var errA error
+	errB := Update(context.Background(), linkB, 0o644, func(old []byte) ([]byte, error) {
+		// A concurrent writer through the other link, while B holds its lock.
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		errA = Update(ctx, linkA, 0o644, func(o []byte) ([]byte, error) {
+			return append(o, "LINE-FROM-A\n"...), nil
+		})
+		return append(old, "LINE-FROM-B\n"...), nil
+	})
+	if errB != nil {
+		t.Fatalf("B: %v", errB)
+	}
+	got, _ := os.ReadFile(target)
+	if errA == nil && !strings.Contains(string(got), "LINE-FROM-A") {
+		t.Fatalf("writer A was told its update succeeded, but its line is gone: file = %q", got)
+	}
+	if !strings.Contains(string(got), "LINE-FROM-B") {
+		t.Fatalf("writer B's line is gone: file = %q", got)
+	}
+}
+
+// TestUpdateOnFIFOFailsWithoutBlocking: a FIFO planted where the memory file should be must
+// give a clear error, not block the writer (and its lock) until some other
+// process happens to open the FIFO for writing. The test detects the block
+// without timing: opening the FIFO for writing with O_NONBLOCK succeeds
+// only once a reader has it open.
+func TestUpdateOnFIFOFailsWithoutBlocking(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.md")
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- Update(context.Background(), path, 0o644, func(old []byte) ([]byte, error) {
+			return append(old, "x\n"...), nil
+		})
+	}()
+	for {
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Fatal("Update on a FIFO reported success")
+			}
+			t.Logf("Update on a FIFO: %v", err)
+			return
+		default:
+		}
+		w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if err == nil {
+			// Update opened the FIFO for reading and is blocked in it.
+			w.Close() // unblock it (EOF) so the goroutine ends
+			err := <-done
+			t.Fatalf("Update blocked opening a FIFO for reading (holding the file lock) until a writer appeared; then returned %v", err)
+		}
+		if !errors.Is(err, syscall.ENXIO) {
+			t.Fatalf("open fifo for writing: %v", err)
+		}
+		time.Sleep(time.Millisecond) // poll; not a synchronisation point
+	}
+}
+
+// TestUpdateConcurrentWritersAndAppendersKeepEveryLine: goroutines doing locked
+// read-modify-write updates (what remember does) race shell processes
+// appending with `>>` and no lock (what agents do). Every line of both
+// kinds must be in the file at the end.
+func TestUpdateConcurrentWritersAndAppendersKeepEveryLine(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	path := filepath.Join(t.TempDir(), "memory.md")
+	filetest.Write(t, path, "# Memory\n")
+	const (
+		updaters   = 6
+		perUpdater = 15
+		appenders  = 3
+		perAppend  = 150
+	)
+	var procs []*exec.Cmd
+	for a := range appenders {
+		script := fmt.Sprintf(`i=0; while [ $i -lt %d ]; do printf '## agent %d-%%d\nAPPENDED-%d-%%05d\n' $i $i >> "$F"; i=$((i+1)); done`, perAppend, a, a)
+		cmd := exec.Command("sh", "-c", script)
+		cmd.Env = append(os.Environ(), "F="+path)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs = append(procs, cmd)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, updaters*perUpdater)
+	for u := range updaters {
+		wg.Go(func() {
+			for i := range perUpdater {
+				err := Update(context.Background(), path, 0o644, func(old []byte) ([]byte, error) {
+					var b bytes.Buffer
+					b.Write(old)
+					if len(old) > 0 && !bytes.HasSuffix(old, []byte("\n")) {
+						b.WriteByte('\n')
+					}
+					fmt.Fprintf(&b, "## update %d-%d\nUPDATED-%d-%05d\n", u, i, u, i)
+					return b.Bytes(), nil
+				})
+				if err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, p := range procs {
+		if err := p.Wait(); err != nil {
+			t.Fatalf("appender: %v", err)
+		}
+	}
+	close(errs)
+	for err := range errs {
+		t.Errorf("update: %v", err)
+	}
+	got, _ := os.ReadFile(path)
+	lost := 0
+	check := func(marker string) {
+		if !bytes.Contains(got, []byte(marker+"\n")) {
+			lost++
+			if lost <= 5 {
+				t.Errorf("line %s lost", marker)
+			}
+		}
+	}
+	for u := range updaters {
+		for i := range perUpdater {
+			check(fmt.Sprintf("UPDATED-%d-%05d", u, i))
+		}
+	}
+	for a := range appenders {
+		for i := range perAppend {
+			check(fmt.Sprintf("APPENDED-%d-%05d", a, i))
+		}
+	}
+	if lost > 0 {
+		t.Fatalf("%d lines lost", lost)
+	}
+	assertNoTemp(t, filepath.Dir(path))
+}
+
+// TestUpdateFnErrorAndNoOpWriteNothing: an error from fn leaves the file and its
+// inode untouched (no rename); returning the old bytes writes nothing.
+func TestUpdateFnErrorAndNoOpWriteNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.md")
+	filetest.Write(t, path, "keep\n")
+	ino := func() uint64 {
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Sys().(*syscall.Stat_t).Ino
+	}
+	before := ino()
+	boom := errors.New("boom")
+	err := Update(context.Background(), path, 0o644, func(old []byte) ([]byte, error) { return nil, boom })
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v, want it to wrap fn's error", err)
+	}
+	if err := Update(context.Background(), path, 0o644, func(old []byte) ([]byte, error) { return old, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "keep\n" || ino() != before {
+		t.Fatalf("file %q (inode changed: %v)", got, ino() != before)
+	}
+	assertNoTemp(t, filepath.Dir(path))
+}
+
+// TestUpdateCanceledContextWritesNothing: a canceled context fails before fn runs
+// and writes nothing.
+func TestUpdateCanceledContextWritesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.md")
+	filetest.Write(t, path, "keep\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	called := false
+	err := Update(ctx, path, 0o644, func(old []byte) ([]byte, error) { called = true; return []byte("new\n"), nil })
+	if err == nil || called {
+		t.Fatalf("err = %v, fn called = %v; want an error before fn", err, called)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "keep\n" {
+		t.Fatalf("file = %q", got)
+	}
+}
+
+// TestWriteFileOntoDirectory: WriteFile refuses a directory with a clear
+// error and leaves no temp file. (Through a dangling symlink it creates the
+// target: TestWriteFileKeepsSymlink.)
+func TestWriteFileOntoDirectory(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "memory.md")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(sub, []byte("x"), 0o644); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("WriteFile onto a directory: %v", err)
+	}
+	assertNoTemp(t, dir)
+}
+
+// TestUpdateSalvagesShellAppenderAfterSwap: a real process opens the
+// file for append before Update swaps it and writes after the swap; the
+// line reaches the new file (Update waits while the process holds the old
+// file open). Uses sh so it needs no helper role.
+func TestUpdateSalvagesShellAppenderAfterSwap(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	path := filepath.Join(t.TempDir(), "memory.md")
+	filetest.Write(t, path, "one\n")
+	sh, stdin, stdout := filetest.StartShAppender(t, path, "SHELL-LATE-LINE")
+	orig := filetest.Inode(t, path)
+	done := prependInBackground(path)
+	filetest.WaitSwap(t, path, orig, done)
+	_ = stdout
+	releaseAppender(t, sh, stdin)
+	if got := updated(t, path, done); got != "zero\none\nSHELL-LATE-LINE\n" {
+		t.Fatalf("file = %q", got)
+	}
+}
+
+// TestUpdateOverwritesConcurrentAtomicSave: someone saves the file
+// atomically (temp + rename, as editors do) after Update read it and
+// before Update's rename. Salvage only watches the inode Update read, so
+// the saved content — here a line that was not in the file Update read —
+// is silently replaced. A compare-and-swap would notice that the file at
+// the path is no longer the one read (e.g. renameat2 RENAME_EXCHANGE and
+// check, or at least a re-stat before the rename) and refuse or merge.
+func TestUpdateOverwritesConcurrentAtomicSave(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.md")
+	filetest.Write(t, path, "one\n")
+	err := Update(context.Background(), path, 0o644, func(old []byte) ([]byte, error) {
+		filetest.EditorSave(t, path, "one\nSAVED-BY-EDITOR\n")
+		return append(old, "two\n"...), nil
+	})
+	got, _ := os.ReadFile(path)
+	if err == nil && !strings.Contains(string(got), "SAVED-BY-EDITOR") {
+		t.Fatalf("Update reported success and the concurrently saved line is gone: file = %q", got)
+	}
+}
+
+// TestUpdateKeepsLongHeldAppendFDLines: an agent that keeps its memory file open
+// for append for its whole session (a logger-style `exec 3>>memory.md`, or
+// a file object kept open) writes one line before an Update and one after
+// it. Update watches the replaced file only for SalvageMaxWait (3 s); the
+// agent's later line goes into the unlinked old inode and is lost, with no
+// error anywhere.
+func TestUpdateKeepsLongHeldAppendFDLines(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits SalvageMaxWait")
+	}
+	path := filepath.Join(t.TempDir(), "memory.md")
+	filetest.Write(t, path, "one\n")
+	sh, stdin, _ := filetest.StartShAppender(t, path, "LINE-FROM-LONG-LIVED-FD")
+	// Update returns once it stops watching (the agent still holds the
+	// old file open, so that is after SalvageMaxWait).
+	if err := Update(context.Background(), path, 0o644, func(old []byte) ([]byte, error) {
+		return append(old, "two\n"...), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	releaseAppender(t, sh, stdin)
+	// The replaced file was kept while the agent held it; the next locked
+	// access (here a no-op Update) carries what the agent wrote since.
+	if err := Update(context.Background(), path, 0o644, func(old []byte) ([]byte, error) { return old, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if kept, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*"+keptSuffix)); len(kept) != 0 {
+		t.Errorf("kept files left after the agent closed its descriptor: %v", kept)
+	}
+	got, _ := os.ReadFile(path)
+	if !strings.Contains(string(got), "LINE-FROM-LONG-LIVED-FD") {
+		t.Fatalf("the agent's write through its long-lived descriptor is lost: file = %q", got)
+	}
+}
+
+// TestReadForSwap: the read Update and restores make before a Swap returns
+// the contents with the file still open (a missing file is no file and no
+// error), and refuses what is not a regular file without blocking.
+func TestReadForSwap(t *testing.T) {
+	dir := t.TempDir()
+	if f, data, err := ReadForSwap(filepath.Join(dir, "missing.md")); f != nil || data != nil || err != nil {
+		t.Errorf("missing file: %v, %q, %v; want nil, nil, nil", f, data, err)
+	}
+	path := filepath.Join(dir, "memory.md")
+	filetest.Write(t, path, "one\n")
+	f, data, err := ReadForSwap(path)
+	if err != nil || string(data) != "one\n" {
+		t.Fatalf("regular file: %q, %v", data, err)
+	}
+	defer f.Close()
+	if same, err := sameFile(f, path); err != nil || !same {
+		t.Errorf("the open file is not %s: %v, %v", path, same, err)
+	}
+	for name, mk := range map[string]func(p string) error{
+		"directory": func(p string) error { return os.Mkdir(p, 0o755) },
+		"fifo":      func(p string) error { return syscall.Mkfifo(p, 0o644) },
+	} {
+		p := filepath.Join(dir, name)
+		if err := mk(p); err != nil {
+			t.Fatal(err)
+		}
+		if f, _, err := ReadForSwap(p); err == nil || f != nil {
+			t.Errorf("%s: %v, %v; want an error and no file", name, f, err)
+		}
+	}
+}
+
+// prependInBackground runs an Update of path that puts a line "zero"
+// first, and returns its result.
+func prependInBackground(path string) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		done <- Update(context.Background(), path, 0o644, func(old []byte) ([]byte, error) {
+			return append([]byte("zero\n"), old...), nil
+		})
+	}()
+	return done
+}
+
+// releaseAppender tells an appender waiting on its stdin (a slowappender
+// child or filetest.StartShAppender's sh) to write its line, and waits for
+// it to exit.
+func releaseAppender(t *testing.T, cmd *exec.Cmd, stdin io.Writer) {
+	t.Helper()
+	if _, err := io.WriteString(stdin, "go\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("appender: %v", err)
+	}
+}
+
+// updated waits for the Update whose result is done and returns the file
+// at path then.
+func updated(t *testing.T, path string, done <-chan error) string {
+	t.Helper()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(got)
 }

@@ -366,3 +366,23 @@ func ReadRegular(path string) ([]byte, error) {
 	defer f.Close()
 	return io.ReadAll(f)
 }
+
+// ReadForSwap reads the regular file at path (see OpenRegular) and returns
+// it still open, for the Swap that replaces it: what is appended after the
+// read is carried over from it. A missing file is nil, nil, nil; the caller
+// closes the file.
+func ReadForSwap(path string) (*os.File, []byte, error) {
+	f, err := OpenRegular(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, data, nil
+}

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
-	"github.com/hivemem/hivemem/internal/store/sqlite"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden session files in testdata/")
@@ -38,21 +38,10 @@ var fixtures = []struct{ file, format string }{
 }
 
 // newPalace is a real palace (SQLite, lexical-only) over a fresh home.
-func newPalace(t *testing.T) (home.Home, *palace.Palace) {
+func newPalace(t testing.TB) (home.Home, *palace.Palace) {
 	t.Helper()
-	h := home.Home{Root: t.TempDir()}
-	if err := h.Init(); err != nil {
-		t.Fatal(err)
-	}
-	st, err := sqlite.Open(context.Background(), filepath.Join(h.PalaceDir(), "palace.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	p, err := palace.New(context.Background(), h, st, nil, palace.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := hometest.New(t)
+	p, _ := hometest.Palace(t, h, nil, palace.Options{})
 	return h, p
 }
 
@@ -581,19 +570,7 @@ func BenchmarkSaveGrownTranscript(b *testing.B) {
 	for i := 0; i < 4000; i++ {
 		buf.WriteString(line(i))
 	}
-	h := home.Home{Root: b.TempDir()}
-	if err := h.Init(); err != nil {
-		b.Fatal(err)
-	}
-	st, err := sqlite.Open(context.Background(), filepath.Join(h.PalaceDir(), "palace.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	p, err := palace.New(context.Background(), h, st, nil, palace.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	h, p := newPalace(b)
 	src := filepath.Join(b.TempDir(), "s.jsonl")
 	if err := os.WriteFile(src, []byte(buf.String()), 0o644); err != nil {
 		b.Fatal(err)
@@ -645,18 +622,8 @@ func BenchmarkImportManySessions(b *testing.B) {
 	}
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		h := home.Home{Root: b.TempDir()}
-		if err := h.Init(); err != nil {
-			b.Fatal(err)
-		}
-		st, err := sqlite.Open(context.Background(), filepath.Join(h.PalaceDir(), "palace.db"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		p, err := palace.New(context.Background(), h, st, nil, palace.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
+		h := hometest.New(b)
+		p, st := hometest.Palace(b, h, nil, palace.Options{})
 		b.StartTimer()
 		res, err := Import(context.Background(), h, p, []string{src}, Options{Agent: "bench", Format: "generic"})
 		if err != nil || len(res.Sessions) != 200 {

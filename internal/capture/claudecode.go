@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // ccLine is one line of a Claude Code session transcript
@@ -89,8 +90,14 @@ func parseClaudeCode(name string, data []byte) ([]Conversation, error) {
 // commandNoise recognises the user lines Claude Code writes for its own
 // slash commands and their local output.
 func commandNoise(s string) bool {
-	s = strings.TrimSpace(s)
-	for _, p := range []string{"<command-name>", "<command-message>", "<local-command-stdout>", "<local-command-stderr>", "Caveat: The messages below were generated"} {
+	return startsWithAny(s, "<command-name>", "<command-message>", "<local-command-stdout>", "<local-command-stderr>", "Caveat: The messages below were generated")
+}
+
+// startsWithAny says whether s, leading white space aside, starts with one
+// of the prefixes.
+func startsWithAny(s string, prefixes ...string) bool {
+	s = strings.TrimLeftFunc(s, unicode.IsSpace)
+	for _, p := range prefixes {
 		if strings.HasPrefix(s, p) {
 			return true
 		}

@@ -3,7 +3,6 @@ package capture
 import (
 	"encoding/json"
 	"strconv"
-	"strings"
 )
 
 // cxLine is one line of a Codex rollout (~/.codex/sessions/YYYY/MM/DD/
@@ -117,11 +116,5 @@ func parseCodex(name string, data []byte) ([]Conversation, error) {
 // codexContext recognises the context Codex sends as user messages at the
 // start of a session (instructions, environment), which nobody typed.
 func codexContext(s string) bool {
-	s = strings.TrimSpace(s)
-	for _, p := range []string{"<environment_context>", "<user_instructions>", "<permissions instructions>", "# AGENTS.md instructions"} {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
+	return startsWithAny(s, "<environment_context>", "<user_instructions>", "<permissions instructions>", "# AGENTS.md instructions")
 }

@@ -1,6 +1,7 @@
 // Package filetest holds the file-system helpers the write-path tests share:
 // writing a file, saving it the way editors do, a shell process holding a
-// file open for append like an agent, and waiting for a file to be swapped.
+// file open for append like an agent, a child process on pipes, and waiting
+// for a file to be swapped.
 // It uses only the standard library, so the tests of every package
 // (atomicio included) can import it.
 package filetest
@@ -88,6 +89,18 @@ func StartShAppender(t testing.TB, path, line string) (*exec.Cmd, io.WriteCloser
 	}
 	cmd := exec.Command("sh", "-c", `exec 3>>"$F"; echo opened; read x; printf '%s\n' "$L" >&3`)
 	cmd.Env = append(os.Environ(), "F="+path, "L="+line)
+	stdin, rd := StartPiped(t, cmd)
+	if l, err := rd.ReadString('\n'); err != nil || l != "opened\n" {
+		t.Fatalf("sh said %q, %v", l, err)
+	}
+	t.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
+	return cmd, stdin, rd
+}
+
+// StartPiped starts cmd with pipes to its stdin and from its stdout, which
+// it returns; its stderr is the test's.
+func StartPiped(t testing.TB, cmd *exec.Cmd) (io.WriteCloser, *bufio.Reader) {
+	t.Helper()
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -100,10 +113,5 @@ func StartShAppender(t testing.TB, path, line string) (*exec.Cmd, io.WriteCloser
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	rd := bufio.NewReader(out)
-	if l, err := rd.ReadString('\n'); err != nil || l != "opened\n" {
-		t.Fatalf("sh said %q, %v", l, err)
-	}
-	t.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
-	return cmd, stdin, rd
+	return stdin, bufio.NewReader(out)
 }

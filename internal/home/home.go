@@ -180,38 +180,28 @@ func (h Home) PalaceDir() string { return filepath.Join(h.Root, "palace") }
 func (h Home) ConfigPath() string { return filepath.Join(h.Root, "config.toml") }
 
 // AgentDir is the directory of a validated agent.
-func (h Home) AgentDir(id string) (string, error) {
-	if err := ValidateAgentID(id); err != nil {
-		return "", err
-	}
-	return filepath.Join(h.AgentsDir(), id), nil
-}
+func (h Home) AgentDir(id string) (string, error) { return agentPath(id, h.AgentsDir(), id) }
 
 // MemoryPath is the memory file of a validated agent.
 func (h Home) MemoryPath(id string) (string, error) {
-	d, err := h.AgentDir(id)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(d, "memory.md"), nil
+	return agentPath(id, h.AgentsDir(), id, "memory.md")
 }
 
 // ArchiveDir is the archive directory of a validated agent.
-func (h Home) ArchiveDir(id string) (string, error) {
-	if err := ValidateAgentID(id); err != nil {
-		return "", err
-	}
-	return filepath.Join(h.ArchiveRoot(), id), nil
-}
+func (h Home) ArchiveDir(id string) (string, error) { return agentPath(id, h.ArchiveRoot(), id) }
 
 // SessionsDir holds a validated agent's imported conversations, one
 // markdown file each (hive/agents/<id>/sessions/).
 func (h Home) SessionsDir(id string) (string, error) {
-	d, err := h.AgentDir(id)
-	if err != nil {
+	return agentPath(id, h.AgentsDir(), id, "sessions")
+}
+
+// agentPath joins elem once the agent id is known to be valid.
+func agentPath(id string, elem ...string) (string, error) {
+	if err := ValidateAgentID(id); err != nil {
 		return "", err
 	}
-	return filepath.Join(d, "sessions"), nil
+	return filepath.Join(elem...), nil
 }
 
 // SessionFromPath recognises hive/agents/<id>/sessions/*.md under the home

@@ -1,7 +1,7 @@
-// Package hometest holds the helpers tests share for whole homes: a
-// model directory that does not load, the index of a palace as a
-// comparable dump and a fresh mine of the same files to compare it with,
-// and what an agent's archive holds. Helpers that open an app are in
+// Package hometest holds the helpers tests share for whole homes: a fresh
+// home and a palace over it, a model directory that does not load, the
+// index of a palace as a comparable dump and a fresh mine of the same files
+// to compare it with, and what an agent's archive holds. Helpers that open an app are in
 // internal/app/apptest (app is above the reflector, which uses these).
 package hometest
 
@@ -19,6 +19,45 @@ import (
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/sqlite"
 )
+
+// New is an initialised home in a new temporary directory.
+func New(t testing.TB) home.Home {
+	t.Helper()
+	h := home.Home{Root: t.TempDir()}
+	if err := h.Init(); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// Palace is a palace over h's own SQLite index (in its palace directory),
+// with embedder emb (nil: lexical only); the index is closed when the test
+// ends.
+func Palace(t testing.TB, h home.Home, emb palace.Embedder, popts palace.Options) (*palace.Palace, *sqlite.Store) {
+	t.Helper()
+	return openPalace(t, h, filepath.Join(h.PalaceDir(), "palace.db"), emb, popts)
+}
+
+func openPalace(t testing.TB, h home.Home, db string, emb palace.Embedder, popts palace.Options) (*palace.Palace, *sqlite.Store) {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return PalaceOver(t, h, st, emb, popts), st
+}
+
+// PalaceOver is a palace for h over the store st (of any backend), with
+// embedder emb (nil: lexical only); st is closed when the test ends.
+func PalaceOver(t testing.TB, h home.Home, st store.Store, emb palace.Embedder, popts palace.Options) *palace.Palace {
+	t.Helper()
+	t.Cleanup(func() { st.Close() })
+	p, err := palace.New(context.Background(), h, st, emb, popts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
 
 // BrokenModelDir is a MiniLM model directory whose files are not a model
 // (what a truncated download looks like).
@@ -49,21 +88,12 @@ func Drawers(ctx context.Context, st store.Store) (map[string]string, error) {
 
 // FreshPalace mines the hive of h into a palace over a brand-new SQLite
 // index, with embedder emb (nil: lexical only): the reference an
-// incrementally kept index must equal. The caller closes the store.
+// incrementally kept index must equal. The index is closed when the test
+// ends (closing it before is harmless).
 func FreshPalace(t testing.TB, h home.Home, emb palace.Embedder, popts palace.Options) (*palace.Palace, store.Store) {
 	t.Helper()
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "fresh.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := palace.New(ctx, h, st, emb, popts)
-	if err != nil {
-		st.Close()
-		t.Fatal(err)
-	}
-	if _, err := p.Mine(ctx, h.HiveDir(), palace.MineOptions{}); err != nil {
-		st.Close()
+	p, st := openPalace(t, h, filepath.Join(t.TempDir(), "fresh.db"), emb, popts)
+	if _, err := p.Mine(context.Background(), h.HiveDir(), palace.MineOptions{}); err != nil {
 		t.Fatalf("fresh mine: %v", err)
 	}
 	return p, st

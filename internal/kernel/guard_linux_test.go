@@ -37,46 +37,42 @@ func guarded(t *testing.T, src []float32) []float32 {
 // TestNoOverrun runs every entry point on operands that end at a guard page.
 func TestNoOverrun(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
-	for _, im := range impls {
-		t.Run(im.name, func(t *testing.T) {
-			withImpl(t, im.asm, func() {
-				for n := 0; n <= 40; n++ {
-					a := guarded(t, randVec(rng, n, 0))
-					b := guarded(t, randVec(rng, n, 0))
-					want, mag := refDot(a, b)
-					if got := Dot(a, b); !near(got, want, mag) {
-						t.Fatalf("Dot n=%d = %v, want %v", n, got, want)
+	forEachImpl(t, func(t *testing.T) {
+		for n := 0; n <= 40; n++ {
+			a := guarded(t, randVec(rng, n, 0))
+			b := guarded(t, randVec(rng, n, 0))
+			want, mag := refDot(a, b)
+			if got := Dot(a, b); !near(got, want, mag) {
+				t.Fatalf("Dot n=%d = %v, want %v", n, got, want)
+			}
+		}
+		for _, d := range []int{1, 7, 8, 9, 17, 24} {
+			for rows := 1; rows <= 9; rows++ {
+				q := guarded(t, randVec(rng, d, 0))
+				vecs := guarded(t, randVec(rng, rows*d, 0))
+				out := guarded(t, make([]float32, rows))
+				DotBatch(out, q, vecs, d)
+				for i := range out {
+					want, mag := refDot(q, vecs[i*d:(i+1)*d])
+					if !near(out[i], want, mag) {
+						t.Fatalf("DotBatch rows=%d d=%d row %d = %v, want %v", rows, d, i, out[i], want)
 					}
 				}
-				for _, d := range []int{1, 7, 8, 9, 17, 24} {
-					for rows := 1; rows <= 9; rows++ {
-						q := guarded(t, randVec(rng, d, 0))
-						vecs := guarded(t, randVec(rng, rows*d, 0))
-						out := guarded(t, make([]float32, rows))
-						DotBatch(out, q, vecs, d)
-						for i := range out {
-							want, mag := refDot(q, vecs[i*d:(i+1)*d])
-							if !near(out[i], want, mag) {
-								t.Fatalf("DotBatch rows=%d d=%d row %d = %v, want %v", rows, d, i, out[i], want)
-							}
-						}
+			}
+		}
+		for _, s := range []shape{{1, 1, 1}, {3, 4, 7}, {4, 5, 9}, {7, 9, 17}, {6, 8, 16}, {5, 6, 3}} {
+			a := guarded(t, randVec(rng, s.m*s.k, 0))
+			b := guarded(t, randVec(rng, s.n*s.k, 0))
+			c := guarded(t, make([]float32, s.m*s.n))
+			MatMulT(c, a, b, s.m, s.n, s.k)
+			for i := 0; i < s.m; i++ {
+				for j := 0; j < s.n; j++ {
+					want, mag := refDot(a[i*s.k:(i+1)*s.k], b[j*s.k:(j+1)*s.k])
+					if !near(c[i*s.n+j], want, mag) {
+						t.Fatalf("MatMulT %v: c[%d][%d] = %v, want %v", s, i, j, c[i*s.n+j], want)
 					}
 				}
-				for _, s := range []shape{{1, 1, 1}, {3, 4, 7}, {4, 5, 9}, {7, 9, 17}, {6, 8, 16}, {5, 6, 3}} {
-					a := guarded(t, randVec(rng, s.m*s.k, 0))
-					b := guarded(t, randVec(rng, s.n*s.k, 0))
-					c := guarded(t, make([]float32, s.m*s.n))
-					MatMulT(c, a, b, s.m, s.n, s.k)
-					for i := 0; i < s.m; i++ {
-						for j := 0; j < s.n; j++ {
-							want, mag := refDot(a[i*s.k:(i+1)*s.k], b[j*s.k:(j+1)*s.k])
-							if !near(c[i*s.n+j], want, mag) {
-								t.Fatalf("MatMulT %v: c[%d][%d] = %v, want %v", s, i, j, c[i*s.n+j], want)
-							}
-						}
-					}
-				}
-			})
-		})
-	}
+			}
+		}
+	})
 }

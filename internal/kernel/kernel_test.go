@@ -26,6 +26,15 @@ func withImpl(tb testing.TB, asm bool, f func()) {
 	f()
 }
 
+// forEachImpl runs f as a subtest for each implementation (Go and, where
+// the machine has it, the assembly).
+func forEachImpl(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	for _, im := range impls {
+		t.Run(im.name, func(t *testing.T) { withImpl(t, im.asm, func() { f(t) }) })
+	}
+}
+
 // randVec returns n values in [-1, 1), offset elements into a larger
 // allocation so the kernels also see vectors that are not 32-byte aligned,
 // with sentinel values on both sides.
@@ -84,18 +93,14 @@ func TestDot(t *testing.T) {
 }
 
 func TestDotShortB(t *testing.T) {
-	for _, im := range impls {
-		t.Run(im.name, func(t *testing.T) {
-			withImpl(t, im.asm, func() {
-				defer func() {
-					if recover() == nil {
-						t.Error("Dot with len(b) < len(a) did not panic")
-					}
-				}()
-				Dot(make([]float32, 9), make([]float32, 8))
-			})
-		})
-	}
+	forEachImpl(t, func(t *testing.T) {
+		defer func() {
+			if recover() == nil {
+				t.Error("Dot with len(b) < len(a) did not panic")
+			}
+		}()
+		Dot(make([]float32, 9), make([]float32, 8))
+	})
 }
 
 // checkBatch verifies out against q·row for every row and that out's
@@ -116,43 +121,35 @@ func checkBatch(t *testing.T, name string, out, q, vecs []float32, d int) {
 
 func TestDotBatch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, im := range impls {
-		t.Run(im.name, func(t *testing.T) {
-			withImpl(t, im.asm, func() {
-				for _, d := range sizes {
-					for _, rows := range []int{0, 1, 3, 4, 5, 7, 8, 9, 17} {
-						q := randVec(rng, d, rows%3)
-						vecs := randVec(rng, rows*d, 1)
-						out := nanSlice(rows)
-						DotBatch(out, q, vecs, d)
-						checkBatch(t, fmt.Sprintf("DotBatch d=%d rows=%d", d, rows), out, q, vecs, d)
-					}
-				}
-			})
-		})
-	}
+	forEachImpl(t, func(t *testing.T) {
+		for _, d := range sizes {
+			for _, rows := range []int{0, 1, 3, 4, 5, 7, 8, 9, 17} {
+				q := randVec(rng, d, rows%3)
+				vecs := randVec(rng, rows*d, 1)
+				out := nanSlice(rows)
+				DotBatch(out, q, vecs, d)
+				checkBatch(t, fmt.Sprintf("DotBatch d=%d rows=%d", d, rows), out, q, vecs, d)
+			}
+		}
+	})
 }
 
 func TestDotBatchParallel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, im := range impls {
-		t.Run(im.name, func(t *testing.T) {
-			withImpl(t, im.asm, func() {
-				for _, tc := range []struct{ rows, d int }{
-					{parallelRows + 37, 33},
-					{3 * parallelRows, 384},
-					{100, 384}, // below the threshold: serial
-				} {
-					q := randVec(rng, tc.d, 1)
-					vecs := randVec(rng, tc.rows*tc.d, 0)
-					out := make([]float32, tc.rows, tc.rows+1)
-					out[:tc.rows+1][tc.rows] = float32(math.NaN())
-					DotBatchParallel(out, q, vecs, tc.d)
-					checkBatch(t, fmt.Sprintf("DotBatchParallel rows=%d d=%d", tc.rows, tc.d), out, q, vecs, tc.d)
-				}
-			})
-		})
-	}
+	forEachImpl(t, func(t *testing.T) {
+		for _, tc := range []struct{ rows, d int }{
+			{parallelRows + 37, 33},
+			{3 * parallelRows, 384},
+			{100, 384}, // below the threshold: serial
+		} {
+			q := randVec(rng, tc.d, 1)
+			vecs := randVec(rng, tc.rows*tc.d, 0)
+			out := make([]float32, tc.rows, tc.rows+1)
+			out[:tc.rows+1][tc.rows] = float32(math.NaN())
+			DotBatchParallel(out, q, vecs, tc.d)
+			checkBatch(t, fmt.Sprintf("DotBatchParallel rows=%d d=%d", tc.rows, tc.d), out, q, vecs, tc.d)
+		}
+	})
 }
 
 // checkMatMul compares c[i*ldc+j] with a_i·b_j and checks that the padding
@@ -204,47 +201,39 @@ var matShapes = []shape{
 
 func TestMatMulT(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, im := range impls {
-		t.Run(im.name, func(t *testing.T) {
-			withImpl(t, im.asm, func() {
-				for _, s := range matShapes {
-					a := randVec(rng, s.m*s.k, 1)
-					b := randVec(rng, s.n*s.k, 3)
-					for _, f := range []struct {
-						name string
-						fn   func(c, a, b []float32, m, n, k int)
-					}{{"MatMulT", MatMulT}, {"MatMulTParallel", MatMulTParallel}, {"MatMulTSerial", MatMulTSerial}} {
-						c := nanSlice(s.m * s.n)
-						f.fn(c, a, b, s.m, s.n, s.k)
-						checkMatMul(t, f.name, c, s.n, a, b, s.m, s.n, s.k)
-					}
-				}
-			})
-		})
-	}
+	forEachImpl(t, func(t *testing.T) {
+		for _, s := range matShapes {
+			a := randVec(rng, s.m*s.k, 1)
+			b := randVec(rng, s.n*s.k, 3)
+			for _, f := range []struct {
+				name string
+				fn   func(c, a, b []float32, m, n, k int)
+			}{{"MatMulT", MatMulT}, {"MatMulTParallel", MatMulTParallel}, {"MatMulTSerial", MatMulTSerial}} {
+				c := nanSlice(s.m * s.n)
+				f.fn(c, a, b, s.m, s.n, s.k)
+				checkMatMul(t, f.name, c, s.n, a, b, s.m, s.n, s.k)
+			}
+		}
+	})
 }
 
 // TestMatMulTStride covers the column-block form the parallel split uses:
 // c rows longer than n must keep their other columns.
 func TestMatMulTStride(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	for _, im := range impls {
-		t.Run(im.name, func(t *testing.T) {
-			withImpl(t, im.asm, func() {
-				for _, s := range matShapes {
-					if s.m == 0 {
-						continue
-					}
-					ldc := s.n + 5
-					a := randVec(rng, s.m*s.k, 0)
-					b := randVec(rng, s.n*s.k, 0)
-					c := nanSlice(s.m * ldc)
-					matMulT(c, ldc, a, b, s.m, s.n, s.k)
-					checkMatMul(t, "matMulT", c, ldc, a, b, s.m, s.n, s.k)
-				}
-			})
-		})
-	}
+	forEachImpl(t, func(t *testing.T) {
+		for _, s := range matShapes {
+			if s.m == 0 {
+				continue
+			}
+			ldc := s.n + 5
+			a := randVec(rng, s.m*s.k, 0)
+			b := randVec(rng, s.n*s.k, 0)
+			c := nanSlice(s.m * ldc)
+			matMulT(c, ldc, a, b, s.m, s.n, s.k)
+			checkMatMul(t, "matMulT", c, ldc, a, b, s.m, s.n, s.k)
+		}
+	})
 }
 
 // TestRandomShapes compares the two paths directly on many small random

@@ -2,14 +2,12 @@ package locomo
 
 import (
 	"context"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/palace"
-	"github.com/hivemem/hivemem/internal/store/sqlite"
 )
 
 func TestLoadNormalisesEvidence(t *testing.T) {
@@ -79,21 +77,8 @@ func TestRenderCaptions(t *testing.T) {
 // whose words appear in their evidence turn must be found first.
 func TestRunLexical(t *testing.T) {
 	ss, _ := Load("testdata/tiny.json")
-	h := home.Home{Root: t.TempDir()}
-	if err := h.Init(); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(h.PalaceDir(), "palace.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	p, err := palace.New(ctx, h, st, nil, palace.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Run(ctx, p, ss, Options{Dataset: "tiny"})
+	p, _ := hometest.Palace(t, hometest.New(t), nil, palace.Options{})
+	res, err := Run(context.Background(), p, ss, Options{Dataset: "tiny"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -297,16 +297,9 @@ func renderQuote(b *strings.Builder, lines []Line, i int, o Options) int {
 	for j < len(lines) && strings.HasPrefix(strings.TrimLeft(lines[j].Text, " "), ">") {
 		j++
 	}
-	b.WriteString(`<blockquote class="md-quote` + hitClass(o, lines[i].N, lines[j-1].N) + `">`)
-	for k := i; k < j; k++ {
-		if k > i {
-			b.WriteString("<br>")
-		}
-		anchor(b, lines[k].N)
-		t := strings.TrimLeft(lines[k].Text, " ")[1:]
-		renderInline(b, strings.TrimPrefix(t, " "), o, 0)
-	}
-	b.WriteString("</blockquote>\n")
+	renderLines(b, lines[i:j], o, "blockquote", "md-quote", func(s string) string {
+		return strings.TrimPrefix(strings.TrimLeft(s, " ")[1:], " ")
+	})
 	return j
 }
 
@@ -366,16 +359,22 @@ func renderParagraph(b *strings.Builder, lines []Line, i int, o Options) int {
 	for j < len(lines) && !isBlank(lines[j].Text) && !startsBlock(lines, j) {
 		j++
 	}
-	b.WriteString(`<p class="md-p` + hitClass(o, lines[i].N, lines[j-1].N) + `">`)
-	for k := i; k < j; k++ {
-		if k > i {
+	renderLines(b, lines[i:j], o, "p", "md-p", strings.TrimSpace)
+	return j
+}
+
+// renderLines writes lines (at least one) as one element tag of class cls,
+// a <br> between lines, the inline markdown of text(line) in each.
+func renderLines(b *strings.Builder, lines []Line, o Options, tag, cls string, text func(string) string) {
+	b.WriteString(`<` + tag + ` class="` + cls + hitClass(o, lines[0].N, lines[len(lines)-1].N) + `">`)
+	for k, l := range lines {
+		if k > 0 {
 			b.WriteString("<br>")
 		}
-		anchor(b, lines[k].N)
-		renderInline(b, strings.TrimSpace(lines[k].Text), o, 0)
+		anchor(b, l.N)
+		renderInline(b, text(l.Text), o, 0)
 	}
-	b.WriteString("</p>\n")
-	return j
+	b.WriteString("</" + tag + ">\n")
 }
 
 // Inline limits: deeper nesting and lines with many unmatched markers are

@@ -16,6 +16,18 @@ import (
 	"github.com/hivemem/hivemem/internal/modelfetch"
 )
 
+// readJSON decodes the JSON file at path into v.
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
 // modelDir returns the installed model's directory, or skips the test.
 func modelDir(t testing.TB) string {
 	t.Helper()
@@ -31,21 +43,31 @@ func modelDir(t testing.TB) string {
 	return dir
 }
 
+// loadModel and loadTokenizer load the installed model once for the whole
+// test binary (testModel and testTokenizer skip first when there is none).
 var (
-	sharedOnce  sync.Once
-	sharedModel *Model
-	sharedErr   error
+	loadModel     = sync.OnceValues(func() (*Model, error) { return Load(modelfetch.DefaultDir()) })
+	loadTokenizer = sync.OnceValues(func() (*Tokenizer, error) {
+		return LoadTokenizer(filepath.Join(modelfetch.DefaultDir(), modelfetch.TokenizerFile))
+	})
 )
 
-// testModel loads the model once for the whole test binary.
-func testModel(t testing.TB) *Model {
+// testModel is the installed model.
+func testModel(t testing.TB) *Model { return installed(t, loadModel) }
+
+// testTokenizer is the installed model's tokenizer.
+func testTokenizer(t testing.TB) *Tokenizer { return installed(t, loadTokenizer) }
+
+// installed is what load loads from the installed model, or skips the test
+// when there is none.
+func installed[T any](t testing.TB, load func() (T, error)) T {
 	t.Helper()
-	dir := modelDir(t)
-	sharedOnce.Do(func() { sharedModel, sharedErr = Load(dir) })
-	if sharedErr != nil {
-		t.Fatal(sharedErr)
+	modelDir(t)
+	v, err := load()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return sharedModel
+	return v
 }
 
 // findShared looks for shared/<rel> in the ancestors of the working
@@ -81,17 +103,11 @@ func cosine(a, b []float32) float64 {
 
 func TestGoldenVectors(t *testing.T) {
 	m := testModel(t)
-	raw, err := os.ReadFile(findShared(t, "golden/minilm_l6_v2.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var golden struct {
 		Sentences []string    `json:"sentences"`
 		Vectors   [][]float64 `json:"vectors"`
 	}
-	if err := json.Unmarshal(raw, &golden); err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, findShared(t, "golden/minilm_l6_v2.json"), &golden)
 	if len(golden.Sentences) == 0 || len(golden.Sentences) != len(golden.Vectors) {
 		t.Fatalf("golden file has %d sentences and %d vectors", len(golden.Sentences), len(golden.Vectors))
 	}
@@ -122,17 +138,11 @@ func TestGoldenVectors(t *testing.T) {
 // window and mix scripts and special tokens.
 func TestLongGolden(t *testing.T) {
 	m := testModel(t)
-	raw, err := os.ReadFile("testdata/long_golden.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var cases []struct {
 		Text   string    `json:"text"`
 		Vector []float32 `json:"vector"`
 	}
-	if err := json.Unmarshal(raw, &cases); err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, "testdata/long_golden.json", &cases)
 	texts := make([]string, len(cases))
 	for i, c := range cases {
 		texts[i] = c.Text

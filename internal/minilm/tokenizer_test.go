@@ -1,32 +1,13 @@
 package minilm
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/hivemem/hivemem/internal/modelfetch"
 )
-
-var (
-	tokOnce sync.Once
-	tokVal  *Tokenizer
-	tokErr  error
-)
-
-func testTokenizer(t *testing.T) *Tokenizer {
-	t.Helper()
-	dir := modelDir(t)
-	tokOnce.Do(func() { tokVal, tokErr = LoadTokenizer(filepath.Join(dir, modelfetch.TokenizerFile)) })
-	if tokErr != nil {
-		t.Fatal(tokErr)
-	}
-	return tokVal
-}
 
 // pieces returns the vocabulary strings of Encode's ids, for readable tests.
 func pieces(t *testing.T, tok *Tokenizer, text string) string {
@@ -46,17 +27,11 @@ func pieces(t *testing.T, tok *Tokenizer, text string) string {
 // library (testdata/gen_tokenizer_golden.mjs regenerates the file).
 func TestTokenizerGolden(t *testing.T) {
 	tok := testTokenizer(t)
-	raw, err := os.ReadFile("testdata/tokenizer_golden.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var cases []struct {
 		Text string `json:"text"`
 		IDs  []int  `json:"ids"`
 	}
-	if err := json.Unmarshal(raw, &cases); err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, "testdata/tokenizer_golden.json", &cases)
 	if len(cases) < 30 {
 		t.Fatalf("golden file has only %d cases", len(cases))
 	}

@@ -139,14 +139,39 @@ func CheckDrawer(d *Drawer, source string) error {
 	return nil
 }
 
+// CheckVectors refuses a SetVectors call no backend can store: ids and
+// vectors that do not pair up, or an empty vector. (The dimension is the
+// backend's to check, against the palace's model.)
+func CheckVectors(ids []string, vecs [][]float32) error {
+	if len(ids) != len(vecs) {
+		return fmt.Errorf("%d ids but %d vectors", len(ids), len(vecs))
+	}
+	for i, id := range ids {
+		if len(vecs[i]) == 0 {
+			return fmt.Errorf("drawer %q: empty vector", id)
+		}
+	}
+	return nil
+}
+
 // CheckEmbeddings refuses a PutEmbeddings call no backend can store: no
-// model name, or hashes and vectors that do not pair up.
+// model name, hashes and vectors that do not pair up, an empty hash or an
+// empty vector. (The dimension is the backend's to check, against the
+// palace's model.)
 func CheckEmbeddings(model string, hashes []string, vecs [][]float32) error {
 	if model == "" {
 		return errors.New("empty model name")
 	}
 	if len(hashes) != len(vecs) {
 		return fmt.Errorf("%d hashes but %d vectors", len(hashes), len(vecs))
+	}
+	for i, h := range hashes {
+		if h == "" {
+			return errors.New("empty text hash")
+		}
+		if len(vecs[i]) == 0 {
+			return fmt.Errorf("hash %q: empty vector", h)
+		}
 	}
 	return nil
 }

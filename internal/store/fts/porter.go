@@ -40,31 +40,13 @@ func ASCIITokens(s string, emit func(tok string)) (ok bool) {
 		return false
 	}
 	var buf [porterMaxToken]byte
-	for i := 0; i < len(s); {
-		if !isTokenByte(s[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(s) && isTokenByte(s[j]) {
-			j++
-		}
+	for i, j := nextWord(s, 0); i < j; i, j = nextWord(s, j) {
 		if j-i > MaxASCIIToken {
 			return false
 		}
-		i = j
 	}
-	for i := 0; i < len(s); {
-		if !isTokenByte(s[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(s) && isTokenByte(s[j]) {
-			j++
-		}
+	for i, j := nextWord(s, 0); i < j; i, j = nextWord(s, j) {
 		w := s[i:j]
-		i = j
 		if len(w) > porterMaxToken || len(w) < 3 {
 			emit(lowerASCII(w))
 			continue
@@ -80,6 +62,20 @@ func ASCIITokens(s string, emit func(tok string)) (ok bool) {
 		emit(string(porterStem(b)))
 	}
 	return true
+}
+
+// nextWord returns the bounds of the first run of token bytes in s at or
+// after from; i == j when there is none.
+func nextWord(s string, from int) (i, j int) {
+	i = from
+	for i < len(s) && !isTokenByte(s[i]) {
+		i++
+	}
+	j = i
+	for j < len(s) && isTokenByte(s[j]) {
+		j++
+	}
+	return i, j
 }
 
 func isTokenByte(c byte) bool {

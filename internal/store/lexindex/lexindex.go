@@ -310,6 +310,29 @@ type hit struct {
 	score float64
 }
 
+// Prune is the query plan both backends rank by: it drops the terms no
+// drawer holds and, when rarer ones remain, the terms in at least half of
+// the n drawers: their IDF is clamped to 1e-6, so they change no ranking,
+// yet they would make the query score most of the palace. df is a term's
+// document frequency, or -1 when it is not known (a phrase, taken as rare).
+func Prune[T any](terms []T, n int, df func(T) int) []T {
+	var rare, common []T
+	for _, t := range terms {
+		switch c := df(t); {
+		case c == 0:
+			// Nothing the index holds: no match possible.
+		case c > 0 && 2*c >= n:
+			common = append(common, t)
+		default:
+			rare = append(rare, t)
+		}
+	}
+	if len(rare) > 0 {
+		return rare
+	}
+	return common
+}
+
 // DateCode packs YYYY-MM-DD into an int32 that sorts like the string; it is
 // 0 for anything else (undated).
 func DateCode(s string) int32 {

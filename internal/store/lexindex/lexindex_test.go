@@ -875,3 +875,24 @@ func TestScopeOf(t *testing.T) {
 		}
 	}
 }
+
+// TestPrune holds the query plan both backends rank by: terms no drawer
+// holds are dropped, and terms in half the drawers or more are dropped
+// when rarer ones (or terms of unknown frequency) remain, kept otherwise.
+func TestPrune(t *testing.T) {
+	df := map[string]int{"none": 0, "rare": 1, "rarer": 2, "half": 5, "most": 9, "phrase": -1}
+	for _, c := range []struct {
+		terms, want []string
+	}{
+		{nil, nil},
+		{[]string{"none"}, nil},
+		{[]string{"rare", "half", "none", "rarer"}, []string{"rare", "rarer"}},
+		{[]string{"half", "most"}, []string{"half", "most"}},
+		{[]string{"most", "none", "half"}, []string{"most", "half"}},
+		{[]string{"most", "phrase"}, []string{"phrase"}},
+	} {
+		if got := lexindex.Prune(c.terms, 10, func(t string) int { return df[t] }); !slices.Equal(got, c.want) {
+			t.Errorf("Prune(%q) = %q, want %q", c.terms, got, c.want)
+		}
+	}
+}

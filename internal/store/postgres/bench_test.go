@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,7 +14,6 @@ import (
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/postgres"
 	"github.com/hivemem/hivemem/internal/store/postgres/pgtest"
-	"github.com/hivemem/hivemem/internal/store/sqlite"
 	"github.com/hivemem/hivemem/internal/store/storetest"
 )
 
@@ -31,16 +29,8 @@ import (
 //	eval "$(scripts/pg-test.sh start)"
 //	HIVEMEM_STORE_BENCH=100000 go test -run TestStoreBenchmark -v -timeout 60m ./internal/store/postgres
 func TestStoreBenchmark(t *testing.T) {
-	n, _ := strconv.Atoi(os.Getenv("HIVEMEM_STORE_BENCH"))
-	if n <= 0 {
-		t.Skip("HIVEMEM_STORE_BENCH not set")
-	}
+	n, rng, word, files := synthPalace(t, "HIVEMEM_STORE_BENCH", 11)
 	ctx := t.Context()
-	rng := rand.New(rand.NewPCG(2026, 11))
-	words := vocabulary(rng, 30000)
-	z := rand.NewZipf(rng, 1.07, 2, uint64(len(words)-1))
-	word := func() string { return words[z.Uint64()] }
-	files := synthFiles(rng, word, n)
 	queries := make([]string, 200)
 	qvecs := make([][]float32, len(queries))
 	for i := range queries {
@@ -52,32 +42,15 @@ func TestStoreBenchmark(t *testing.T) {
 		qvecs[i] = storetest.UnitVector(rng, 384)
 	}
 
-	sq, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "palace.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sq.Close()
+	sq := openSQLite(t)
 	dsn := pgtest.Schema(t, pgtest.EnvPostgres)
-	pg, err := postgres.Open(ctx, postgres.Options{DSN: dsn})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pg.Close()
+	pg := openPG(t, postgres.Options{DSN: dsn})
 
 	t.Logf("%d drawers, %d files, %d queries", n, len(files), len(queries))
 	t.Logf("| backend | mining (drawers/s) | lexical p50 / p95 | vector p50 / p95 | hybrid p50 / p95 | first vector search |")
 	t.Logf("|---|---|---|---|---|---|")
 	for _, s := range []store.Store{sq, pg} {
-		if err := s.SetModel(ctx, "bench", 384); err != nil {
-			t.Fatal(err)
-		}
-		start := time.Now()
-		for _, u := range files {
-			if err := s.Apply(ctx, u); err != nil {
-				t.Fatal(err)
-			}
-		}
-		rate := float64(n) / time.Since(start).Seconds()
+		rate := float64(n) / mineAll(t, s, files).Seconds()
 		t0 := time.Now()
 		if _, err := s.Vector(ctx, qvecs[0], store.Filter{}, 10); err != nil {
 			t.Fatal(err)
@@ -96,11 +69,7 @@ func TestStoreBenchmark(t *testing.T) {
 	}
 	// A second PostgreSQL process, long-running (WarmLexical), on the
 	// palace just mined: its first search starts the index's build.
-	warm, err := postgres.Open(ctx, postgres.Options{DSN: dsn})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer warm.Close()
+	warm := openPG(t, postgres.Options{DSN: dsn})
 	warm.WarmLexical()
 	t0 := time.Now()
 	if _, err := warm.Lexical(ctx, queries[0], store.Filter{}, 10); err != nil {
@@ -123,18 +92,9 @@ func TestStoreBenchmark(t *testing.T) {
 	// Same ranking on both, query by query.
 	agree, agreeWarm := 0, 0
 	for _, q := range queries {
-		a, err := sq.Lexical(ctx, q, store.Filter{}, 10)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := pg.Lexical(ctx, q, store.Filter{}, 10)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := warm.Lexical(ctx, q, store.Filter{}, 10)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := lexical(t, sq, q, store.Filter{}, 10)
+		b := lexical(t, pg, q, store.Filter{}, 10)
+		c := lexical(t, warm, q, store.Filter{}, 10)
 		same := func(x, y store.Scored) bool { return x.ID == y.ID }
 		if slices.EqualFunc(a, b, same) {
 			agree++
@@ -160,36 +120,12 @@ func TestStoreBenchmark(t *testing.T) {
 //	eval "$(scripts/pg-test.sh start)"
 //	HIVEMEM_STORE_BENCH_REFRESH=100000 go test -run TestVectorRefreshBenchmark -v -timeout 60m ./internal/store/postgres
 func TestVectorRefreshBenchmark(t *testing.T) {
-	n, _ := strconv.Atoi(os.Getenv("HIVEMEM_STORE_BENCH_REFRESH"))
-	if n <= 0 {
-		t.Skip("HIVEMEM_STORE_BENCH_REFRESH not set")
-	}
+	n, rng, word, files := synthPalace(t, "HIVEMEM_STORE_BENCH_REFRESH", 13)
 	ctx := t.Context()
-	rng := rand.New(rand.NewPCG(2026, 13))
-	words := vocabulary(rng, 30000)
-	z := rand.NewZipf(rng, 1.07, 2, uint64(len(words)-1))
-	word := func() string { return words[z.Uint64()] }
-	files := synthFiles(rng, word, n)
 	dsn := pgtest.Schema(t, pgtest.EnvPostgres)
-	open := func() *postgres.Store {
-		s, err := postgres.Open(ctx, postgres.Options{DSN: dsn, VectorMode: "exact"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	open := func() *postgres.Store { return openPG(t, postgres.Options{DSN: dsn, VectorMode: "exact"}) }
 	w, r := open(), open()
-	if err := w.SetModel(ctx, "bench", 384); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	for _, u := range files {
-		if err := w.Apply(ctx, u); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Logf("%d drawers mined at %.0f drawers/s", n, float64(n)/time.Since(start).Seconds())
+	t.Logf("%d drawers mined at %.0f drawers/s", n, float64(n)/mineAll(t, w, files).Seconds())
 	q := storetest.UnitVector(rng, 384)
 	search := func() time.Duration {
 		t0 := time.Now()
@@ -298,14 +234,7 @@ func TestHNSWRecall(t *testing.T) {
 		if hn.VectorMode() != postgres.ModePGVector {
 			t.Fatalf("PGlite palace in %s mode, want %s", hn.VectorMode(), postgres.ModePGVector)
 		}
-		if err := hn.SetModel(ctx, "bench", 384); err != nil {
-			t.Fatal(err)
-		}
-		for _, u := range files {
-			if err := hn.Apply(ctx, u); err != nil {
-				t.Fatal(err)
-			}
-		}
+		mineAll(t, hn, files)
 		exact := make([][]store.Scored, nq)
 		var exactT []time.Duration
 		for i, q := range qvecs {
@@ -368,6 +297,38 @@ func near(rng *rand.Rand, c []float32, sigma float64) []float32 {
 	return v
 }
 
+// mineAll records the benchmark's model (384-d) in s and applies files,
+// returning how long the applies took.
+func mineAll(t *testing.T, s store.Store, files []store.FileUpdate) time.Duration {
+	t.Helper()
+	if err := s.SetModel(t.Context(), "bench", 384); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for _, u := range files {
+		if err := s.Apply(t.Context(), u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return time.Since(start)
+}
+
+// synthPalace is the synthetic palace (synthFiles) of as many drawers as
+// the environment variable env says (the test skips when it is not set),
+// with the generator, seeded with seed, and the word sampler it was made
+// with.
+func synthPalace(t *testing.T, env string, seed uint64) (n int, rng *rand.Rand, word func() string, files []store.FileUpdate) {
+	n, _ = strconv.Atoi(os.Getenv(env))
+	if n <= 0 {
+		t.Skip(env + " not set")
+	}
+	rng = rand.New(rand.NewPCG(2026, seed))
+	word = storetest.Zipf(rng, storetest.Vocabulary(rng, 30000))
+	return n, rng, word, synthFiles(rng, word, n)
+}
+
+// synthFiles is n drawers in files of 100: headings of 3-6 and texts of
+// 60-100 words drawn by word, random unit 384-d vectors, 50 wings.
 func synthFiles(rng *rand.Rand, word func() string, n int) []store.FileUpdate {
 	var files []store.FileUpdate
 	for i := 0; i < n; i += 100 {
@@ -375,44 +336,16 @@ func synthFiles(rng *rand.Rand, word func() string, n int) []store.FileUpdate {
 		wing := fmt.Sprintf("wing%d", i/100%50)
 		u := store.FileUpdate{File: store.File{Source: src, Hash: src, Size: 1, MinedAt: time.Now(), Wing: wing, Agent: wing}}
 		for j := i; j < min(i+100, n); j++ {
-			var h, b []string
-			for range 3 + rng.IntN(4) {
-				h = append(h, word())
-			}
-			for range 60 + rng.IntN(41) {
-				b = append(b, word())
-			}
 			u.Insert = append(u.Insert, store.Drawer{
 				ID: fmt.Sprintf("d%d", j), Wing: wing, Room: "recent", Agent: wing, Source: src,
-				Heading: strings.Join(h, " "), LineStart: j - i + 1, LineEnd: j - i + 1,
+				Heading: storetest.Words(rng, word, 3, 4), LineStart: j - i + 1, LineEnd: j - i + 1,
 				Date: fmt.Sprintf("2026-%02d-%02d", 1+j%12, 1+j%28), Hash: fmt.Sprint(j),
-				Text: strings.Join(b, " "), Vector: storetest.UnitVector(rng, 384),
+				Text: storetest.Words(rng, word, 60, 41), Vector: storetest.UnitVector(rng, 384),
 			})
 		}
 		files = append(files, u)
 	}
 	return files
-}
-
-func vocabulary(rng *rand.Rand, n int) []string {
-	const cons, vows = "bcdfghjklmnprstvwz", "aeiou"
-	seen := map[string]bool{}
-	var words []string
-	for len(words) < n {
-		var sb strings.Builder
-		for range 1 + rng.IntN(4) {
-			sb.WriteByte(cons[rng.IntN(len(cons))])
-			sb.WriteByte(vows[rng.IntN(len(vows))])
-		}
-		if rng.IntN(2) == 0 {
-			sb.WriteByte(cons[rng.IntN(len(cons))])
-		}
-		if w := sb.String(); !seen[w] && len(w) > 1 {
-			seen[w] = true
-			words = append(words, w)
-		}
-	}
-	return words
 }
 
 // timeEach runs fn for every query and returns "p50 / p95".

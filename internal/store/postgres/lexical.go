@@ -11,6 +11,7 @@ import (
 
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/fts"
+	"github.com/hivemem/hivemem/internal/store/lexindex"
 	"github.com/hivemem/hivemem/internal/store/sqlq"
 )
 
@@ -87,7 +88,7 @@ func (s *Store) Lexical(ctx context.Context, query string, f store.Filter, k int
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("lexical search: %w", s.wrap(err))
 	}
-	toks = prune(toks, df, int(n))
+	toks = lexindex.Prune(toks, int(n), func(t string) int { return df[t] })
 	if len(toks) == 0 {
 		return nil, nil
 	}
@@ -192,25 +193,4 @@ func distinct(toks []string) []string {
 		}
 	}
 	return out
-}
-
-// prune drops tokens no drawer holds and, when rarer ones remain, tokens
-// in at least half of the n drawers: their IDF is clamped to 1e-6, so they
-// change no ranking, yet they would make the query score most of the
-// palace. The SQLite backend plans the same way.
-func prune(toks []string, df map[string]int, n int) []string {
-	var rare, common []string
-	for _, t := range toks {
-		switch c := df[t]; {
-		case c == 0:
-		case 2*c >= n:
-			common = append(common, t)
-		default:
-			rare = append(rare, t)
-		}
-	}
-	if len(rare) > 0 {
-		return rare
-	}
-	return common
 }

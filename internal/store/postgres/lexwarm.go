@@ -211,8 +211,8 @@ func (s *Store) lexicalWarm(ctx context.Context, toks []string, f store.Filter, 
 	for _, t := range toks {
 		df[t] = d.DF(t)
 	}
-	// The SQL path's plan (prune), so the same ranking.
-	toks = prune(toks, df, n)
+	// The SQL path's plan, so the same ranking.
+	toks = lexindex.Prune(toks, n, func(t string) int { return df[t] })
 	if len(toks) == 0 {
 		return nil, true, nil
 	}

@@ -17,12 +17,7 @@ import (
 func TestModelChangeByAnotherProcess(t *testing.T) {
 	dsn := pgtest.Schema(t, pgtest.EnvPostgres)
 	storetest.ModelChangeByAnotherProcess(t, func(t *testing.T) store.Store {
-		s, err := Open(t.Context(), Options{DSN: dsn, VectorMode: "exact"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
+		return mustOpen(t, Options{DSN: dsn, VectorMode: "exact"})
 	})
 }
 
@@ -63,10 +58,7 @@ func TestModelChangedPGVector(t *testing.T) {
 func TestSearchPathOtherSchemasIndexUntouched(t *testing.T) {
 	ctx := t.Context()
 	aDSN := pgtest.Schema(t, pgtest.EnvPGlite)
-	a, err := Open(ctx, Options{DSN: aDSN, VectorMode: "pgvector"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := mustOpen(t, Options{DSN: aDSN, VectorMode: "pgvector"})
 	if err := a.SetModel(ctx, "m", 4); err != nil {
 		t.Fatal(err)
 	}
@@ -79,11 +71,7 @@ func TestSearchPathOtherSchemasIndexUntouched(t *testing.T) {
 	q := bu.Query()
 	q.Set("search_path", bName+","+aName+",public")
 	bu.RawQuery = q.Encode()
-	b, err := Open(ctx, Options{DSN: bu.String(), VectorMode: "pgvector"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := mustOpen(t, Options{DSN: bu.String(), VectorMode: "pgvector"})
 	if err := b.SetModel(ctx, "m", 8); err != nil {
 		t.Fatal(err)
 	}

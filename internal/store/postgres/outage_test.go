@@ -87,11 +87,7 @@ func TestSubMillisecondStatementTimeout(t *testing.T) {
 // and a store whose every statement times out says so, naming the setting.
 func TestStatementTimeoutDSNWins(t *testing.T) {
 	base := pgtest.Schema(t, pgtest.EnvPostgres)
-	s, err := Open(t.Context(), Options{DSN: base})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := mustOpen(t, Options{DSN: base})
 	u, err := url.Parse(base)
 	if err != nil {
 		t.Fatal(err)
@@ -99,11 +95,7 @@ func TestStatementTimeoutDSNWins(t *testing.T) {
 	q := u.Query()
 	q.Set("statement_timeout", "1234")
 	u.RawQuery = q.Encode()
-	s2, err := Open(t.Context(), Options{DSN: u.String(), StatementTimeout: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
+	s2 := mustOpen(t, Options{DSN: u.String(), StatementTimeout: time.Hour})
 	var got string
 	if err := s2.pool.QueryRow(t.Context(), `SHOW statement_timeout`).Scan(&got); err != nil {
 		t.Fatal(err)
@@ -113,11 +105,7 @@ func TestStatementTimeoutDSNWins(t *testing.T) {
 	}
 	// A writer stuck behind another process's open write transaction for
 	// longer than the timeout gets the timeout error, not a hang.
-	short, err := Open(t.Context(), Options{DSN: base, StatementTimeout: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer short.Close()
+	short := mustOpen(t, Options{DSN: base, StatementTimeout: 100 * time.Millisecond})
 	tx, err := s.pool.Begin(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -229,6 +217,54 @@ func (p *flakyProxy) up() {
 	p.serve(ln)
 }
 
+// proxiedStore opens an exact-mode store of at most maxConns connections
+// on a fresh schema (the search path narrowed to it) of the server named by
+// env, reached through a flakyProxy, with the DSN parameters kv; the store
+// is closed when the test ends.
+func proxiedStore(t *testing.T, env string, maxConns int, kv ...string) (*Store, *flakyProxy) {
+	t.Helper()
+	u, err := url.Parse(pgtest.OnlySchema(t, env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newFlakyProxy(t, u.Host)
+	u.Host = proxy.addr
+	s := mustOpen(t, Options{DSN: pgtest.WithParams(t, u.String(), env, kv...), MaxConns: maxConns, VectorMode: "exact"})
+	return s, proxy
+}
+
+// inBackground calls search(g, i), for i = 0, 1, …, on each of n
+// goroutines g until stop is called; stop waits for them and returns the
+// errors search returned (a goroutine stops at its first).
+func inBackground(n int, search func(g, i int) error) (stop func() []error) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	for g := range n {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if err := search(g, i); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	return func() []error {
+		close(done)
+		wg.Wait()
+		return errs
+	}
+}
+
 func randDrawers(rng *rand.Rand, src string, n, dim int) []store.Drawer {
 	words := strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima")
 	var out []store.Drawer
@@ -254,22 +290,8 @@ func randDrawers(rng *rand.Rand, src string, n, dim int) []store.Drawer {
 // per operation, on a connection that died with the server) and every
 // result equals the one from before the outage.
 func TestServerRestart(t *testing.T) {
-	dsn := onlySchema(t, pgtest.EnvPostgresPassword)
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := newFlakyProxy(t, u.Host)
-	u.Host = proxy.addr
-	q := u.Query()
-	q.Set("connect_timeout", "5")
-	u.RawQuery = q.Encode()
+	s, proxy := proxiedStore(t, pgtest.EnvPostgresPassword, 4, "connect_timeout", "5")
 	ctx := t.Context()
-	s, err := Open(ctx, Options{DSN: u.String(), MaxConns: 4, VectorMode: "exact"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	s.WarmLexical()
 	const dim = 8
 	if err := s.SetModel(ctx, "m", dim); err != nil {
@@ -396,26 +418,7 @@ func TestServerRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := storetest.BruteForce(all, qv, store.Filter{}, 100); !slices.Equal(scoredIDs(gotV), scoredIDs(want)) {
-		t.Errorf("vector after the outage and a write:\n got %v\nwant %v", scoredIDs(gotV), scoredIDs(want))
-	}
-}
-
-// onlySchema is pgtest.Schema with the search path narrowed to the
-// new schema alone: TestOpenErrors makes a palace in hivemem_pw's public
-// schema, which a search path ending in public would pick up (see
-// TestSearchPathAdoptsAnotherSchemasPalace).
-func onlySchema(t *testing.T, env string) string {
-	t.Helper()
-	dsn := pgtest.Schema(t, env)
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", strings.TrimSuffix(q.Get("search_path"), ",public"))
-	u.RawQuery = q.Encode()
-	return u.String()
+	storetest.SameRanking(t, "vector after the outage and a write", gotV, storetest.BruteForce(all, qv, store.Filter{}, 100))
 }
 
 // TestServerDownErrorsAreClear: when the server goes away under an
@@ -427,19 +430,8 @@ func onlySchema(t *testing.T, env string) string {
 // connection due to administrator command" after -m fast), which tells an
 // operator reading `hivemem run`'s log nothing about the database.
 func TestServerDownErrorsAreClear(t *testing.T) {
-	dsn := onlySchema(t, pgtest.EnvPostgres)
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := newFlakyProxy(t, u.Host)
-	u.Host = proxy.addr
+	s, proxy := proxiedStore(t, pgtest.EnvPostgres, 2)
 	ctx := t.Context()
-	s, err := Open(ctx, Options{DSN: u.String(), MaxConns: 2, VectorMode: "exact"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	rng := rand.New(rand.NewPCG(1, 1))
 	if err := s.SetModel(ctx, "m", 4); err != nil {
 		t.Fatal(err)
@@ -808,77 +800,48 @@ func TestModelChangeWhileSearching(t *testing.T) {
 	if _, err := r.Vector(ctx, oldQ, store.Filter{}, 10); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	var searchErrs []error
-	var mu sync.Mutex
-	for g := range 4 {
-		wg.Go(func() {
-			for i := 0; ; i++ {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				q := oldQ
-				if (g+i)%2 == 1 {
-					q = newQ
-				}
-				res, err := r.Vector(ctx, q, store.Filter{}, 10)
-				if err != nil {
-					if !strings.Contains(err.Error(), "dimension") {
-						mu.Lock()
-						searchErrs = append(searchErrs, err)
-						mu.Unlock()
-					}
-					continue
-				}
-				for _, sc := range res {
-					if math.IsNaN(sc.Score) || sc.Score > 1.0001 || sc.Score < -1.0001 {
-						mu.Lock()
-						searchErrs = append(searchErrs, fmt.Errorf("score %v for %s", sc.Score, sc.ID))
-						mu.Unlock()
-					}
-				}
+	stop := inBackground(4, func(g, i int) error {
+		q := oldQ
+		if (g+i)%2 == 1 {
+			q = newQ
+		}
+		res, err := r.Vector(ctx, q, store.Filter{}, 10)
+		if err != nil {
+			if strings.Contains(err.Error(), "dimension") {
+				return nil
 			}
-		})
+			return err
+		}
+		for _, sc := range res {
+			if math.IsNaN(sc.Score) || sc.Score > 1.0001 || sc.Score < -1.0001 {
+				return fmt.Errorf("score %v for %s", sc.Score, sc.ID)
+			}
+		}
+		return nil
+	})
+	// switchModel clears the vectors, records the model and stores vecs.
+	switchModel := func(model string, dim int, vecs [][]float32) {
+		t.Helper()
+		if err := w.ClearVectors(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.SetModel(ctx, model, dim); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.SetVectors(ctx, ids, vecs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	oldVecs := make([][]float32, len(old))
+	for i, d := range old {
+		oldVecs[i] = d.Vector
 	}
 	for range 3 {
-		if err := w.ClearVectors(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.SetModel(ctx, "new", newDim); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.SetVectors(ctx, ids, newVecs); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.ClearVectors(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.SetModel(ctx, "old", oldDim); err != nil {
-			t.Fatal(err)
-		}
-		ov := make([][]float32, len(old))
-		for i, d := range old {
-			ov[i] = d.Vector
-		}
-		if err := w.SetVectors(ctx, ids, ov); err != nil {
-			t.Fatal(err)
-		}
+		switchModel("new", newDim, newVecs)
+		switchModel("old", oldDim, oldVecs)
 	}
-	if err := w.ClearVectors(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.SetModel(ctx, "new", newDim); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.SetVectors(ctx, ids, newVecs); err != nil {
-		t.Fatal(err)
-	}
-	close(done)
-	wg.Wait()
-	for _, err := range searchErrs {
+	switchModel("new", newDim, newVecs)
+	for _, err := range stop() {
 		t.Errorf("search during the model changes: %v", err)
 	}
 	ref := map[string]store.Drawer{}
@@ -890,9 +853,7 @@ func TestModelChangeWhileSearching(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := storetest.BruteForce(ref, newQ, store.Filter{}, 100); !slices.Equal(scoredIDs(got), scoredIDs(want)) {
-		t.Errorf("after the model change:\n got %v\nwant %v", scoredIDs(got), scoredIDs(want))
-	}
+	storetest.SameRanking(t, "after the model change", got, storetest.BruteForce(ref, newQ, store.Filter{}, 100))
 	if _, err := r.Vector(ctx, oldQ, store.Filter{}, 10); err == nil || !strings.Contains(err.Error(), "dimension") {
 		t.Errorf("a query of the old model after the change: %v, want a dimension error", err)
 	}
@@ -910,28 +871,21 @@ func TestModelChangeWhileSearching(t *testing.T) {
 // search paths share a later schema share one palace.
 func TestSearchPathAdoptsAnotherSchemasPalace(t *testing.T) {
 	ctx := t.Context()
-	aDSN := onlySchema(t, pgtest.EnvPostgres)
-	a, err := Open(ctx, Options{DSN: aDSN, VectorMode: "exact"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	aDSN := pgtest.OnlySchema(t, pgtest.EnvPostgres)
+	a := mustOpen(t, Options{DSN: aDSN, VectorMode: "exact"})
 	rng := rand.New(rand.NewPCG(11, 12))
 	if err := a.Apply(ctx, store.FileUpdate{File: store.File{Source: "a.md", Hash: "h"}, Insert: randDrawers(rng, "a.md", 4, 0)}); err != nil {
 		t.Fatal(err)
 	}
 	a.Close()
-	bDSN := onlySchema(t, pgtest.EnvPostgres)
+	bDSN := pgtest.OnlySchema(t, pgtest.EnvPostgres)
 	au, _ := url.Parse(aDSN)
 	bu, _ := url.Parse(bDSN)
 	aName, bName := au.Query().Get("search_path"), bu.Query().Get("search_path")
 	q := bu.Query()
 	q.Set("search_path", bName+","+aName)
 	bu.RawQuery = q.Encode()
-	b, err := Open(ctx, Options{DSN: bu.String(), VectorMode: "exact"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := mustOpen(t, Options{DSN: bu.String(), VectorMode: "exact"})
 	var inB bool
 	if err := b.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, bName+".palace").Scan(&inB); err != nil {
 		t.Fatal(err)
@@ -953,53 +907,28 @@ func TestSearchPathAdoptsAnotherSchemasPalace(t *testing.T) {
 // reader's exact results are compared with a brute-force ranking, and its
 // warm lexical results with the SQL path of a process without the index.
 func TestExactRefreshUnderChurn(t *testing.T) {
-	dsn := onlySchema(t, pgtest.EnvPostgres)
+	dsn := pgtest.OnlySchema(t, pgtest.EnvPostgres)
 	open := func() *Store {
-		s, err := Open(t.Context(), Options{DSN: dsn, VectorMode: "exact", MaxConns: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
+		s := mustOpen(t, Options{DSN: dsn, VectorMode: "exact", MaxConns: 4})
 		return s
 	}
 	w1, w2, r, sqlPath := open(), open(), open(), open()
 	r.WarmLexical()
 	ctx := t.Context()
-	m := &cacheModel{t: t, w: w1, r: r, dim: 8, ref: map[string]store.Drawer{}, rng: rand.New(rand.NewPCG(31, 32))}
-	if err := w1.SetModel(ctx, "m", m.dim); err != nil {
-		t.Fatal(err)
-	}
+	m := newCacheModel(t, w1, r, "m", 8, rand.New(rand.NewPCG(31, 32)))
 	queries := make([][]float32, 8)
 	for i := range queries {
 		queries[i] = m.unit()
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	var bgMu sync.Mutex
-	var bgErrs []error
-	for g := range 3 {
-		wg.Go(func() {
-			for i := 0; ; i++ {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				var err error
-				if (g+i)%2 == 0 {
-					_, err = r.Vector(ctx, queries[i%len(queries)], store.Filter{Wing: fmt.Sprintf("w%d", i%3)}, 5)
-				} else {
-					_, err = r.Lexical(ctx, "t h", store.Filter{}, 5)
-				}
-				if err != nil {
-					bgMu.Lock()
-					bgErrs = append(bgErrs, err)
-					bgMu.Unlock()
-					return
-				}
-			}
-		})
-	}
+	stop := inBackground(3, func(g, i int) error {
+		var err error
+		if (g+i)%2 == 0 {
+			_, err = r.Vector(ctx, queries[i%len(queries)], store.Filter{Wing: fmt.Sprintf("w%d", i%3)}, 5)
+		} else {
+			_, err = r.Lexical(ctx, "t h", store.Filter{}, 5)
+		}
+		return err
+	})
 	lexCheck := func(step string) {
 		t.Helper()
 		for _, f := range []store.Filter{{}, {Wing: "w1"}, {Agent: "a0", Room: "r1"}} {
@@ -1031,11 +960,7 @@ func TestExactRefreshUnderChurn(t *testing.T) {
 		switch op := m.rng.IntN(20); {
 		case op < 7 || len(ids) == 0:
 			what = "insert"
-			var ins []store.Drawer
-			for range 1 + m.rng.IntN(5) {
-				ins = append(ins, m.drawer(src, m.rng.IntN(4) != 0))
-			}
-			m.apply(store.FileUpdate{File: store.File{Source: src}, Insert: ins})
+			m.insert(src, 1+m.rng.IntN(5), func(int) bool { return m.rng.IntN(4) == 0 })
 		case op < 11:
 			what = "delete"
 			m.rng.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
@@ -1060,31 +985,10 @@ func TestExactRefreshUnderChurn(t *testing.T) {
 			}
 		case op < 17:
 			what = "clear vectors"
-			if err := m.w.ClearVectors(ctx); err != nil {
-				t.Fatal(err)
-			}
-			for id, d := range m.ref {
-				d.Vector = nil
-				m.ref[id] = d
-			}
+			m.clearVectors()
 		case op < 19:
 			what = "set vectors"
-			miss, err := m.w.MissingVectors(ctx, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var setIDs []string
-			var vecs [][]float32
-			for _, d := range miss {
-				v := m.unit()
-				setIDs, vecs = append(setIDs, d.ID), append(vecs, v)
-				x := m.ref[d.ID]
-				x.Vector = v
-				m.ref[d.ID] = x
-			}
-			if err := m.w.SetVectors(ctx, setIDs, vecs); err != nil {
-				t.Fatal(err)
-			}
+			m.setVectors(m.missing())
 		default:
 			what = "reset"
 			if err := m.w.Reset(ctx); err != nil {
@@ -1097,9 +1001,7 @@ func TestExactRefreshUnderChurn(t *testing.T) {
 			lexCheck(fmt.Sprintf("step %d (%s)", step, what))
 		}
 	}
-	close(done)
-	wg.Wait()
-	for _, err := range bgErrs {
+	for _, err := range stop() {
 		t.Errorf("background search: %v", err)
 	}
 	m.check("end", "?")
@@ -1116,11 +1018,8 @@ func TestExactRefreshUnderChurn(t *testing.T) {
 // exactly as it was (no migration, no generation bump).
 func TestNewerSchemaUntouched(t *testing.T) {
 	ctx := t.Context()
-	dsn := onlySchema(t, pgtest.EnvPostgresPassword)
-	s, err := Open(ctx, Options{DSN: dsn, VectorMode: "exact"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsn := pgtest.OnlySchema(t, pgtest.EnvPostgresPassword)
+	s := mustOpen(t, Options{DSN: dsn, VectorMode: "exact"})
 	if _, err := s.pool.Exec(ctx, `UPDATE palace SET schema_version = $1, generation = 42`, SchemaVersion+1); err != nil {
 		t.Fatal(err)
 	}

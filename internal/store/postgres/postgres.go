@@ -407,7 +407,12 @@ func (s *Store) ClearVectors(ctx context.Context) error {
 
 const fileCols = `source, hash, size, mined_at, wing, agent, origin, room`
 
-func scanFiles(rows pgx.Rows) ([]store.File, error) {
+// queryFiles runs q for rows of fileCols and reads them.
+func (s *Store) queryFiles(ctx context.Context, q string, args ...any) ([]store.File, error) {
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
 	defer rows.Close()
 	var out []store.File
 	for rows.Next() {
@@ -421,7 +426,10 @@ func scanFiles(rows pgx.Rows) ([]store.File, error) {
 		}
 		out = append(out, f)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap(err)
+	}
+	return out, nil
 }
 
 // GetFile implements store.Store.
@@ -429,13 +437,9 @@ func (s *Store) GetFile(ctx context.Context, source string) (store.File, error) 
 	if !storable(source) {
 		return store.File{}, fmt.Errorf("get file %q: %w", source, store.ErrNotFound)
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+fileCols+` FROM files WHERE source = $1`, source)
+	files, err := s.queryFiles(ctx, `SELECT `+fileCols+` FROM files WHERE source = $1`, source)
 	if err != nil {
-		return store.File{}, fmt.Errorf("get file %q: %w", source, s.wrap(err))
-	}
-	files, err := scanFiles(rows)
-	if err != nil {
-		return store.File{}, fmt.Errorf("get file %q: %w", source, s.wrap(err))
+		return store.File{}, fmt.Errorf("get file %q: %w", source, err)
 	}
 	if len(files) == 0 {
 		return store.File{}, fmt.Errorf("get file %q: %w", source, store.ErrNotFound)
@@ -449,22 +453,27 @@ func (s *Store) Files(ctx context.Context, prefix string) ([]store.File, error) 
 	if !storable(prefix) {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+fileCols+` FROM files WHERE left(source, length($1)) = $1 ORDER BY source COLLATE "C"`, prefix)
+	files, err := s.queryFiles(ctx, `SELECT `+fileCols+` FROM files WHERE left(source, length($1)) = $1 ORDER BY source COLLATE "C"`, prefix)
 	if err != nil {
-		return nil, fmt.Errorf("list files %q: %w", prefix, s.wrap(err))
-	}
-	files, err := scanFiles(rows)
-	if err != nil {
-		return nil, fmt.Errorf("list files %q: %w", prefix, s.wrap(err))
+		return nil, fmt.Errorf("list files %q: %w", prefix, err)
 	}
 	return files, nil
 }
 
 const drawerCols = `d.id, d.wing, d.room, d.agent, d.source, d.heading, d.line_start, d.line_end, d.date, d.hash, d.text`
 
-func scanDrawers(rows pgx.Rows) ([]store.Drawer, error) {
+// queryDrawers runs q for rows of drawerCols and reads them.
+func (s *Store) queryDrawers(ctx context.Context, q string, args ...any) ([]store.Drawer, error) {
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
 	defer rows.Close()
-	return sqlq.Drawers(rows)
+	ds, err := sqlq.Drawers(rows)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	return ds, nil
 }
 
 // Drawers implements store.Store.
@@ -472,13 +481,9 @@ func (s *Store) Drawers(ctx context.Context, source string) ([]store.Drawer, err
 	if !storable(source) {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+drawerCols+` FROM drawers d WHERE d.source = $1 ORDER BY d.line_start, d.rowid`, source)
+	ds, err := s.queryDrawers(ctx, `SELECT `+drawerCols+` FROM drawers d WHERE d.source = $1 ORDER BY d.line_start, d.rowid`, source)
 	if err != nil {
-		return nil, fmt.Errorf("list drawers of %q: %w", source, s.wrap(err))
-	}
-	ds, err := scanDrawers(rows)
-	if err != nil {
-		return nil, fmt.Errorf("list drawers of %q: %w", source, s.wrap(err))
+		return nil, fmt.Errorf("list drawers of %q: %w", source, err)
 	}
 	return ds, nil
 }
@@ -493,17 +498,6 @@ func checkDrawer(d *store.Drawer, source string) error {
 		return fmt.Errorf("drawer %q: %w", d.ID, err)
 	}
 	return nil
-}
-
-// checkVector validates v against the recorded dimension.
-func checkVector(v []float32, dim int) error {
-	if dim == 0 {
-		return errors.New("no embedding model recorded: set the model before storing vectors")
-	}
-	if len(v) != dim {
-		return fmt.Errorf("vector has dimension %d, the model's is %d", len(v), dim)
-	}
-	return vecindex.CheckFinite(v)
 }
 
 // Apply implements store.Store.
@@ -539,7 +533,7 @@ func (s *Store) Apply(ctx context.Context, u store.FileUpdate) error {
 	return write(ctx, fmt.Sprintf("apply %q", src), func(tx pgx.Tx, dim int, gen int64) error {
 		for _, d := range ins {
 			if len(d.Vector) > 0 {
-				if err := checkVector(d.Vector, dim); err != nil {
+				if err := vecindex.Check(d.Vector, dim); err != nil {
 					return fmt.Errorf("drawer %q: %w", d.ID, err)
 				}
 			}
@@ -753,31 +747,24 @@ func (s *Store) MissingVectors(ctx context.Context, limit int) ([]store.Drawer, 
 		q += ` LIMIT $1`
 		args = append(args, limit)
 	}
-	rows, err := s.pool.Query(ctx, q, args...)
+	ds, err := s.queryDrawers(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list drawers without vectors: %w", s.wrap(err))
-	}
-	ds, err := scanDrawers(rows)
-	if err != nil {
-		return nil, fmt.Errorf("list drawers without vectors: %w", s.wrap(err))
+		return nil, fmt.Errorf("list drawers without vectors: %w", err)
 	}
 	return ds, nil
 }
 
 // SetVectors implements store.Store.
 func (s *Store) SetVectors(ctx context.Context, ids []string, vecs [][]float32) error {
-	if len(ids) != len(vecs) {
-		return fmt.Errorf("set vectors: %d ids but %d vectors", len(ids), len(vecs))
+	if err := store.CheckVectors(ids, vecs); err != nil {
+		return fmt.Errorf("set vectors: %w", err)
 	}
 	if len(ids) == 0 {
 		return nil
 	}
 	return s.writeVectors(ctx, "set vectors", func(tx pgx.Tx, dim int, gen int64) error {
 		for i, id := range ids {
-			if len(vecs[i]) == 0 {
-				return fmt.Errorf("drawer %q: empty vector", id)
-			}
-			if err := checkVector(vecs[i], dim); err != nil {
+			if err := vecindex.Check(vecs[i], dim); err != nil {
 				return fmt.Errorf("drawer %q: %w", id, err)
 			}
 		}
@@ -831,13 +818,9 @@ func (s *Store) Get(ctx context.Context, ids []string) ([]store.Drawer, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+drawerCols+` FROM drawers d WHERE d.id = ANY($1)`, ids)
+	ds, err := s.queryDrawers(ctx, `SELECT `+drawerCols+` FROM drawers d WHERE d.id = ANY($1)`, ids)
 	if err != nil {
-		return nil, fmt.Errorf("get drawers: %w", s.wrap(err))
-	}
-	ds, err := scanDrawers(rows)
-	if err != nil {
-		return nil, fmt.Errorf("get drawers: %w", s.wrap(err))
+		return nil, fmt.Errorf("get drawers: %w", err)
 	}
 	found := make(map[string]store.Drawer, len(ds))
 	for _, d := range ds {
@@ -890,13 +873,9 @@ func (s *Store) List(ctx context.Context, f store.Filter, limit int) ([]store.Dr
 	if limit > 0 {
 		q += fmt.Sprintf(` LIMIT %d`, limit)
 	}
-	rows, err := s.pool.Query(ctx, q, args...)
+	ds, err := s.queryDrawers(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list drawers: %w", s.wrap(err))
-	}
-	ds, err := scanDrawers(rows)
-	if err != nil {
-		return nil, fmt.Errorf("list drawers: %w", s.wrap(err))
+		return nil, fmt.Errorf("list drawers: %w", err)
 	}
 	return ds, nil
 }
@@ -912,15 +891,7 @@ func (s *Store) CachedEmbeddings(ctx context.Context, model string, hashes []str
 		return nil, fmt.Errorf("read embedding cache: %w", s.wrap(err))
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var h string
-		var b []byte
-		if err := rows.Scan(&h, &b); err != nil {
-			return nil, fmt.Errorf("read embedding cache: %w", s.wrap(err))
-		}
-		out[h] = vecindex.AppendDecoded(make([]float32, 0, len(b)/4), b)
-	}
-	if err := rows.Err(); err != nil {
+	if err := sqlq.Embeddings(rows, out); err != nil {
 		return nil, fmt.Errorf("read embedding cache: %w", s.wrap(err))
 	}
 	return out, nil
@@ -944,13 +915,7 @@ func (s *Store) PutEmbeddings(ctx context.Context, model string, hashes []string
 	}
 	blobs := make([][]byte, len(vecs))
 	for i, h := range hashes {
-		if h == "" {
-			return errors.New("put embeddings: empty text hash")
-		}
-		if len(vecs[i]) == 0 {
-			return fmt.Errorf("put embeddings: hash %q: empty vector", h)
-		}
-		if err := checkVector(vecs[i], dim); err != nil {
+		if err := vecindex.Check(vecs[i], dim); err != nil {
 			return fmt.Errorf("put embeddings: hash %q: %w", h, err)
 		}
 		blobs[i] = vecindex.Encode(vecs[i])

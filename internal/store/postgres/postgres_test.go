@@ -13,38 +13,43 @@ import (
 	"github.com/hivemem/hivemem/internal/store/storetest"
 )
 
-func openSchema(t *testing.T, env, mode string) *Store {
+// mustOpen opens a store with opts, closed when the test ends (closing it
+// before is harmless).
+func mustOpen(t *testing.T, opts Options) *Store {
 	t.Helper()
-	dsn := pgtest.Schema(t, env)
-	s, err := Open(t.Context(), Options{DSN: dsn, VectorMode: mode})
+	s, err := Open(t.Context(), opts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func openSchema(t *testing.T, env, mode string) *Store {
+	t.Helper()
+	dsn := pgtest.Schema(t, env)
+	s := mustOpen(t, Options{DSN: dsn, VectorMode: mode})
 	return s
 }
 
 // TestConformance runs the store suite on Debian's PostgreSQL (no
-// pgvector: exact vectors scored by hivemem).
+// pgvector: exact vectors scored by hivemem) and on PGlite with pgvector
+// (HNSW index, <=> in SQL), each in the vector mode "auto" picks there.
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store {
-		s := openSchema(t, pgtest.EnvPostgres, "auto")
-		if s.VectorMode() != ModeExact {
-			t.Fatalf("vector mode on a server without pgvector = %q", s.VectorMode())
-		}
-		return s
-	})
-}
-
-// TestConformancePGVector runs the store suite on PGlite with pgvector
-// (HNSW index, <=> in SQL).
-func TestConformancePGVector(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store {
-		s := openSchema(t, pgtest.EnvPGlite, "auto")
-		if s.VectorMode() != ModePGVector {
-			t.Fatalf("vector mode on PGlite with pgvector = %q", s.VectorMode())
-		}
-		return s
-	})
+	for _, c := range []struct{ name, env, mode string }{
+		{"exact", pgtest.EnvPostgres, ModeExact},
+		{"pgvector", pgtest.EnvPGlite, ModePGVector},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T) store.Store {
+				s := openSchema(t, c.env, "auto")
+				if s.VectorMode() != c.mode {
+					t.Fatalf("vector mode on %s = %q, want %q", c.env, s.VectorMode(), c.mode)
+				}
+				return s
+			})
+		})
+	}
 }
 
 // TestOpenErrors checks the errors an operator sees for a server that is
@@ -72,10 +77,7 @@ func TestOpenErrors(t *testing.T) {
 
 	newer := openSchema(t, pgtest.EnvPostgres, "auto")
 	newerDSN := pgtest.Schema(t, pgtest.EnvPostgres)
-	s, err := Open(t.Context(), Options{DSN: newerDSN})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, Options{DSN: newerDSN})
 	if _, err := s.pool.Exec(t.Context(), `UPDATE palace SET schema_version = 99`); err != nil {
 		t.Fatal(err)
 	}
@@ -148,17 +150,9 @@ func TestStatementTimeout(t *testing.T) {
 	dsn := pgtest.Schema(t, pgtest.EnvPostgres)
 	// Migrate first, without the short limit: on a loaded machine creating
 	// the schema can itself take longer than the limit under test.
-	s, err := Open(t.Context(), Options{DSN: dsn})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	s, err = Open(t.Context(), Options{DSN: dsn, StatementTimeout: 250 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	_, err = s.pool.Exec(t.Context(), `SELECT pg_sleep(3)`)
+	mustOpen(t, Options{DSN: dsn}).Close()
+	s := mustOpen(t, Options{DSN: dsn, StatementTimeout: 250 * time.Millisecond})
+	_, err := s.pool.Exec(t.Context(), `SELECT pg_sleep(3)`)
 	if err = s.wrap(err); !errors.Is(err, ErrTimeout) {
 		t.Errorf("pg_sleep(3) under a 250 ms timeout: %v", err)
 	}

@@ -1,50 +1,37 @@
 package postgres_test
 
-// At the palace level over a shared PostgreSQL palace:
-// oddly named files, and two processes with different embedding models.
+// At the palace level over a shared PostgreSQL palace: several processes
+// mining at once, oddly named files, and two processes with different
+// embedding models.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"net/url"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hivemem/hivemem/internal/filetest"
 	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/postgres"
 	"github.com/hivemem/hivemem/internal/store/postgres/pgtest"
-	"github.com/hivemem/hivemem/internal/store/sqlite"
 )
 
-// freshSchema is a fresh schema with the search path narrowed to it.
-func freshSchema(t *testing.T) string {
+// pgPalace is a palace over a PostgreSQL store on dsn (at most 4
+// connections), with embedder emb; the store is closed when the test ends.
+func pgPalace(t *testing.T, dsn string, h home.Home, emb palace.Embedder, popts palace.Options) (*postgres.Store, *palace.Palace) {
 	t.Helper()
-	dsn := pgtest.Schema(t, pgtest.EnvPostgres)
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", strings.TrimSuffix(q.Get("search_path"), ",public"))
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
-func pgHome(t *testing.T, name string) home.Home {
-	t.Helper()
-	h, err := home.Resolve(filepath.Join(t.TempDir(), name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Init(); err != nil {
-		t.Fatal(err)
-	}
-	return h
+	st := openPG(t, postgres.Options{DSN: dsn, MaxConns: 4})
+	return st, hometest.PalaceOver(t, h, st, emb, popts)
 }
 
 // TestMineNonUTF8FileName: Linux file names are bytes, and a markdown
@@ -64,31 +51,17 @@ func TestMineNonUTF8FileName(t *testing.T) {
 		filetest.Write(t, filepath.Join(agents, "bob", "memory.md"), "# Memory — bob (bob)\n\n## 2026-01-03 — bob note\ndatabase tuning\n")
 	}
 	open := map[string]func(t *testing.T) store.Store{
-		"sqlite": func(t *testing.T) store.Store {
-			st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "palace.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return st
-		},
+		"sqlite": func(t *testing.T) store.Store { return openSQLite(t) },
 		"postgres": func(t *testing.T) store.Store {
-			st, err := postgres.Open(ctx, postgres.Options{DSN: freshSchema(t)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return st
+			return openPG(t, postgres.Options{DSN: pgtest.OnlySchema(t, pgtest.EnvPostgres)})
 		},
 	}
 	for _, backend := range []string{"sqlite", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
-			h := pgHome(t, "h")
+			h := hometest.New(t)
 			build(h)
 			st := open[backend](t)
-			defer st.Close()
-			p, err := palace.New(ctx, h, st, nil, palace.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := hometest.PalaceOver(t, h, st, nil, palace.Options{})
 			rep, err := p.Mine(ctx, filepath.Join(h.Root, "hive"), palace.MineOptions{})
 			if err != nil {
 				t.Errorf("mine the hive: %v", err)
@@ -141,35 +114,19 @@ func (e axisEmbedder) ModelID() string { return e.id }
 // its model) or the vectors must all be m2's.
 func TestTwoModelsOneSharedPalace(t *testing.T) {
 	ctx := t.Context()
-	dsn := freshSchema(t)
+	dsn := pgtest.OnlySchema(t, pgtest.EnvPostgres)
 	const dim = 4
-	h1, h2 := pgHome(t, "m1"), pgHome(t, "m2")
+	h1, h2 := hometest.New(t), hometest.New(t)
 	ada := filepath.Join(h1.Root, "hive", "agents", "ada", "memory.md")
 	filetest.Write(t, ada, "# Memory — ada (ada)\n\n## 2026-01-01 — first\nkubernetes rollback plan\n")
 	filetest.Write(t, filepath.Join(h2.Root, "hive", "agents", "bob", "memory.md"), "# Memory — bob (bob)\n\n## 2026-01-03 — bob note\ndatabase tuning\n")
 
-	st1, err := postgres.Open(ctx, postgres.Options{DSN: dsn})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st1.Close()
-	p1, err := palace.New(ctx, h1, st1, axisEmbedder{"m1", 0, dim}, palace.Options{Origin: "m1"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, p1 := pgPalace(t, dsn, h1, axisEmbedder{"m1", 0, dim}, palace.Options{Origin: "m1"})
 	if _, err := p1.Mine(ctx, filepath.Dir(ada), palace.MineOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
-	st2, err := postgres.Open(ctx, postgres.Options{DSN: dsn})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st2.Close()
-	p2, err := palace.New(ctx, h2, st2, axisEmbedder{"m2", 1, dim}, palace.Options{Origin: "m2"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st2, p2 := pgPalace(t, dsn, h2, axisEmbedder{"m2", 1, dim}, palace.Options{Origin: "m2"})
 	if _, err := p2.Mine(ctx, filepath.Join(h2.Root, "hive"), palace.MineOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +177,7 @@ func TestTwoModelsOneSharedPalace(t *testing.T) {
 // shared file last must change nothing.
 func TestDivergedCopiesMinedAtOnce(t *testing.T) {
 	ctx := t.Context()
-	dsn := freshSchema(t)
+	dsn := pgtest.OnlySchema(t, pgtest.EnvPostgres)
 	const dim = 4
 	type machine struct {
 		h  home.Home
@@ -228,21 +185,13 @@ func TestDivergedCopiesMinedAtOnce(t *testing.T) {
 		p  *palace.Palace
 	}
 	var ms []machine
-	for i := range 2 {
-		h := pgHome(t, fmt.Sprintf("m%d", i))
-		st, err := postgres.Open(ctx, postgres.Options{DSN: dsn, MaxConns: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
+	for range 2 {
+		h := hometest.New(t)
 		id, err := h.ID()
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := palace.New(ctx, h, st, axisEmbedder{"m", 2, dim}, palace.Options{Origin: id})
-		if err != nil {
-			t.Fatal(err)
-		}
+		st, p := pgPalace(t, dsn, h, axisEmbedder{"m", 2, dim}, palace.Options{Origin: id})
 		ms = append(ms, machine{h, st, p})
 	}
 	version := func(m, round int) string {
@@ -256,21 +205,8 @@ func TestDivergedCopiesMinedAtOnce(t *testing.T) {
 	own := func(m, round int) string {
 		return fmt.Sprintf("# Memory — own%d (own%d)\n\n## 2026-02-01 — mine\nround %d notes\n", m, m, round)
 	}
-	ref := func(m, round int) map[string]store.Drawer {
-		h := pgHome(t, "ref")
-		filetest.Write(t, filepath.Join(h.Root, "hive", "agents", "shared", "memory.md"), version(m, round))
-		st, err := sqlite.Open(ctx, filepath.Join(h.PalaceDir(), "palace.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		p, err := palace.New(ctx, h, st, nil, palace.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := p.Mine(ctx, filepath.Join(h.Root, "hive"), palace.MineOptions{}); err != nil {
-			t.Fatal(err)
-		}
+	// sharedDrawers is the drawers of the shared agent's wing by id.
+	sharedDrawers := func(st store.Store) map[string]store.Drawer {
 		ds, err := st.List(ctx, store.Filter{Wing: "shared"}, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -281,17 +217,14 @@ func TestDivergedCopiesMinedAtOnce(t *testing.T) {
 		}
 		return out
 	}
-	sharedNow := func() map[string]store.Drawer {
-		ds, err := ms[0].st.List(ctx, store.Filter{Wing: "shared"}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := map[string]store.Drawer{}
-		for _, d := range ds {
-			out[d.ID] = d
-		}
-		return out
+	ref := func(m, round int) map[string]store.Drawer {
+		h := hometest.New(t)
+		filetest.Write(t, filepath.Join(h.Root, "hive", "agents", "shared", "memory.md"), version(m, round))
+		_, st := hometest.FreshPalace(t, h, nil, palace.Options{})
+		defer st.Close()
+		return sharedDrawers(st)
 	}
+	sharedNow := func() map[string]store.Drawer { return sharedDrawers(ms[0].st) }
 	same := func(a, b map[string]store.Drawer) bool {
 		if len(a) != len(b) {
 			return false
@@ -361,4 +294,170 @@ func TestDivergedCopiesMinedAtOnce(t *testing.T) {
 	if err := ms[0].st.Check(ctx); err != nil {
 		t.Errorf("Check after reindex: %v", err)
 	}
+}
+
+// machine is one hivemem "process": its own home and its own connection
+// pool to the shared database.
+type machine struct {
+	home   home.Home
+	store  *postgres.Store
+	palace *palace.Palace
+	agents []string
+}
+
+func writeMemory(t *testing.T, h home.Home, agent string, sections []string) {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s memory\n\n", agent)
+	for _, s := range sections {
+		b.WriteString(s)
+	}
+	filetest.Write(t, filepath.Join(h.Root, "hive", "agents", agent, "memory.md"), b.String())
+}
+
+func section(rng *rand.Rand, n int) string {
+	words := strings.Fields("deploy pipeline flaky test kubernetes rollback database tuning lunch weather benchmark cache index search vector drawer palace agent memory")
+	var b strings.Builder
+	fmt.Fprintf(&b, "## 2026-01-%02d — note %d\n\n", 1+n%28, n)
+	for range 5 + rng.IntN(30) {
+		b.WriteString(words[rng.IntN(len(words))] + " ")
+	}
+	b.WriteString("\n\n")
+	return b.String()
+}
+
+// TestConcurrentMining runs several "machines" (separate homes and pools on
+// one database) mining at once for several rounds, while their files gain
+// and lose sections: two machines mine different wings, two mine the same
+// wing from identical files. Afterwards the shared palace must hold exactly
+// the drawers a fresh single-process palace holds for the final files (no
+// duplicates, no lost deletes), its statistics must check, and nothing may
+// have deadlocked or failed.
+func TestConcurrentMining(t *testing.T) {
+	dsn := pgtest.Schema(t, pgtest.EnvPostgres)
+	ctx := t.Context()
+	layout := [][]string{{"ada"}, {"bob"}, {"shared"}, {"shared"}, {"shared", "cy"}}
+	var ms []*machine
+	for _, agents := range layout {
+		h := hometest.New(t)
+		st, p := pgPalace(t, dsn, h, nil, palace.Options{})
+		ms = append(ms, &machine{home: h, store: st, palace: p, agents: agents})
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	content := map[string][]string{} // agent -> sections, the same on every machine
+	next := 0
+	for round := range 6 {
+		for _, agent := range []string{"ada", "bob", "shared", "cy"} {
+			secs := content[agent]
+			// Drop a random section or two, then add a few.
+			for range rng.IntN(3) {
+				if len(secs) > 0 {
+					i := rng.IntN(len(secs))
+					secs = append(secs[:i:i], secs[i+1:]...)
+				}
+			}
+			for range 1 + rng.IntN(6) {
+				secs = append(secs, section(rng, next))
+				next++
+			}
+			content[agent] = secs
+		}
+		for _, m := range ms {
+			for _, a := range m.agents {
+				writeMemory(t, m.home, a, content[a])
+			}
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, len(ms)*2)
+		for _, m := range ms {
+			for _, a := range m.agents {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if _, err := m.palace.Mine(ctx, filepath.Join(m.home.Root, "hive", "agents", a), palace.MineOptions{}); err != nil {
+						errs <- fmt.Errorf("round %d, %s: %w", round, a, err)
+					}
+				}()
+			}
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+	}
+	if err := ms[0].store.Check(ctx); err != nil {
+		t.Errorf("Check: %v", err)
+	}
+
+	// The reference: one process, SQLite, the final files.
+	refHome := hometest.New(t)
+	for a, secs := range content {
+		writeMemory(t, refHome, a, secs)
+	}
+	_, ref := hometest.FreshPalace(t, refHome, nil, palace.Options{})
+	want, err := ref.List(ctx, store.Filter{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ms[0].store.List(ctx, store.Filter{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("shared palace holds %d drawers, a single-process palace %d", len(got), len(want))
+	}
+	for i := range got {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Errorf("drawer %d:\n got %+v\nwant %+v", i, got[i], want[i])
+		}
+	}
+	// Lexical ranking agrees with SQLite's on the same palace.
+	for _, q := range []string{"deploy rollback", "flaky test", "vector palace memory", "weather"} {
+		g, err := ms[1].store.Lexical(ctx, q, store.Filter{}, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := lexical(t, ref, q, store.Filter{}, 20)
+		if !sameScored(g, w) {
+			t.Errorf("Lexical(%q):\n postgres %v\n sqlite   %v", q, g, w)
+		}
+	}
+	t.Logf("%d drawers after 6 rounds of %d concurrent miners", len(got), 6)
+}
+
+// sameScored compares rankings: same ids in the same order, scores equal to
+// float rounding. Drawers with equal scores rank by insertion order, which
+// differs between two palaces mined in different orders, so ties are put
+// in id order first (the last tie group can be cut differently by k, so it
+// is left out).
+func sameScored(a, b []store.Scored) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	norm := func(x []store.Scored) []store.Scored {
+		x = slices.Clone(x)
+		slices.SortStableFunc(x, func(p, q store.Scored) int {
+			if p.Score != q.Score {
+				return cmp.Compare(q.Score, p.Score)
+			}
+			return cmp.Compare(p.ID, q.ID)
+		})
+		last := len(x)
+		for last > 0 && x[last-1].Score == x[len(x)-1].Score {
+			last--
+		}
+		return x[:last]
+	}
+	a, b = norm(a), norm(b)
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		d := a[i].Score - b[i].Score
+		if a[i].ID != b[i].ID || d > 1e-9*b[i].Score || -d > 1e-9*b[i].Score {
+			return false
+		}
+	}
+	return true
 }

@@ -21,11 +21,7 @@ func twoProcesses(t *testing.T) (w, r *Store) {
 	t.Helper()
 	dsn := pgtest.Schema(t, pgtest.EnvPostgres)
 	open := func() *Store {
-		s, err := Open(t.Context(), Options{DSN: dsn, VectorMode: "exact"})
-		if err != nil {
-			t.Fatalf("Open: %v", err)
-		}
-		t.Cleanup(func() { s.Close() })
+		s := mustOpen(t, Options{DSN: dsn, VectorMode: "exact"})
 		if s.VectorMode() != ModeExact {
 			t.Fatalf("vector mode %q, want %q", s.VectorMode(), ModeExact)
 		}
@@ -44,6 +40,16 @@ type cacheModel struct {
 	next int
 }
 
+// newCacheModel is an empty reference for writer w and reader r, with
+// vectors of dimension dim drawn by rng, once w has recorded model.
+func newCacheModel(t *testing.T, w, r *Store, model string, dim int, rng *rand.Rand) *cacheModel {
+	t.Helper()
+	if err := w.SetModel(t.Context(), model, dim); err != nil {
+		t.Fatal(err)
+	}
+	return &cacheModel{t: t, w: w, r: r, dim: dim, ref: map[string]store.Drawer{}, rng: rng}
+}
+
 func (m *cacheModel) unit() []float32 { return storetest.UnitVector(m.rng, m.dim) }
 
 func (m *cacheModel) drawer(src string, withVec bool) store.Drawer {
@@ -57,6 +63,17 @@ func (m *cacheModel) drawer(src string, withVec bool) store.Drawer {
 		d.Vector = m.unit()
 	}
 	return d
+}
+
+// insert writes n new drawers of src, with a vector unless noVec(i) says
+// otherwise (nil: all have one).
+func (m *cacheModel) insert(src string, n int, noVec func(i int) bool) {
+	m.t.Helper()
+	u := store.FileUpdate{File: store.File{Source: src}}
+	for i := range n {
+		u.Insert = append(u.Insert, m.drawer(src, noVec == nil || !noVec(i)))
+	}
+	m.apply(u)
 }
 
 func (m *cacheModel) apply(u store.FileUpdate) {
@@ -77,6 +94,47 @@ func (m *cacheModel) apply(u store.FileUpdate) {
 	for _, d := range u.Update {
 		d.Vector = m.ref[d.ID].Vector
 		m.ref[d.ID] = d
+	}
+}
+
+// missing is the ids of the drawers the writer has no vector for.
+func (m *cacheModel) missing() []string {
+	m.t.Helper()
+	miss, err := m.w.MissingVectors(m.t.Context(), 0)
+	if err != nil {
+		m.t.Fatalf("MissingVectors: %v", err)
+	}
+	ids := make([]string, len(miss))
+	for i, d := range miss {
+		ids[i] = d.ID
+	}
+	return ids
+}
+
+// setVectors gives the drawers ids new vectors, through the writer.
+func (m *cacheModel) setVectors(ids []string) {
+	m.t.Helper()
+	vecs := make([][]float32, len(ids))
+	for i, id := range ids {
+		vecs[i] = m.unit()
+		d := m.ref[id]
+		d.Vector = vecs[i]
+		m.ref[id] = d
+	}
+	if err := m.w.SetVectors(m.t.Context(), ids, vecs); err != nil {
+		m.t.Fatalf("SetVectors: %v", err)
+	}
+}
+
+// clearVectors drops every vector, through the writer.
+func (m *cacheModel) clearVectors() {
+	m.t.Helper()
+	if err := m.w.ClearVectors(m.t.Context()); err != nil {
+		m.t.Fatalf("ClearVectors: %v", err)
+	}
+	for id, d := range m.ref {
+		d.Vector = nil
+		m.ref[id] = d
 	}
 }
 
@@ -161,25 +219,14 @@ func (m *cacheModel) ids(src string) []string {
 func TestVectorCacheFollowsOtherProcess(t *testing.T) {
 	w, r := twoProcesses(t)
 	ctx := t.Context()
-	m := &cacheModel{t: t, w: w, r: r, dim: 16, ref: map[string]store.Drawer{}, rng: rand.New(rand.NewPCG(7, 7))}
-	if err := w.SetModel(ctx, "m1", m.dim); err != nil {
-		t.Fatal(err)
-	}
+	m := newCacheModel(t, w, r, "m1", 16, rand.New(rand.NewPCG(7, 7)))
 	m.check("empty", "full")
 	m.check("no write", "")
 
-	var ins []store.Drawer
-	for i := range 40 {
-		ins = append(ins, m.drawer("a.md", i%5 != 0))
-	}
-	m.apply(store.FileUpdate{File: store.File{Source: "a.md"}, Insert: ins})
+	m.insert("a.md", 40, func(i int) bool { return i%5 == 0 })
 	m.check("insert", "delta")
 
-	ins = nil
-	for range 30 {
-		ins = append(ins, m.drawer("b.md", true))
-	}
-	m.apply(store.FileUpdate{File: store.File{Source: "b.md"}, Insert: ins})
+	m.insert("b.md", 30, nil)
 	m.check("insert another file", "delta")
 
 	// Metadata: wing, room, agent and date are filter fields in the cache;
@@ -197,29 +244,8 @@ func TestVectorCacheFollowsOtherProcess(t *testing.T) {
 	m.apply(store.FileUpdate{File: store.File{Source: "a.md"}, Update: upd})
 	m.check("update metadata", "delta")
 
-	miss, err := w.MissingVectors(ctx, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var setIDs []string
-	var vecs [][]float32
-	for _, d := range miss {
-		v := m.unit()
-		setIDs, vecs = append(setIDs, d.ID), append(vecs, v)
-		d := m.ref[d.ID]
-		d.Vector = v
-		m.ref[d.ID] = d
-	}
 	// Also replace an existing vector: an in-place update of a cached row.
-	some := m.ids("b.md")[3]
-	v := m.unit()
-	setIDs, vecs = append(setIDs, some), append(vecs, v)
-	d := m.ref[some]
-	d.Vector = v
-	m.ref[some] = d
-	if err := w.SetVectors(ctx, setIDs, vecs); err != nil {
-		t.Fatal(err)
-	}
+	m.setVectors(append(m.missing(), m.ids("b.md")[3]))
 	m.check("set vectors", "delta")
 
 	aIDs := m.ids("a.md")
@@ -252,13 +278,7 @@ func TestVectorCacheFollowsOtherProcess(t *testing.T) {
 	m.apply(store.FileUpdate{File: store.File{Source: "c.md"}, Update: []store.Drawer{x}})
 	m.check("several writes", "delta")
 
-	if err := w.ClearVectors(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for id, d := range m.ref {
-		d.Vector = nil
-		m.ref[id] = d
-	}
+	m.clearVectors()
 	m.check("clear vectors", "full")
 
 	// A model change (allowed now that no vector is left) reloads too.
@@ -267,17 +287,7 @@ func TestVectorCacheFollowsOtherProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.check("model change", "full")
-	setIDs, vecs = nil, nil
-	for _, id := range m.ids("a.md")[:5] {
-		v := m.unit()
-		setIDs, vecs = append(setIDs, id), append(vecs, v)
-		d := m.ref[id]
-		d.Vector = v
-		m.ref[id] = d
-	}
-	if err := w.SetVectors(ctx, setIDs, vecs); err != nil {
-		t.Fatal(err)
-	}
+	m.setVectors(m.ids("a.md")[:5])
 	m.check("set vectors after the model change", "delta")
 
 	if err := w.Reset(ctx); err != nil {
@@ -285,11 +295,7 @@ func TestVectorCacheFollowsOtherProcess(t *testing.T) {
 	}
 	clear(m.ref)
 	m.check("reset", "full")
-	ins = nil
-	for range 10 {
-		ins = append(ins, m.drawer("a.md", true))
-	}
-	m.apply(store.FileUpdate{File: store.File{Source: "a.md"}, Insert: ins})
+	m.insert("a.md", 10, nil)
 	m.check("insert after reset", "delta")
 
 	// The reader's own writes go the same way.
@@ -305,15 +311,8 @@ func TestVectorCachePrunedTombstones(t *testing.T) {
 	w, r := twoProcesses(t)
 	ctx := t.Context()
 	w.tombHorizon, w.pruneEvery = 3, 1
-	m := &cacheModel{t: t, w: w, r: r, dim: 8, ref: map[string]store.Drawer{}, rng: rand.New(rand.NewPCG(8, 8))}
-	if err := w.SetModel(ctx, "m", m.dim); err != nil {
-		t.Fatal(err)
-	}
-	var ins []store.Drawer
-	for range 20 {
-		ins = append(ins, m.drawer("a.md", true))
-	}
-	m.apply(store.FileUpdate{File: store.File{Source: "a.md"}, Insert: ins})
+	m := newCacheModel(t, w, r, "m", 8, rand.New(rand.NewPCG(8, 8)))
+	m.insert("a.md", 20, nil)
 	m.check("load", "full")
 
 	// Five deleting writes: the first ones' tombstones fall below the floor.
@@ -346,10 +345,7 @@ func TestVectorCachePrunedTombstones(t *testing.T) {
 func TestVectorCacheConcurrentWriters(t *testing.T) {
 	w, r := twoProcesses(t)
 	ctx := t.Context()
-	m := &cacheModel{t: t, w: w, r: r, dim: 16, ref: map[string]store.Drawer{}, rng: rand.New(rand.NewPCG(9, 9))}
-	if err := w.SetModel(ctx, "m", m.dim); err != nil {
-		t.Fatal(err)
-	}
+	m := newCacheModel(t, w, r, "m", 16, rand.New(rand.NewPCG(9, 9)))
 	// Prepare every write first (the model's rng is not goroutine-safe).
 	var ups []store.FileUpdate
 	live := map[string][]string{}

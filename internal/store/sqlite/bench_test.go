@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/storetest"
 )
 
 // The benchmark palace: 100 000 drawers of 60-100 words drawn from a
@@ -52,59 +53,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// vocabulary makes benchVocab distinct pronounceable pseudo-words, most
-// frequent first.
-func vocabulary(rng *rand.Rand) []string {
-	const cons, vows = "bcdfghjklmnprstvwz", "aeiou"
-	seen := map[string]bool{}
-	words := make([]string, 0, benchVocab)
-	for len(words) < benchVocab {
-		var sb strings.Builder
-		for range 1 + rng.IntN(4) {
-			sb.WriteByte(cons[rng.IntN(len(cons))])
-			sb.WriteByte(vows[rng.IntN(len(vows))])
-		}
-		if rng.IntN(2) == 0 {
-			sb.WriteByte(cons[rng.IntN(len(cons))])
-		}
-		w := sb.String()
-		if !seen[w] && len(w) > 1 {
-			seen[w] = true
-			words = append(words, w)
-		}
-	}
-	return words
-}
-
-// zipf samples words with a Zipf law (rank r has weight ~ 1/(r+2)^1.07),
-// close to the word frequencies of English prose.
-func zipf(rng *rand.Rand, words []string) func() string {
-	z := rand.NewZipf(rng, 1.07, 2, uint64(len(words)-1))
-	return func() string { return words[z.Uint64()] }
-}
-
-func benchUnit(rng *rand.Rand, dim int) []float32 {
-	v := make([]float32, dim)
-	var n float32
-	for i := range v {
-		v[i] = float32(rng.NormFloat64())
-		n += v[i] * v[i]
-	}
-	inv := 1 / float32(math.Sqrt(float64(n)))
-	for i := range v {
-		v[i] *= inv
-	}
-	return v
-}
-
 func benchPalace(b *testing.B) *Store {
 	b.Helper()
 	benchOnce.Do(func() {
 		start := time.Now()
 		ctx := context.Background()
 		rng := rand.New(rand.NewPCG(2026, 11))
-		benchWords = vocabulary(rng)
-		benchZipf = zipf(rng, benchWords)
+		benchWords = storetest.Vocabulary(rng, benchVocab)
+		benchZipf = storetest.Zipf(rng, benchWords)
 		// HIVEMEM_BENCH_PALACE keeps the palace at a fixed path across runs
 		// (built on the first, reused after), for iterating on query plans.
 		path := os.Getenv("HIVEMEM_BENCH_PALACE")
@@ -138,7 +94,7 @@ func benchPalace(b *testing.B) *Store {
 					Agent: wing, Source: src, Heading: strings.Join(words[:4], " "),
 					LineStart: 1 + 10*i, LineEnd: 9 + 10*i, Date: fmt.Sprintf("2026-%02d-%02d", 1+i%12, 1+i%28),
 					Hash: fmt.Sprintf("%x", rng.Uint64()), Text: strings.Join(words[4:], " "),
-					Vector: benchUnit(rng, benchDim),
+					Vector: storetest.UnitVector(rng, benchDim),
 				})
 			}
 			if benchErr = benchStore.Apply(ctx, u); benchErr != nil {
@@ -161,7 +117,7 @@ func benchPalace(b *testing.B) *Store {
 // words to each query (in 35-99% of drawers): the worst case.
 func benchQueries(withCommon bool) []string {
 	rng := rand.New(rand.NewPCG(7, 7))
-	word := zipf(rng, benchWords[50:])
+	word := storetest.Zipf(rng, benchWords[50:])
 	qs := make([]string, 16)
 	for i := range qs {
 		ws := make([]string, 3+rng.IntN(4))
@@ -335,17 +291,25 @@ func benchPlain(b *testing.B, withCommon bool) {
 func BenchmarkLexical100kPlain(b *testing.B)       { benchPlain(b, false) }
 func BenchmarkLexical100kCommonPlain(b *testing.B) { benchPlain(b, true) }
 
+// vectorQueries is 8 random query vectors, drawn with seed, after a first
+// search that loads the vectors outside the timing.
+func vectorQueries(b *testing.B, s *Store, seed uint64) [][]float32 {
+	b.Helper()
+	rng := rand.New(rand.NewPCG(seed, seed))
+	qs := make([][]float32, 8)
+	for i := range qs {
+		qs[i] = storetest.UnitVector(rng, benchDim)
+	}
+	if _, err := s.Vector(context.Background(), qs[0], store.Filter{}, 10); err != nil {
+		b.Fatal(err)
+	}
+	return qs
+}
+
 func BenchmarkVector100k(b *testing.B) {
 	s := benchPalace(b)
 	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(3, 3))
-	qs := make([][]float32, 8)
-	for i := range qs {
-		qs[i] = benchUnit(rng, benchDim)
-	}
-	if _, err := s.Vector(ctx, qs[0], store.Filter{}, 10); err != nil { // load outside the timing
-		b.Fatal(err)
-	}
+	qs := vectorQueries(b, s, 3)
 	timed(b, nil, func(i int) {
 		res, err := s.Vector(ctx, qs[i%len(qs)], store.Filter{}, 10)
 		if err != nil || len(res) != 10 {
@@ -357,14 +321,7 @@ func BenchmarkVector100k(b *testing.B) {
 func BenchmarkVector100kWing(b *testing.B) {
 	s := benchPalace(b)
 	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(4, 4))
-	qs := make([][]float32, 8)
-	for i := range qs {
-		qs[i] = benchUnit(rng, benchDim)
-	}
-	if _, err := s.Vector(ctx, qs[0], store.Filter{}, 10); err != nil {
-		b.Fatal(err)
-	}
+	qs := vectorQueries(b, s, 4)
 	timed(b, nil, func(i int) {
 		f := store.Filter{Wing: fmt.Sprintf("agent%02d", i%benchWings)}
 		res, err := s.Vector(ctx, qs[i%len(qs)], f, 10)
@@ -409,7 +366,7 @@ func BenchmarkApply100(b *testing.B) {
 				words[j] = benchZipf()
 			}
 			d := store.Drawer{ID: fmt.Sprintf("apply-%d-%d", round, i), Wing: "bench", Agent: "bench", Source: src,
-				Heading: words[0], Text: strings.Join(words[1:], " "), Vector: benchUnit(rng, benchDim)}
+				Heading: words[0], Text: strings.Join(words[1:], " "), Vector: storetest.UnitVector(rng, benchDim)}
 			u.Insert = append(u.Insert, d)
 			prev = append(prev, d.ID)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/fts"
+	"github.com/hivemem/hivemem/internal/store/lexindex"
 	"github.com/hivemem/hivemem/internal/store/sqlq"
 )
 
@@ -112,7 +113,7 @@ func (s *Store) Lexical(ctx context.Context, query string, f store.Filter, k int
 	if err != nil {
 		return nil, fmt.Errorf("lexical search: %w", err)
 	}
-	infos = prune(infos, n)
+	infos = lexindex.Prune(infos, n, termInfo.freq)
 	if len(infos) == 0 {
 		return nil, nil
 	}
@@ -318,24 +319,16 @@ type termInfo struct {
 	tokens int
 }
 
-// prune drops terms no drawer contains and, when rarer ones remain, terms
-// in at least half of the n drawers (see Lexical).
-func prune(infos []termInfo, n int) []termInfo {
-	var rare, common []termInfo
-	for _, ti := range infos {
-		switch {
-		case ti.tokens == 0 || ti.known && ti.df == 0:
-			// Nothing the index could hold: no match possible.
-		case ti.known && 2*ti.df >= n:
-			common = append(common, ti)
-		default:
-			rare = append(rare, ti)
-		}
+// freq is the term's document frequency as lexindex.Prune takes it: 0
+// when nothing the index holds can match it, -1 when it is not known.
+func (ti termInfo) freq() int {
+	switch {
+	case ti.tokens == 0:
+		return 0
+	case !ti.known:
+		return -1
 	}
-	if len(rare) > 0 {
-		return rare
-	}
-	return common
+	return ti.df
 }
 
 // termStats returns each term's document frequency, as the palace's own

@@ -9,8 +9,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/lexindex"
+	"github.com/hivemem/hivemem/internal/store/storetest"
 )
 
 // TestLexicalMatchesPlainQuery holds Lexical's shortcuts (dropping clamped
@@ -26,8 +29,8 @@ func TestLexicalMatchesPlainQuery(t *testing.T) {
 		n = 1200
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	words := vocabulary(rng)[:4000]
-	word := zipf(rng, words)
+	words := storetest.Vocabulary(rng, benchVocab)[:4000]
+	word := storetest.Zipf(rng, words)
 	wings := []string{"ada", "bob", "cy"}
 	for b := 0; b < n/300; b++ {
 		src := fmt.Sprintf("f%d.md", b)
@@ -79,7 +82,7 @@ func TestLexicalMatchesPlainQuery(t *testing.T) {
 		next := want[min(k, len(want)):]
 		want = want[:min(k, len(want))]
 		if infos, nd, err := s.termStats(ctx, s.rdb, store.QueryTerms(q)); err == nil {
-			if _, ok, _ := s.lexicalTier(ctx, s.rdb, prune(infos, nd), nd, f, k); ok {
+			if _, ok, _ := s.lexicalTier(ctx, s.rdb, lexindex.Prune(infos, nd, termInfo.freq), nd, f, k); ok {
 				tiers++
 			}
 		}
@@ -174,4 +177,294 @@ func FuzzLexical(f *testing.F) {
 			}
 		}
 	})
+}
+
+// openPair opens one palace twice: warm, opted in to the in-memory lexical
+// index, and cold, which always answers from FTS5.
+func openPair(t *testing.T) (warm, cold *Store) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "palace.db")
+	var err error
+	if warm, err = Open(t.Context(), path); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { warm.Close() })
+	if cold, err = Open(t.Context(), path); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cold.Close() })
+	warm.WarmLexical()
+	return warm, cold
+}
+
+// waitWarm runs searches until the warm index answers for the palace's
+// current generation.
+func waitWarm(t *testing.T, s *Store) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if _, ok, err := s.lexicalWarm(t.Context(), []string{"zzz"}, store.Filter{}, 1); err != nil {
+			t.Fatal(err)
+		} else if ok {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("lexical index not built within a minute")
+}
+
+// lexCorpus makes drawers of random length from a Zipf vocabulary with
+// some accented and CJK words (which the index tokenizes through SQLite),
+// over a few wings, rooms, agents and dates (some undated).
+func lexCorpus(rng *rand.Rand, words []string, src string, n int) []store.Drawer {
+	word := storetest.Zipf(rng, words)
+	extra := []string{"café", "naïve", "Résumé", "日本語", "Straße", "don't", "state-of-the-art", "RUNNING", "runs", "x86_64"}
+	var out []store.Drawer
+	for i := range n {
+		ws := make([]string, 1+rng.IntN(120))
+		for j := range ws {
+			if rng.IntN(40) == 0 {
+				ws[j] = extra[rng.IntN(len(extra))]
+			} else {
+				ws[j] = word()
+			}
+		}
+		h := 1 + rng.IntN(min(5, len(ws)))
+		date := ""
+		if rng.IntN(5) > 0 {
+			date = fmt.Sprintf("2026-%02d-%02d", 1+rng.IntN(12), 1+rng.IntN(28))
+		}
+		out = append(out, store.Drawer{
+			ID: fmt.Sprintf("%s#%d", src, i), Source: src, Wing: []string{"ada", "bob", "cy", ""}[rng.IntN(4)],
+			Room: []string{"recent", "archive"}[rng.IntN(2)], Agent: []string{"ada", "bob"}[rng.IntN(2)], Date: date,
+			Heading: strings.Join(ws[:h], " "), Text: strings.Join(ws[h:], " "),
+		})
+	}
+	return out
+}
+
+// lexQueries makes n random queries mixing common, middling and rare words
+// (and the odd accented one), with filters and k.
+func lexQueries(rng *rand.Rand, words []string, n int) (qs []string, fs []store.Filter, ks []int) {
+	filters := []store.Filter{{}, {Wing: "bob"}, {Room: "archive", Agent: "ada"}, {Since: "2026-03-10", Until: "2026-08-20"},
+		{Wing: "ada", Since: "2026-06-01"}, {Wing: ""}, {Until: "2026-02-01"}, {Wing: "nobody"}}
+	for i := range n {
+		ws := make([]string, 1+rng.IntN(6))
+		for j := range ws {
+			switch rng.IntN(7) {
+			case 0, 1:
+				ws[j] = words[rng.IntN(15)]
+			case 2, 3:
+				ws[j] = words[15+rng.IntN(100)]
+			case 4, 5:
+				ws[j] = words[100+rng.IntN(len(words)-100)]
+			default:
+				ws[j] = []string{"cafe", "café", "naive", "resume", "日本語", "straße", "run", "running", "don't", "x86"}[rng.IntN(10)]
+			}
+		}
+		qs = append(qs, strings.Join(ws, " "))
+		fs = append(fs, filters[i%len(filters)])
+		ks = append(ks, []int{1, 3, 10, 50}[i%4])
+	}
+	return qs, fs, ks
+}
+
+// sameRanking compares the warm path's answer with FTS5's: the same ids in
+// the same order and scores within 1e-9 relative; where FTS5's scores tie
+// (within that), the tied ids may come in any order, so those ranks are
+// compared as sets.
+func sameRanking(t *testing.T, label string, got, want []store.Scored) (maxRel float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: warm %d hits, FTS5 %d", label, len(got), len(want))
+		return 0
+	}
+	close := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }
+	for i := 0; i < len(want); {
+		j := i + 1
+		for j < len(want) && close(want[j-1].Score, want[j].Score) {
+			j++
+		}
+		var g, w []string
+		for r := i; r < j; r++ {
+			if rel := math.Abs(got[r].Score-want[r].Score) / math.Max(math.Abs(want[r].Score), 1e-300); rel > maxRel {
+				maxRel = rel
+			}
+			if !close(got[r].Score, want[r].Score) {
+				t.Errorf("%s rank %d: warm score %.17g, FTS5 %.17g", label, r+1, got[r].Score, want[r].Score)
+				return maxRel
+			}
+			g, w = append(g, got[r].ID), append(w, want[r].ID)
+		}
+		if j == len(want) && j-i > 1 {
+			// A tie at the cut: which tied drawers make the top k is
+			// arbitrary in both paths, so only their number counts.
+			break
+		}
+		slices.Sort(g)
+		slices.Sort(w)
+		if !slices.Equal(g, w) {
+			t.Errorf("%s ranks %d-%d: warm %v, FTS5 %v", label, i+1, j, g, w)
+		}
+		i = j
+	}
+	return maxRel
+}
+
+// compareAll runs every query on both paths, requiring the warm path to
+// answer (except for queries holding a phrase term, which go to FTS5).
+func compareAll(t *testing.T, warm, cold *Store, qs []string, fs []store.Filter, ks []int) {
+	t.Helper()
+	ctx := t.Context()
+	answered, maxRel := 0, 0.0
+	for i, q := range qs {
+		_, ok, err := warm.lexicalWarm(ctx, store.QueryTerms(q), fs[i], ks[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			answered++
+		}
+		got, err := warm.Lexical(ctx, q, fs[i], ks[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := cold.Lexical(ctx, q, fs[i], ks[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		maxRel = max(maxRel, sameRanking(t, fmt.Sprintf("Lexical(%q, %+v, %d)", q, fs[i], ks[i]), got, want))
+	}
+	t.Logf("%d queries, %d answered by the warm index, max relative score difference %.3g", len(qs), answered, maxRel)
+	if answered < len(qs)*3/4 {
+		t.Errorf("only %d of %d queries answered by the warm index", answered, len(qs))
+	}
+}
+
+func corpusWords() []string {
+	return storetest.Vocabulary(rand.New(rand.NewPCG(5, 6)), benchVocab)[:3000]
+}
+
+// TestLexicalWarmMatchesFTS5 holds the in-memory index to the FTS5 path
+// over random corpora and 200 random queries with filters.
+func TestLexicalWarmMatchesFTS5(t *testing.T) {
+	ctx := t.Context()
+	words := corpusWords()
+	for seed := range uint64(2) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			warm, cold := openPair(t)
+			rng := rand.New(rand.NewPCG(seed, 77))
+			for b := range 6 {
+				src := fmt.Sprintf("f%d.md", b)
+				if err := cold.Apply(ctx, store.FileUpdate{File: store.File{Source: src}, Insert: lexCorpus(rng, words, src, 300+rng.IntN(300))}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitWarm(t, warm)
+			qs, fs, ks := lexQueries(rng, words, 200)
+			compareAll(t, warm, cold, qs, fs, ks)
+		})
+	}
+}
+
+// TestLexicalWarmFollowsWrites checks the index after this process's own
+// writes (followed in place, no rebuild) and after another process's
+// (noticed by the generation, rebuilt).
+func TestLexicalWarmFollowsWrites(t *testing.T) {
+	ctx := t.Context()
+	words := corpusWords()
+	warm, cold := openPair(t)
+	rng := rand.New(rand.NewPCG(3, 3))
+	for b := range 4 {
+		src := fmt.Sprintf("f%d.md", b)
+		if err := warm.Apply(ctx, store.FileUpdate{File: store.File{Source: src}, Insert: lexCorpus(rng, words, src, 400)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitWarm(t, warm)
+	qs, fs, ks := lexQueries(rng, words, 60)
+	compareAll(t, warm, cold, qs, fs, ks)
+
+	// Own writes: a re-mine (delete + insert), metadata and heading
+	// updates, a deleted file. The index must follow without a rebuild.
+	built := warm.lexi.Data
+	ins := lexCorpus(rng, words, "f1.md", 200)
+	for i := range ins {
+		ins[i].ID = fmt.Sprintf("f1.md#new%d", i)
+	}
+	var del []string
+	for i := range 150 {
+		del = append(del, fmt.Sprintf("f1.md#%d", i))
+	}
+	var upd []store.Drawer
+	for i := 200; i < 260; i++ {
+		upd = append(upd, store.Drawer{ID: fmt.Sprintf("f1.md#%d", i), Source: "f1.md", Wing: "cy", Room: "archive", Agent: "bob",
+			Date: "2026-05-05", Heading: words[rng.IntN(200)] + " " + words[rng.IntN(20)]})
+	}
+	if err := warm.Apply(ctx, store.FileUpdate{File: store.File{Source: "f1.md"}, Delete: del, Insert: ins, Update: upd}); err != nil {
+		t.Fatal(err)
+	}
+	if err := warm.DeleteFile(ctx, "f2.md"); err != nil {
+		t.Fatal(err)
+	}
+	if err := warm.SetModel(ctx, "m", 4); err != nil { // a write that leaves the text alone
+		t.Fatal(err)
+	}
+	if warm.lexi.Data != built {
+		t.Fatal("own writes made the index rebuild instead of following")
+	}
+	compareAll(t, warm, cold, qs, fs, ks)
+
+	// Enough deletes to compact.
+	for b := 4; b < 8; b++ {
+		src := fmt.Sprintf("f%d.md", b)
+		if err := warm.Apply(ctx, store.FileUpdate{File: store.File{Source: src}, Insert: lexCorpus(rng, words, src, 400)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, src := range []string{"f0.md", "f3.md", "f5.md"} {
+		if err := warm.DeleteFile(ctx, src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 3400 rows were added in all; a compaction leaves fewer slots.
+	if d := warm.lexi.Data; d != built || d.Dead() >= 1024 || d.Slots() != d.Live()+d.Dead() || d.Slots() >= 3400 {
+		t.Fatalf("index rebuilt (%v) or not compacted (%d slots, %d live, %d dead)", d != built, d.Slots(), d.Live(), d.Dead())
+	}
+	compareAll(t, warm, cold, qs, fs, ks)
+
+	// Another process writes: the warm store must notice and rebuild.
+	if err := cold.Apply(ctx, store.FileUpdate{File: store.File{Source: "g.md"}, Insert: lexCorpus(rng, words, "g.md", 300)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := warm.lexicalWarm(ctx, []string{words[0]}, store.Filter{}, 1); err != nil || ok {
+		t.Fatalf("warm index answered (%v, %v) for a generation it has not seen", ok, err)
+	}
+	waitWarm(t, warm)
+	compareAll(t, warm, cold, qs, fs, ks)
+
+	// Reset, in-process.
+	if err := warm.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := warm.Apply(ctx, store.FileUpdate{File: store.File{Source: "h.md"}, Insert: lexCorpus(rng, words, "h.md", 300)}); err != nil {
+		t.Fatal(err)
+	}
+	waitWarm(t, warm)
+	compareAll(t, warm, cold, qs, fs, ks)
+}
+
+// TestLexicalWarmClose makes sure closing a store stops a build in flight.
+func TestLexicalWarmClose(t *testing.T) {
+	warm, cold := openPair(t)
+	words := corpusWords()
+	if err := cold.Apply(t.Context(), store.FileUpdate{File: store.File{Source: "a.md"}, Insert: lexCorpus(rand.New(rand.NewPCG(1, 1)), words, "a.md", 500)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := warm.Lexical(context.Background(), words[3], store.Filter{}, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := warm.Close(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -224,7 +224,7 @@ func (s *Store) lexicalWarm(ctx context.Context, terms []string, f store.Filter,
 		x.kick(s)
 		return nil, false, nil
 	}
-	// The same plan as the FTS5 path (prune), so the same ranking.
+	// The same plan as the FTS5 path, so the same ranking.
 	infos := make([]termInfo, len(terms))
 	byTerm := make(map[string]string, len(terms))
 	for i, t := range terms {
@@ -238,7 +238,7 @@ func (s *Store) lexicalWarm(ctx context.Context, terms []string, f store.Filter,
 			byTerm[t] = ts[0]
 		}
 	}
-	infos = prune(infos, d.Live())
+	infos = lexindex.Prune(infos, d.Live(), termInfo.freq)
 	if len(infos) == 0 {
 		return nil, true, nil
 	}

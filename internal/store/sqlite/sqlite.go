@@ -309,11 +309,7 @@ func (s *Store) ClearVectors(ctx context.Context) error {
 
 // GetFile implements store.Store.
 func (s *Store) GetFile(ctx context.Context, source string) (store.File, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT source, hash, size, mined_at, wing, agent, origin, room FROM files WHERE source = ?`, source)
-	if err != nil {
-		return store.File{}, fmt.Errorf("get file %q: %w", source, err)
-	}
-	files, err := scanFiles(rows)
+	files, err := s.queryFiles(ctx, `SELECT source, hash, size, mined_at, wing, agent, origin, room FROM files WHERE source = ?`, source)
 	if err != nil {
 		return store.File{}, fmt.Errorf("get file %q: %w", source, err)
 	}
@@ -326,19 +322,20 @@ func (s *Store) GetFile(ctx context.Context, source string) (store.File, error) 
 // Files implements store.Store. The prefix is compared byte for byte
 // (LIKE would be case-insensitive and treat % and _ as wildcards).
 func (s *Store) Files(ctx context.Context, prefix string) ([]store.File, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT source, hash, size, mined_at, wing, agent, origin, room FROM files
+	files, err := s.queryFiles(ctx, `SELECT source, hash, size, mined_at, wing, agent, origin, room FROM files
 		WHERE substr(source, 1, length(?1)) = ?1 ORDER BY source`, prefix)
-	if err != nil {
-		return nil, fmt.Errorf("list files %q: %w", prefix, err)
-	}
-	files, err := scanFiles(rows)
 	if err != nil {
 		return nil, fmt.Errorf("list files %q: %w", prefix, err)
 	}
 	return files, nil
 }
 
-func scanFiles(rows *sql.Rows) ([]store.File, error) {
+// queryFiles runs q for rows of the file columns and reads them.
+func (s *Store) queryFiles(ctx context.Context, q string, args ...any) ([]store.File, error) {
+	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
 	defer rows.Close()
 	var out []store.File
 	for rows.Next() {
@@ -371,18 +368,19 @@ func fromNanos(ns int64) time.Time {
 
 const drawerCols = `id, wing, room, agent, source, heading, line_start, line_end, date, hash, text`
 
-func scanDrawers(rows *sql.Rows) ([]store.Drawer, error) {
+// queryDrawers runs q for rows of drawerCols and reads them.
+func (s *Store) queryDrawers(ctx context.Context, q string, args ...any) ([]store.Drawer, error) {
+	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
 	defer rows.Close()
 	return sqlq.Drawers(rows)
 }
 
 // Drawers implements store.Store.
 func (s *Store) Drawers(ctx context.Context, source string) ([]store.Drawer, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT `+drawerCols+` FROM drawers WHERE source = ? ORDER BY line_start, rowid`, source)
-	if err != nil {
-		return nil, fmt.Errorf("list drawers of %q: %w", source, err)
-	}
-	ds, err := scanDrawers(rows)
+	ds, err := s.queryDrawers(ctx, `SELECT `+drawerCols+` FROM drawers WHERE source = ? ORDER BY line_start, rowid`, source)
 	if err != nil {
 		return nil, fmt.Errorf("list drawers of %q: %w", source, err)
 	}
@@ -395,17 +393,10 @@ func vectorBlob(v []float32, dim int) (any, error) {
 	if len(v) == 0 {
 		return nil, nil
 	}
-	if dim == 0 {
-		return nil, errors.New("no embedding model recorded: set the model before storing vectors")
-	}
-	if len(v) != dim {
-		return nil, fmt.Errorf("vector has dimension %d, the model's is %d", len(v), dim)
-	}
-	b, err := encodeVector(v)
-	if err != nil {
+	if err := vecindex.Check(v, dim); err != nil {
 		return nil, err
 	}
-	return b, nil
+	return vecindex.Encode(v), nil
 }
 
 // Apply implements store.Store.
@@ -557,11 +548,7 @@ func (s *Store) MissingVectors(ctx context.Context, limit int) ([]store.Drawer, 
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
-	rows, err := s.rdb.QueryContext(ctx, `SELECT `+drawerCols+` FROM drawers WHERE vector IS NULL ORDER BY rowid LIMIT ?`, limit)
-	if err != nil {
-		return nil, fmt.Errorf("list drawers without vectors: %w", err)
-	}
-	ds, err := scanDrawers(rows)
+	ds, err := s.queryDrawers(ctx, `SELECT `+drawerCols+` FROM drawers WHERE vector IS NULL ORDER BY rowid LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list drawers without vectors: %w", err)
 	}
@@ -570,8 +557,8 @@ func (s *Store) MissingVectors(ctx context.Context, limit int) ([]store.Drawer, 
 
 // SetVectors implements store.Store.
 func (s *Store) SetVectors(ctx context.Context, ids []string, vecs [][]float32) error {
-	if len(ids) != len(vecs) {
-		return fmt.Errorf("set vectors: %d ids but %d vectors", len(ids), len(vecs))
+	if err := store.CheckVectors(ids, vecs); err != nil {
+		return fmt.Errorf("set vectors: %w", err)
 	}
 	if len(ids) == 0 {
 		return nil
@@ -592,9 +579,6 @@ func (s *Store) SetVectors(ctx context.Context, ids []string, vecs [][]float32) 
 		}
 		defer stmt.Close()
 		for i, id := range ids {
-			if len(vecs[i]) == 0 {
-				return d, fmt.Errorf("drawer %q: empty vector", id)
-			}
 			blob, err := vectorBlob(vecs[i], dim)
 			if err != nil {
 				return d, fmt.Errorf("drawer %q: %w", id, err)
@@ -626,11 +610,7 @@ func (s *Store) Get(ctx context.Context, ids []string) ([]store.Drawer, error) {
 			args[i] = id
 		}
 		q := `SELECT ` + drawerCols + ` FROM drawers WHERE id IN (?` + strings.Repeat(", ?", len(chunk)-1) + `)`
-		rows, err := s.rdb.QueryContext(ctx, q, args...)
-		if err != nil {
-			return nil, fmt.Errorf("get drawers: %w", err)
-		}
-		ds, err := scanDrawers(rows)
+		ds, err := s.queryDrawers(ctx, q, args...)
 		if err != nil {
 			return nil, fmt.Errorf("get drawers: %w", err)
 		}
@@ -656,11 +636,7 @@ func (s *Store) List(ctx context.Context, f store.Filter, limit int) ([]store.Dr
 		limit = -1
 	}
 	where, args := sqlq.Where(sqlq.SQLite, f, 1)
-	rows, err := s.rdb.QueryContext(ctx, `SELECT `+drawerCols+` FROM drawers d WHERE 1`+where+` ORDER BY source, line_start, rowid LIMIT ?`, append(args, limit)...)
-	if err != nil {
-		return nil, fmt.Errorf("list drawers: %w", err)
-	}
-	ds, err := scanDrawers(rows)
+	ds, err := s.queryDrawers(ctx, `SELECT `+drawerCols+` FROM drawers d WHERE 1`+where+` ORDER BY source, line_start, rowid LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("list drawers: %w", err)
 	}
@@ -734,19 +710,11 @@ func (s *Store) CachedEmbeddings(ctx context.Context, model string, hashes []str
 		if err != nil {
 			return nil, fmt.Errorf("read embedding cache: %w", err)
 		}
-		for rows.Next() {
-			var h string
-			var b []byte
-			if err := rows.Scan(&h, &b); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read embedding cache: %w", err)
-			}
-			out[h] = vecindex.AppendDecoded(make([]float32, 0, len(b)/4), b)
+		err = sqlq.Embeddings(rows, out)
+		if cerr := rows.Close(); err == nil {
+			err = cerr
 		}
-		if err := rows.Close(); err != nil {
-			return nil, fmt.Errorf("read embedding cache: %w", err)
-		}
-		if err := rows.Err(); err != nil {
+		if err != nil {
 			return nil, fmt.Errorf("read embedding cache: %w", err)
 		}
 	}
@@ -777,12 +745,6 @@ func (s *Store) PutEmbeddings(ctx context.Context, model string, hashes []string
 		}
 		defer stmt.Close()
 		for i, h := range hashes {
-			if h == "" {
-				return vecDelta{}, errors.New("empty text hash")
-			}
-			if len(vecs[i]) == 0 {
-				return vecDelta{}, fmt.Errorf("hash %q: empty vector", h)
-			}
 			blob, err := vectorBlob(vecs[i], dim)
 			if err != nil {
 				return vecDelta{}, fmt.Errorf("hash %q: %w", h, err)

@@ -162,12 +162,3 @@ func (v *vecIndex) loadRange(ctx context.Context, db *sql.DB, sizeHint int, from
 func (v *vecIndex) search(q []float32, f store.Filter, k int) []store.Scored {
 	return v.idx.Search(q, f, k)
 }
-
-// encodeVector stores v as little-endian float32, refusing values that
-// would poison every ranking they take part in.
-func encodeVector(v []float32) ([]byte, error) {
-	if err := vecindex.CheckFinite(v); err != nil {
-		return nil, err
-	}
-	return vecindex.Encode(v), nil
-}

@@ -1,6 +1,7 @@
 // Package sqlq is the SQL the SQL backends share: a store.Filter as WHERE
 // conditions (one builder for every dialect, so that the backends cannot
-// drift in what a filter means) and the loop that reads ranked rows.
+// drift in what a filter means) and the loops that read ranked rows,
+// drawers and cached embeddings.
 package sqlq
 
 import (
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/vecindex"
 )
 
 // Dialect is how a backend's SQL spells what the filter needs.
@@ -93,4 +95,17 @@ func Drawers(rows Rows) ([]store.Drawer, error) {
 		out = append(out, d)
 	}
 	return out, rows.Err()
+}
+
+// Embeddings reads (hash, vector) rows of the embedding cache into out.
+func Embeddings(rows Rows, out map[string][]float32) error {
+	for rows.Next() {
+		var h string
+		var b []byte
+		if err := rows.Scan(&h, &b); err != nil {
+			return err
+		}
+		out[h] = vecindex.AppendDecoded(make([]float32, 0, len(b)/4), b)
+	}
+	return rows.Err()
 }

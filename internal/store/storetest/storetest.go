@@ -839,7 +839,9 @@ func BruteForce(ds map[string]store.Drawer, q []float32, f store.Filter, k int) 
 	return out
 }
 
-func sameRanking(t *testing.T, what string, got, want []store.Scored) {
+// SameRanking fails unless got ranks as want does: the same ids in the same
+// order, ranked from 1, each score within 1e-5 of want's.
+func SameRanking(t *testing.T, what string, got, want []store.Scored) {
 	t.Helper()
 	if !slices.Equal(scoredIDs(got), scoredIDs(want)) {
 		t.Errorf("%s: ids\n got %v\nwant %v", what, scoredIDs(got), scoredIDs(want))
@@ -898,7 +900,7 @@ func testVectorExact(t *testing.T, s store.Store) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				sameRanking(t, fmt.Sprintf("%s query %d %+v k=%d", stage, qi, tc.f, tc.k), got, BruteForce(ref, q, tc.f, tc.k))
+				SameRanking(t, fmt.Sprintf("%s query %d %+v k=%d", stage, qi, tc.f, tc.k), got, BruteForce(ref, q, tc.f, tc.k))
 			}
 		}
 	}
@@ -947,7 +949,7 @@ func testVectorFilters(t *testing.T, s store.Store) {
 		if err != nil {
 			t.Fatalf("Vector(%+v): %v", f, err)
 		}
-		sameRanking(t, fmt.Sprintf("Vector(%+v)", f), got, BruteForce(ref, q, f, 5))
+		SameRanking(t, fmt.Sprintf("Vector(%+v)", f), got, BruteForce(ref, q, f, 5))
 	}
 }
 
@@ -972,7 +974,7 @@ func testVectorsFollowWrites(t *testing.T, s store.Store) {
 		if err != nil {
 			t.Fatalf("step %d: Vector: %v", step, err)
 		}
-		sameRanking(t, fmt.Sprintf("step %d %+v", step, f), got, BruteForce(ref, q, f, 7))
+		SameRanking(t, fmt.Sprintf("step %d %+v", step, f), got, BruteForce(ref, q, f, 7))
 	}
 	query(-1)
 	for step := range 80 {

@@ -9,6 +9,7 @@ package vecindex
 import (
 	"container/heap"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -328,6 +329,19 @@ func CheckFinite(v []float32) error {
 		}
 	}
 	return nil
+}
+
+// Check validates a vector to store against the palace's recorded
+// dimension (0: no model recorded yet): the dimension must match and every
+// component be finite.
+func Check(v []float32, dim int) error {
+	if dim == 0 {
+		return errors.New("no embedding model recorded: set the model before storing vectors")
+	}
+	if len(v) != dim {
+		return fmt.Errorf("vector has dimension %d, the model's is %d", len(v), dim)
+	}
+	return CheckFinite(v)
 }
 
 // Encode is v as stored by both backends: little-endian float32s.

@@ -59,11 +59,28 @@ var serial atomic.Int64
 // the pool to one connection and uses no named prepared statements.
 func Schema(t testing.TB, env string) string {
 	t.Helper()
-	base := BaseDSN(t, env)
-	name := fmt.Sprintf("t_%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9, serial.Add(1))
+	base, name := schema(t, env)
+	return WithParams(t, base, env, "search_path", name+",public")
+}
+
+// OnlySchema is Schema with the search path narrowed to the new schema
+// alone, for tests that must not see a palace in the server's public
+// schema (TestOpenErrors makes one in hivemem_pw's).
+func OnlySchema(t testing.TB, env string) string {
+	t.Helper()
+	base, name := schema(t, env)
+	return WithParams(t, base, env, "search_path", name)
+}
+
+// schema creates a schema, dropped when the test ends, on the server named
+// by env, and returns the server's DSN and the schema's name.
+func schema(t testing.TB, env string) (base, name string) {
+	t.Helper()
+	base = BaseDSN(t, env)
+	name = fmt.Sprintf("t_%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9, serial.Add(1))
 	exec(t, base, `CREATE SCHEMA `+name)
 	t.Cleanup(func() { exec(t, base, `DROP SCHEMA `+name+` CASCADE`) })
-	return WithParams(t, base, env, "search_path", name+",public")
+	return base, name
 }
 
 // WithParams adds key/value parameters to dsn (a postgres:// URL), plus the
