@@ -11,10 +11,11 @@
 // palace while it runs: every mine takes the palace write lock (package
 // writelock), which CLI writers wait on.
 //
-// The files follow its concerns: watch.go (fsnotify and the event loop),
-// queue.go (debounce and the work queue), mine.go (the mining worker, scan
-// and backoff), reflect.go (the reflector schedule), config.go (live
-// reload), status.go, http.go and instance.go (the pid file claim).
+// The files follow its concerns: watch.go (fsnotify, the event loop and
+// the periodic scan), queue.go (debounce and the work queue), mine.go (the
+// mining worker and its backoff), reflect.go (the reflector schedule),
+// config.go (live reload), status.go, http.go and instance.go (the pid
+// file claim).
 //
 // Failures stay local: an agent whose file cannot be mined backs off
 // exponentially while the others go on; a missing or broken model leaves

@@ -1,13 +1,12 @@
 package manager
 
-// Mining: the one worker that mines, the full scan, and the per-agent
-// backoff after failures.
+// Mining: the one worker that mines (agents, scans, the drain at
+// shutdown) and the per-agent backoff after failures.
 
 import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"time"
 
 	backoffpkg "github.com/hivemem/hivemem/internal/backoff"
@@ -147,48 +146,6 @@ func stopped(stop <-chan struct{}) bool {
 	default:
 		return false
 	}
-}
-
-// scan is the safety net: every agent's file is mined (an unchanged one
-// costs a hash), files of agents that vanished lose their drawers, and the
-// archives are brought in step.
-func (m *Manager) scan(ctx context.Context, stop <-chan struct{}) {
-	if !m.Config().Manager.Mining {
-		return
-	}
-	h := m.app.Home
-	start := time.Now()
-	seen := map[string]bool{}
-	for _, dir := range m.agentDirs() {
-		if stopped(stop) {
-			return
-		}
-		id := filepath.Base(dir)
-		seen[id] = true
-		m.mineAgent(ctx, id, time.Time{})
-	}
-	if files, err := m.app.Store.Files(ctx, "hive/agents/"); err != nil {
-		m.problem("scan", err)
-	} else {
-		for _, f := range files {
-			id, archive, ok := h.AgentFromPath(h.Abs(f.Source))
-			if ok && !archive && !seen[id] && !stopped(stop) {
-				seen[id] = true
-				m.mineAgent(ctx, id, time.Time{})
-			}
-		}
-	}
-	if stopped(stop) {
-		return
-	}
-	if err := m.mineArchives(ctx); err != nil && ctx.Err() == nil {
-		m.problem("scan archives", err)
-		m.log.Warn("mining the archives failed; the next scan retries", "err", err)
-	}
-	m.mu.Lock()
-	m.lastScan = time.Now().UTC()
-	m.mu.Unlock()
-	m.log.Debug("scan done", "agents", len(seen), "seconds", time.Since(start).Seconds())
 }
 
 func (m *Manager) mineArchives(ctx context.Context) error {

@@ -24,8 +24,10 @@ func TestShutdownMinesChangesStillSettling(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	waitUntil(t, 10*time.Second, "the change to be pending", func() (bool, string) {
-		return m.Status(t.Context()).Pending == 1, ""
+	waitUntil(t, 10*time.Second, "the change to wait out its debounce", func() (bool, string) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return m.pendingN == 1, "" // Status's Pending counts the start's scan too
 	})
 	if err := stop(); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,8 @@
 package manager
 
 // Watching: the event loop over fsnotify, the watches on the home,
-// hive/agents and each agent directory, and the periodic scan timer.
+// hive/agents and each agent directory, and the periodic full scan that
+// catches what the watcher missed.
 
 import (
 	"context"
@@ -97,6 +98,48 @@ func (m *Manager) setNextScan(t time.Time) {
 	m.mu.Lock()
 	m.nextScan = t
 	m.mu.Unlock()
+}
+
+// scan is the safety net: every agent's file is mined (an unchanged one
+// costs a hash), files of agents that vanished lose their drawers, and the
+// archives are brought in step.
+func (m *Manager) scan(ctx context.Context, stop <-chan struct{}) {
+	if !m.Config().Manager.Mining {
+		return
+	}
+	h := m.app.Home
+	start := time.Now()
+	seen := map[string]bool{}
+	for _, dir := range m.agentDirs() {
+		if stopped(stop) {
+			return
+		}
+		id := filepath.Base(dir)
+		seen[id] = true
+		m.mineAgent(ctx, id, time.Time{})
+	}
+	if files, err := m.app.Store.Files(ctx, "hive/agents/"); err != nil {
+		m.problem("scan", err)
+	} else {
+		for _, f := range files {
+			id, archive, ok := h.AgentFromPath(h.Abs(f.Source))
+			if ok && !archive && !seen[id] && !stopped(stop) {
+				seen[id] = true
+				m.mineAgent(ctx, id, time.Time{})
+			}
+		}
+	}
+	if stopped(stop) {
+		return
+	}
+	if err := m.mineArchives(ctx); err != nil && ctx.Err() == nil {
+		m.problem("scan archives", err)
+		m.log.Warn("mining the archives failed; the next scan retries", "err", err)
+	}
+	m.mu.Lock()
+	m.lastScan = time.Now().UTC()
+	m.mu.Unlock()
+	m.log.Debug("scan done", "agents", len(seen), "seconds", time.Since(start).Seconds())
 }
 
 // handleEvent routes one file system event and reports whether it asks
