@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"sync"
 	"time"
 
+	"github.com/hivemem/hivemem/internal/atomicio"
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/memfile"
@@ -127,7 +127,7 @@ func (c *CondensedIndex) Read(path string) map[string]time.Time {
 	if c.last == nil {
 		c.last = map[string]time.Time{}
 	}
-	f, err := os.Open(path)
+	f, err := atomicio.OpenRegular(path) // a FIFO planted at the log must not hang a status
 	if err != nil {
 		return maps.Clone(c.last)
 	}

@@ -3,6 +3,7 @@ package app
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -50,5 +51,30 @@ func TestLastCondensedFollowsTheLog(t *testing.T) {
 				t.Errorf("%s: %s = %v, want %s", st.name, agent, got[agent], ts)
 			}
 		}
+	}
+}
+
+// TestLastCondensedWithAFIFOLog: a FIFO planted at the event log gives no
+// condensations at once, instead of blocking the status of the manager,
+// the CLI and the API on an open that waits for a writer.
+func TestLastCondensedWithAFIFOLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log.jsonl")
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	t.Cleanup(func() { // let go of a reader stuck on it, if any
+		if w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+	})
+	done := make(chan map[string]time.Time, 1)
+	go func() { done <- LastCondensed(path) }()
+	select {
+	case got := <-done:
+		if len(got) != 0 {
+			t.Errorf("LastCondensed of a FIFO = %v, want none", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("LastCondensed hangs on a FIFO at the event log")
 	}
 }
