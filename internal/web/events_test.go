@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemem/hivemem/internal/client"
 	"github.com/hivemem/hivemem/internal/web"
 )
 
@@ -96,11 +97,10 @@ func TestEventsShowTheHarnessLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := e.do(t, req{target: "/api/v1/events?agent=coder&n=10"})
-	if w.Code != 200 {
-		t.Fatalf("events = %d %s", w.Code, w.Body)
+	r, err := e.c.Events(t.Context(), client.EventsRequest{Agent: "coder", N: 10})
+	if err != nil {
+		t.Fatalf("events: %v", err)
 	}
-	r := decode[web.EventsResponse](t, w)
 	var kinds []string
 	for _, ev := range r.Events {
 		kinds = append(kinds, ev.Kind)
@@ -113,8 +113,12 @@ func TestEventsShowTheHarnessLines(t *testing.T) {
 		r.Events[0].Time.UnixMilli() != 1796119200000 {
 		t.Errorf("harness fields = %+v, %+v", r.Events[0], r.Events[1])
 	}
-	w = e.do(t, req{target: "/api/v1/events?type=spawn"})
-	if r := decode[web.EventsResponse](t, w); len(r.Events) != 1 || r.Events[0].Agent != "coder" || r.Events[0].Kind != "spawn" {
+	if r, err := e.c.Events(t.Context(), client.EventsRequest{Kind: "spawn"}); err != nil || len(r.Events) != 1 || r.Events[0].Agent != "coder" || r.Events[0].Kind != "spawn" {
+		t.Errorf("kind=spawn = %v %+v", err, r.Events)
+	}
+	// type is kind's older name, still taken.
+	w := e.do(t, req{target: "/api/v1/events?type=spawn"})
+	if r := decode[web.EventsResponse](t, w); len(r.Events) != 1 || r.Events[0].Kind != "spawn" {
 		t.Errorf("type=spawn = %+v", r.Events)
 	}
 	w = e.do(t, req{target: "/events?agent=coder"})
