@@ -68,9 +68,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is recorded in the pid file and the status.
 	Version string
-	// ShutdownGrace is how long an in-flight mine may go on after shutdown
-	// begins before it is cancelled (default 3 s). A cancelled mine rolls
-	// back; the next start catches up.
+	// ShutdownGrace is how long mining may go on after shutdown begins (the
+	// mine in flight, then the changes still queued or settling) before it
+	// is cancelled (default 3 s). A cancelled mine rolls back; the next
+	// start catches up.
 	ShutdownGrace time.Duration
 	// Ready, when set, is called once the manager watches and serves, with
 	// the address it listens on ("" when HTTP is off).
@@ -202,9 +203,10 @@ func (m *Manager) OnShutdown(fn func()) {
 // Run claims the home (unless Options.Claim did), loads the model, starts
 // watching and serving, and keeps the palace up to date until ctx ends. It
 // then shuts down in a few seconds: the HTTP server stops, an in-flight
-// mine gets ShutdownGrace to finish, a condensation in progress is
-// cancelled (which leaves its file as it was) unless it has swapped the
-// file already: then the mine that follows gets the grace too. A clean shutdown returns nil.
+// mine and the mines of changes still waiting out their debounce get
+// ShutdownGrace to finish, a condensation in progress is cancelled (which
+// leaves its file as it was) unless it has swapped the file already: then
+// the mine that follows gets the grace too. A clean shutdown returns nil.
 func (m *Manager) Run(ctx context.Context) (err error) {
 	if m.claim == nil {
 		c, err := NewClaim(m.app.Home, m.opts.Version)
