@@ -121,7 +121,7 @@ func (h *Handler) newSummaryContext(ctx context.Context) (summaryContext, error)
 	for _, b := range bs {
 		sc.backups[b.Agent]++
 	}
-	sc.condense = h.events.lastCondensed()
+	sc.condense = h.lastCondensed()
 	if h.manager != nil {
 		sc.manager = managerAgents(h.manager())
 	}

@@ -63,7 +63,7 @@ func (h *Handler) status(r *http.Request) (StatusReport, error) {
 		return StatusReport{}, fmt.Errorf("status: %w", err)
 	}
 	cfg := h.cfg()
-	agents, err := h.app.CollectAgents(ctx, cfg, st, h.events.lastCondensed())
+	agents, err := h.app.CollectAgents(ctx, cfg, st, h.lastCondensed())
 	if err != nil {
 		return StatusReport{}, err
 	}

@@ -11,7 +11,6 @@ import (
 	"os"
 	"regexp"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/hivemem/hivemem/internal/atomicio"
@@ -308,45 +307,4 @@ func (h *Handler) apiEventStream(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-}
-
-// logIndex remembers, per agent, when the last condensation was logged.
-// The log only grows, so each call reads just what was appended since the
-// last one (all of it again if the file shrank).
-type logIndex struct {
-	path string
-
-	mu   sync.Mutex
-	off  int64 // end of the last complete line read
-	last map[string]time.Time
-}
-
-func newLogIndex(path string) *logIndex { return &logIndex{path: path, last: map[string]time.Time{}} }
-
-// lastCondensed returns a copy of agent → time of its last condense event.
-func (x *logIndex) lastCondensed() map[string]time.Time {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if st, err := os.Stat(x.path); err == nil {
-		if st.Size() < x.off {
-			x.off, x.last = 0, map[string]time.Time{}
-		}
-		for x.off < st.Size() {
-			evs, next, err := readEvents(x.path, x.off, 4<<20, eventFilter{typ: "condense"}, nil)
-			if err != nil || next == x.off {
-				break
-			}
-			for _, ev := range evs {
-				if ev.Time.After(x.last[ev.Agent]) {
-					x.last[ev.Agent] = ev.Time
-				}
-			}
-			x.off = next
-		}
-	}
-	out := make(map[string]time.Time, len(x.last))
-	for k, v := range x.last {
-		out[k] = v
-	}
-	return out
 }

@@ -88,11 +88,11 @@ type Handler struct {
 	poll    time.Duration
 	version string
 
-	mux    *http.ServeMux
-	public map[string]bool // patterns of the routes that need no token
-	pages  *pages
-	static map[string]staticFile
-	events *logIndex
+	mux       *http.ServeMux
+	public    map[string]bool // patterns of the routes that need no token
+	pages     *pages
+	static    map[string]staticFile
+	condensed app.CondensedIndex // the last condense event of each agent
 
 	done      chan struct{}
 	closeOnce sync.Once
@@ -124,11 +124,16 @@ func New(d Deps) *Handler {
 	d.App.UseSettings(h.cfg)
 	h.refl = d.App.Reflector
 	h.miner = d.App.LockedMiner()
-	h.events = newLogIndex(d.App.Home.LogPath())
 	h.pages = mustParsePages()
 	h.static = mustLoadStatic()
 	h.routes()
 	return h
+}
+
+// lastCondensed is each agent's last condensation in the event log, read
+// incrementally.
+func (h *Handler) lastCondensed() map[string]time.Time {
+	return h.condensed.Read(h.app.Home.LogPath())
 }
 
 // Close ends every live event stream; the handler keeps serving other
