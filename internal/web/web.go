@@ -143,8 +143,9 @@ func (h *Handler) Close() {
 }
 
 // The JSON API's routes: method and path pattern, as http.ServeMux takes
-// them. The route table below serves them and package client builds its
-// requests from them, so a path is spelled once.
+// them. The route table below serves them (APIRoutes lists them from it)
+// and package client builds its requests from them, so a path is spelled
+// once.
 const (
 	RouteStatus         = "GET /api/v1/status"
 	RouteManager        = "GET /api/v1/manager"
@@ -218,16 +219,16 @@ func (h *Handler) routeTable() []route {
 		api(RouteAgents, h.apiAgents),
 		api(RouteAgent, h.apiAgent),
 		api(RouteMemory, h.apiMemory),
-		api(RouteCondense, h.apiCondense),
-		api(RouteMine, h.apiMine),
-		api(RouteAgentBackups, h.apiAgentBackups),
-		api(RouteBackup, h.apiBackup),
-		api(RouteRestore, h.apiRestore),
-		api(RouteBackups, h.apiBackups),
 		api(RouteSearch, h.apiSearch),
 		api(RouteWakeUp, h.apiWakeUp),
 		api(RouteEvents, h.apiEvents),
 		page(RouteEventStream, h.apiEventStream, tokenOnly),
+		api(RouteCondense, h.apiCondense),
+		api(RouteMine, h.apiMine),
+		api(RouteBackups, h.apiBackups),
+		api(RouteAgentBackups, h.apiAgentBackups),
+		api(RouteBackup, h.apiBackup),
+		api(RouteRestore, h.apiRestore),
 		api(RouteSettings, h.apiSettings),
 		api(RouteUpdateSettings, h.apiUpdateSettings),
 		api("/api/", h.apiUnknown),
@@ -250,14 +251,16 @@ func (h *Handler) routeTable() []route {
 	}
 }
 
-// APIRoutes lists the JSON API's routes (method and path pattern), in the
-// order of docs/api.md's table.
+// APIRoutes lists the JSON API's routes (method and path pattern) as the
+// route table holds them, in the order of docs/api.md's table.
 func APIRoutes() []string {
-	return []string{
-		RouteStatus, RouteManager, RouteAgents, RouteAgent, RouteMemory, RouteSearch, RouteWakeUp,
-		RouteEvents, RouteEventStream, RouteCondense, RouteMine, RouteBackups, RouteAgentBackups,
-		RouteBackup, RouteRestore, RouteSettings, RouteUpdateSettings,
+	var out []string
+	for _, rt := range (&Handler{}).routeTable() {
+		if _, path, ok := strings.Cut(rt.pattern, " "); ok && strings.HasPrefix(path, "/api/v1/") {
+			out = append(out, rt.pattern)
+		}
 	}
+	return out
 }
 
 func (h *Handler) routes() {
