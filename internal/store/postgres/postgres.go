@@ -824,17 +824,7 @@ func (s *Store) Get(ctx context.Context, ids []string) ([]store.Drawer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("get drawers: %w", err)
 	}
-	found := make(map[string]store.Drawer, len(ds))
-	for _, d := range ds {
-		found[d.ID] = d
-	}
-	out := make([]store.Drawer, 0, len(found))
-	for _, id := range ids {
-		if d, ok := found[id]; ok {
-			out = append(out, d)
-		}
-	}
-	return out, nil
+	return store.InOrder(ids, ds), nil
 }
 
 // storable reports whether PostgreSQL can hold s as text: valid UTF-8
