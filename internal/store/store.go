@@ -139,6 +139,22 @@ func CheckDrawer(d *Drawer, source string) error {
 	return nil
 }
 
+// InOrder is the drawers of ds in the order of ids, as Get returns them: an
+// id none of ds has is left out, one given twice is there twice.
+func InOrder(ids []string, ds []Drawer) []Drawer {
+	found := make(map[string]Drawer, len(ds))
+	for _, d := range ds {
+		found[d.ID] = d
+	}
+	out := make([]Drawer, 0, len(found))
+	for _, id := range ids {
+		if d, ok := found[id]; ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // CheckVectors refuses a SetVectors call no backend can store: ids and
 // vectors that do not pair up, or an empty vector. (The dimension is the
 // backend's to check, against the palace's model.)

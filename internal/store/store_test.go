@@ -1,6 +1,7 @@
 package store
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -60,4 +61,20 @@ func FuzzQueryTerms(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestInOrder: Get's order is the ids' — a missing id left out, a repeated
+// one repeated — whatever order the drawers were read in.
+func TestInOrder(t *testing.T) {
+	ds := []Drawer{{ID: "c"}, {ID: "a"}, {ID: "b"}}
+	var got []string
+	for _, d := range InOrder([]string{"b", "x", "a", "b"}, ds) {
+		got = append(got, d.ID)
+	}
+	if want := []string{"b", "a", "b"}; !slices.Equal(got, want) {
+		t.Errorf("InOrder = %q, want %q", got, want)
+	}
+	if got := InOrder(nil, ds); len(got) != 0 {
+		t.Errorf("InOrder of no ids = %v", got)
+	}
 }

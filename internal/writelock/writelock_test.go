@@ -1,7 +1,6 @@
 package writelock
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemem/hivemem/internal/filetest"
 	"github.com/hivemem/hivemem/internal/palace"
 )
 
@@ -114,16 +114,9 @@ func TestLockAcrossProcessesAndAfterAKill(t *testing.T) {
 	}
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), helperEnv+"="+dir)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	_, out := filetest.StartPiped(t, cmd)
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	line, err := bufio.NewReader(out).ReadString('\n')
+	line, err := out.ReadString('\n')
 	if err != nil || line != "locked\n" {
 		t.Fatalf("helper said %q, %v", line, err)
 	}

@@ -60,17 +60,24 @@ func (b *builder) build(gen int64, err error) func(context.Context) (*lexindex.I
 
 func (b *builder) installed() { b.installs.Add(1) }
 
+// kickDoesNothing kicks w with b's build and fails unless nothing was
+// built, installed or kept.
+func (b *builder) kickDoesNothing(t *testing.T, w *lexindex.Warm, when string) {
+	t.Helper()
+	kick(w, b.build(1, nil), b.installed)
+	finishes(t, "Wait", w.Wait)
+	if b.builds.Load() != 0 || b.installs.Load() != 0 || data(w) != nil {
+		t.Errorf("Kick %s: %d builds, %d installs, Data %v; want none", when, b.builds.Load(), b.installs.Load(), data(w))
+	}
+}
+
 func TestWarmNotEnabled(t *testing.T) {
 	var w lexindex.Warm
 	var b builder
 	if w.Enabled() {
 		t.Fatal("zero Warm: Enabled() = true")
 	}
-	kick(&w, b.build(1, nil), b.installed)
-	finishes(t, "Wait", w.Wait)
-	if b.builds.Load() != 0 || b.installs.Load() != 0 || data(&w) != nil {
-		t.Errorf("Kick before Enable: %d builds, %d installs, Data %v; want none", b.builds.Load(), b.installs.Load(), data(&w))
-	}
+	b.kickDoesNothing(t, &w, "before Enable")
 	finishes(t, "Stop", w.Stop) // before Enable: harmless
 
 	// Stopped: Kick does nothing again.
@@ -79,11 +86,7 @@ func TestWarmNotEnabled(t *testing.T) {
 	if w.Enabled() {
 		t.Error("after Stop: Enabled() = true")
 	}
-	kick(&w, b.build(1, nil), b.installed)
-	finishes(t, "Wait", w.Wait)
-	if b.builds.Load() != 0 || b.installs.Load() != 0 || data(&w) != nil {
-		t.Errorf("Kick after Stop: %d builds, %d installs, Data %v; want none", b.builds.Load(), b.installs.Load(), data(&w))
-	}
+	b.kickDoesNothing(t, &w, "after Stop")
 }
 
 func TestWarmBuildInstalls(t *testing.T) {

@@ -174,12 +174,7 @@ func (s *Store) lexicalRun(ctx context.Context, tx pgx.Tx, toks []string, idfs [
 	q := lexicalSQL + where + fmt.Sprintf(` ORDER BY sc.score DESC, d.id COLLATE "C" LIMIT $%d`, 9+len(fargs))
 	args := []any{toks, idfs, fts.K1 + 1, fts.K1, 1 - fts.B, fts.B, avg, strings.Join(tsq, " | ")}
 	args = append(append(args, fargs...), k)
-	rows, err := tx.Query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	return sqlq.Scored(rows)
+	return queryAll(ctx, tx, sqlq.Scored, q, args...)
 }
 
 // distinct returns toks without repeats, in order of first appearance.

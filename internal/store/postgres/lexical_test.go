@@ -81,23 +81,14 @@ func lexical(t *testing.T, s store.Store, q string, f store.Filter, k int) []sto
 // openPG opens a PostgreSQL store with opts, closed when the test ends.
 func openPG(t *testing.T, opts postgres.Options) *postgres.Store {
 	t.Helper()
-	s, err := postgres.Open(t.Context(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return storetest.MustOpen(t, func() (*postgres.Store, error) { return postgres.Open(t.Context(), opts) })
 }
 
 // openSQLite opens a new SQLite palace, closed when the test ends.
 func openSQLite(t *testing.T) *sqlite.Store {
 	t.Helper()
-	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "palace.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	path := filepath.Join(t.TempDir(), "palace.db")
+	return storetest.MustOpen(t, func() (*sqlite.Store, error) { return sqlite.Open(t.Context(), path) })
 }
 
 // zipfWords makes n words and a draw from them with a Zipf law, so that a

@@ -243,6 +243,16 @@ type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
+// queryAll runs sql on db and reads every row with read.
+func queryAll[T any](ctx context.Context, db querier, read func(sqlq.Rows) ([]T, error), sql string, args ...any) ([]T, error) {
+	rows, err := db.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return read(rows)
+}
+
 func readModel(ctx context.Context, q querier) (string, int, error) {
 	var model string
 	var dim int
@@ -464,16 +474,8 @@ const drawerCols = `d.id, d.wing, d.room, d.agent, d.source, d.heading, d.line_s
 
 // queryDrawers runs q for rows of drawerCols and reads them.
 func (s *Store) queryDrawers(ctx context.Context, q string, args ...any) ([]store.Drawer, error) {
-	rows, err := s.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, s.wrap(err)
-	}
-	defer rows.Close()
-	ds, err := sqlq.Drawers(rows)
-	if err != nil {
-		return nil, s.wrap(err)
-	}
-	return ds, nil
+	ds, err := queryAll(ctx, s.pool, sqlq.Drawers, q, args...)
+	return ds, s.wrap(err)
 }
 
 // Drawers implements store.Store.
@@ -822,17 +824,7 @@ func (s *Store) Get(ctx context.Context, ids []string) ([]store.Drawer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("get drawers: %w", err)
 	}
-	found := make(map[string]store.Drawer, len(ds))
-	for _, d := range ds {
-		found[d.ID] = d
-	}
-	out := make([]store.Drawer, 0, len(found))
-	for _, id := range ids {
-		if d, ok := found[id]; ok {
-			out = append(out, d)
-		}
-	}
-	return out, nil
+	return store.InOrder(ids, ds), nil
 }
 
 // storable reports whether PostgreSQL can hold s as text: valid UTF-8

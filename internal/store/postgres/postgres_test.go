@@ -17,12 +17,7 @@ import (
 // before is harmless).
 func mustOpen(t *testing.T, opts Options) *Store {
 	t.Helper()
-	s, err := Open(t.Context(), opts)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return storetest.MustOpen(t, func() (*Store, error) { return Open(t.Context(), opts) })
 }
 
 func openSchema(t *testing.T, env, mode string) *Store {

@@ -98,12 +98,7 @@ func (s *Store) vectorSQL(ctx context.Context, q []float32, f store.Filter, k in
 	dist := fmt.Sprintf(`d.embedding::vector(%d) <=> $1::vector(%d)`, dim, dim)
 	sql := `SELECT d.id, 1 - (` + dist + `) FROM drawers d WHERE d.embedding IS NOT NULL` + where +
 		` ORDER BY ` + dist + fmt.Sprintf(` LIMIT %d`, k)
-	rows, err := tx.Query(ctx, sql, append([]any{pgvector.NewVector(q)}, fargs...)...)
-	if err != nil {
-		return nil, s.wrap(err)
-	}
-	defer rows.Close()
-	out, err := sqlq.Scored(rows)
+	out, err := queryAll(ctx, tx, sqlq.Scored, sql, append([]any{pgvector.NewVector(q)}, fargs...)...)
 	if err != nil {
 		return nil, s.wrap(err)
 	}

@@ -602,7 +602,7 @@ const maxParams = 500
 
 // Get implements store.Store.
 func (s *Store) Get(ctx context.Context, ids []string) ([]store.Drawer, error) {
-	found := make(map[string]store.Drawer, len(ids))
+	var all []store.Drawer
 	for lo := 0; lo < len(ids); lo += maxParams {
 		chunk := ids[lo:min(lo+maxParams, len(ids))]
 		args := make([]any, len(chunk))
@@ -614,17 +614,9 @@ func (s *Store) Get(ctx context.Context, ids []string) ([]store.Drawer, error) {
 		if err != nil {
 			return nil, fmt.Errorf("get drawers: %w", err)
 		}
-		for _, d := range ds {
-			found[d.ID] = d
-		}
+		all = append(all, ds...)
 	}
-	out := make([]store.Drawer, 0, len(found))
-	for _, id := range ids {
-		if d, ok := found[id]; ok {
-			out = append(out, d)
-		}
-	}
-	return out, nil
+	return store.InOrder(ids, all), nil
 }
 
 // List implements store.Store.

@@ -18,14 +18,17 @@ import (
 	"github.com/hivemem/hivemem/internal/store/vecindex"
 )
 
+// openAt opens the palace at path, closed when the test ends (closing it
+// before is harmless).
+func openAt(t *testing.T, path string) *Store {
+	t.Helper()
+	return storetest.MustOpen(t, func() (*Store, error) { return Open(t.Context(), path) })
+}
+
+// openTemp opens a new palace in a temporary directory.
 func openTemp(t *testing.T) *Store {
 	t.Helper()
-	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "palace", "palace.db"))
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return openAt(t, filepath.Join(t.TempDir(), "palace", "palace.db"))
 }
 
 func TestConformance(t *testing.T) {
@@ -120,10 +123,7 @@ func TestOpenOddPath(t *testing.T) {
 func TestReopenKeepsData(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "palace.db")
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openAt(t, path)
 	if err := s.SetModel(ctx, "m", 2); err != nil {
 		t.Fatal(err)
 	}
@@ -137,11 +137,7 @@ func TestReopenKeepsData(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	s, err = Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s = openAt(t, path)
 	if res, err := s.Lexical(ctx, "persistent", store.Filter{}, 5); err != nil || len(res) != 1 {
 		t.Errorf("Lexical after reopen = %v, %v", res, err)
 	}
@@ -153,10 +149,7 @@ func TestReopenKeepsData(t *testing.T) {
 func TestNewerSchemaRefused(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "palace.db")
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openAt(t, path)
 	s.Close()
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
@@ -235,12 +228,7 @@ func TestTwoStoresOneFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "palace.db")
 	var stores [2]*Store
 	for i := range stores {
-		s, err := Open(ctx, path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		stores[i] = s
+		stores[i] = openAt(t, path)
 	}
 	const dim = 8
 	if err := stores[0].SetModel(ctx, "m", dim); err != nil {
@@ -413,11 +401,7 @@ func TestReplacedFileIsFollowed(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			ctx := t.Context()
 			path := filepath.Join(t.TempDir(), "palace", "palace.db")
-			a, err := Open(ctx, path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer a.Close()
+			a := openAt(t, path)
 			a.WarmLexical()
 			if err := a.SetModel(ctx, "m", 2); err != nil {
 				t.Fatal(err)
@@ -469,11 +453,7 @@ func TestReplacedFileIsFollowed(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			b, err := Open(ctx, path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer b.Close()
+			b := openAt(t, path)
 			if err := b.SetModel(ctx, "m", 2); err != nil {
 				t.Fatal(err)
 			}
@@ -527,11 +507,6 @@ func waitLexWarm(t *testing.T, s *Store, word string) {
 func TestModelChangeByAnotherProcess(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "palace.db")
 	storetest.ModelChangeByAnotherProcess(t, func(t *testing.T) store.Store {
-		s, err := Open(t.Context(), path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
+		return openAt(t, path)
 	})
 }

@@ -576,24 +576,19 @@ func testFilters(t *testing.T, s store.Store) {
 			t.Errorf("List(%+v) = %v, want %v", f, got, want)
 		}
 
-		lex, err := s.Lexical(ctx, "common", f, 1000)
-		if err != nil {
-			t.Fatalf("Lexical(%+v): %v", f, err)
-		}
-		got = scoredIDs(lex)
-		sort.Strings(got)
-		if !slices.Equal(got, want) {
-			t.Errorf("Lexical(%+v) = %v, want %v", f, got, want)
-		}
-
-		vec, err := s.Vector(ctx, all[0].Vector, f, 1000)
-		if err != nil {
-			t.Fatalf("Vector(%+v): %v", f, err)
-		}
-		got = scoredIDs(vec)
-		sort.Strings(got)
-		if !slices.Equal(got, want) {
-			t.Errorf("Vector(%+v) = %v, want %v", f, got, want)
+		for name, search := range map[string]func() ([]store.Scored, error){
+			"Lexical": func() ([]store.Scored, error) { return s.Lexical(ctx, "common", f, 1000) },
+			"Vector":  func() ([]store.Scored, error) { return s.Vector(ctx, all[0].Vector, f, 1000) },
+		} {
+			res, err := search()
+			if err != nil {
+				t.Fatalf("%s(%+v): %v", name, f, err)
+			}
+			got = scoredIDs(res)
+			sort.Strings(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s(%+v) = %v, want %v", name, f, got, want)
+			}
 		}
 	}
 	for _, f := range []store.Filter{{Since: "2026-1-1"}, {Until: "tomorrow"}, {Since: "2026-02-30"}} {
@@ -790,6 +785,18 @@ func testLexicalHostile(t *testing.T, s store.Store) {
 	if res, err := s.Lexical(ctx, "'; DROP TABLE drawers; --", store.Filter{}, 10); err != nil || len(res) == 0 || res[0].ID != ds[1].ID {
 		t.Errorf("Lexical(drop table) = %v, %v; want %s first", res, err, ds[1].ID)
 	}
+}
+
+// MustOpen is the store open returns, failing the test on an error; it is
+// closed when the test ends (closing it before is harmless).
+func MustOpen[S store.Store](t testing.TB, open func() (S, error)) S {
+	t.Helper()
+	s, err := open()
+	if err != nil {
+		t.Fatalf("open the store: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 // UnitVector is a random vector of length 1 in dim dimensions (normal
