@@ -558,3 +558,24 @@ func TestInfoScoreCountsADateOnceInAnyForm(t *testing.T) {
 		t.Errorf("a date adds nothing: %.2f without, %.2f with", none, want)
 	}
 }
+
+// TestExtractiveSpendsNoWordsOnRepeatsAndCourtesy: a period line gives its
+// date once, and a sentence of courtesy is not kept even when the budget
+// has room for everything.
+func TestExtractiveSpendsNoWordsOnRepeatsAndCourtesy(t *testing.T) {
+	sec := "## 2023-05-08 — session 1 (1:56 pm on 8 May, 2023)\n" +
+		"[D1:1] Alice: Hi Bob!\n" +
+		"[D1:2] Bob: Hey Alice! I adopted a cat named Biscuit yesterday.\n" +
+		"[D1:3] Alice: Thanks, Bob!\n" +
+		"[D1:4] Alice: Actually, I moved to Lisbon in 2021.\n"
+	res, err := Extractive{}.Summarize(context.Background(), Request{Evicted: []string{sec}, WordBudget: 600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "- 2023-05-08 — session 1\n" +
+		"  - Bob: I adopted a cat named Biscuit yesterday (7 May 2023).\n" +
+		"  - Alice: I moved to Lisbon in 2021."
+	if res.Condensed != want {
+		t.Errorf("condensed:\n%s\nwant:\n%s", res.Condensed, want)
+	}
+}
