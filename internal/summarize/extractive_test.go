@@ -579,3 +579,27 @@ func TestExtractiveSpendsNoWordsOnRepeatsAndCourtesy(t *testing.T) {
 		t.Errorf("condensed:\n%s\nwant:\n%s", res.Condensed, want)
 	}
 }
+
+// TestCentralityWithVectorsAlsoWeighsWords: with sentence vectors, two
+// sentences the vectors cannot tell apart still differ in centrality by
+// the words they share with their period.
+func TestCentralityWithVectorsAlsoWeighsWords(t *testing.T) {
+	cs := []*cand{
+		newCand("", "The Orion release ships on Friday.", 0, 0),
+		newCand("", "The Orion release notes are done.", 1, 1),
+		newCand("", "It rained all afternoon.", 2, 2),
+	}
+	lexicalVectors(cs)
+	for _, c := range cs {
+		c.vec = []float32{1, 0}
+	}
+	got := centrality(cs)
+	if !(got[0] > got[2] && got[1] > got[2]) {
+		t.Errorf("centrality = %v: the sentences sharing words with the period are not more central", got)
+	}
+	for i, g := range got {
+		if g < 0 || g > 1 {
+			t.Errorf("centrality[%d] = %v, outside [0, 1]", i, g)
+		}
+	}
+}
