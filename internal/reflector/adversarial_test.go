@@ -484,8 +484,7 @@ func TestCondenseWhileGoroutinesWrite(t *testing.T) {
 			}
 		})
 	}
-	condensed, carried := 0, 0
-	reasons, skips := map[string]int{}, map[string]int{}
+	var out outcomes
 	var cwg sync.WaitGroup
 	cwg.Go(func() {
 		for {
@@ -494,18 +493,7 @@ func TestCondenseWhileGoroutinesWrite(t *testing.T) {
 				return
 			default:
 			}
-			res, _ := e.r.Condense(context.Background(), "alice", Options{Force: true})
-			switch res.Status {
-			case StatusCondensed:
-				condensed++
-				if res.AppendedBytes > 0 || res.SalvagedBytes > 0 {
-					carried++
-				}
-			case StatusAborted:
-				reasons[res.Reason]++
-			default:
-				skips[res.Reason]++
-			}
+			out.add(e.r.Condense(context.Background(), "alice", Options{Force: true}))
 		}
 	})
 	wg.Wait()
@@ -541,14 +529,10 @@ func TestCondenseWhileGoroutinesWrite(t *testing.T) {
 			t.Errorf("original section %d lost", i)
 		}
 	}
-	for r := range reasons {
-		if r != ReasonChanged && r != ReasonNotSmaller {
-			t.Errorf("unexpected abort reason %s", r)
-		}
-	}
-	t.Logf("%d condensations (%d carried appends), aborts %v, skips %v, %d lines lost", condensed, carried, reasons, skips, lost)
-	if condensed < 2 {
-		t.Errorf("only %d condensations overlapped the writers", condensed)
+	out.checkReasons(t)
+	t.Logf("%d condensations (%d carried appends), aborts %v, skips %v, %d lines lost", out.condensed, out.carried, out.reasons, out.skips, lost)
+	if out.condensed < 2 {
+		t.Errorf("only %d condensations overlapped the writers", out.condensed)
 	}
 	mustParse(t, e.read("alice"))
 }

@@ -94,6 +94,43 @@ func helperCmd(t *testing.T, mode string, env ...string) *exec.Cmd {
 	return cmd
 }
 
+// outcomes counts the results of condensations run while others write.
+type outcomes struct {
+	condensed, carried, aborted int
+	reasons, skips              map[string]int // why they aborted, or were skipped
+}
+
+// add counts one result and returns its status.
+func (o *outcomes) add(res Result, _ error) string {
+	if o.reasons == nil {
+		o.reasons, o.skips = map[string]int{}, map[string]int{}
+	}
+	switch res.Status {
+	case StatusCondensed:
+		o.condensed++
+		if res.AppendedBytes > 0 || res.SalvagedBytes > 0 {
+			o.carried++
+		}
+	case StatusAborted:
+		o.aborted++
+		o.reasons[res.Reason]++
+	default:
+		o.skips[res.Reason]++
+	}
+	return res.Status
+}
+
+// checkReasons fails on an abort for another reason than a change during
+// the condensation or nothing to gain.
+func (o *outcomes) checkReasons(t *testing.T) {
+	t.Helper()
+	for r := range o.reasons {
+		if r != ReasonChanged && r != ReasonNotSmaller {
+			t.Errorf("unexpected abort reason %s", r)
+		}
+	}
+}
+
 // aliceHome makes a home whose agent alice has data as its memory file,
 // and returns it with the file's path.
 func aliceHome(t *testing.T, data []byte) (home.Home, string) {
@@ -145,8 +182,7 @@ func TestRaceWithAppendingProcess(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 
 	ctx := context.Background()
-	var condensed, aborted, carried int
-	reasons := map[string]int{}
+	var out outcomes
 	var waitErr error
 	deadline := time.Now().Add(time.Minute)
 loop:
@@ -160,18 +196,8 @@ loop:
 			_ = cmd.Process.Kill()
 			t.Fatal("appender never finished")
 		}
-		res, _ := e.r.Condense(ctx, "alice", Options{Force: true})
-		switch res.Status {
-		case StatusCondensed:
-			condensed++
-			if res.AppendedBytes > 0 || res.SalvagedBytes > 0 {
-				carried++
-			}
-		case StatusAborted:
-			aborted++
-			reasons[res.Reason]++
-		case StatusSkipped: // nothing new to evict yet
-			time.Sleep(time.Millisecond)
+		if out.add(e.r.Condense(ctx, "alice", Options{Force: true})) == StatusSkipped {
+			time.Sleep(time.Millisecond) // nothing new to evict yet
 		}
 	}
 	if waitErr != nil {
@@ -192,15 +218,11 @@ loop:
 			t.Errorf("original section %d lost", i)
 		}
 	}
-	t.Logf("%d condensations (%d carried appends), %d aborts %v, %d lines lost", condensed, carried, aborted, reasons, lost)
-	if condensed < 5 || carried == 0 {
-		t.Errorf("the race was not exercised: %d condensations, %d with carried appends", condensed, carried)
+	t.Logf("%d condensations (%d carried appends), %d aborts %v, %d lines lost", out.condensed, out.carried, out.aborted, out.reasons, lost)
+	if out.condensed < 5 || out.carried == 0 {
+		t.Errorf("the race was not exercised: %d condensations, %d with carried appends", out.condensed, out.carried)
 	}
-	for r := range reasons {
-		if r != ReasonChanged && r != ReasonNotSmaller {
-			t.Errorf("unexpected abort reason %s", r)
-		}
-	}
+	out.checkReasons(t)
 	// The memory file is a well-formed condensed file.
 	nf := mustParse(t, e.read("alice"))
 	if _, chk := verifyRegions(nf); chk != nil {
