@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -288,17 +287,12 @@ func (r *Reflector) Restore(ctx context.Context, agent, name string) (RestoreRes
 		if _, err := atomicio.Recover(path); err != nil {
 			return err
 		}
-		var cur []byte
-		fh, err := atomicio.OpenRegular(path)
+		fh, cur, err := atomicio.ReadForSwap(path)
 		switch {
-		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
 			return fmt.Errorf("read %s: %w", path, err)
-		default:
+		case fh != nil:
 			defer fh.Close()
-			if cur, err = io.ReadAll(fh); err != nil {
-				return fmt.Errorf("read %s: %w", path, err)
-			}
 			res.OldBytes = int64(len(cur))
 			if string(cur) == string(data) {
 				res.Unchanged = true
