@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/capture"
 	"github.com/hivemem/hivemem/internal/palace"
 )
@@ -62,38 +61,25 @@ func runMine(ctx context.Context, g *globals, o mineOptions, args []string) erro
 		return err
 	}
 	defer a.Close()
-	release, err := g.lockPalace(ctx, a, "mine")
-	if err != nil {
-		return err
-	}
-	defer release()
-	dir := a.Home.HiveDir()
+	req := app.MineRequest{Options: palace.MineOptions{Wing: o.wing, Agent: o.agent, Room: o.room}}
 	if len(args) == 1 {
-		dir = args[0]
+		if args[0] == "" { // "$DIR" with DIR unset: not the whole hive
+			return errors.New("mine: the path is empty: name a directory or a file")
+		}
+		req.Path = args[0]
 	}
-	opts := palace.MineOptions{Wing: o.wing, Agent: o.agent, Room: o.room}
 	pctx, done := g.mineProgress(ctx, "mining", o.asJSON)
-	rep, err := a.Palace.Mine(pctx, dir, opts)
+	res, err := a.Mine(pctx, req)
 	done()
 	if err != nil {
 		return err
 	}
-	if rep.Files == 0 && rep.FilesRemoved == 0 {
-		// The palace takes a path that is gone and was never mined as
-		// nothing to do (a file deleted as it was written); on the
-		// command line it is more likely a typo.
-		if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
-			return fmt.Errorf("mine %s: no such file or directory", dir)
-		}
-	}
+	rep := res.Report
 	for _, s := range rep.Skipped {
 		fmt.Fprintf(g.stderr, "warning: skipped %s: %s\n", s.Path, s.Reason)
 	}
-	if rep.Skipped == nil {
-		rep.Skipped = []palace.Skip{}
-	}
 	if o.asJSON {
-		return writeJSON(g.stdout, rep)
+		return writeJSON(g.stdout, res)
 	}
 	fmt.Fprintf(g.stdout, "mined %s (%d unchanged, %d changed, %d removed): drawers +%d =%d -%d, embedded %d (cache %d), skipped %d, %.2fs\n",
 		plural(rep.Files, "file"), rep.Unchanged, rep.Changed, rep.FilesRemoved, rep.Added, rep.Kept, rep.Removed,

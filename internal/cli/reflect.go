@@ -1,18 +1,15 @@
 package cli
 
 import (
-	"github.com/dustin/go-humanize"
-
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 
-	"github.com/rogpeppe/go-internal/diff"
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
+	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/reflector"
 )
@@ -51,13 +48,6 @@ reflector is disabled.`,
 	return cmd
 }
 
-// reflectResult is a result as printed, with a dry run's output.
-type reflectResult struct {
-	reflector.Result
-	Output string `json:"output,omitempty"`
-	Diff   string `json:"diff,omitempty"`
-}
-
 func runReflect(ctx context.Context, g *globals, o reflectOptions, agents []string) error {
 	if o.diff {
 		o.dryRun = true
@@ -67,12 +57,11 @@ func runReflect(ctx context.Context, g *globals, o reflectOptions, agents []stri
 		return err
 	}
 	defer a.Close()
-	r := a.Reflector
 
-	var results []reflector.Result
+	var results []app.CondenseResult
 	named := len(agents) > 0
 	if !named && !o.now && !o.dryRun {
-		if results, err = r.Pass(ctx); err != nil {
+		if results, err = a.CondensePass(ctx); err != nil {
 			return err
 		}
 	} else {
@@ -82,39 +71,38 @@ func runReflect(ctx context.Context, g *globals, o reflectOptions, agents []stri
 			}
 		}
 		for _, agent := range agents {
-			res, err := r.Condense(ctx, agent, reflector.Options{DryRun: o.dryRun, Force: o.now})
+			res, err := a.Condense(ctx, app.CondenseRequest{Agent: agent, DryRun: o.dryRun, Force: o.now})
 			var ae *reflector.AbortError
-			if err != nil && !errors.As(err, &ae) {
-				return err
-			}
-			if named && res.Status == reflector.StatusSkipped && res.Reason == reflector.SkipNoFile {
-				return fmt.Errorf("reflect: agent %s has no memory file", agent)
+			switch {
+			case err == nil, errors.As(err, &ae):
+			case !named && errors.Is(err, app.ErrNotFound): // gone since listed: skipped
+			default:
+				return fmt.Errorf("reflect: %w", err)
 			}
 			results = append(results, res)
 		}
 	}
 
-	out := make([]reflectResult, len(results))
 	aborted := 0
 	for i, res := range results {
-		out[i] = reflectResult{Result: res}
 		if res.Status == reflector.StatusAborted && !reflector.Benign(res.Reason) {
 			aborted++
 		}
 		if res.Status == reflector.StatusDryRun {
+			// The file or its diff, as asked.
 			if o.diff {
-				out[i].Diff = string(diff.Diff(res.Agent+"/memory.md", res.Before, res.Agent+"/memory.md (condensed)", res.Output))
+				results[i].Output = ""
 			} else {
-				out[i].Output = string(res.Output)
+				results[i].Diff = ""
 			}
 		}
 	}
 	if o.asJSON {
-		if err := writeJSON(g.stdout, out); err != nil {
+		if err := writeJSON(g.stdout, results); err != nil {
 			return err
 		}
 	} else {
-		printReflect(g.stdout, g.stderr, out)
+		printReflect(g.stdout, g.stderr, results)
 	}
 	if aborted > 0 {
 		return fmt.Errorf("reflect: %d of %d condensations aborted (see hive/log.jsonl)", aborted, len(results))
@@ -125,7 +113,7 @@ func runReflect(ctx context.Context, g *globals, o reflectOptions, agents []stri
 // printReflect writes one line per agent; a dry run's file or diff goes to
 // stdout (with a "==> agent <==" line when there are several) and its
 // summary line to stderr, so the file can be redirected as is.
-func printReflect(stdout, stderr io.Writer, results []reflectResult) {
+func printReflect(stdout, stderr io.Writer, results []app.CondenseResult) {
 	dry := 0
 	for _, res := range results {
 		if res.Status == reflector.StatusDryRun {
@@ -198,22 +186,11 @@ func runBackups(ctx context.Context, g *globals, agent string, asJSON bool) erro
 		return err
 	}
 	defer a.Close()
-	bs, err := reflector.Backups(a.Home, agent)
+	bs, err := a.Backups(ctx, app.BackupsRequest{Agent: agent, Known: true})
 	if err != nil {
-		return err
-	}
-	if agent != "" && len(bs) == 0 {
-		// An agent whose file is gone may still have backups to restore;
-		// one with neither is unknown, as for reflect and restore.
-		path, _ := a.Home.MemoryPath(agent)
-		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("backups: agent %s has no memory file and no backups", agent)
-		}
+		return fmt.Errorf("backups: %w", err)
 	}
 	if asJSON {
-		if bs == nil {
-			bs = []reflector.Backup{}
-		}
 		return writeJSON(g.stdout, bs)
 	}
 	if len(bs) == 0 {
@@ -253,7 +230,7 @@ func runRestore(ctx context.Context, g *globals, agent, backup string, asJSON bo
 		return err
 	}
 	defer a.Close()
-	res, err := a.Reflector.Restore(ctx, agent, backup)
+	res, err := a.Restore(ctx, app.RestoreRequest{Agent: agent, Backup: backup})
 	if err != nil {
 		return err
 	}

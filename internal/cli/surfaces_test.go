@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -244,4 +245,56 @@ func TestSurfacesWriteTheSameObjects(t *testing.T) {
 	if got := object(t, s.tool(mcpserver.ToolSearch, map[string]any{"query": "deploy key rotates", "wing": "carol"})); len(got["hits"].([]any)) == 0 {
 		t.Errorf("the CLI's note is not searchable through MCP: %v", got)
 	}
+}
+
+// post sends a JSON body to an API path and returns the answer, failing
+// unless 200.
+func (s *surfaces) post(path, body string) string {
+	s.t.Helper()
+	resp, err := http.Post(s.api.URL+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		s.t.Fatalf("POST %s: %d %s", path, resp.StatusCode, b)
+	}
+	return string(b)
+}
+
+// TestSurfacesMineAndCondenseTheSameObjects: a mine through `hivemem
+// mine --json` and POST /api/v1/mine, and a condensation's dry run
+// through `hivemem reflect --json`, the API and MCP, give the same
+// objects (apart from timings).
+func TestSurfacesMineAndCondenseTheSameObjects(t *testing.T) {
+	long := "# Memory — Dora (dora)\n"
+	for i := 1; i <= 40; i++ {
+		long += fmt.Sprintf("\n## 2026-%02d-%02d — release %d\nRelease %d shipped on time. The rollback plan was rehearsed with the on-call team "+
+			"and the staging database was restored from the nightly snapshot. Nobody was paged; the dashboards stayed green all week.\n",
+			1+i/28, 1+i%28, i, i)
+	}
+	s := newSurfaces(t, map[string]string{"alice": surfaceFiles["alice"], "dora": long})
+	mine := func(doc string) map[string]any {
+		m := object(t, doc)
+		delete(m["report"].(map[string]any), "seconds")
+		return m
+	}
+	sameObject(t, "mine", map[string]map[string]any{
+		"cli": mine(s.cli("mine", "--json")),
+		"api": mine(s.post("/api/v1/mine", "{}")),
+	})
+	var list []map[string]any
+	if err := json.Unmarshal([]byte(s.cli("reflect", "--json", "--dry-run", "--now", "dora")), &list); err != nil || len(list) != 1 {
+		t.Fatalf("reflect --json: %v %v", list, err)
+	}
+	if list[0]["status"] != "dry-run" {
+		t.Fatalf("reflect --dry-run --now dora: %v, want a dry run", list[0])
+	}
+	b, _ := json.Marshal(list[0])
+	sameObject(t, "condense dry run", map[string]map[string]any{
+		"cli": object(t, string(b), "duration_ms", "diff"),
+		"api": object(t, s.post("/api/v1/agents/dora/condense", `{"dry_run": true, "force": true}`), "duration_ms", "diff"),
+		"mcp": object(t, s.tool(mcpserver.ToolCondense, map[string]any{"agent": "dora", "dry_run": true, "force": true}), "duration_ms", "diff"),
+	})
 }

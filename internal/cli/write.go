@@ -2,15 +2,12 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/palace"
 )
 
@@ -134,24 +131,6 @@ func runPin(ctx context.Context, g *globals, agent, fact string, asJSON bool) er
 	return nil
 }
 
-// reindex opens the palace and rebuilds the index under the palace lock,
-// with a progress bar on a terminal unless quiet.
-func (g *globals) reindex(ctx context.Context, quiet bool) (palace.MineReport, error) {
-	a, err := g.open(ctx, false)
-	if err != nil {
-		return palace.MineReport{}, err
-	}
-	defer a.Close()
-	release, err := g.lockPalace(ctx, a, "reindex")
-	if err != nil {
-		return palace.MineReport{}, err
-	}
-	defer release()
-	pctx, done := g.mineProgress(ctx, "reindexing", quiet)
-	defer done()
-	return a.Palace.Reindex(pctx)
-}
-
 func newReindexCommand(g *globals) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -159,38 +138,38 @@ func newReindexCommand(g *globals) *cobra.Command {
 		Short: "Drop the index and rebuild it from the markdown (embeddings come from the cache)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, err := g.reindex(cmd.Context(), asJSON)
-			if err != nil && app.IndexDamaged(err) {
-				// The index is disposable: set the damaged file aside
-				// and build a new one from the markdown.
-				h, herr := home.Resolve(g.home)
-				if herr != nil {
-					return errors.Join(err, herr)
-				}
-				moved, serr := app.SetAsideIndex(h, time.Now())
-				if serr != nil {
-					return errors.Join(err, serr)
-				}
-				fmt.Fprintf(g.stderr, "hivemem: the index was damaged (%v); moved it to %s and rebuilding it from the markdown\n", err, moved)
-				rep, err = g.reindex(cmd.Context(), asJSON)
-			}
-			if err != nil {
-				return err
-			}
-			for _, s := range rep.Skipped {
-				fmt.Fprintf(g.stderr, "warning: skipped %s: %s\n", s.Path, s.Reason)
-			}
-			if rep.Skipped == nil {
-				rep.Skipped = []palace.Skip{}
-			}
-			if asJSON {
-				return writeJSON(g.stdout, rep)
-			}
-			fmt.Fprintf(g.stdout, "reindexed %s: %s, embedded %d (cache %d), %.2fs\n",
-				plural(rep.Files, "file"), plural(rep.Added, "drawer"), rep.Embedded, rep.CacheHits, rep.Seconds)
-			return nil
+			return runReindex(cmd.Context(), g, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+func runReindex(ctx context.Context, g *globals, asJSON bool) error {
+	// IndexLater: a damaged index does not stop the open; the reindex
+	// sets it aside and builds a new one.
+	a, err := app.Open(ctx, app.Options{Home: g.home, Logger: g.logger, Command: g.command, LockWaiting: g.lockWaiting, IndexLater: true})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	pctx, done := g.mineProgress(ctx, "reindexing", asJSON)
+	res, err := a.Reindex(pctx, app.ReindexRequest{})
+	done()
+	if res.SetAside != "" {
+		fmt.Fprintf(g.stderr, "hivemem: the index was damaged (%s); moved it to %s and rebuilding it from the markdown\n", res.Damage, res.SetAside)
+	}
+	if err != nil {
+		return err
+	}
+	rep := res.Report
+	for _, s := range rep.Skipped {
+		fmt.Fprintf(g.stderr, "warning: skipped %s: %s\n", s.Path, s.Reason)
+	}
+	if asJSON {
+		return writeJSON(g.stdout, res)
+	}
+	fmt.Fprintf(g.stdout, "reindexed %s: %s, embedded %d (cache %d), %.2fs\n",
+		plural(rep.Files, "file"), plural(rep.Added, "drawer"), rep.Embedded, rep.CacheHits, rep.Seconds)
+	return nil
 }

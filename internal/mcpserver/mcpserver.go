@@ -155,54 +155,6 @@ func instructions(d Deps) string {
 	return b.String()
 }
 
-// writeAgent is the agent a write tool acts for: the bound agent, or the
-// argument when the server is bound to none. Naming another agent than the
-// bound one is refused, so a bound server can never write elsewhere.
-func (s *server) writeAgent(arg string) (string, error) {
-	switch {
-	case s.d.Agent == "" && arg == "":
-		return "", errors.New("agent is required: this server is not bound to an agent (start it with --agent <id>, or pass agent)")
-	case s.d.Agent != "" && arg != "" && arg != s.d.Agent:
-		return "", fmt.Errorf("agent %q refused: this server writes only to agent %q's memory", arg, s.d.Agent)
-	}
-	id := arg
-	if id == "" {
-		id = s.d.Agent
-	}
-	if err := home.ValidateAgentID(id); err != nil {
-		return "", err
-	}
-	return id, nil
-}
-
-// readAgent is the agent whose file a read tool reads: the argument, else
-// the bound agent; with scope own, only the bound agent.
-func (s *server) readAgent(arg string) (string, error) {
-	id := arg
-	if id == "" {
-		id = s.d.Agent
-	}
-	if id == "" {
-		return "", errors.New("agent is required: this server is not bound to an agent")
-	}
-	if err := home.ValidateAgentID(id); err != nil {
-		return "", err
-	}
-	if err := s.ownOnly("agent", id); err != nil {
-		return "", err
-	}
-	return id, nil
-}
-
-// ownOnly refuses, under scope own, a wing or agent other than the bound
-// agent's.
-func (s *server) ownOnly(what, name string) error {
-	if s.d.Scope == ScopeOwn && name != s.d.Agent {
-		return fmt.Errorf("%s %q refused: scope own, this server reads only agent %q's memory", what, name, s.d.Agent)
-	}
-	return nil
-}
-
 // checkName caps and cleans a free-form name argument (wing, room,
 // section) before it reaches a query.
 func checkName(what, s string) error {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -13,9 +11,6 @@ import (
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/memfile"
 )
-
-// maxFileRead refuses to load absurd files into memory just to cut them.
-const maxFileRead = 64 << 20
 
 // Regions memory_read accepts.
 const (
@@ -27,10 +22,6 @@ const (
 )
 
 func (s *server) read(ctx context.Context, in ReadInput) (ReadOutput, string, error) {
-	agent, err := s.readAgent(in.Agent)
-	if err != nil {
-		return ReadOutput{}, "", err
-	}
 	if in.Region != "" && in.Section != "" {
 		return ReadOutput{}, "", errors.New("give region or section, not both")
 	}
@@ -42,29 +33,16 @@ func (s *server) read(ctx context.Context, in ReadInput) (ReadOutput, string, er
 	default:
 		return ReadOutput{}, "", fmt.Errorf("unknown region %q (want all, header, pinned, condensed or recent)", in.Region)
 	}
-	path, err := s.d.App.Home.MemoryPath(agent)
+	m, err := s.d.App.ReadMemory(ctx, app.MemoryRequest{Agent: in.Agent, Scope: s.scope()})
 	if err != nil {
 		return ReadOutput{}, "", err
 	}
-	if st, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return ReadOutput{}, "", fmt.Errorf("agent %s has no memory file", agent)
-	} else if err != nil {
-		return ReadOutput{}, "", fmt.Errorf("read %s: %w", agent, err)
-	} else if st.Size() > maxFileRead {
-		return ReadOutput{}, "", fmt.Errorf("read %s: memory file is %d bytes, too large to read here", agent, st.Size())
-	}
-	data, err := s.d.App.Home.ReadFile(path)
-	if err != nil {
-		return ReadOutput{}, "", fmt.Errorf("read %s: %w", agent, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return ReadOutput{}, "", err
-	}
+	agent, data := m.Agent, m.Data
 	f, err := memfile.Parse(data)
 	if err != nil {
 		return ReadOutput{}, "", fmt.Errorf("read %s: %w", agent, err)
 	}
-	out := ReadOutput{Agent: agent, Source: s.d.App.Home.Rel(path), Bytes: len(data), Lines: countLines(string(data)),
+	out := ReadOutput{Agent: agent, Source: m.Source, Bytes: len(data), Lines: countLines(string(data)),
 		Sections: make([]SectionInfo, len(f.Sections))}
 	for i, sec := range f.Sections {
 		out.Sections[i] = app.SectionOf(sec)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/palace"
-	"github.com/hivemem/hivemem/internal/reflector"
 )
 
 // Tool names, as clients call them.
@@ -105,25 +104,9 @@ type CondenseInput struct {
 	Force  bool   `json:"force,omitempty" jsonschema:"condense even when the file is under its size and section triggers"`
 }
 
-// CondenseOutput says what a condensation did.
-type CondenseOutput struct {
-	Agent      string `json:"agent"`
-	Status     string `json:"status" jsonschema:"condensed, skipped or dry-run"`
-	Reason     string `json:"reason,omitempty" jsonschema:"why it was skipped"`
-	Message    string `json:"message,omitempty"`
-	Summarizer string `json:"summarizer,omitempty"`
-	OldBytes   int64  `json:"old_bytes"`
-	NewBytes   int64  `json:"new_bytes,omitempty"`
-	Sections   int    `json:"sections"`
-	Evicted    int    `json:"evicted" jsonschema:"sections moved verbatim to the archive and summarised"`
-	Kept       int    `json:"kept" jsonschema:"newest sections kept verbatim"`
-	Hoisted    int    `json:"hoisted" jsonschema:"durable facts added to the pinned region"`
-	Archive    string `json:"archive,omitempty"`
-	Backup     string `json:"backup,omitempty" jsonschema:"backup name, for hivemem restore"`
-	MineError  string `json:"mine_error,omitempty"`
-	DurationMS int64  `json:"duration_ms"`
-	Output     string `json:"output,omitempty" jsonschema:"dry run: the would-be file"`
-}
+// CondenseOutput says what a condensation did: the app's condense
+// result, the same object as POST /api/v1/agents/{agent}/condense.
+type CondenseOutput = app.CondenseResult
 
 // schemaCache is shared by every server so that the per-identity servers
 // of the HTTP handler do not infer the same schemas again.
@@ -312,27 +295,9 @@ func (s *server) pin(ctx context.Context, in PinInput) (PinOutput, string, error
 func (s *server) condense(ctx context.Context, in CondenseInput) (CondenseOutput, string, error) {
 	// A dry run writes nothing, so it is a read: allowed on any agent the
 	// scope lets this server read. A real condensation is a write.
-	var agent string
-	var err error
-	if in.DryRun {
-		agent, err = s.readAgent(in.Agent)
-	} else {
-		agent, err = s.writeAgent(in.Agent)
-	}
+	res, err := s.d.App.Condense(ctx, app.CondenseRequest{Agent: in.Agent, DryRun: in.DryRun, Force: in.Force, Scope: s.scope()})
 	if err != nil {
 		return CondenseOutput{}, "", err
 	}
-	res, err := s.d.App.Reflector.Condense(ctx, agent, reflector.Options{DryRun: in.DryRun, Force: in.Force})
-	if err != nil {
-		return CondenseOutput{}, "", err
-	}
-	if res.Status == reflector.StatusSkipped && res.Reason == reflector.SkipNoFile {
-		return CondenseOutput{}, "", fmt.Errorf("agent %s has no memory file", agent)
-	}
-	return CondenseOutput{
-		Agent: res.Agent, Status: res.Status, Reason: res.Reason, Message: res.Message, Summarizer: res.Summarizer,
-		OldBytes: res.OldBytes, NewBytes: res.NewBytes, Sections: res.Sections, Evicted: res.Evicted, Kept: res.Kept,
-		Hoisted: res.Hoisted, Archive: res.Archive, Backup: res.Backup, MineError: res.MineError,
-		DurationMS: res.DurationMS, Output: string(res.Output),
-	}, "", nil
+	return res, "", nil
 }

@@ -109,19 +109,44 @@ func Backups(h home.Home, agent string) ([]Backup, error) {
 	return out, nil
 }
 
-// findBackup resolves a backup name (or Latest) for agent.
-func findBackup(h home.Home, agent, name string) (Backup, error) {
-	if name != Latest {
-		if _, _, ok := parseBackupName(name); !ok {
-			return Backup{}, fmt.Errorf("backup name %q is not valid: want a stamp like 20261129T135100Z (see `hivemem backups %s`) or %q", name, agent, Latest)
-		}
+// ErrBadBackupName is wrapped by FindBackup's (and Restore's) error for a
+// name that is no backup name; ErrNoBackup for a backup that does not
+// exist.
+var (
+	ErrBadBackupName = errors.New("bad backup name")
+	ErrNoBackup      = errors.New("no such backup")
+)
+
+// backupError is an error of one of the kinds above, its message as is.
+type backupError struct {
+	kind error
+	msg  string
+}
+
+func (e backupError) Error() string        { return e.msg }
+func (e backupError) Is(target error) bool { return target == e.kind }
+
+// CheckBackupName refuses (ErrBadBackupName) a name of agent's backups
+// that does not have the form of a backup name and is not Latest, before
+// any lookup.
+func CheckBackupName(agent, name string) error {
+	if name != Latest && !backupNameRE.MatchString(name) {
+		return backupError{ErrBadBackupName, fmt.Sprintf("backup name %q is not valid: want a stamp like 20261129T135100Z (see `hivemem backups %s`) or %q", name, agent, Latest)}
+	}
+	return nil
+}
+
+// FindBackup resolves a backup name (or Latest) for agent.
+func FindBackup(h home.Home, agent, name string) (Backup, error) {
+	if err := CheckBackupName(agent, name); err != nil {
+		return Backup{}, err
 	}
 	all, err := Backups(h, agent)
 	if err != nil {
 		return Backup{}, err
 	}
 	if len(all) == 0 {
-		return Backup{}, fmt.Errorf("agent %s has no backups", agent)
+		return Backup{}, backupError{ErrNoBackup, fmt.Sprintf("agent %s has no backups", agent)}
 	}
 	if name == Latest {
 		return all[0], nil
@@ -131,7 +156,7 @@ func findBackup(h home.Home, agent, name string) (Backup, error) {
 			return b, nil
 		}
 	}
-	return Backup{}, fmt.Errorf("agent %s has no backup %s (see `hivemem backups %s`)", agent, name, agent)
+	return Backup{}, backupError{ErrNoBackup, fmt.Sprintf("agent %s has no backup %s (see `hivemem backups %s`)", agent, name, agent)}
 }
 
 // writeBackup saves data as a new backup of agent, named after now. Names
@@ -244,7 +269,7 @@ func (r *Reflector) Restore(ctx context.Context, agent, name string) (RestoreRes
 	if err := home.ValidateAgentID(agent); err != nil {
 		return res, fmt.Errorf("restore: %w", err)
 	}
-	b, err := findBackup(r.home, agent, name)
+	b, err := FindBackup(r.home, agent, name)
 	if err != nil {
 		return res, fmt.Errorf("restore: %w", err)
 	}

@@ -1,21 +1,15 @@
 package web
 
 import (
-	"github.com/dustin/go-humanize"
-
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"net/http"
 	"time"
+
+	"github.com/dustin/go-humanize"
 
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/config"
-	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/reflector"
 )
@@ -242,24 +236,14 @@ func health(rc config.Reflector, s AgentSummary, now time.Time) (string, string)
 	return HealthOK, "within budget"
 }
 
-// agentFile validates an agent id from a request and reads its memory
-// file: 400 for a bad id, 404 when the agent has no memory file.
-func (h *Handler) agentFile(id string) (path string, data []byte, err error) {
-	if err := home.ValidateAgentID(id); err != nil {
-		return "", nil, statusError(http.StatusBadRequest, err)
-	}
-	path, err = h.app.Home.MemoryPath(id)
+// agentFile reads an agent's memory file for a request (app.ReadMemory):
+// 400 for a bad id, 404 when the agent has no memory file.
+func (h *Handler) agentFile(ctx context.Context, id string) (path string, data []byte, err error) {
+	m, err := h.app.ReadMemory(ctx, app.MemoryRequest{Agent: id})
 	if err != nil {
-		return "", nil, statusError(http.StatusBadRequest, err)
+		return "", nil, appError(err)
 	}
-	data, err = h.app.Home.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return path, nil, errNotFound("agent %s has no memory file", id)
-	}
-	if err != nil {
-		return path, nil, fmt.Errorf("read memory of %s: %w", id, err)
-	}
-	return path, data, nil
+	return m.Path, m.Data, nil
 }
 
 // MemoryView is an agent's memory file, raw and parsed into its regions.
@@ -295,9 +279,8 @@ type SectionView struct {
 // memoryView parses data into a MemoryView; a file that does not parse is
 // still shown raw, with the parse error.
 func (h *Handler) memoryView(id, path string, data []byte) MemoryView {
-	sum := sha256.Sum256(data)
 	v := MemoryView{
-		Agent: id, Source: h.app.Home.Rel(path), Bytes: int64(len(data)), SHA256: hex.EncodeToString(sum[:]),
+		Agent: id, Source: h.app.Home.Rel(path), Bytes: int64(len(data)), SHA256: app.SHA256(data),
 		Lines: countLines(data), Raw: string(data), Sections: []SectionView{}, Pinned: []string{},
 	}
 	mf, err := memfile.Parse(data)
@@ -351,9 +334,4 @@ func countLines(data []byte) int {
 		n++
 	}
 	return n
-}
-
-func sha256Hex(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
 }

@@ -6,16 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/rogpeppe/go-internal/diff"
-
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/httpguard"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/reflector"
@@ -118,7 +114,7 @@ func (h *Handler) apiAgents(w http.ResponseWriter, r *http.Request) error {
 
 func (h *Handler) apiAgent(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("agent")
-	_, data, err := h.agentFile(id)
+	_, data, err := h.agentFile(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -132,7 +128,7 @@ func (h *Handler) apiAgent(w http.ResponseWriter, r *http.Request) error {
 
 func (h *Handler) apiMemory(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("agent")
-	path, data, err := h.agentFile(id)
+	path, data, err := h.agentFile(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -170,15 +166,19 @@ func parseSearch(q url.Values) (app.SearchRequest, error) {
 	return req, nil
 }
 
-// searchError maps the app's search errors onto HTTP statuses.
-func searchError(err error) error {
+// appError maps the app's error kinds onto HTTP statuses, the one place
+// the API does: bad input 400, an unknown agent, backup, wing or room 404,
+// a request the home's state refuses 409.
+func appError(err error) error {
 	switch {
 	case errors.Is(err, palace.ErrEmptyQuery):
 		return errBadRequest("q is empty: give some text to search for")
 	case errors.Is(err, palace.ErrBadQuery), errors.Is(err, palace.ErrNoWords):
 		return statusError(http.StatusBadRequest, err)
-	case errors.Is(err, palace.ErrUnknownWing), errors.Is(err, palace.ErrUnknownRoom):
+	case errors.Is(err, app.ErrNotFound), errors.Is(err, palace.ErrUnknownWing), errors.Is(err, palace.ErrUnknownRoom):
 		return statusError(http.StatusNotFound, err)
+	case errors.Is(err, app.ErrConflict):
+		return statusError(http.StatusConflict, err)
 	}
 	return err
 }
@@ -187,7 +187,7 @@ func searchError(err error) error {
 func (h *Handler) search(ctx context.Context, req app.SearchRequest) (app.SearchResult, error) {
 	res, err := h.app.Search(ctx, req)
 	if err != nil {
-		return res, searchError(err)
+		return res, appError(err)
 	}
 	for i, hit := range res.Hits {
 		res.Hits[i].View = h.viewURL(hit.Source, hit.LineStart, hit.LineEnd, req.Query)
@@ -268,93 +268,42 @@ func (h *Handler) apiWakeUp(w http.ResponseWriter, r *http.Request) error {
 	}
 	d, err := h.app.WakeUp(r.Context(), req)
 	if err != nil {
-		return searchError(err)
+		return appError(err)
 	}
 	writeJSON(w, http.StatusOK, d)
 	return nil
 }
 
-// condenseRequest is the body of POST .../condense.
-type condenseRequest struct {
-	DryRun bool `json:"dry_run"`
-	Force  bool `json:"force"`
-	// IfMatch is the sha256 of the file the caller previewed; the
-	// condensation is refused with 409 when the file changed since.
-	IfMatch string `json:"if_match"`
-}
+// condenseRequest is the body of POST .../condense (dry_run, force,
+// if_match); the agent comes from the path.
+type condenseRequest = app.CondenseRequest
 
-// CondenseResponse is the reflector's result, with a dry run's would-be
-// file and its diff against the current one.
-type CondenseResponse struct {
-	reflector.Result
-	BeforeSHA256 string `json:"before_sha256,omitempty"`
-	Output       string `json:"output,omitempty"`
-	Diff         string `json:"diff,omitempty"`
-}
-
-var sha256RE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+// CondenseResponse is the app's condense result: the reflector's, with a
+// dry run's would-be file and its diff against the current one.
+type CondenseResponse = app.CondenseResult
 
 func (h *Handler) apiCondense(w http.ResponseWriter, r *http.Request) error {
-	id := r.PathValue("agent")
-	_, data, err := h.agentFile(id)
-	if err != nil {
-		return err
-	}
 	var req condenseRequest
 	if err := decodeJSON(w, r, &req, true); err != nil {
 		return err
 	}
-	if req.IfMatch != "" {
-		if !sha256RE.MatchString(req.IfMatch) {
-			return errBadRequest("if_match %q: want the file's sha256 as 64 lowercase hex digits", req.IfMatch)
-		}
-		if got := sha256Hex(data); got != req.IfMatch {
-			return statusError(http.StatusConflict, fmt.Errorf("the memory file of %s changed since the preview (sha256 %s, expected %s): preview again", id, got[:12], req.IfMatch[:12]))
-		}
-	}
-	res, err := h.refl.Condense(r.Context(), id, reflector.Options{DryRun: req.DryRun, Force: req.Force})
+	req.Agent = r.PathValue("agent")
+	res, err := h.app.Condense(r.Context(), req)
 	var ae *reflector.AbortError
 	if err != nil && !errors.As(err, &ae) {
-		return err
+		return appError(err)
 	}
-	out := CondenseResponse{Result: res}
-	if res.Status == reflector.StatusDryRun {
-		out.BeforeSHA256 = sha256Hex(res.Before)
-		out.Output = string(res.Output)
-		out.Diff = string(diff.Diff(id+"/memory.md", res.Before, id+"/memory.md (condensed)", res.Output))
-	}
-	if res.Status == reflector.StatusCondensed {
-		h.log.Info("web: condensed", "agent", id, "old_bytes", res.OldBytes, "new_bytes", res.NewBytes, "backup", res.Backup)
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, res)
 	return nil
 }
 
 // BackupInfo is one backup of an agent's memory file.
-type BackupInfo struct {
-	Agent string    `json:"agent"`
-	Name  string    `json:"name"`
-	Path  string    `json:"path"` // relative to the home
-	Size  int64     `json:"size"`
-	Time  time.Time `json:"time"`
-}
-
-func (h *Handler) backupInfos(agent string) ([]BackupInfo, error) {
-	bs, err := reflector.Backups(h.app.Home, agent)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]BackupInfo, 0, len(bs))
-	for _, b := range bs {
-		out = append(out, BackupInfo{Agent: b.Agent, Name: b.Name, Path: h.app.Home.Rel(b.Path), Size: b.Size, Time: b.Time})
-	}
-	return out, nil
-}
+type BackupInfo = app.BackupInfo
 
 func (h *Handler) apiBackups(w http.ResponseWriter, r *http.Request) error {
-	bs, err := h.backupInfos("")
+	bs, err := h.app.Backups(r.Context(), app.BackupsRequest{})
 	if err != nil {
-		return err
+		return appError(err)
 	}
 	writeJSON(w, http.StatusOK, BackupList{Backups: bs})
 	return nil
@@ -362,116 +311,44 @@ func (h *Handler) apiBackups(w http.ResponseWriter, r *http.Request) error {
 
 func (h *Handler) apiAgentBackups(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("agent")
-	if err := home.ValidateAgentID(id); err != nil {
-		return statusError(http.StatusBadRequest, err)
-	}
-	bs, err := h.backupInfos(id)
+	bs, err := h.app.Backups(r.Context(), app.BackupsRequest{Agent: id})
 	if err != nil {
-		return err
+		return appError(err)
 	}
 	writeJSON(w, http.StatusOK, BackupList{Agent: id, Backups: bs})
 	return nil
 }
 
-// backupNameRE is the form of a backup name (a UTC stamp, maybe with a
-// "-N" suffix), checked before any lookup.
-var backupNameRE = regexp.MustCompile(`^\d{8}T\d{6}Z(?:-[1-9]\d{0,5})?$`)
-
-// findBackup resolves agent and backup name (or "latest") from a request:
-// 400 for malformed ones, 404 for a backup that does not exist.
-func (h *Handler) findBackup(agent, name string) (reflector.Backup, error) {
-	if err := home.ValidateAgentID(agent); err != nil {
-		return reflector.Backup{}, statusError(http.StatusBadRequest, err)
-	}
-	if name != reflector.Latest && !backupNameRE.MatchString(name) {
-		return reflector.Backup{}, errBadRequest("backup name %q: want a stamp such as 20261129T135100Z, or %q", name, reflector.Latest)
-	}
-	bs, err := reflector.Backups(h.app.Home, agent)
-	if err != nil {
-		return reflector.Backup{}, err
-	}
-	for _, b := range bs {
-		if name == reflector.Latest || b.Name == name {
-			return b, nil
-		}
-	}
-	if name == reflector.Latest {
-		return reflector.Backup{}, errNotFound("agent %s has no backups", agent)
-	}
-	return reflector.Backup{}, errNotFound("agent %s has no backup %s", agent, name)
-}
-
 // BackupDetail is one backup with what restoring it would change.
-type BackupDetail struct {
-	BackupInfo
-	CurrentSHA256 string `json:"current_sha256,omitempty"`
-	BackupSHA256  string `json:"backup_sha256"`
-	Identical     bool   `json:"identical"`
-	// Diff turns the current file into the backup: what a restore changes.
-	Diff    string `json:"diff"`
-	Content string `json:"content,omitempty"`
-}
-
-func (h *Handler) backupDetail(agent, name string, withContent bool) (BackupDetail, error) {
-	b, err := h.findBackup(agent, name)
-	if err != nil {
-		return BackupDetail{}, err
-	}
-	data, err := h.app.Home.ReadFile(b.Path)
-	if err != nil {
-		return BackupDetail{}, fmt.Errorf("read backup %s of %s: %w", b.Name, agent, err)
-	}
-	path, _ := h.app.Home.MemoryPath(agent)
-	cur, err := h.app.Home.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return BackupDetail{}, fmt.Errorf("read memory of %s: %w", agent, err)
-	}
-	d := BackupDetail{
-		BackupInfo:   BackupInfo{Agent: b.Agent, Name: b.Name, Path: h.app.Home.Rel(b.Path), Size: b.Size, Time: b.Time},
-		BackupSHA256: sha256Hex(data), Identical: string(cur) == string(data),
-	}
-	if cur != nil {
-		d.CurrentSHA256 = sha256Hex(cur)
-	}
-	d.Diff = string(diff.Diff(agent+"/memory.md (current)", cur, agent+"/memory.md (backup "+b.Name+")", data))
-	if withContent {
-		d.Content = string(data)
-	}
-	return d, nil
-}
+type BackupDetail = app.BackupDetail
 
 func (h *Handler) apiBackup(w http.ResponseWriter, r *http.Request) error {
-	withContent := false
+	req := app.BackupRequest{Agent: r.PathValue("agent"), Name: r.PathValue("backup")}
 	switch c := r.URL.Query().Get("content"); c {
 	case "", "0", "false":
 	case "1", "true":
-		withContent = true
+		req.Content = true
 	default:
 		return errBadRequest("content %q: want true or false", c)
 	}
-	d, err := h.backupDetail(r.PathValue("agent"), r.PathValue("backup"), withContent)
+	d, err := h.app.Backup(r.Context(), req)
 	if err != nil {
-		return err
+		return appError(err)
 	}
 	writeJSON(w, http.StatusOK, d)
 	return nil
 }
 
 func (h *Handler) apiRestore(w http.ResponseWriter, r *http.Request) error {
-	agent, name := r.PathValue("agent"), r.PathValue("backup")
-	b, err := h.findBackup(agent, name)
+	req := app.RestoreRequest{Agent: r.PathValue("agent"), Backup: r.PathValue("backup")}
+	var body struct{}
+	if err := decodeJSON(w, r, &body, true); err != nil {
+		return err
+	}
+	res, err := h.app.Restore(r.Context(), req)
 	if err != nil {
-		return err
+		return appError(err)
 	}
-	var req struct{}
-	if err := decodeJSON(w, r, &req, true); err != nil {
-		return err
-	}
-	res, err := h.refl.Restore(r.Context(), agent, b.Name)
-	if err != nil {
-		return err
-	}
-	h.log.Info("web: restored", "agent", agent, "backup", res.Backup, "pre_restore_backup", res.PreRestoreBackup)
 	writeJSON(w, http.StatusOK, res)
 	return nil
 }

@@ -446,7 +446,7 @@ var regionLabels = map[string][2]string{
 
 func (h *Handler) pageMemory(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("agent")
-	path, data, err := h.agentFile(id)
+	path, data, err := h.agentFile(r.Context(), id)
 	if err != nil {
 		h.pageFail(w, r, err)
 		return
@@ -612,7 +612,7 @@ type condenseData struct {
 
 func (h *Handler) pageCondense(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("agent")
-	_, data, err := h.agentFile(id)
+	_, data, err := h.agentFile(r.Context(), id)
 	if err != nil {
 		h.pageFail(w, r, err)
 		return
@@ -623,7 +623,7 @@ func (h *Handler) pageCondense(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cfg := h.cfg()
-	d := condenseData{Agent: id, Summary: h.summarize(r.Context(), sc, id, data), SHA256: sha256Hex(data),
+	d := condenseData{Agent: id, Summary: h.summarize(r.Context(), sc, id, data), SHA256: app.SHA256(data),
 		Enabled: cfg.Reflector.Enabled, Keep: cfg.Reflector.RecentKeep}
 	h.render(w, r, http.StatusOK, "condense", id+" — Condense", d)
 }
@@ -638,13 +638,9 @@ type backupsData struct {
 
 func (h *Handler) pageBackups(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("agent")
-	if err := home.ValidateAgentID(id); err != nil {
-		h.pageFail(w, r, statusError(http.StatusBadRequest, err))
-		return
-	}
-	bs, err := h.backupInfos(id)
+	bs, err := h.app.Backups(r.Context(), app.BackupsRequest{Agent: id})
 	if err != nil {
-		h.pageFail(w, r, err)
+		h.pageFail(w, r, appError(err))
 		return
 	}
 	d := backupsData{Agent: id, Backups: bs}

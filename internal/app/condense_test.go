@@ -1,0 +1,76 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hivemem/hivemem/internal/config"
+	"github.com/hivemem/hivemem/internal/palace"
+)
+
+// TestRequestsRefuseByKind: each operation's refusals are of the kind a
+// front end maps (the API onto 400, 404, 409), whatever surface asks.
+func TestRequestsRefuseByKind(t *testing.T) {
+	a := openLexical(t)
+	ctx := context.Background()
+	dir := filepath.Join(a.Home.AgentsDir(), "alice")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "memory.md"), []byte("# Memory — alice\n\n## 2026-11-20 — a note\nbody\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		run  func() error
+		kind error
+		want string
+	}{
+		{"mine: a path for an agent", func() error { _, err := a.Mine(ctx, MineRequest{Agent: "../x"}); return err }, palace.ErrBadQuery, "invalid agent id"},
+		{"mine: an agent without a directory", func() error { _, err := a.Mine(ctx, MineRequest{Agent: "nobody"}); return err }, ErrNotFound, "no agent nobody"},
+		{"mine: a path that does not exist", func() error { _, err := a.Mine(ctx, MineRequest{Path: filepath.Join(t.TempDir(), "gone")}); return err }, ErrNotFound, "no such file"},
+		{"condense: no memory file", func() error { _, err := a.Condense(ctx, CondenseRequest{Agent: "nobody", DryRun: true}); return err }, ErrNotFound, "has no memory file"},
+		{"condense: if_match not a sha256", func() error { _, err := a.Condense(ctx, CondenseRequest{Agent: "alice", IfMatch: "abc"}); return err }, palace.ErrBadQuery, "if_match"},
+		{"condense: the file changed since the preview", func() error {
+			_, err := a.Condense(ctx, CondenseRequest{Agent: "alice", IfMatch: strings.Repeat("0", 64)})
+			return err
+		}, ErrConflict, "changed since the preview"},
+		{"condense: own scope, another agent", func() error {
+			_, err := a.Condense(ctx, CondenseRequest{Agent: "alice", DryRun: true, Scope: Scope{Caller: "bob", Own: true}})
+			return err
+		}, palace.ErrBadQuery, "scope own"},
+		{"condense: another agent's file for real", func() error {
+			_, err := a.Condense(ctx, CondenseRequest{Agent: "alice", Scope: Scope{Caller: "bob"}})
+			return err
+		}, palace.ErrBadQuery, `writes only to agent "bob"`},
+		{"backups: unknown agent", func() error { _, err := a.Backups(ctx, BackupsRequest{Agent: "nobody", Known: true}); return err }, ErrNotFound, "no memory file and no backups"},
+		{"backup: a path for a name", func() error {
+			_, err := a.Backup(ctx, BackupRequest{Agent: "alice", Name: "../../config.toml"})
+			return err
+		}, palace.ErrBadQuery, "backup name"},
+		{"backup: none", func() error { _, err := a.Backup(ctx, BackupRequest{Agent: "alice", Name: "latest"}); return err }, ErrNotFound, "has no backups"},
+		{"restore: no such backup", func() error {
+			_, err := a.Restore(ctx, RestoreRequest{Agent: "alice", Backup: "20990101T000000Z"})
+			return err
+		}, ErrNotFound, "has no backups"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.run()
+			if !errors.Is(err, c.kind) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want %v saying %q", err, c.kind, c.want)
+			}
+		})
+	}
+	// With manager.mining off, a mine that asks IfMining is refused.
+	a.UseSettings(func() config.Config { c := a.Config; c.Manager.Mining = false; return c })
+	if _, err := a.Mine(ctx, MineRequest{IfMining: true}); !errors.Is(err, ErrConflict) {
+		t.Fatalf("mine with mining off: %v, want ErrConflict", err)
+	}
+	if _, err := a.Mine(ctx, MineRequest{}); err != nil {
+		t.Fatalf("mine without IfMining, mining off: %v", err)
+	}
+}
