@@ -141,6 +141,9 @@ func object(t *testing.T, doc string, drop ...string) map[string]any {
 func sameObject(t *testing.T, what string, objs map[string]map[string]any) {
 	t.Helper()
 	want, wantFrom := objs["cli"], "cli"
+	if _, ok := objs["cli"]; !ok {
+		want, wantFrom = objs["api"], "api"
+	}
 	for from, got := range objs {
 		if !reflect.DeepEqual(got, want) {
 			g, _ := json.MarshalIndent(got, "", " ")
@@ -180,6 +183,17 @@ func TestSurfacesReturnTheSameObjects(t *testing.T) {
 		"cli": object(t, s.cli("wake-up", "--json")),
 		"api": object(t, s.get("/api/v1/wake-up")),
 		"mcp": object(t, s.tool(mcpserver.ToolWakeUp, map[string]any{"hive": true})),
+	})
+
+	// Events: the harness's lines and hivemem's, under the same names.
+	log := `{"ts":1764600000000,"kind":"spawn","agentId":"alice","pid":42}` + "\n" +
+		`{"time":"2026-12-01T10:00:00Z","type":"condense","agent":"bob","data":{"oldBytes":100}}` + "\n" + "not an event\n"
+	if err := os.WriteFile(filepath.Join(s.root, "hive", "log.jsonl"), []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sameObject(t, "events", map[string]map[string]any{
+		"api": object(t, s.get("/api/v1/events?n=5")), // the CLI has no events command
+		"mcp": object(t, s.tool(mcpserver.ToolEvents, map[string]any{"n": 5})),
 	})
 
 	// Status: the fields every surface reports, under the same names.

@@ -125,3 +125,30 @@ func TestSurfacesRefuseAFIFOAtMemory(t *testing.T) {
 		t.Errorf("alice's memory: %v", m)
 	}
 }
+
+// TestSurfacesStatusWithAFIFOLog: a FIFO planted at the hive log does not
+// hang a status through the CLI, the API or MCP: the last condensations
+// are unknown, everything else is reported.
+func TestSurfacesStatusWithAFIFOLog(t *testing.T) {
+	s := newSurfaces(t, surfaceFiles)
+	if err := syscall.Mkfifo(filepath.Join(s.root, "hive", "log.jsonl"), 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	for what, fn := range map[string]func() string{
+		"hivemem status":     func() string { return s.cli("status", "--json") },
+		"GET /api/v1/status": func() string { return s.get("/api/v1/status") },
+		"GET /api/v1/agents": func() string { return s.get("/api/v1/agents") },
+		"MCP memory_status":  func() string { return s.tool(mcpserver.ToolStatus, nil) },
+	} {
+		done := make(chan string, 1)
+		go func() { done <- fn() }()
+		select {
+		case doc := <-done:
+			if !strings.Contains(doc, `"alice"`) && !strings.Contains(doc, `"agents": 2`) && !strings.Contains(doc, `"agents":2`) {
+				t.Errorf("%s: no agents in %s", what, doc)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: still blocked after 30 s (reading the FIFO at the log?)", what)
+		}
+	}
+}

@@ -1,193 +1,50 @@
 package web
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
 	"os"
-	"regexp"
 	"strconv"
 	"time"
 
-	"github.com/hivemem/hivemem/internal/atomicio"
+	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/eventlog"
-	"github.com/hivemem/hivemem/internal/home"
 )
 
-// maxEventWindow is how much of the end of the log a listing reads: the
-// log only grows, and a listing wants the newest events.
-const maxEventWindow = 8 << 20
+// EventItem is one logged event with its position in the log.
+type EventItem = app.EventItem
 
-// maxEventLine is the longest log line taken as an event; longer ones are
-// skipped like any line that does not parse.
-const maxEventLine = 1 << 20
+// EventsResponse is GET /api/v1/events: the app's events result, the same
+// object as MCP memory_events.
+type EventsResponse = app.EventsResult
 
-// EventItem is one logged event with its position in the log, which a
-// stream can resume from.
-type EventItem struct {
-	eventlog.Event
-	// Offset is the byte offset just past the event's line.
-	Offset int64 `json:"offset"`
-}
-
-// EventsResponse is GET /api/v1/events.
-type EventsResponse struct {
-	Events []EventItem `json:"events"`
-	// Offset is the end of the log when it was read: pass it to the
-	// stream as "from" to get every later event and none twice.
-	Offset int64 `json:"offset"`
-	// Skipped counts the lines read that are not events (malformed JSON,
-	// no kind): the log is shared, and such a line is passed over.
-	Skipped int `json:"skipped"`
-}
-
-// eventFilter selects events by agent and kind.
-type eventFilter struct{ agent, typ string }
-
-var eventTypeRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,39}$`)
-
-func parseEventFilter(r *http.Request) (eventFilter, error) {
+// parseEventFilter reads the agent and kind parameters (the app
+// validates them).
+func parseEventFilter(r *http.Request) app.EventFilter {
 	q := r.URL.Query()
 	// kind names the event's kind, as in the events themselves and in
 	// MCP; type is its older name, still taken.
-	param := "kind"
-	f := eventFilter{agent: q.Get("agent"), typ: q.Get("kind")}
-	if f.typ == "" && q.Has("type") {
-		param, f.typ = "type", q.Get("type")
+	f := app.EventFilter{Agent: q.Get("agent"), Kind: q.Get("kind")}
+	if f.Kind == "" && q.Has("type") {
+		f.Kind, f.KindParam = q.Get("type"), "type"
 	}
-	if f.agent != "" {
-		if err := home.ValidateAgentID(f.agent); err != nil {
-			return f, errBadRequest("agent: %v", err)
-		}
-	}
-	if f.typ != "" && !eventTypeRE.MatchString(f.typ) {
-		return f, errBadRequest("%s %q: want an event kind such as condense, condense-abort, restore, mine", param, f.typ)
-	}
-	return f, nil
-}
-
-func (f eventFilter) keep(ev eventlog.Event) bool {
-	return (f.agent == "" || ev.Agent == f.agent) && (f.typ == "" || ev.Kind == f.typ)
-}
-
-// readEvents reads complete lines of the log from off (at most limit
-// bytes) and returns the matching events and the offset after the last
-// complete line. Lines that are not events (see eventlog.ParseLine) are
-// skipped and counted in skipped, when it is not nil.
-func readEvents(path string, off, limit int64, f eventFilter, skipped *int) ([]EventItem, int64, error) {
-	fh, err := atomicio.OpenRegular(path) // a FIFO planted at the log must not hang the request
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, nil
-	}
-	if err != nil {
-		return nil, off, fmt.Errorf("read events: %w", err)
-	}
-	defer fh.Close()
-	st, err := fh.Stat()
-	if err != nil {
-		return nil, off, fmt.Errorf("read events: %w", err)
-	}
-	size := st.Size()
-	if off > size {
-		off = 0 // the log was truncated or replaced: start over
-	}
-	n := min(size-off, limit)
-	buf := make([]byte, n)
-	if _, err := fh.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
-		return nil, off, fmt.Errorf("read events: %w", err)
-	}
-	var out []EventItem
-	pos := off
-	for len(buf) > 0 {
-		i := bytes.IndexByte(buf, '\n')
-		if i < 0 {
-			if int64(len(buf)) >= maxEventLine {
-				pos += int64(len(buf)) // an endless line: skip what we have
-			}
-			break
-		}
-		line := buf[:i]
-		buf = buf[i+1:]
-		pos += int64(i + 1)
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		var ev eventlog.Event
-		if len(line) <= maxEventLine {
-			ev, err = eventlog.ParseLine(line)
-		}
-		if len(line) > maxEventLine || err != nil {
-			if skipped != nil {
-				*skipped++
-			}
-			continue
-		}
-		if f.keep(ev) {
-			out = append(out, EventItem{Event: ev, Offset: pos})
-		}
-	}
-	return out, pos, nil
-}
-
-// listEvents returns the newest n matching events from the end of the log,
-// oldest first, and the log's end offset.
-func (h *Handler) listEvents(n int, f eventFilter) (EventsResponse, error) {
-	path := h.app.Home.LogPath()
-	st, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return EventsResponse{Events: []EventItem{}}, nil
-	}
-	if err != nil {
-		return EventsResponse{}, fmt.Errorf("read events: %w", err)
-	}
-	start := max(0, st.Size()-maxEventWindow)
-	if start > 0 {
-		// Start at a line boundary: skip the partial line before it.
-		fh, err := atomicio.OpenRegular(path)
-		if err != nil {
-			return EventsResponse{}, fmt.Errorf("read events: %w", err)
-		}
-		b := make([]byte, 64<<10)
-		k, _ := fh.ReadAt(b, start-1)
-		fh.Close()
-		if i := bytes.IndexByte(b[:k], '\n'); i >= 0 {
-			start += int64(i)
-		}
-	}
-	skipped := 0
-	evs, end, err := readEvents(path, start, maxEventWindow, f, &skipped)
-	if err != nil {
-		return EventsResponse{}, err
-	}
-	if len(evs) > n {
-		evs = evs[len(evs)-n:]
-	}
-	if evs == nil {
-		evs = []EventItem{}
-	}
-	return EventsResponse{Events: evs, Offset: end, Skipped: skipped}, nil
+	return f
 }
 
 func (h *Handler) apiEvents(w http.ResponseWriter, r *http.Request) error {
-	f, err := parseEventFilter(r)
-	if err != nil {
-		return err
-	}
-	n := 100
+	req := app.EventsRequest{EventFilter: parseEventFilter(r), N: 100}
 	if s := r.URL.Query().Get("n"); s != "" {
 		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 || v > 10000 {
-			return errBadRequest("n %q: want a number of events from 1 to 10000", s)
+		if err != nil {
+			return errBadRequest("n %q: want a number of events from 1 to %d", s, app.MaxEvents)
 		}
-		n = v
+		req.N = v
 	}
-	resp, err := h.listEvents(n, f)
+	resp, err := h.app.ListEvents(r.Context(), req)
 	if err != nil {
-		return err
+		return appError(err)
 	}
 	writeJSON(w, http.StatusOK, resp)
 	return nil
@@ -204,8 +61,9 @@ const sseHeartbeat = 15 * time.Second
 // or "from" it starts at the end of the log. HEAD gets the headers only.
 // The stream ends when the client goes away, or on Close.
 func (h *Handler) apiEventStream(w http.ResponseWriter, r *http.Request) {
-	f, err := parseEventFilter(r)
-	if err != nil {
+	f := parseEventFilter(r)
+	if err := f.Validate(); err != nil {
+		err = appError(err)
 		writeJSON(w, statusOf(err), apiError{Error: err.Error()})
 		return
 	}
@@ -266,7 +124,7 @@ func (h *Handler) apiEventStream(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	for {
 		for {
-			evs, next, err := readEvents(path, off, 1<<20, f, nil)
+			evs, next, err := h.app.EventsFrom(off, 1<<20, f, nil)
 			if err != nil {
 				h.log.Warn("web: event stream", "err", err)
 				break

@@ -306,7 +306,7 @@ func (h *Handler) pageOverview(w http.ResponseWriter, r *http.Request) {
 			d.Totals.Backoff++
 		}
 	}
-	ev, err := h.listEvents(12, eventFilter{})
+	ev, err := h.app.ListEvents(r.Context(), app.EventsRequest{N: 12})
 	if err != nil {
 		h.pageFail(w, r, err)
 		return
@@ -670,17 +670,13 @@ var eventTypes = []string{"condense", "condense-abort", "restore", "mine", "reme
 	"spawn", "session", "drain", "drop", "archive", "app-start"}
 
 func (h *Handler) pageEvents(w http.ResponseWriter, r *http.Request) {
-	f, err := parseEventFilter(r)
+	f := parseEventFilter(r)
+	ev, err := h.app.ListEvents(r.Context(), app.EventsRequest{EventFilter: f, N: 200})
 	if err != nil {
-		h.pageFail(w, r, err)
+		h.pageFail(w, r, appError(err))
 		return
 	}
-	ev, err := h.listEvents(200, f)
-	if err != nil {
-		h.pageFail(w, r, err)
-		return
-	}
-	d := eventsData{Agent: f.agent, Type: f.typ, Types: eventTypes, Events: reverse(ev.Events), Offset: ev.Offset}
+	d := eventsData{Agent: f.Agent, Type: f.Kind, Types: eventTypes, Events: reverse(ev.Events), Offset: ev.Offset}
 	d.Agents, _ = h.app.Home.Agents()
 	h.render(w, r, http.StatusOK, "events", "Events", d)
 }
