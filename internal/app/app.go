@@ -95,6 +95,7 @@ type App struct {
 
 	lockWaiting func(writelock.Holder)
 	later       *lazyIndex // the index of an IndexLater app
+	condensed   CondensedIndex
 	settings    atomic.Pointer[func() config.Config]
 	reflMiner   atomic.Pointer[reflector.Miner]
 }

@@ -14,42 +14,17 @@ import (
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/client"
 	"github.com/hivemem/hivemem/internal/manager"
-	"github.com/hivemem/hivemem/internal/store"
 )
 
-// statusReport is `hivemem status`: the home, the index, the manager and
-// every agent.
+// statusReport is `hivemem status`: the app's status (the home, the
+// index and every agent, as MCP memory_status reports them), and the
+// manager.
 type statusReport struct {
-	Home     string           `json:"home"`
-	HomeID   string           `json:"home_id,omitempty"` // this home's name in a shared palace (files it mined carry it)
-	Backend  string           `json:"backend"`
-	Search   string           `json:"search_mode"`
-	Embedder app.EmbedderInfo `json:"embedder"`
+	app.Status
 	// ModelAsked is the MEMPALACE_EMBEDDING_MODEL a harness set, when
 	// hivemem does not run that model (Embedder is what is used instead).
 	ModelAsked string      `json:"embedding_model_asked,omitempty"`
-	Index      store.Stats `json:"index"`
-	// Condense says how condensation runs: enabled or not, and which
-	// summariser condenses.
-	Condense condenseInfo `json:"condense"`
-	Manager  managerInfo  `json:"manager"`
-	// Mining is manager.mining (the running manager's live value when it
-	// runs): off, nothing is mined or condensed automatically.
-	Mining bool              `json:"mining"`
-	Agents []app.AgentStatus `json:"agents"`
-}
-
-// condenseInfo is the reflector's set-up at a glance.
-type condenseInfo struct {
-	Enabled    bool   `json:"enabled"`
-	Summarizer string `json:"summarizer"`
-}
-
-func (c condenseInfo) String() string {
-	if !c.Enabled {
-		return "disabled (reflector.enabled = false); summariser " + c.Summarizer
-	}
-	return "summariser " + c.Summarizer
+	Manager    managerInfo `json:"manager"`
 }
 
 // managerInfo says whether `hivemem run` serves the home, and how it does.
@@ -88,22 +63,11 @@ func newStatusCommand(g *globals) *cobra.Command {
 }
 
 func collectStatus(ctx context.Context, a *app.App) (statusReport, error) {
-	st, err := a.Store.Stats(ctx)
+	st, err := a.Status(ctx, app.StatusRequest{})
 	if err != nil {
 		return statusReport{}, err
 	}
-	r := statusReport{Home: a.Home.Root, Backend: a.Store.Backend(), Search: a.Palace.Mode(), Embedder: a.Embedder, Index: st,
-		Mining: a.Config.Manager.Mining}
-	if id, err := a.Home.ID(); err == nil {
-		r.HomeID = id
-	}
-	refl := a.Reflector
-	r.Condense = condenseInfo{Enabled: a.Config.Reflector.Enabled, Summarizer: refl.Summarizer()}
-	agents, err := a.CollectAgents(ctx, a.Config, st, app.LastCondensed(a.Home.LogPath()))
-	if err != nil {
-		return r, err
-	}
-	r.Agents = agents
+	r := statusReport{Status: st}
 	inst, running, err := manager.Running(a.Home)
 	if err != nil {
 		r.Manager.Error = err.Error()

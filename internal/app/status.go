@@ -1,0 +1,82 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hivemem/hivemem/internal/store"
+)
+
+// CondenseInfo is the reflector's set-up at a glance.
+type CondenseInfo struct {
+	Enabled    bool   `json:"enabled"`
+	Summarizer string `json:"summarizer"`
+}
+
+func (c CondenseInfo) String() string {
+	if !c.Enabled {
+		return "disabled (reflector.enabled = false); summariser " + c.Summarizer
+	}
+	return "summariser " + c.Summarizer
+}
+
+// StatusRequest asks for the home's status.
+type StatusRequest struct {
+	// Scope: under an own scope, the index's wings and the agents listed
+	// are the caller's only (the index's totals stay hive-wide: counts,
+	// not content).
+	Scope Scope `json:"-"`
+}
+
+// Status is the home, its index and every agent: the part of `hivemem
+// status --json` and MCP memory_status that both report, under the same
+// names.
+type Status struct {
+	Home     string       `json:"home"`
+	HomeID   string       `json:"home_id,omitempty" jsonschema:"this home's name in a shared palace (files it mined carry it)"`
+	Backend  string       `json:"backend"`
+	Search   string       `json:"search_mode" jsonschema:"hybrid, or lexical when no embedding model is installed"`
+	Embedder EmbedderInfo `json:"embedder"`
+	Index    store.Stats  `json:"index" jsonschema:"the palace; under scope own, wings lists only the agent's wing (totals stay hive-wide: counts, not content)"`
+	// Condense says how condensation runs: enabled or not, and which
+	// summariser condenses.
+	Condense CondenseInfo `json:"condense"`
+	// Mining is manager.mining: off, nothing is mined or condensed
+	// automatically.
+	Mining bool          `json:"mining"`
+	Agents []AgentStatus `json:"agents" jsonschema:"each agent's memory file against its budget"`
+}
+
+// Status reports the home under the live settings (App.Settings).
+func (a *App) Status(ctx context.Context, r StatusRequest) (Status, error) {
+	st, err := a.Store.Stats(ctx)
+	if err != nil {
+		return Status{}, fmt.Errorf("status: %w", err)
+	}
+	cfg := a.Settings()
+	out := Status{Home: a.Home.Root, Backend: a.Store.Backend(), Search: a.Palace.Mode(), Embedder: a.Embedder, Index: st,
+		Condense: CondenseInfo{Enabled: cfg.Reflector.Enabled, Summarizer: a.Reflector.Summarizer()},
+		Mining:   cfg.Manager.Mining, Agents: []AgentStatus{}}
+	if id, err := a.Home.ID(); err == nil {
+		out.HomeID = id
+	}
+	if out.Index.Backend == "" {
+		out.Index.Backend = out.Backend
+	}
+	out.Index.Wings = []store.WingStats{}
+	for _, w := range st.Wings {
+		if !r.Scope.Own || w.Wing == r.Scope.Caller {
+			out.Index.Wings = append(out.Index.Wings, w)
+		}
+	}
+	agents, err := a.CollectAgents(ctx, cfg, st, a.condensed.Read(a.Home.LogPath()))
+	if err != nil {
+		return Status{}, err
+	}
+	for _, as := range agents {
+		if !r.Scope.Own || as.Agent == r.Scope.Caller {
+			out.Agents = append(out.Agents, as)
+		}
+	}
+	return out, nil
+}
