@@ -17,25 +17,6 @@ import (
 	"github.com/hivemem/hivemem/internal/reflector"
 )
 
-// readAgent is the agent a read acts on: the one named, else the
-// caller's; under an own scope, only the caller's. Every refusal wraps
-// palace.ErrBadQuery.
-func (s Scope) readAgent(agent string) (string, error) {
-	if agent == "" {
-		agent = s.Caller
-	}
-	if err := home.ValidateAgentID(agent); err != nil {
-		if agent == "" {
-			err = fmt.Errorf("agent is required: %w", err) // and the caller is bound to none
-		}
-		return "", palace.BadQuery(err)
-	}
-	if s.Own && agent != s.Caller {
-		return "", s.refuse("agent", agent)
-	}
-	return agent, nil
-}
-
 // SHA256 is the hex sha256 of data, as CondenseRequest.IfMatch and the
 // API's memory view give it.
 func SHA256(data []byte) string {

@@ -27,6 +27,22 @@ func (s Scope) writeAgent(agent string) (string, error) {
 	if s.Caller != "" && agent != "" && agent != s.Caller {
 		return "", palace.BadQuery(fmt.Errorf("agent %q refused: this server writes only to agent %q's memory", agent, s.Caller))
 	}
+	return s.agent(agent)
+}
+
+// readAgent is the agent a read acts on: the one named, else the
+// caller's; under an own scope, only the caller's. Every refusal wraps
+// palace.ErrBadQuery.
+func (s Scope) readAgent(agent string) (string, error) {
+	agent, err := s.agent(agent)
+	if err == nil && s.Own && agent != s.Caller {
+		return "", s.refuse("agent", agent)
+	}
+	return agent, err
+}
+
+// agent is the agent named, else the caller's, as a valid agent id.
+func (s Scope) agent(agent string) (string, error) {
 	if agent == "" {
 		agent = s.Caller
 	}

@@ -673,7 +673,7 @@ func runHookSave(ctx context.Context, g *globals, o hookOptions) {
 		return
 	}
 	defer a.Close()
-	res, err := g.importSessions(ctx, a, agent, o.format, []string{in.TranscriptPath})
+	res, err := a.Import(ctx, app.ImportRequest{Agent: agent, Format: o.format, Paths: []string{in.TranscriptPath}})
 	if err != nil {
 		hookWarn(g, a, "save", agent, err)
 		return

@@ -55,26 +55,11 @@ func runImport(ctx context.Context, g *globals, format string, paths []string, a
 		return err
 	}
 	defer a.Close()
-	res, err := g.importSessions(ctx, a, agent, format, paths)
+	res, err := a.Import(ctx, app.ImportRequest{Agent: agent, Format: format, Paths: paths})
 	if err != nil {
 		return err
 	}
 	return g.printImport(a, res, asJSON)
-}
-
-// importSessions is the one import every front end runs (import, hook
-// save, mine --mode convos): capture.Import under the palace write lock,
-// with the home's settings.
-func (g *globals) importSessions(ctx context.Context, a *app.App, agent, format string, paths []string) (capture.Result, error) {
-	release, err := g.lockPalace(ctx, a, "import")
-	if err != nil {
-		return capture.Result{}, err
-	}
-	defer release()
-	return capture.Import(ctx, a.Home, a.Palace, paths, capture.Options{
-		Agent: agent, Format: format, Events: a.Events,
-		MaxSessionBytes: min(a.Config.Capture.SessionMaxBytes, a.Config.Palace.MaxFileBytes), RetentionDays: a.Config.Capture.RetentionDays,
-	})
 }
 
 func (g *globals) printImport(a *app.App, res capture.Result, asJSON bool) error {

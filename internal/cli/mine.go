@@ -116,7 +116,7 @@ func runMineConvos(ctx context.Context, g *globals, o mineOptions, args []string
 	defer a.Close()
 	var all capture.Result
 	for _, f := range found {
-		res, err := g.importSessions(ctx, a, agent, f.Format, []string{f.Path})
+		res, err := a.Import(ctx, app.ImportRequest{Agent: agent, Format: f.Format, Paths: []string{f.Path}})
 		if err != nil {
 			if ctx.Err() != nil {
 				return err

@@ -138,13 +138,6 @@ func serveHandlers(m *manager.Manager, guard httpguard.Config) (http.Handler, er
 	return mux, nil
 }
 
-// lockPalace takes the palace write lock for a CLI command that writes to
-// the index (waiting at most app.DefaultLockWait), telling the user when
-// it has to wait and for whom (lockWaiting).
-func (g *globals) lockPalace(ctx context.Context, a *app.App, command string) (func(), error) {
-	return a.LockFor(ctx, command, 0)
-}
-
 // lockWaiting tells the user why a write command pauses.
 func (g *globals) lockWaiting(h writelock.Holder) {
 	fmt.Fprintf(g.stderr, "waiting for the palace write lock held by %s…\n", h)

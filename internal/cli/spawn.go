@@ -174,12 +174,7 @@ func mineAtExit(ctx context.Context, g *globals, h home.Home, agent, dir string)
 			return err
 		}
 		defer a.Close()
-		release, err := g.lockPalace(ctx, a, "spawn")
-		if err != nil {
-			return err
-		}
-		defer release()
-		_, err = a.Palace.Mine(ctx, dir, palace.MineOptions{Wing: agent, Agent: agent})
+		_, err = a.Mine(ctx, app.MineRequest{Path: dir, Options: palace.MineOptions{Wing: agent, Agent: agent}})
 		return err
 	}()
 	if err != nil {
@@ -225,16 +220,10 @@ func writeWakeUp(ctx context.Context, g *globals, agent, memPath, dest string) e
 		return err
 	}
 	defer a.Close()
-	release, err := g.lockPalace(ctx, a, "spawn")
-	if err != nil {
-		return err
-	}
-	_, err = a.Palace.Mine(ctx, memPath, palace.MineOptions{})
-	release()
-	if err != nil {
+	if _, err := a.Mine(ctx, app.MineRequest{Path: memPath}); err != nil {
 		return fmt.Errorf("spawn: %w", err)
 	}
-	d, err := a.Palace.WakeUp(ctx, agent, a.Config.Search.WakeUpBudget)
+	d, err := a.WakeUp(ctx, app.WakeUpRequest{Wing: agent})
 	if err != nil {
 		return fmt.Errorf("spawn: %w", err)
 	}

@@ -88,19 +88,7 @@ func (s *surfaces) cli(args ...string) string {
 }
 
 // get fetches an API path and returns its body, failing unless 200.
-func (s *surfaces) get(path string) string {
-	s.t.Helper()
-	resp, err := http.Get(s.api.URL + path)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		s.t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
-	}
-	return string(body)
-}
+func (s *surfaces) get(path string) string { return s.call(http.MethodGet, path, "") }
 
 // tool calls an MCP tool and returns its structured output as JSON.
 func (s *surfaces) tool(name string, args map[string]any) string {
@@ -266,16 +254,25 @@ func TestSurfacesWriteTheSameObjects(t *testing.T) {
 
 // post sends a JSON body to an API path and returns the answer, failing
 // unless 200.
-func (s *surfaces) post(path, body string) string {
+func (s *surfaces) post(path, body string) string { return s.call(http.MethodPost, path, body) }
+
+func (s *surfaces) call(method, path, body string) string {
 	s.t.Helper()
-	resp, err := http.Post(s.api.URL+path, "application/json", strings.NewReader(body))
+	req, err := http.NewRequest(method, s.api.URL+path, strings.NewReader(body))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		s.t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		s.t.Fatalf("POST %s: %d %s", path, resp.StatusCode, b)
+		s.t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
 	}
 	return string(b)
 }
