@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -15,23 +14,19 @@ import (
 	"github.com/hivemem/hivemem/internal/httpguard"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/reflector"
-	"github.com/hivemem/hivemem/internal/store"
 )
 
 // StatusReport is GET /api/v1/status.
 type StatusReport struct {
-	Version    string           `json:"version"`
-	Time       time.Time        `json:"time"`
-	Home       string           `json:"home"`
-	SearchMode string           `json:"search_mode"`
-	Embedder   app.EmbedderInfo `json:"embedder"`
-	Index      store.Stats      `json:"index"`
-	Reflector  ReflectorStatus  `json:"reflector"`
-	// Agents is every agent's status, the object `hivemem status --json`
-	// and MCP memory_status list (app.CollectAgents); /api/v1/agents adds
+	Version string    `json:"version"`
+	Time    time.Time `json:"time"`
+	// Status is the app's: the home, the index, the condensation set-up,
+	// mining and every agent (app.CollectAgents), the object `hivemem
+	// status --json` and MCP memory_status report; /api/v1/agents adds
 	// the dashboard's health grades.
-	Agents []app.AgentStatus `json:"agents"`
-	Auth   AuthInfo          `json:"auth"`
+	app.Status
+	Reflector ReflectorStatus `json:"reflector"`
+	Auth      AuthInfo        `json:"auth"`
 	// Manager is the manager's own report, null without a manager.
 	Manager any `json:"manager"`
 }
@@ -53,32 +48,16 @@ type AuthInfo struct {
 }
 
 func (h *Handler) status(r *http.Request) (StatusReport, error) {
-	ctx := r.Context()
-	st, err := h.app.Store.Stats(ctx)
-	if err != nil {
-		return StatusReport{}, fmt.Errorf("status: %w", err)
-	}
-	cfg := h.cfg()
-	agents, err := h.app.CollectAgents(ctx, cfg, st, h.lastCondensed())
+	st, err := h.app.Status(r.Context(), app.StatusRequest{})
 	if err != nil {
 		return StatusReport{}, err
 	}
-	if agents == nil {
-		agents = []app.AgentStatus{}
-	}
+	cfg := h.cfg()
 	rep := StatusReport{
-		Version: h.version, Time: time.Now().UTC(), Home: h.app.Home.Root, SearchMode: h.app.Palace.Mode(),
-		Embedder: h.app.Embedder, Agents: agents,
-		Index: st,
+		Version: h.version, Time: time.Now().UTC(), Status: st,
 		Reflector: ReflectorStatus{
 			Enabled: cfg.Reflector.Enabled, Interval: duration(cfg.Reflector.Interval.Duration), Summarizer: h.refl.Summarizer(),
 		},
-	}
-	if rep.Index.Backend == "" {
-		rep.Index.Backend = h.app.Store.Backend()
-	}
-	if rep.Index.Wings == nil {
-		rep.Index.Wings = []store.WingStats{}
 	}
 	for _, s := range h.refl.States() {
 		if s.Failures > 0 {

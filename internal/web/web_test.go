@@ -258,7 +258,7 @@ func TestReadEndpointsThroughTheClient(t *testing.T) {
 
 	s, err := e.c.Status(ctx)
 	must("status", err)
-	if len(s.Agents) != 5 || s.SearchMode != "lexical" || s.Index.Drawers == 0 || s.Reflector.Backoffs != 1 {
+	if len(s.Agents) != 5 || s.Search != "lexical" || s.Index.Drawers == 0 || s.Reflector.Backoffs != 1 {
 		t.Errorf("status = %+v", s)
 	}
 	if m, _ := s.Manager.(map[string]any); m["pid"] != float64(4242) {
