@@ -162,6 +162,17 @@ func appError(err error) error {
 	return err
 }
 
+// answer returns what an API endpoint that is one app operation returns:
+// its result written as the response, or its error mapped (appError) for
+// ServeHTTP to answer.
+func answer[T any](w http.ResponseWriter, res T, err error) error {
+	if err != nil {
+		return appError(err)
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
 // search runs req and links every hit to the viewer page that shows it.
 func (h *Handler) search(ctx context.Context, req app.SearchRequest) (app.SearchResult, error) {
 	res, err := h.app.Search(ctx, req)
@@ -245,12 +256,8 @@ func (h *Handler) apiWakeUp(w http.ResponseWriter, r *http.Request) error {
 		}
 		req.Budget = n
 	}
-	d, err := h.app.WakeUp(r.Context(), req)
-	if err != nil {
-		return appError(err)
-	}
-	writeJSON(w, http.StatusOK, d)
-	return nil
+	res, err := h.app.WakeUp(r.Context(), req)
+	return answer(w, res, err)
 }
 
 // condenseRequest is the body of POST .../condense (dry_run, force,
@@ -281,21 +288,13 @@ type BackupInfo = app.BackupInfo
 
 func (h *Handler) apiBackups(w http.ResponseWriter, r *http.Request) error {
 	bs, err := h.app.Backups(r.Context(), app.BackupsRequest{})
-	if err != nil {
-		return appError(err)
-	}
-	writeJSON(w, http.StatusOK, BackupList{Backups: bs})
-	return nil
+	return answer(w, BackupList{Backups: bs}, err)
 }
 
 func (h *Handler) apiAgentBackups(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("agent")
 	bs, err := h.app.Backups(r.Context(), app.BackupsRequest{Agent: id})
-	if err != nil {
-		return appError(err)
-	}
-	writeJSON(w, http.StatusOK, BackupList{Agent: id, Backups: bs})
-	return nil
+	return answer(w, BackupList{Agent: id, Backups: bs}, err)
 }
 
 // BackupDetail is one backup with what restoring it would change.
@@ -310,12 +309,8 @@ func (h *Handler) apiBackup(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return errBadRequest("content %q: want true or false", c)
 	}
-	d, err := h.app.Backup(r.Context(), req)
-	if err != nil {
-		return appError(err)
-	}
-	writeJSON(w, http.StatusOK, d)
-	return nil
+	res, err := h.app.Backup(r.Context(), req)
+	return answer(w, res, err)
 }
 
 func (h *Handler) apiRestore(w http.ResponseWriter, r *http.Request) error {
@@ -325,9 +320,5 @@ func (h *Handler) apiRestore(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	res, err := h.app.Restore(r.Context(), req)
-	if err != nil {
-		return appError(err)
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return answer(w, res, err)
 }

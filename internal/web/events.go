@@ -42,12 +42,8 @@ func (h *Handler) apiEvents(w http.ResponseWriter, r *http.Request) error {
 		}
 		req.N = v
 	}
-	resp, err := h.app.ListEvents(r.Context(), req)
-	if err != nil {
-		return appError(err)
-	}
-	writeJSON(w, http.StatusOK, resp)
-	return nil
+	res, err := h.app.ListEvents(r.Context(), req)
+	return answer(w, res, err)
 }
 
 // sseHeartbeat keeps idle streams (and the proxies between) alive.

@@ -25,9 +25,5 @@ func (h *Handler) apiMine(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	res, err := h.app.Mine(r.Context(), app.MineRequest{Agent: req.Agent, IfMining: true, By: "api"})
-	if err != nil {
-		return appError(err)
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return answer(w, res, err)
 }
