@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/home"
 )
@@ -52,14 +51,7 @@ func runEnv(_ context.Context, g *globals, agent string, asJSON bool) error {
 			return err
 		}
 	}
-	h, err := home.Resolve(g.home)
-	if err != nil {
-		return err
-	}
-	if !h.Exists() {
-		return app.NoHome(h)
-	}
-	cfg, err := config.Load(h.ConfigPath())
+	h, cfg, err := g.homeConfig()
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/config"
-	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/store/postgres"
 )
 
@@ -38,14 +36,7 @@ func newMigrateCommand(g *globals) *cobra.Command {
 }
 
 func runMigrate(ctx context.Context, g *globals, asJSON bool) error {
-	h, err := home.Resolve(g.home)
-	if err != nil {
-		return err
-	}
-	if !h.Exists() {
-		return app.NoHome(h)
-	}
-	cfg, err := config.Load(h.ConfigPath())
+	h, cfg, err := g.homeConfig()
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/home"
 )
 
@@ -170,14 +171,35 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 
 // requireHome refuses a home that does not exist (app.NoHome).
 func (g *globals) requireHome() error {
+	_, err := g.existingHome()
+	return err
+}
+
+// existingHome resolves --home and refuses one that does not exist
+// (app.NoHome).
+func (g *globals) existingHome() (home.Home, error) {
 	h, err := home.Resolve(g.home)
 	if err != nil {
-		return err
+		return home.Home{}, err
 	}
 	if !h.Exists() {
-		return app.NoHome(h)
+		return home.Home{}, app.NoHome(h)
 	}
-	return nil
+	return h, nil
+}
+
+// homeConfig is existingHome with the home's config loaded, for the
+// commands that read the config without opening the palace.
+func (g *globals) homeConfig() (home.Home, config.Config, error) {
+	h, err := g.existingHome()
+	if err != nil {
+		return home.Home{}, config.Config{}, err
+	}
+	cfg, err := config.Load(h.ConfigPath())
+	if err != nil {
+		return home.Home{}, config.Config{}, err
+	}
+	return h, cfg, nil
 }
 
 func (g *globals) open(ctx context.Context, create bool) (*app.App, error) {

@@ -70,14 +70,7 @@ func runSpawn(ctx context.Context, g *globals, o spawnOptions, agent string, arg
 	if err := home.ValidateAgentID(agent); err != nil {
 		return fmt.Errorf("spawn: %w", err)
 	}
-	h, err := home.Resolve(g.home)
-	if err != nil {
-		return err
-	}
-	if !h.Exists() {
-		return app.NoHome(h)
-	}
-	cfg, err := config.Load(h.ConfigPath())
+	h, cfg, err := g.homeConfig()
 	if err != nil {
 		return err
 	}
@@ -174,17 +167,23 @@ func mineAtExit(ctx context.Context, g *globals, h home.Home, agent, dir string)
 			return err
 		}
 		defer a.Close()
-		release, err := g.lockPalace(ctx, a, "spawn")
-		if err != nil {
-			return err
-		}
-		defer release()
-		_, err = a.Palace.Mine(ctx, dir, palace.MineOptions{Wing: agent, Agent: agent})
-		return err
+		return spawnMine(ctx, g, a, dir, palace.MineOptions{Wing: agent, Agent: agent})
 	}()
 	if err != nil {
 		fmt.Fprintf(g.stderr, "hivemem: spawn: warning: mining %s after it exited: %v\n", agent, err)
 	}
+}
+
+// spawnMine mines path into the open palace under the write lock,
+// released before it returns.
+func spawnMine(ctx context.Context, g *globals, a *app.App, path string, opts palace.MineOptions) error {
+	release, err := g.lockPalace(ctx, a, "spawn")
+	if err != nil {
+		return err
+	}
+	defer release()
+	_, err = a.Palace.Mine(ctx, path, opts)
+	return err
 }
 
 // ensureMemoryFile creates the agent's directory and memory.md from the
@@ -225,13 +224,7 @@ func writeWakeUp(ctx context.Context, g *globals, agent, memPath, dest string) e
 		return err
 	}
 	defer a.Close()
-	release, err := g.lockPalace(ctx, a, "spawn")
-	if err != nil {
-		return err
-	}
-	_, err = a.Palace.Mine(ctx, memPath, palace.MineOptions{})
-	release()
-	if err != nil {
+	if err := spawnMine(ctx, g, a, memPath, palace.MineOptions{}); err != nil {
 		return fmt.Errorf("spawn: %w", err)
 	}
 	d, err := a.Palace.WakeUp(ctx, agent, a.Config.Search.WakeUpBudget)
