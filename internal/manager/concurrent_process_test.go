@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/filetest"
 )
 
 // TestPalaceCorruptedMidRunIsReported: palace.db is overwritten with junk
@@ -42,26 +43,13 @@ func TestPalaceCorruptedMidRunIsReported(t *testing.T) {
 			p.idle(t, 10*time.Second)
 
 			db := filepath.Join(h.root, "palace", "palace.db")
-			st, err := os.Stat(db)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := os.OpenFile(db, os.O_WRONLY, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
+			size := filetest.Size(t, db)
 			switch mode {
 			case "garbage": // same inode, every page junk
-				junk := []byte(strings.Repeat("\xde\xad\xbe\xef not a database ", int(st.Size())/20+1))[:st.Size()]
-				if _, err := f.WriteAt(junk, 0); err != nil {
-					t.Fatal(err)
-				}
+				filetest.WriteAt(t, db, 0, []byte(strings.Repeat("\xde\xad\xbe\xef not a database ", int(size)/20+1))[:size])
 			case "truncated": // a third of the file left
-				if err := f.Truncate(st.Size() / 3); err != nil {
-					t.Fatal(err)
-				}
+				filetest.Truncate(t, db, size/3)
 			}
-			f.Close()
 			before := time.Now()
 			h.appendAgent(t, "alice", "## 2026-11-05 — late\nlatewombat\n")
 			h.appendAgent(t, "bob", "## 2026-11-05 — late\nlatekoala\n")

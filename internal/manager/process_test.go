@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/client"
+	"github.com/hivemem/hivemem/internal/filetest"
 	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/manager"
 	"github.com/hivemem/hivemem/internal/reflector"
@@ -105,16 +106,7 @@ func (h *testHome) writeAgent(t *testing.T, agent, content string) {
 // appendAgent appends the way agents do: O_APPEND, one write, no lock.
 func (h *testHome) appendAgent(t *testing.T, agent, text string) {
 	t.Helper()
-	f, err := os.OpenFile(h.memPath(agent), os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(text); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	filetest.Append(t, h.memPath(agent), text)
 }
 
 // hm runs one CLI command to completion.
