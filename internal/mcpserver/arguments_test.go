@@ -17,7 +17,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/mcpserver"
 )
@@ -391,17 +390,8 @@ func TestRememberWithBrokenEmbedder(t *testing.T) {
 // reached is refused with a message naming the summarizer, and the file
 // is left alone.
 func TestUnreachableSummarizerLeavesFile(t *testing.T) {
-	root := t.TempDir()
-	cfg := "[embedder]\nprovider = \"none\"\n[summarizer]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:1/v1\"\nmodel = \"m\"\ntimeout = \"2s\"\n" +
-		"[reflector]\nmin_bytes = 0\nrecent_keep = 1\n"
-	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	a, err := app.Open(context.Background(), app.Options{Home: root, Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
+	a := apptest.ConfiguredApp(t, "[embedder]\nprovider = \"none\"\n[summarizer]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:1/v1\"\nmodel = \"m\"\ntimeout = \"2s\"\n"+
+		"[reflector]\nmin_bytes = 0\nrecent_keep = 1\n")
 	p, _ := a.Home.MemoryPath("alice")
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		t.Fatal(err)
