@@ -149,10 +149,12 @@ func StartShAppender(t testing.TB, path, line string) (*exec.Cmd, io.WriteCloser
 }
 
 // StartPiped starts cmd with pipes to its stdin and from its stdout, which
-// it returns; its stderr is the test's.
+// it returns; its stderr is the test's unless cmd.Stderr is set.
 func StartPiped(t testing.TB, cmd *exec.Cmd) (io.WriteCloser, *bufio.Reader) {
 	t.Helper()
-	cmd.Stderr = os.Stderr
+	if cmd.Stderr == nil {
+		cmd.Stderr = os.Stderr
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
