@@ -169,6 +169,18 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format %q: want text or json", format)
 }
 
+// noArgsCommand is a leaf command that takes no arguments and runs run
+// with the command's context; the caller adds its flags.
+func noArgsCommand(use, short string, run func(ctx context.Context) error) *cobra.Command {
+	return &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd.Context()) }}
+}
+
+// jsonFlag adds --json (print JSON instead of text) to cmd.
+func jsonFlag(cmd *cobra.Command, asJSON *bool) {
+	cmd.Flags().BoolVar(asJSON, "json", false, "print JSON")
+}
+
 // requireHome refuses a home that does not exist (app.NoHome).
 func (g *globals) requireHome() error {
 	_, err := g.existingHome()
@@ -213,9 +225,10 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// isTerminal reports whether w is a terminal, for progress bars.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal reports whether rw (a reader or a writer) is a terminal: for
+// progress bars, and for a hook's stdin that nothing pipes into.
+func isTerminal(rw any) bool {
+	f, ok := rw.(*os.File)
 	if !ok {
 		return false
 	}
