@@ -221,11 +221,7 @@ func TestRememberBlankHeading(t *testing.T) {
 func TestReadOddArguments(t *testing.T) {
 	a := newHome(t, testFiles, true)
 	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
-	for _, c := range []struct {
-		name string
-		args map[string]any
-		want string
-	}{
+	failsAll(t, cs, mcpserver.ToolRead, []refusal{
 		{"line 0", map[string]any{"section": "0"}, "outside the file"},
 		{"line -1", map[string]any{"section": "-1"}, "outside the file"},
 		{"line huge", map[string]any{"section": "99999999"}, "outside the file"},
@@ -240,9 +236,7 @@ func TestReadOddArguments(t *testing.T) {
 		{"section NUL", map[string]any{"section": "a\x00"}, "NUL"},
 		{"section long", map[string]any{"section": strings.Repeat("s", 201)}, "section"},
 		{"section number type", map[string]any{"section": 3}, "section"},
-	} {
-		t.Run(c.name, func(t *testing.T) { fails(t, cs, mcpserver.ToolRead, c.args, c.want) })
-	}
+	})
 	// A line number with a sign or spaces still resolves.
 	r := ok[mcpserver.ReadOutput](t, cs, mcpserver.ToolRead, map[string]any{"section": " +8 "})
 	if r.Section == nil || r.Section.StartLine > 8 || r.Section.EndLine < 8 {
