@@ -732,22 +732,6 @@ func TestKilledAfterSwap(t *testing.T) {
 // writer was told was written is ever lost, and bad input fails with a
 // clear error instead of hanging or dropping data.
 
-// appendRaw appends text the way an agent does: O_APPEND (creating the file
-// when missing), one write, close, no lock.
-func appendRaw(t *testing.T, path, text string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(text); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestUpdateMissingFileRacesAgentCreate: Update finds no file (old is
 // nil, so there is nothing to salvage from), and before it renames its
 // result into place an agent creates the file with `>>` (O_APPEND|O_CREAT)
@@ -766,7 +750,7 @@ func TestUpdateMissingFileRacesAgentCreate(t *testing.T) {
 			t.Fatalf("old = %q, want nil for a missing file", old)
 		}
 		// The agent, between Update's open (ENOENT) and its rename.
-		appendRaw(t, path, "## agent note\nAGENT-CREATED-LINE\n")
+		filetest.Append(t, path, "## agent note\nAGENT-CREATED-LINE\n")
 		return []byte("# Memory — template\nUPDATE-LINE\n"), nil
 	})
 	if err != nil {

@@ -40,22 +40,16 @@ type lagOptions struct {
 
 func newBenchLagCommand(g *globals) *cobra.Command {
 	var o lagOptions
-	cmd := &cobra.Command{
-		Use:   "mine-lag",
-		Short: "Append-to-searchable lag of a real `hivemem run`, without and with concurrent hybrid-search load",
-		Long: `Starts ` + "`hivemem run`" + ` on a loopback port over a fresh temporary home (seeded with
+	cmd := noArgsCommand("mine-lag", "Append-to-searchable lag of a real `hivemem run`, without and with concurrent hybrid-search load",
+		func(ctx context.Context) error { return runBenchLag(ctx, g, o) })
+	cmd.Long = `Starts ` + "`hivemem run`" + ` on a loopback port over a fresh temporary home (seeded with
 --seed sections so searches have work), then runs two phases of --duration each: an
 agent appends a uniquely marked section --rate times a second, and the time from
 each append until a lexical search finds its marker is measured; in the second
 phase --clients goroutines run hybrid searches (random queries, so the query cache
 does not answer them) against the same server all along. Prints p50/p99/max lag per
 phase. Loopback only; the whole run is bounded (each phase waits at most 60 s for
-its last appends to become searchable).`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runBenchLag(cmd.Context(), g, o)
-		},
-	}
+its last appends to become searchable).`
 	f := cmd.Flags()
 	f.DurationVar(&o.duration, "duration", 20*time.Second, "length of each phase")
 	f.Float64Var(&o.rate, "rate", 20, "appends per second")
@@ -63,7 +57,7 @@ its last appends to become searchable).`,
 	f.IntVar(&o.seed, "seed", 300, "sections to seed the home with before measuring")
 	f.StringVar(&o.binary, "binary", "", "hivemem binary to run (default: this one)")
 	f.StringVar(&o.keep, "keep-home", "", "build the home in this directory and keep it (default: a temporary one)")
-	f.BoolVar(&o.asJSON, "json", false, "print JSON")
+	jsonFlag(cmd, &o.asJSON)
 	return cmd
 }
 

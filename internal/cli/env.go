@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/home"
 )
@@ -16,16 +15,10 @@ import (
 func newEnvCommand(g *globals) *cobra.Command {
 	var agent string
 	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "env",
-		Short: "Print the environment an agent needs (HIVEMEM_HOME, HIVEMEM_AGENT, MemPalace compatibility)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runEnv(cmd.Context(), g, agent, asJSON)
-		},
-	}
+	cmd := noArgsCommand("env", "Print the environment an agent needs (HIVEMEM_HOME, HIVEMEM_AGENT, MemPalace compatibility)",
+		func(ctx context.Context) error { return runEnv(ctx, g, agent, asJSON) })
 	cmd.Flags().StringVar(&agent, "agent", "", "agent id to set HIVEMEM_AGENT to")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	jsonFlag(cmd, &asJSON)
 	refuseEmpty(cmd, "agent")
 	return cmd
 }
@@ -52,14 +45,7 @@ func runEnv(_ context.Context, g *globals, agent string, asJSON bool) error {
 			return err
 		}
 	}
-	h, err := home.Resolve(g.home)
-	if err != nil {
-		return err
-	}
-	if !h.Exists() {
-		return app.NoHome(h)
-	}
-	cfg, err := config.Load(h.ConfigPath())
+	h, cfg, err := g.homeConfig()
 	if err != nil {
 		return err
 	}

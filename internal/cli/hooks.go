@@ -532,7 +532,7 @@ func newHookCommand(g *globals) *cobra.Command {
 // stdinBound; no input (a terminal, an empty stdin) is an empty input.
 func readHookInput(ctx context.Context, r io.Reader) (hookInput, error) {
 	var in hookInput
-	if r == nil || isTerminalReader(r) {
+	if r == nil || isTerminal(r) {
 		return in, nil
 	}
 	type result struct {
@@ -565,15 +565,6 @@ func readHookInput(ctx context.Context, r io.Reader) (hookInput, error) {
 		return in, fmt.Errorf("hook input is not the JSON object the agent sends: %w", err)
 	}
 	return in, nil
-}
-
-func isTerminalReader(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // hookWarn logs a hook's problem (stderr, and the event log when the home

@@ -11,15 +11,9 @@ import (
 
 func newInitCommand(g *globals) *cobra.Command {
 	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "init",
-		Short: "Create the home layout (hive/agents, hive/archive, hive/backups, palace)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runInit(cmd.Context(), g, asJSON)
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd := noArgsCommand("init", "Create the home layout (hive/agents, hive/archive, hive/backups, palace)",
+		func(ctx context.Context) error { return runInit(ctx, g, asJSON) })
+	jsonFlag(cmd, &asJSON)
 	return cmd
 }
 

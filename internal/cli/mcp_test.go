@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hivemem/hivemem/internal/filetest"
 )
 
 // mcpProc is a `hivemem mcp` child process spoken to line by line.
@@ -33,19 +35,9 @@ func startMCP(t *testing.T, h *procHome, args ...string) *mcpProc {
 	t.Helper()
 	cmd := h.cmd(append([]string{"mcp"}, args...)...)
 	cmd.Stdin = nil
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	in, out := filetest.StartPiped(t, cmd)
 	p := &mcpProc{t: t, in: in, lines: make(chan string, 16), done: make(chan struct{})}
 	go func() {
 		sc := bufio.NewScanner(out)

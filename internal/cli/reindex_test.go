@@ -6,10 +6,11 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hivemem/hivemem/internal/filetest"
 )
 
 func TestReindexRecoversDamagedPalace(t *testing.T) {
@@ -17,44 +18,13 @@ func TestReindexRecoversDamagedPalace(t *testing.T) {
 		name   string
 		damage func(t *testing.T, db string)
 	}{
-		{"zero bytes", func(t *testing.T, db string) {
-			if err := os.Truncate(db, 0); err != nil {
-				t.Fatal(err)
-			}
-		}},
+		{"zero bytes", func(t *testing.T, db string) { filetest.Truncate(t, db, 0) }},
 		{"junk over the header", func(t *testing.T, db string) {
-			f, err := os.OpenFile(db, os.O_WRONLY, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			if _, err := f.WriteAt([]byte(strings.Repeat("junk", 64)), 0); err != nil {
-				t.Fatal(err)
-			}
+			filetest.WriteAt(t, db, 0, []byte(strings.Repeat("junk", 64)))
 		}},
-		{"truncated to a third", func(t *testing.T, db string) {
-			st, err := os.Stat(db)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Truncate(db, st.Size()/3); err != nil {
-				t.Fatal(err)
-			}
-		}},
+		{"truncated to a third", func(t *testing.T, db string) { filetest.Truncate(t, db, filetest.Size(t, db)/3) }},
 		{"junk in the middle", func(t *testing.T, db string) {
-			st, err := os.Stat(db)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := os.OpenFile(db, os.O_WRONLY, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			junk := []byte(strings.Repeat("\xff\x00junk", int(st.Size())/12))
-			if _, err := f.WriteAt(junk, 8192); err != nil {
-				t.Fatal(err)
-			}
+			filetest.WriteAt(t, db, 8192, []byte(strings.Repeat("\xff\x00junk", int(filetest.Size(t, db))/12)))
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -64,12 +34,7 @@ func TestReindexRecoversDamagedPalace(t *testing.T) {
 			for i := range 60 {
 				fmt.Fprintf(&b, "## 2026-11-%02d — note %d\nrebuildmark%03d %s\n", i%28+1, i, i, strings.Repeat("filler words ", 30))
 			}
-			if err := os.MkdirAll(h.agent, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(h.mem, []byte(b.String()), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			filetest.Write(t, h.mem, b.String())
 			if code, out, errOut := h.run("mine"); code != 0 {
 				t.Fatalf("mine: %d %s %s", code, out, errOut)
 			}

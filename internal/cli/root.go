@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/home"
 )
 
@@ -168,16 +169,49 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format %q: want text or json", format)
 }
 
+// noArgsCommand is a leaf command that takes no arguments and runs run
+// with the command's context; the caller adds its flags.
+func noArgsCommand(use, short string, run func(ctx context.Context) error) *cobra.Command {
+	return &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd.Context()) }}
+}
+
+// jsonFlag adds --json (print JSON instead of text) to cmd.
+func jsonFlag(cmd *cobra.Command, asJSON *bool) {
+	cmd.Flags().BoolVar(asJSON, "json", false, "print JSON")
+}
+
 // requireHome refuses a home that does not exist (app.NoHome).
 func (g *globals) requireHome() error {
+	_, err := g.existingHome()
+	return err
+}
+
+// existingHome resolves --home and refuses one that does not exist
+// (app.NoHome).
+func (g *globals) existingHome() (home.Home, error) {
 	h, err := home.Resolve(g.home)
 	if err != nil {
-		return err
+		return home.Home{}, err
 	}
 	if !h.Exists() {
-		return app.NoHome(h)
+		return home.Home{}, app.NoHome(h)
 	}
-	return nil
+	return h, nil
+}
+
+// homeConfig is existingHome with the home's config loaded, for the
+// commands that read the config without opening the palace.
+func (g *globals) homeConfig() (home.Home, config.Config, error) {
+	h, err := g.existingHome()
+	if err != nil {
+		return home.Home{}, config.Config{}, err
+	}
+	cfg, err := config.Load(h.ConfigPath())
+	if err != nil {
+		return home.Home{}, config.Config{}, err
+	}
+	return h, cfg, nil
 }
 
 func (g *globals) open(ctx context.Context, create bool) (*app.App, error) {
@@ -191,9 +225,10 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// isTerminal reports whether w is a terminal, for progress bars.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal reports whether rw (a reader or a writer) is a terminal: for
+// progress bars, and for a hook's stdin that nothing pipes into.
+func isTerminal(rw any) bool {
+	f, ok := rw.(*os.File)
 	if !ok {
 		return false
 	}

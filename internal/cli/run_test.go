@@ -7,8 +7,6 @@ package cli
 
 import (
 	"bufio"
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -23,8 +21,10 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/manager"
 )
 
@@ -45,25 +45,7 @@ func startRunHome(t *testing.T, configTOML string, prepare func(h home.Home)) (a
 	t.Helper()
 	dir := t.TempDir()
 	t.Setenv("HIVEMEM_MODEL_DIR", filepath.Join(dir, "no-model"))
-	h = home.Home{Root: filepath.Join(dir, "home")}
-	if err := h.Init(); err != nil {
-		t.Fatal(err)
-	}
-	if configTOML != "" {
-		if err := os.WriteFile(h.ConfigPath(), []byte(configTOML), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	p, err := h.MemoryPath("alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(runMemory), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	h = hometest.NewWith(t, configTOML, map[string]string{"alice": runMemory})
 	if prepare != nil {
 		prepare(h)
 	}
@@ -78,33 +60,28 @@ func startRunHome(t *testing.T, configTOML string, prepare func(h home.Home)) (a
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	select {
-	case addr = <-ready:
-	case err := <-done:
-		cancel()
-		t.Fatalf("Run returned before it was ready: %v", err)
-	case <-time.After(20 * time.Second):
-		cancel()
-		t.Fatal("manager not ready after 20 s")
-	}
-	var once sync.Once
-	var runErr error
-	stop = func() error {
-		once.Do(func() {
-			cancel()
-			select {
-			case runErr = <-done:
-			case <-time.After(20 * time.Second):
-				runErr = errors.New("Run did not return within 20 s of cancellation")
-			}
-		})
-		return runErr
-	}
-	t.Cleanup(func() { _ = stop() })
+	addr, stop = apptest.Serve(t, ready, m.Run)
 	return addr, stop, h
+}
+
+// stalledConns opens n connections to addr that each send req and then
+// neither write nor read: with a small read buffer, so that a server
+// streaming to them fills it soon. They are closed when the test ends.
+func stalledConns(t *testing.T, addr string, n int, req string) {
+	t.Helper()
+	for range n {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetReadBuffer(4096)
+		}
+		if _, err := io.WriteString(c, req); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 type runReq struct {
@@ -391,20 +368,7 @@ func TestRunStopsWithManyEventStreams(t *testing.T) {
 // serving others meanwhile and stops promptly with such clients attached.
 func TestRunCutsSlowHeaders(t *testing.T) {
 	addr, stop := startRun(t, "")
-	var conns []net.Conn
-	for range 50 {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(c, "GET /api/v1/agents HTTP/1.1\r\nHost: %s\r\nX-Slow: ", addr)
-		conns = append(conns, c)
-	}
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
+	stalledConns(t, addr, 50, fmt.Sprintf("GET /api/v1/agents HTTP/1.1\r\nHost: %s\r\nX-Slow: ", addr))
 	if code, body := runDo(t, addr, runReq{method: "GET", path: "/api/v1/agents"}); code != 200 {
 		t.Errorf("GET /api/v1/agents beside 50 slow clients: %d %.200s", code, body)
 	}
@@ -499,23 +463,7 @@ func TestRunStopsWithStalledStreams(t *testing.T) {
 			}
 		}
 	})
-	var conns []net.Conn
-	for range 20 {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tc, ok := c.(*net.TCPConn); ok {
-			_ = tc.SetReadBuffer(4096)
-		}
-		fmt.Fprintf(c, "GET /api/v1/events/stream?from=0 HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
-		conns = append(conns, c)
-	}
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
+	stalledConns(t, addr, 20, fmt.Sprintf("GET /api/v1/events/stream?from=0 HTTP/1.1\r\nHost: %s\r\n\r\n", addr))
 	// The server goes on answering others.
 	if code, body := runDo(t, addr, runReq{method: "GET", path: "/api/v1/events?n=1"}); code != 200 {
 		t.Errorf("GET /api/v1/events beside 20 stalled streams: %d %.200s", code, body)

@@ -70,14 +70,7 @@ func runSpawn(ctx context.Context, g *globals, o spawnOptions, agent string, arg
 	if err := home.ValidateAgentID(agent); err != nil {
 		return fmt.Errorf("spawn: %w", err)
 	}
-	h, err := home.Resolve(g.home)
-	if err != nil {
-		return err
-	}
-	if !h.Exists() {
-		return app.NoHome(h)
-	}
-	cfg, err := config.Load(h.ConfigPath())
+	h, cfg, err := g.homeConfig()
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"io"
 	"runtime/debug"
 	"strings"
 
@@ -84,20 +86,15 @@ func (v buildInfo) String() string {
 
 func newVersionCommand(g *globals) *cobra.Command {
 	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "version",
-		Short: "Print hivemem's version (module version, VCS revision, Go version)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			bi, _ := debug.ReadBuildInfo()
-			v := versionFrom(bi)
-			if asJSON {
-				return writeJSON(g.stdout, v)
-			}
-			_, err := cmd.OutOrStdout().Write([]byte("hivemem version " + Version + " " + v.Go + "\n"))
-			return err
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd := noArgsCommand("version", "Print hivemem's version (module version, VCS revision, Go version)", func(context.Context) error {
+		bi, _ := debug.ReadBuildInfo()
+		v := versionFrom(bi)
+		if asJSON {
+			return writeJSON(g.stdout, v)
+		}
+		_, err := io.WriteString(g.stdout, "hivemem version "+Version+" "+v.Go+"\n")
+		return err
+	})
+	jsonFlag(cmd, &asJSON)
 	return cmd
 }

@@ -1,5 +1,5 @@
 // Package filetest holds the file-system helpers the write-path tests share:
-// writing a file, saving it the way editors do, a shell process holding a
+// writing a file, appending to it, damaging it in place, saving it the way agents and editors do, a shell process holding a
 // file open for append like an agent, a child process on pipes, and waiting
 // for a file to be swapped.
 // It uses only the standard library, so the tests of every package
@@ -28,6 +28,22 @@ func Write(t testing.TB, path, content string) {
 	}
 }
 
+// Append appends text to path the way an agent does: O_APPEND (creating
+// the file when missing), one write, close, no lock.
+func Append(t testing.TB, path, text string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // EditorSave replaces path the way editors and many tools save: write a
 // hidden temp file next to it, rename it over the target (a new inode, no
 // lock).
@@ -49,6 +65,41 @@ func VimSave(t testing.TB, path, content string) {
 	}
 	Write(t, path, content)
 	_ = os.Remove(path + "~")
+}
+
+// Size is the size in bytes of the file at path.
+func Size(t testing.TB, path string) int64 {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Size()
+}
+
+// WriteAt overwrites the file at path with data from offset off, in place
+// (the same inode, as a disk fault or a stray writer damages a file).
+func WriteAt(t testing.TB, path string, off int64, data []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(data, off); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Truncate cuts the file at path to size bytes, in place.
+func Truncate(t testing.TB, path string, size int64) {
+	t.Helper()
+	if err := os.Truncate(path, size); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Inode is the inode number of the file at path.
@@ -98,10 +149,12 @@ func StartShAppender(t testing.TB, path, line string) (*exec.Cmd, io.WriteCloser
 }
 
 // StartPiped starts cmd with pipes to its stdin and from its stdout, which
-// it returns; its stderr is the test's.
+// it returns; its stderr is the test's unless cmd.Stderr is set.
 func StartPiped(t testing.TB, cmd *exec.Cmd) (io.WriteCloser, *bufio.Reader) {
 	t.Helper()
-	cmd.Stderr = os.Stderr
+	if cmd.Stderr == nil {
+		cmd.Stderr = os.Stderr
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

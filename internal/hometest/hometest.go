@@ -1,5 +1,5 @@
 // Package hometest holds the helpers tests share for whole homes: a fresh
-// home and a palace over it, a model directory that does not load, the
+// home (empty, or with a config and memory files) and a palace over it, a model directory that does not load, the
 // index of a palace as a comparable dump and a fresh mine of the same files
 // to compare it with, and what an agent's archive holds. Helpers that open an app are in
 // internal/app/apptest (app is above the reflector, which uses these).
@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hivemem/hivemem/internal/filetest"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/palace"
@@ -26,6 +27,24 @@ func New(t testing.TB) home.Home {
 	h := home.Home{Root: t.TempDir()}
 	if err := h.Init(); err != nil {
 		t.Fatal(err)
+	}
+	return h
+}
+
+// NewWith is New with configTOML as its config.toml (none when empty) and
+// the given memory files (agent id → content).
+func NewWith(t testing.TB, configTOML string, files map[string]string) home.Home {
+	t.Helper()
+	h := New(t)
+	if configTOML != "" {
+		filetest.Write(t, h.ConfigPath(), configTOML)
+	}
+	for agent, content := range files {
+		p, err := h.MemoryPath(agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		filetest.Write(t, p, content)
 	}
 	return h
 }

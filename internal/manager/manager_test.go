@@ -17,8 +17,10 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/httpguard"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
@@ -31,28 +33,7 @@ func openHome(t *testing.T, configTOML string, files map[string]string) *app.App
 	t.Helper()
 	dir := t.TempDir()
 	t.Setenv("HIVEMEM_MODEL_DIR", filepath.Join(dir, "no-model"))
-	root := filepath.Join(dir, "home")
-	h := home.Home{Root: root}
-	if err := h.Init(); err != nil {
-		t.Fatal(err)
-	}
-	if configTOML != "" {
-		if err := os.WriteFile(h.ConfigPath(), []byte(configTOML), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for agent, content := range files {
-		p, err := h.MemoryPath(agent)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	root := hometest.NewWith(t, configTOML, files).Root
 	a, err := app.Open(t.Context(), app.Options{Home: root})
 	if err != nil {
 		t.Fatal(err)
@@ -67,33 +48,7 @@ func start(t *testing.T, m *Manager) (addr string, stop func() error) {
 	t.Helper()
 	ready := make(chan string, 1)
 	m.opts.Ready = func(a string) { ready <- a }
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	select {
-	case addr = <-ready:
-	case err := <-done:
-		cancel()
-		t.Fatalf("Run returned before it was ready: %v", err)
-	case <-time.After(10 * time.Second):
-		cancel()
-		t.Fatal("manager not ready after 10s")
-	}
-	var once atomic.Bool
-	stop = func() error {
-		if once.Swap(true) {
-			return nil
-		}
-		cancel()
-		select {
-		case err := <-done:
-			return err
-		case <-time.After(10 * time.Second):
-			return errors.New("Run did not return within 10s of cancellation")
-		}
-	}
-	t.Cleanup(func() { _ = stop() })
-	return addr, stop
+	return apptest.Serve(t, ready, m.Run)
 }
 
 // running runs a manager without HTTP on a until the test ends (or stop).

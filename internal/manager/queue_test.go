@@ -1,9 +1,10 @@
 package manager
 
 import (
-	"os"
 	"testing"
 	"time"
+
+	"github.com/hivemem/hivemem/internal/filetest"
 )
 
 // TestShutdownMinesChangesStillSettling: a change made just before the
@@ -16,14 +17,7 @@ func TestShutdownMinesChangesStillSettling(t *testing.T) {
 	m, stop := running(t, a)
 	waitUntil(t, 10*time.Second, "the start's scan", func() (bool, string) { return searchableCount(t, a, "annfirst") == 1, "" })
 	p, _ := a.Home.MemoryPath("ann")
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString("## 2026-11-02 — b\nwrittenbeforestop\n"); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	filetest.Append(t, p, "## 2026-11-02 — b\nwrittenbeforestop\n")
 	waitUntil(t, 10*time.Second, "the change to wait out its debounce", func() (bool, string) {
 		m.mu.Lock()
 		defer m.mu.Unlock()

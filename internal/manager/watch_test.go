@@ -130,12 +130,7 @@ func TestRandomChurnConverges(t *testing.T) {
 		case op == 2, op == 3: // append with O_APPEND, as agents do
 			s := section(id)
 			content[id] = append(content[id], s)
-			f, err := os.OpenFile(path(id), os.O_WRONLY|os.O_APPEND, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f.WriteString(s)
-			f.Close()
+			filetest.Append(t, path(id), s)
 		case op == 4: // editor save by rename
 			if len(content[id]) > 0 {
 				content[id] = content[id][1:]
@@ -298,12 +293,7 @@ func TestScanCatchesWatcherMiss(t *testing.T) {
 	}
 	_, stop := running(t, a)
 	waitUntil(t, 10*time.Second, "ann to be mined", func() (bool, string) { return searchableCount(t, a, "annfirst") == 1, "" })
-	f, err := os.OpenFile(alias, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString("## 2026-11-02 — b\nthroughthelink\n")
-	f.Close()
+	filetest.Append(t, alias, "## 2026-11-02 — b\nthroughthelink\n")
 	waitUntil(t, 10*time.Second, "the scan to mine a write the watcher missed", func() (bool, string) {
 		return searchableCount(t, a, "throughthelink") == 1, ""
 	})
@@ -350,12 +340,7 @@ func TestFIFOMemoryFileIsSkipped(t *testing.T) {
 	for searchableCount(t, a, "bobfirst") != 1 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	f, err := os.OpenFile(bobFile, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString("## 2026-11-02 — b2\nbobsecond\n")
-	f.Close()
+	filetest.Append(t, bobFile, "## 2026-11-02 — b2\nbobsecond\n")
 	if searchableCount(t, a, "bobfirst") == 1 { // the worker is alive: give it the append
 		deadline = time.Now().Add(4 * time.Second)
 		for searchableCount(t, a, "bobsecond") != 1 && time.Now().Before(deadline) {

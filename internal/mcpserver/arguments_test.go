@@ -17,7 +17,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/mcpserver"
 )
@@ -222,11 +221,7 @@ func TestRememberBlankHeading(t *testing.T) {
 func TestReadOddArguments(t *testing.T) {
 	a := newHome(t, testFiles, true)
 	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
-	for _, c := range []struct {
-		name string
-		args map[string]any
-		want string
-	}{
+	failsAll(t, cs, mcpserver.ToolRead, []refusal{
 		{"line 0", map[string]any{"section": "0"}, "outside the file"},
 		{"line -1", map[string]any{"section": "-1"}, "outside the file"},
 		{"line huge", map[string]any{"section": "99999999"}, "outside the file"},
@@ -241,9 +236,7 @@ func TestReadOddArguments(t *testing.T) {
 		{"section NUL", map[string]any{"section": "a\x00"}, "NUL"},
 		{"section long", map[string]any{"section": strings.Repeat("s", 201)}, "section"},
 		{"section number type", map[string]any{"section": 3}, "section"},
-	} {
-		t.Run(c.name, func(t *testing.T) { fails(t, cs, mcpserver.ToolRead, c.args, c.want) })
-	}
+	})
 	// A line number with a sign or spaces still resolves.
 	r := ok[mcpserver.ReadOutput](t, cs, mcpserver.ToolRead, map[string]any{"section": " +8 "})
 	if r.Section == nil || r.Section.StartLine > 8 || r.Section.EndLine < 8 {
@@ -391,17 +384,8 @@ func TestRememberWithBrokenEmbedder(t *testing.T) {
 // reached is refused with a message naming the summarizer, and the file
 // is left alone.
 func TestUnreachableSummarizerLeavesFile(t *testing.T) {
-	root := t.TempDir()
-	cfg := "[embedder]\nprovider = \"none\"\n[summarizer]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:1/v1\"\nmodel = \"m\"\ntimeout = \"2s\"\n" +
-		"[reflector]\nmin_bytes = 0\nrecent_keep = 1\n"
-	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	a, err := app.Open(context.Background(), app.Options{Home: root, Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
+	a := apptest.ConfiguredApp(t, "[embedder]\nprovider = \"none\"\n[summarizer]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:1/v1\"\nmodel = \"m\"\ntimeout = \"2s\"\n"+
+		"[reflector]\nmin_bytes = 0\nrecent_keep = 1\n")
 	p, _ := a.Home.MemoryPath("alice")
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		t.Fatal(err)

@@ -60,16 +60,18 @@ func measure(b *testing.B, cs *mcp.ClientSession) {
 			b.Fatalf("search mode %v, want hybrid", sc["mode"])
 		}
 	}
+	timeSearches(b, func(i int) { search(i) })
+}
+
+// timeSearches runs search(i) for i = 0, 1, … while b loops and reports
+// the p50 and p95 latency of one search.
+func timeSearches(b *testing.B, search func(i int)) {
 	var lat []time.Duration
 	for i := 0; b.Loop(); i++ {
 		t0 := time.Now()
 		search(i)
 		lat = append(lat, time.Since(t0))
 	}
-	reportPercentiles(b, lat)
-}
-
-func reportPercentiles(b *testing.B, lat []time.Duration) {
 	if len(lat) == 0 {
 		return
 	}
@@ -122,11 +124,5 @@ func BenchmarkSearchPalace(b *testing.B) {
 	for i := range 3 {
 		search(i)
 	}
-	var lat []time.Duration
-	for i := 0; b.Loop(); i++ {
-		t0 := time.Now()
-		search(i)
-		lat = append(lat, time.Since(t0))
-	}
-	reportPercentiles(b, lat)
+	timeSearches(b, search)
 }

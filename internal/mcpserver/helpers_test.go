@@ -146,6 +146,22 @@ func fails(t testing.TB, cs *mcp.ClientSession, name string, args map[string]any
 	}
 }
 
+// refusal is one bad call of a tool: its arguments and what its tool
+// error must contain.
+type refusal struct {
+	name string
+	args map[string]any
+	want string
+}
+
+// failsAll runs each refusal of tool as a subtest named for it (fails).
+func failsAll(t *testing.T, cs *mcp.ClientSession, tool string, cases []refusal) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { fails(t, cs, tool, c.args, c.want) })
+	}
+}
+
 // readFile reads an agent's memory file.
 func readFile(t testing.TB, a *app.App, agent string) string {
 	t.Helper()

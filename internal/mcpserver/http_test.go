@@ -90,19 +90,25 @@ func TestHTTPTools(t *testing.T) {
 	fails(t, cs, mcpserver.ToolSearch, map[string]any{"query": "x", "results": 1000}, "results")
 }
 
-// rawCall posts one tools/call to url (the stateless endpoint needs no
-// initialize) and returns the HTTP status and, on 200, the tool result.
-func rawCall(t *testing.T, url string, hdr map[string]string, tool string, args map[string]any) (int, string, map[string]any) {
+// mcpRequest sends one request to the MCP endpoint as a streamable-HTTP
+// client does (Accept: JSON and event streams; Content-Type ct unless
+// empty; the headers in hdr, "Host" naming the Host) and returns the
+// status and the body.
+func mcpRequest(ctx context.Context, t *testing.T, method, url, ct, body string, hdr map[string]string) (int, []byte) {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-		"params": map[string]any{"name": tool, "arguments": args}})
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(string(body)))
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	if ct != "" {
+		req.Header.Set("Content-Type", ct)
+	}
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -114,8 +120,18 @@ func rawCall(t *testing.T, url string, hdr map[string]string, tool string, args 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		return resp.StatusCode, string(b), nil
+	return resp.StatusCode, b
+}
+
+// rawCall posts one tools/call to url (the stateless endpoint needs no
+// initialize) and returns the HTTP status and, on 200, the tool result.
+func rawCall(t *testing.T, url string, hdr map[string]string, tool string, args map[string]any) (int, string, map[string]any) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+		"params": map[string]any{"name": tool, "arguments": args}})
+	status, b := mcpRequest(context.Background(), t, http.MethodPost, url, "application/json", string(body), hdr)
+	if status != http.StatusOK {
+		return status, string(b), nil
 	}
 	var msg struct {
 		Result map[string]any `json:"result"`
@@ -123,7 +139,7 @@ func rawCall(t *testing.T, url string, hdr map[string]string, tool string, args 
 	if err := json.Unmarshal(b, &msg); err != nil {
 		t.Fatalf("decode %s: %v", b, err)
 	}
-	return resp.StatusCode, string(b), msg.Result
+	return status, string(b), msg.Result
 }
 
 func TestHTTPIdentity(t *testing.T) {
@@ -210,19 +226,12 @@ func TestHTTPGuard(t *testing.T) {
 
 	t.Run("DNS rebinding: foreign Host on loopback", func(t *testing.T) {
 		url := serveHTTP(t, mcpserver.Deps{App: a}, "")
-		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-		req.Host = "attacker.example"
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		status, _ := mcpRequest(context.Background(), t, http.MethodPost, url, "application/json",
+			`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, map[string]string{"Host": "attacker.example"})
 		// The guard refuses it (421, as the web UI and the manager's
 		// routes do) before the SDK's own check (403) sees it.
-		if resp.StatusCode != http.StatusMisdirectedRequest {
-			t.Fatalf("status %d, want 421", resp.StatusCode)
+		if status != http.StatusMisdirectedRequest {
+			t.Fatalf("status %d, want 421", status)
 		}
 	})
 
@@ -282,30 +291,14 @@ func TestHTTPMalformedRequestsAreRefused(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			req, err := http.NewRequestWithContext(ctx, c.method, url+c.target, strings.NewReader(c.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c.ct != "" {
-				req.Header.Set("Content-Type", c.ct)
-			}
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			for k, v := range c.hdr {
-				req.Header.Set(k, v)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			b, _ := io.ReadAll(resp.Body)
+			status, b := mcpRequest(ctx, t, c.method, url+c.target, c.ct, c.body, c.hdr)
 			if c.want == 200 {
 				// A JSON-RPC error (or a tool error), not a result.
-				if resp.StatusCode >= 500 || (resp.StatusCode == 200 && !strings.Contains(string(b), `"error"`) && !strings.Contains(string(b), `"isError":true`)) {
-					t.Fatalf("= %d %s; want a JSON-RPC or tool error", resp.StatusCode, b)
+				if status >= 500 || (status == 200 && !strings.Contains(string(b), `"error"`) && !strings.Contains(string(b), `"isError":true`)) {
+					t.Fatalf("= %d %s; want a JSON-RPC or tool error", status, b)
 				}
-			} else if resp.StatusCode != c.want {
-				t.Fatalf("= %d, want %d: %.300s", resp.StatusCode, c.want, b)
+			} else if status != c.want {
+				t.Fatalf("= %d, want %d: %.300s", status, c.want, b)
 			}
 			if !strings.Contains(string(b), c.msg) {
 				t.Fatalf("body %.300s does not mention %q", b, c.msg)

@@ -212,11 +212,7 @@ func TestRemember(t *testing.T) {
 		t.Fatalf("default heading: %+v", out.Section)
 	}
 
-	for _, c := range []struct {
-		name string
-		args map[string]any
-		want string
-	}{
+	failsAll(t, cs, mcpserver.ToolRemember, []refusal{
 		{"no text", map[string]any{}, "text"},
 		{"empty text", map[string]any{"text": ""}, "text"},
 		{"blank text", map[string]any{"text": " \n\t"}, "text is empty"},
@@ -225,9 +221,7 @@ func TestRemember(t *testing.T) {
 		{"two-line heading", map[string]any{"text": "x", "heading": "a\nb"}, "one line"},
 		{"heading too long", map[string]any{"text": "x", "heading": strings.Repeat("h", 201)}, "heading"},
 		{"another agent", map[string]any{"text": "x", "agent": "alice"}, `writes only to agent "carol"`},
-	} {
-		t.Run(c.name, func(t *testing.T) { fails(t, cs, mcpserver.ToolRemember, c.args, c.want) })
-	}
+	})
 }
 
 // TestRememberIsData: whatever an agent sends, it lands as the body of one
@@ -301,19 +295,13 @@ func TestPin(t *testing.T) {
 	if len(hits.Hits) != 1 {
 		t.Fatalf("pinned fact not searchable at once: %+v", hits)
 	}
-	for _, c := range []struct {
-		name string
-		args map[string]any
-		want string
-	}{
+	failsAll(t, cs, mcpserver.ToolPin, []refusal{
 		{"no fact", map[string]any{}, "fact"},
 		{"blank fact", map[string]any{"fact": "   "}, "fact is empty"},
 		{"two lines", map[string]any{"fact": "a\nb"}, "one line"},
 		{"too long", map[string]any{"fact": strings.Repeat("f", 2001)}, "fact"},
 		{"another agent", map[string]any{"fact": "x", "agent": "bob"}, `writes only to agent "alice"`},
-	} {
-		t.Run(c.name, func(t *testing.T) { fails(t, cs, mcpserver.ToolPin, c.args, c.want) })
-	}
+	})
 }
 
 // TestRememberPinMineFails: with a model that does not load, the note and
@@ -395,11 +383,7 @@ func TestRead(t *testing.T) {
 		t.Fatalf("all: %d lines, %d bytes, %d sections", all.Lines, all.Bytes, len(all.Sections))
 	}
 
-	for _, c := range []struct {
-		name string
-		args map[string]any
-		want string
-	}{
+	failsAll(t, cs, mcpserver.ToolRead, []refusal{
 		{"region and section", map[string]any{"region": "pinned", "section": "x"}, "not both"},
 		{"unknown region", map[string]any{"region": "footer"}, "region"},
 		{"ambiguous heading", map[string]any{"section": "login"}, "ambiguous, 2 sections match"},
@@ -409,9 +393,7 @@ func TestRead(t *testing.T) {
 		{"no memory file", map[string]any{"agent": "nobody"}, "has no memory file"},
 		{"bad agent", map[string]any{"agent": "../../etc"}, "invalid agent id"},
 		{"section too long", map[string]any{"section": strings.Repeat("s", 201)}, "section"},
-	} {
-		t.Run(c.name, func(t *testing.T) { fails(t, cs, mcpserver.ToolRead, c.args, c.want) })
-	}
+	})
 }
 
 func TestReadTruncates(t *testing.T) {
@@ -504,17 +486,11 @@ func TestCondense(t *testing.T) {
 		t.Fatal("evicted section not searchable in the archive")
 	}
 
-	for _, c := range []struct {
-		name string
-		args map[string]any
-		want string
-	}{
+	failsAll(t, cs, mcpserver.ToolCondense, []refusal{
 		{"another agent", map[string]any{"agent": "bob", "force": true}, `writes only to agent "alice"`},
 		{"bad agent", map[string]any{"agent": "a/b", "dry_run": true}, "invalid agent id"},
 		{"no memory file", map[string]any{"agent": "nobody", "dry_run": true}, "has no memory file"},
-	} {
-		t.Run(c.name, func(t *testing.T) { fails(t, cs, mcpserver.ToolCondense, c.args, c.want) })
-	}
+	})
 	unbound := connect(t, mcpserver.Deps{App: a})
 	fails(t, unbound, mcpserver.ToolCondense, map[string]any{"force": true}, "agent is required")
 	if o := ok[mcpserver.CondenseOutput](t, unbound, mcpserver.ToolCondense, map[string]any{"agent": "small"}); o.Status != "skipped" {

@@ -1,5 +1,6 @@
 // Package apptest holds the helpers tests share for opened apps: a home
-// with memory files mined, and a home whose model does not load.
+// with memory files mined, a home whose model does not load, and a
+// manager served until the test ends.
 package apptest
 
 import (
@@ -19,8 +20,14 @@ import (
 // first embedding fails. It is closed when the test ends.
 func BrokenModelApp(t testing.TB) *app.App {
 	t.Helper()
+	return ConfiguredApp(t, fmt.Sprintf("[embedder]\nprovider = \"minilm\"\nmodel_dir = %q\n", hometest.BrokenModelDir(t)))
+}
+
+// ConfiguredApp opens a new home in a temp dir whose config.toml is cfg.
+// It is closed when the test ends.
+func ConfiguredApp(t testing.TB, cfg string) *app.App {
+	t.Helper()
 	root := t.TempDir()
-	cfg := fmt.Sprintf("[embedder]\nprovider = \"minilm\"\nmodel_dir = %q\n", hometest.BrokenModelDir(t))
 	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
