@@ -102,6 +102,32 @@ func Truncate(t testing.TB, path string, size int64) {
 	}
 }
 
+// FIFO makes a named pipe at path (and its directory), as a hostile or
+// careless process plants one where a regular file belongs; the test is
+// skipped where FIFOs cannot be made. The returned release lets go of
+// whatever is still blocked opening it for reading (it opens and closes
+// the FIFO for writing until no reader is left); the caller registers it
+// with t.Cleanup where it must run before the code under test is stopped.
+func FIFO(t testing.TB, path string) (release func()) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	return func() {
+		for range 100 {
+			w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+			if err != nil {
+				return // no reader left
+			}
+			w.Close()
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
 // Inode is the inode number of the file at path.
 func Inode(t testing.TB, path string) uint64 {
 	t.Helper()

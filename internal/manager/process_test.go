@@ -780,23 +780,8 @@ func TestRunServesWithAFIFOMemoryFile(t *testing.T) {
 	h := newTestHome(t)
 	h.writeAgent(t, "bob", memoryFile("bob", 1, "x"))
 	fifo := h.memPath("p")
-	if err := os.MkdirAll(filepath.Dir(fifo), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
 	// Whatever still blocks on the FIFO when the test ends is let go.
-	t.Cleanup(func() {
-		for range 50 {
-			w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-			if err != nil {
-				return
-			}
-			w.Close()
-			time.Sleep(5 * time.Millisecond)
-		}
-	})
+	t.Cleanup(filetest.FIFO(t, fifo))
 	p := h.startRun(t)
 	waitFor(t, 10*time.Second, "bob to be mined", func() (bool, string) {
 		return len(h.searchHits(t, marker("bob", 0))) == 1, ""

@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -310,24 +309,9 @@ func TestFIFOMemoryFileIsSkipped(t *testing.T) {
 	a := openHome(t, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"300ms\"\n[reflector]\ninterval = \"0s\"\n",
 		map[string]string{"bob": "# Memory\n\n## 2026-11-01 — b\nbobfirst\n"})
 	fifo, _ := a.Home.MemoryPath("alice")
-	if err := os.MkdirAll(filepath.Dir(fifo), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
 	// Release whatever blocks on the FIFO when the test ends, so the
 	// manager can be stopped and the test process exit.
-	release := func() {
-		for range 100 {
-			w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-			if err != nil {
-				return
-			}
-			w.Close()
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
+	release := filetest.FIFO(t, fifo)
 	m, err := New(Options{App: a, HTTP: HTTPOff, ShutdownGrace: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -16,10 +16,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/hivemem/hivemem/internal/filetest"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/palace"
@@ -215,26 +215,10 @@ func TestFileTurnedBadKeepsItsDrawers(t *testing.T) {
 func TestFIFOMemoryFileDoesNotHang(t *testing.T) {
 	f := newFixture(t, nil)
 	f.write("bob", "# Memory — bob (bob)\n\n## 2026-11-01 — note\nbob's note\n")
-	dir := filepath.Join(f.h.AgentsDir(), "alice")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	fifo := filepath.Join(dir, "memory.md")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
+	fifo := filepath.Join(f.h.AgentsDir(), "alice", "memory.md")
 	// Whatever blocks on the FIFO is released at the end by a writer that
 	// opens and closes it.
-	unblock := func() {
-		for range 50 {
-			w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-			if err != nil {
-				return // no reader left
-			}
-			w.Close()
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	unblock := filetest.FIFO(t, fifo)
 	t.Cleanup(unblock)
 	ctx := context.Background()
 	for _, c := range []struct {
