@@ -576,7 +576,7 @@ func (p *Palace) mineFile(ctx context.Context, t mineTarget, opts MineOptions) (
 		}
 		rep.Kept++
 		if h.Wing != d.Wing || h.Room != d.Room || h.Agent != d.Agent || h.LineStart != d.LineStart ||
-			h.LineEnd != d.LineEnd || h.Date != d.Date || h.Heading != d.Heading {
+			h.LineEnd != d.LineEnd || h.Date != d.Date || h.Heading != d.Heading || h.SupersededBy != d.SupersededBy {
 			u.Update = append(u.Update, d)
 		}
 	}
@@ -655,9 +655,32 @@ func (p *Palace) drawers(source, wing, agent, room string, chunks []chunk.Chunk)
 		out = append(out, store.Drawer{
 			ID: id, Wing: wing, Room: r, Agent: agent, Source: source, Heading: c.Heading,
 			LineStart: c.LineStart, LineEnd: c.LineEnd, Date: c.Date, Hash: hash, Text: c.Text,
+			SupersededBy: c.SupersededBy,
 		})
 	}
+	resolveSupersededBy(out)
 	return out
+}
+
+// resolveSupersededBy turns the heading a superseded drawer names into the
+// id of the first drawer of that section in the same file; a heading with
+// no drawer here (the section condensed away, or in another file) stays
+// as it is.
+func resolveSupersededBy(ds []store.Drawer) {
+	first := map[string]string{}
+	for _, d := range ds {
+		if _, ok := first[d.Heading]; !ok && d.Heading != "" {
+			first[d.Heading] = d.ID
+		}
+	}
+	for i, d := range ds {
+		if d.SupersededBy == "" {
+			continue
+		}
+		if id, ok := first[d.SupersededBy]; ok && id != d.ID {
+			ds[i].SupersededBy = id
+		}
+	}
 }
 
 // embedDrawers fills the Vector of each drawer, from the cache when the

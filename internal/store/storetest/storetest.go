@@ -91,6 +91,8 @@ func drawer(source string, n int, wing, room, agent, date, heading, text string)
 		Date:      date,
 		Hash:      fmt.Sprintf("hash-%s-%d", source, n),
 		Text:      text,
+		// Every field set: a backend that drops one fails the round trip.
+		SupersededBy: fmt.Sprintf("later-%d", n),
 	}
 }
 
@@ -271,6 +273,7 @@ func testUpdateMetadata(t *testing.T, s store.Store) {
 
 	u := d
 	u.Wing, u.Room, u.Agent, u.Heading, u.LineStart, u.LineEnd, u.Date = "w2", "archive", "ag2", "bananas", 40, 50, "2026-02-02"
+	u.SupersededBy = "a later drawer"
 	// Text, hash and vector in an update are ignored: only metadata moves.
 	u.Text, u.Hash, u.Vector = "changed text", "changed hash", []float32{0, 1, 0, 0}
 	apply(t, s, store.FileUpdate{File: file(src, "w2", "ag2"), Update: []store.Drawer{u}})
