@@ -326,5 +326,11 @@ type Admin interface {
 	Reset(ctx context.Context) error
 	// Check verifies the backend's integrity (PRAGMA integrity_check for SQLite).
 	Check(ctx context.Context) error
+	// Scrub is for purging a secret, after the drawers that held it are
+	// deleted: it drops the embedding-cache entries of these text hashes
+	// (under every model) and leaves no deleted text in the backend's
+	// files that it can reach (SQLite: full-text index merged, secure
+	// delete, VACUUM, write-ahead log truncated; PostgreSQL: VACUUM).
+	Scrub(ctx context.Context, hashes []string) error
 	Close() error
 }

@@ -49,6 +49,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"WrongDimension", testWrongDimension},
 		{"ModelChange", testModelChange},
 		{"EmbedCache", testEmbedCache},
+		{"Scrub", testScrub},
 		{"Stats", testStats},
 		{"Reset", testReset},
 		{"ConcurrentUse", testConcurrentUse},
@@ -1435,5 +1436,52 @@ func testLockSource(t *testing.T, s store.Store) {
 		}
 		b()
 		a()
+	}
+}
+
+// testScrub: Scrub drops the cached vectors of the hashes it is given,
+// under every model, keeps the rest and every drawer, and leaves the
+// index usable (the full-text index answers for what is left, and not
+// for what was deleted).
+func testScrub(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	if err := s.SetModel(ctx, "m1", 3); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"m1", "m2"} {
+		if err := s.PutEmbeddings(ctx, m, []string{"gone", "kept"}, [][]float32{{1, 2, 3}, {4, 5, 6}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keep := drawer("k.md", 0, "w", "recent", "a", "", "kept", "walnut orchard")
+	gone := drawer("g.md", 0, "w", "recent", "a", "", "secret", "zanzibar passphrase")
+	apply(t, s, store.FileUpdate{File: file("k.md", "w", "a"), Insert: []store.Drawer{keep}})
+	apply(t, s, store.FileUpdate{File: file("g.md", "w", "a"), Insert: []store.Drawer{gone}})
+	if err := s.DeleteFile(ctx, "g.md"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Scrub(ctx, []string{"gone"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"m1", "m2"} {
+		got, err := s.CachedEmbeddings(ctx, m, []string{"gone", "kept"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := got["gone"]; ok || len(got["kept"]) != 3 {
+			t.Errorf("after Scrub, cache of %s = %v: want only kept", m, got)
+		}
+	}
+	if res, err := s.Lexical(ctx, "walnut", store.Filter{}, 5); err != nil || len(res) != 1 {
+		t.Errorf("Lexical(walnut) after Scrub = %v, %v", res, err)
+	}
+	if res, err := s.Lexical(ctx, "zanzibar", store.Filter{}, 5); err != nil || len(res) != 0 {
+		t.Errorf("Lexical(zanzibar) after Scrub = %v, %v", res, err)
+	}
+	if err := s.Scrub(ctx, nil); err != nil {
+		t.Errorf("Scrub(nil): %v", err)
+	}
+	if err := s.Check(ctx); err != nil {
+		t.Errorf("Check after Scrub: %v", err)
 	}
 }
