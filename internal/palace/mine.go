@@ -227,8 +227,8 @@ func (p *Palace) mineSkipped(ctx context.Context, path, reason string) (MineRepo
 	return p.dropSkipped(ctx, path, source, reason)
 }
 
-// collect walks a directory for markdown files. Backups, the palace and
-// hidden files (including the atomic writer's temp files) are never mined,
+// collect walks a directory for markdown files. Backups, forgotten text
+// (hive/forgotten), the palace and hidden files (including the atomic writer's temp files) are never mined,
 // nor what the tree's .gitignore files exclude; the markdown files and
 // directories they exclude are returned as ignored (see ignoredSource), to
 // lose any drawers they had. Symlinks are followed under the home's rule
@@ -257,7 +257,7 @@ type collector struct {
 // walk walks dir, found at the path given (a symlink's when dir is its
 // target), under the .gitignore files from dir down.
 func (c *collector) walk(dir, given string) error {
-	backups, palaceDir := c.p.home.BackupsDir(), c.p.home.PalaceDir()
+	backups, palaceDir, forgotten := c.p.home.BackupsDir(), c.p.home.PalaceDir(), c.p.home.ForgottenRoot()
 	rules := newIgnoreRules(dir)
 	givenPath := func(path string) string {
 		if rel, err := filepath.Rel(dir, path); err == nil {
@@ -278,7 +278,7 @@ func (c *collector) walk(dir, given string) error {
 		}
 		name := d.Name()
 		if d.IsDir() {
-			if path != dir && (strings.HasPrefix(name, ".") || name == "node_modules") || path == backups || path == palaceDir || c.dirs[path] {
+			if path != dir && (strings.HasPrefix(name, ".") || name == "node_modules") || path == backups || path == palaceDir || path == forgotten || c.dirs[path] {
 				return fs.SkipDir
 			}
 			if rules.ignored(path, true) {
@@ -325,7 +325,7 @@ func (c *collector) link(path, given string, md bool) error {
 	case err != nil:
 		c.skipped = append(c.skipped, Skip{Path: path, Reason: "unreadable: " + err.Error()})
 	case st.IsDir():
-		if !c.dirs[target] && target != c.p.home.BackupsDir() && target != c.p.home.PalaceDir() {
+		if !c.dirs[target] && target != c.p.home.BackupsDir() && target != c.p.home.PalaceDir() && target != c.p.home.ForgottenRoot() {
 			return c.walk(target, given)
 		}
 	case md:
