@@ -31,6 +31,9 @@ func (r *Reflector) Correct(ctx context.Context, agent string, fn func(old []byt
 	if err != nil {
 		return Backup{}, err
 	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return Backup{}, fmt.Errorf("agent %s has no memory file", agent)
+	}
 	if _, err := r.home.Contain(path); err != nil {
 		return Backup{}, err
 	}
@@ -167,12 +170,12 @@ func (r *Reflector) PurgeCopies(ctx context.Context, agent string, sections, nee
 	}
 	sort.Strings(files)
 
-	lctx, cancel := context.WithTimeout(ctx, r.lockTimeout)
-	defer cancel()
 	if err := os.MkdirAll(archive, 0o755); err != nil {
 		return nil, fmt.Errorf("purge: %w", err)
 	}
+	lctx, cancel := context.WithTimeout(ctx, r.lockTimeout)
 	unlock, err := atomicio.Lock(lctx, filepath.Join(archive, archiveLockName))
+	cancel()
 	if err != nil {
 		return nil, fmt.Errorf("purge: lock archive of %s: %w", agent, err)
 	}
@@ -183,11 +186,13 @@ func (r *Reflector) PurgeCopies(ctx context.Context, agent string, sections, nee
 			return changed, fmt.Errorf("purge: %w", err)
 		}
 		did := false
-		err := atomicio.Update(lctx, path, 0o644, func(old []byte) ([]byte, error) {
+		fctx, cancel := context.WithTimeout(ctx, r.lockTimeout)
+		err := atomicio.Update(fctx, path, 0o644, func(old []byte) ([]byte, error) {
 			out := scrubText(old, sections, needles)
 			did = !bytes.Equal(out, old)
 			return out, nil
 		})
+		cancel()
 		if err != nil {
 			return changed, fmt.Errorf("purge %s: %w", path, err)
 		}
