@@ -195,6 +195,9 @@ func (a *App) Forget(ctx context.Context, r ForgetRequest) (ForgetResult, error)
 // badInput marks the errors of a correction that name a problem with the
 // request (no such section, an ambiguous heading) as bad requests.
 func badInput(err error) error {
+	if err == nil {
+		return nil
+	}
 	msg := err.Error()
 	for _, s := range []string{"no section", "sections are headed", "no line", "lines contain", "forget the section instead", "not a pinned fact", "has no memory file", "not a one-line fact", "is empty", "give the text"} {
 		if strings.Contains(msg, s) {
