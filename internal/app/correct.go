@@ -76,13 +76,26 @@ func (a *App) sectionRef(ctx context.Context, agent, ref string) (string, error)
 	return d.Heading, nil
 }
 
-// vectors is the palace's embedder behind its cache, or nil (lexical-only,
-// or no index).
-func (a *App) vectors(ctx context.Context) dedup.Vectors {
-	if a.index(ctx) != nil || a.Palace == nil || a.Palace.Embedder() == nil {
+// vectors is the palace's embedder behind its cache, or nil when there
+// is none. For an app opened with IndexLater the index is opened only
+// when a comparison needs vectors, so that a repeat check never stops a
+// note from being saved (the note first, the index after); without an
+// index the comparison is by words only.
+func (a *App) vectors() dedup.Vectors {
+	switch a.Config.Embedder.Provider {
+	case "none":
 		return nil
+	case "auto":
+		if !ModelInstalled(ModelDir(a.Config)) {
+			return nil
+		}
 	}
-	return a.Palace.TextVectors
+	return func(ctx context.Context, texts []string) ([][]float32, error) {
+		if err := a.index(ctx); err != nil || a.Palace == nil || a.Palace.Embedder() == nil {
+			return nil, nil
+		}
+		return a.Palace.TextVectors(ctx, texts)
+	}
 }
 
 // noteText is a section's body as dedup compares it: supersession markers
@@ -133,7 +146,7 @@ func (a *App) findDuplicate(ctx context.Context, agent, text string, facts bool,
 			}
 		}
 	}
-	m, ok, err := dedup.Find(ctx, a.vectors(ctx), strings.TrimSpace(text), cands)
+	m, ok, err := dedup.Find(ctx, a.vectors(), strings.TrimSpace(text), cands)
 	if err != nil {
 		a.Log.Warn("duplicate check: comparing by meaning failed, compared by words only", "agent", agent, "err", err)
 		m, ok, _ = dedup.Find(ctx, nil, strings.TrimSpace(text), cands)
