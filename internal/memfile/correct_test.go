@@ -105,17 +105,8 @@ func TestRemoveSection(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out, s, err := RemoveSection([]byte(tt.file), tt.ref)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tt.wantErr)
-				}
+			if !wantResult(t, out, err, tt.want, tt.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(out) != tt.want {
-				t.Errorf("got\n%s\nwant\n%s", out, tt.want)
 			}
 			if !strings.Contains(tt.file, s.Raw) || s.Raw == "" {
 				t.Errorf("removed section %q is not from the file", s.Raw)
@@ -141,17 +132,8 @@ func TestRemoveLine(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out, l, err := RemoveLine([]byte(correctFile), tt.ref, tt.needle)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tt.wantErr)
-				}
+			if !wantResult(t, out, err, tt.want, tt.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(out) != tt.want {
-				t.Errorf("got\n%s\nwant\n%s", out, tt.want)
 			}
 			if l.Number != tt.line || !strings.Contains(l.Text, tt.needle) {
 				t.Errorf("line = %+v, want number %d", l, tt.line)
@@ -219,17 +201,8 @@ func TestPinnedCorrections(t *testing.T) {
 			} else {
 				out, _, err = ReplacePinned([]byte(tt.file), tt.fact, tt.with)
 			}
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tt.wantErr)
-				}
+			if !wantResult(t, out, err, tt.want, tt.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(out) != tt.want {
-				t.Errorf("got\n%q\nwant\n%q", out, tt.want)
 			}
 			f, _ := Parse(out)
 			if got := f.Pinned(); strings.Join(got, "|") != strings.Join(tt.wantFacts, "|") {
@@ -278,4 +251,24 @@ func FuzzCorrections(f *testing.F) {
 			t.Fatalf("old section not marked: %q", g.Sections[i].Raw)
 		}
 	})
+}
+
+// wantResult checks an edit's result against a table row: an error
+// containing wantErr when that is set, else no error and want. It reports
+// whether the test goes on with the result.
+func wantResult(t *testing.T, out []byte, err error, want, wantErr string) bool {
+	t.Helper()
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("err = %v, want %q", err, wantErr)
+		}
+		return false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != want {
+		t.Errorf("got\n%q\nwant\n%q", out, want)
+	}
+	return true
 }

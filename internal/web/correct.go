@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -38,68 +39,41 @@ func writeError(err error) error {
 	return err
 }
 
-// agentBody decodes a JSON body into v and checks that an agent it names
-// is the path's: the path says whose memory changes.
-func agentBody(w http.ResponseWriter, r *http.Request, v any, agent *string) error {
-	if err := decodeJSON(w, r, v, false); err != nil {
-		return err
+// agentOp answers one of the correction endpoints: it decodes the body
+// into the app's request, takes the agent from the path (an agent the
+// body names must be the path's), runs op and writes its result.
+func agentOp[Req, Res any](agent func(*Req) *string, op func(context.Context, Req) (Res, error)) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var req Req
+		if err := decodeJSON(w, r, &req, false); err != nil {
+			return err
+		}
+		id, a := r.PathValue("agent"), agent(&req)
+		if *a != "" && *a != id {
+			return errBadRequest("agent %q in the body is not the path's %q", *a, id)
+		}
+		*a = id
+		res, err := op(r.Context(), req)
+		if err != nil {
+			return writeError(err)
+		}
+		writeJSON(w, http.StatusOK, res)
+		return nil
 	}
-	id := r.PathValue("agent")
-	if *agent != "" && *agent != id {
-		return errBadRequest("agent %q in the body is not the path's %q", *agent, id)
-	}
-	*agent = id
-	return nil
 }
 
-func (h *Handler) apiRemember(w http.ResponseWriter, r *http.Request) error {
-	var req RememberRequest
-	if err := agentBody(w, r, &req, &req.Agent); err != nil {
-		return err
-	}
-	res, err := h.app.Remember(r.Context(), req)
-	if err != nil {
-		return writeError(err)
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+func (h *Handler) apiRemember() apiFunc {
+	return agentOp(func(r *RememberRequest) *string { return &r.Agent }, h.app.Remember)
 }
 
-func (h *Handler) apiPin(w http.ResponseWriter, r *http.Request) error {
-	var req PinRequest
-	if err := agentBody(w, r, &req, &req.Agent); err != nil {
-		return err
-	}
-	res, err := h.app.Pin(r.Context(), req)
-	if err != nil {
-		return writeError(err)
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+func (h *Handler) apiPin() apiFunc {
+	return agentOp(func(r *PinRequest) *string { return &r.Agent }, h.app.Pin)
 }
 
-func (h *Handler) apiUnpin(w http.ResponseWriter, r *http.Request) error {
-	var req UnpinRequest
-	if err := agentBody(w, r, &req, &req.Agent); err != nil {
-		return err
-	}
-	res, err := h.app.Unpin(r.Context(), req)
-	if err != nil {
-		return writeError(err)
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+func (h *Handler) apiUnpin() apiFunc {
+	return agentOp(func(r *UnpinRequest) *string { return &r.Agent }, h.app.Unpin)
 }
 
-func (h *Handler) apiForget(w http.ResponseWriter, r *http.Request) error {
-	var req ForgetRequest
-	if err := agentBody(w, r, &req, &req.Agent); err != nil {
-		return err
-	}
-	res, err := h.app.Forget(r.Context(), req)
-	if err != nil {
-		return writeError(err)
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+func (h *Handler) apiForget() apiFunc {
+	return agentOp(func(r *ForgetRequest) *string { return &r.Agent }, h.app.Forget)
 }
