@@ -115,3 +115,34 @@ func TestPurgeCopiesLeavesNoByte(t *testing.T) {
 		t.Errorf("archive after purge:\n%s", e.archiveText("alice"))
 	}
 }
+
+// A condensation archives a superseded section verbatim but leaves its
+// outdated text out of the summary.
+func TestCondenseLeavesSupersededTextOutOfTheSummary(t *testing.T) {
+	sum := &fakeSum{}
+	e := newEnv(t, sum)
+	data := memoryFile(40, 1800)
+	f := mustParse(t, data)
+	old := f.Sections[2].Heading
+	out, _, err := memfile.Supersede(data, old, "2026-12-01 — note 2 again", "marker-new\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.write("alice", out)
+	res, err := e.r.Condense(t.Context(), "alice", Options{})
+	if err != nil || res.Status != StatusCondensed {
+		t.Fatalf("condense: %+v, %v", res, err)
+	}
+	req := sum.request()
+	if n := len(req.Evicted); n != res.Evicted-1 {
+		t.Errorf("summarised %d sections, want the %d evicted less the superseded one", n, res.Evicted)
+	}
+	for _, raw := range req.Evicted {
+		if strings.Contains(raw, "marker-0002") {
+			t.Error("the superseded section went to the summariser")
+		}
+	}
+	if !strings.Contains(e.archiveText("alice"), "> superseded by: 2026-12-01 — note 2 again\nmarker-0002") {
+		t.Error("the superseded section is not in the archive verbatim")
+	}
+}
