@@ -33,6 +33,9 @@ type SearchRequest struct {
 	Agent   string `json:"agent,omitempty"`
 	Since   string `json:"since,omitempty"` // YYYY-MM-DD
 	Until   string `json:"until,omitempty"`
+	// IncludeSuperseded keeps sections marked as replaced by a later one
+	// (remember --supersedes), which search leaves out.
+	IncludeSuperseded bool `json:"include_superseded,omitempty"`
 	// MaxResults caps Results (0: palace.MaxResults). MCP asks at most
 	// 100 hits; the CLI and the API up to palace.MaxResults.
 	MaxResults int `json:"-"`
@@ -42,7 +45,7 @@ type SearchRequest struct {
 }
 
 func (r SearchRequest) query() palace.Query {
-	return palace.Query{Text: r.Query, Results: r.Results, Mode: r.Mode,
+	return palace.Query{Text: r.Query, Results: r.Results, Mode: r.Mode, IncludeSuperseded: r.IncludeSuperseded,
 		Filter: store.Filter{Wing: r.Wing, Room: r.Room, Agent: r.Agent, Since: r.Since, Until: r.Until}}
 }
 

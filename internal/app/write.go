@@ -60,6 +60,12 @@ type RememberRequest struct {
 	Agent   string `json:"agent,omitempty"` // "": the caller's (Scope.Caller)
 	Text    string `json:"text"`
 	Heading string `json:"heading,omitempty"` // "": the text's first line
+	// Supersedes names a section of the agent's memory file the note
+	// replaces (a drawer id or a heading): it is marked superseded and
+	// search leaves it out unless asked (see Supersede in correct.go).
+	Supersedes string `json:"supersedes,omitempty"`
+	// Force writes a note that repeats one the agent already has.
+	Force bool `json:"force,omitempty"`
 	// Now dates the section (zero: the current time).
 	Now time.Time `json:"-"`
 	// LockWait bounds the wait for the palace write lock before the mine
@@ -77,6 +83,11 @@ func (r RememberRequest) Validate() error {
 	}
 	if err := palace.CheckRemember(r.Heading, r.Text); err != nil {
 		return palace.BadQuery(err)
+	}
+	if r.Supersedes != "" {
+		if err := checkRef("supersedes", r.Supersedes); err != nil {
+			return fmt.Errorf("remember: %w", err)
+		}
 	}
 	return nil
 }
@@ -104,6 +115,11 @@ type RememberResult struct {
 	Section      SectionInfo `json:"section" jsonschema:"the section appended"`
 	DrawersAdded int         `json:"drawers_added" jsonschema:"new search drawers (the note is searchable at once)"`
 	MineError    string      `json:"mine_error,omitempty" jsonschema:"the note is saved, but indexing it failed: it becomes searchable on the next mine; do not remember it again"`
+	// Duplicate is set when nothing was written: the note repeats one the
+	// agent has (force writes it anyway).
+	Duplicate *Duplicate `json:"duplicate,omitempty" jsonschema:"set when nothing was written because the agent already has this note"`
+	// Supersedes is the section the note replaces, now marked superseded.
+	Supersedes *SectionInfo `json:"supersedes,omitempty" jsonschema:"the section this note replaces, now marked superseded"`
 }
 
 // Remember validates r, appends the note to the agent's memory file
@@ -121,18 +137,50 @@ func (a *App) Remember(ctx context.Context, r RememberRequest) (RememberResult, 
 	if now.IsZero() {
 		now = time.Now()
 	}
-	created, err := palace.RememberFile(ctx, a.Home, agent, r.Heading, r.Text, now)
+	path, _ := a.Home.MemoryPath(agent)
+	var ref string
+	if r.Supersedes != "" {
+		var err error
+		if ref, err = a.sectionRef(ctx, agent, r.Supersedes); err != nil {
+			return RememberResult{}, fmt.Errorf("remember: --supersedes: %w", err)
+		}
+	}
+	if !r.Force {
+		dup, err := a.findDuplicate(ctx, agent, r.Text, false, ref)
+		if err != nil {
+			return RememberResult{}, err
+		}
+		if dup != nil {
+			return RememberResult{Agent: agent, Source: a.Home.Rel(path), Duplicate: dup}, nil
+		}
+	}
+	var created bool
+	var old string
+	var err error
+	if r.Supersedes != "" {
+		old, err = palace.SupersedeFile(ctx, a.Home, agent, ref, r.Heading, r.Text, now)
+		err = badInput(err)
+	} else {
+		created, err = palace.RememberFile(ctx, a.Home, agent, r.Heading, r.Text, now)
+	}
 	if err != nil {
 		return RememberResult{}, err
 	}
-	path, _ := a.Home.MemoryPath(agent)
 	out := RememberResult{Agent: agent, Created: created, Source: a.Home.Rel(path)}
+	if old != "" {
+		out.Supersedes = a.superseded(ctx, agent, old)
+	}
 	rep, err := a.mineWritten(ctx, path, "remember", r.LockWait)
 	if err != nil {
 		a.Log.Warn("remember: the note is saved, mining it failed; the next mine catches up", "agent", agent, "err", err)
 		out.MineError = err.Error()
 	}
 	out.DrawersAdded = rep.Added
+	defer func() {
+		if out.Supersedes != nil {
+			a.event("supersede", agent, map[string]any{"source": out.Source, "heading": out.Section.Heading, "supersedes": out.Supersedes.Heading})
+		}
+	}()
 	// Point at the section written: the newest one dated today (with the
 	// heading asked for), which is the last one unless an agent appended
 	// in between.
@@ -155,6 +203,12 @@ func (a *App) Remember(ctx context.Context, r RememberRequest) (RememberResult, 
 type PinRequest struct {
 	Agent string `json:"agent,omitempty"` // "": the caller's (Scope.Caller)
 	Fact  string `json:"fact"`
+	// Replaces is a pinned fact the new one takes the place of: it leaves
+	// the pinned region (under the file lock, the file backed up first)
+	// for the archive, dated the day it stopped being true.
+	Replaces string `json:"replaces,omitempty"`
+	// Force pins a fact that repeats one already pinned in other words.
+	Force bool `json:"force,omitempty"`
 	// LockWait bounds the wait for the palace write lock before the mine
 	// (0: DefaultLockWait).
 	LockWait time.Duration `json:"-"`
@@ -171,6 +225,11 @@ func (r PinRequest) Validate() error {
 	if err := palace.CheckFact(r.Fact); err != nil {
 		return palace.BadQuery(err)
 	}
+	if r.Replaces != "" {
+		if err := palace.CheckFact(r.Replaces); err != nil {
+			return palace.BadQuery(fmt.Errorf("pin --replaces: %w", errors.Unwrap(err)))
+		}
+	}
 	return nil
 }
 
@@ -184,6 +243,14 @@ type PinResult struct {
 	Added     bool   `json:"added" jsonschema:"false when the same fact was already pinned"`
 	Pinned    int    `json:"pinned" jsonschema:"pinned facts in the file now"`
 	MineError string `json:"mine_error,omitempty" jsonschema:"the fact is saved, but indexing it failed: it becomes searchable on the next mine; do not pin it again"`
+	// Duplicate is set when nothing was written: the fact repeats a
+	// pinned one in other words (force pins it anyway).
+	Duplicate *Duplicate `json:"duplicate,omitempty" jsonschema:"set when nothing was written because a pinned fact already says this"`
+	// Replaced is the fact the new one took the place of (replaces), and
+	// Archive the archive file it went to.
+	Replaced string `json:"replaced,omitempty" jsonschema:"the pinned fact this one replaced"`
+	Archive  string `json:"archive,omitempty" jsonschema:"archive file the replaced fact went to"`
+	Backup   string `json:"backup,omitempty" jsonschema:"backup of the file before the replacement"`
 }
 
 // Pin validates r and adds the fact to the agent's pinned region; a fact
@@ -195,6 +262,25 @@ func (a *App) Pin(ctx context.Context, r PinRequest) (PinResult, error) {
 		return PinResult{}, err
 	}
 	agent, _ := r.Scope.writeAgent(r.Agent)
+	if !r.Force {
+		dup, err := a.findDuplicate(ctx, agent, r.Fact, true, r.Replaces)
+		if err != nil {
+			return PinResult{}, err
+		}
+		// A fact pinned word for word is "already pinned", as always.
+		if dup != nil && memfile.NormalizeFact(dup.Text) != memfile.NormalizeFact(r.Fact) {
+			path, _ := a.Home.MemoryPath(agent)
+			return PinResult{Agent: agent, Source: a.Home.Rel(path), Fact: r.Fact, Duplicate: dup}, nil
+		}
+	}
+	if r.Replaces != "" {
+		u, err := a.changePinned(ctx, agent, r.Replaces, r.Fact, time.Time{}, r.LockWait)
+		if err != nil {
+			return PinResult{}, err
+		}
+		return PinResult{Agent: agent, Source: u.Source, Fact: r.Fact, Added: true, Pinned: u.Pinned, MineError: u.MineError,
+			Replaced: u.Fact, Archive: u.Archive, Backup: u.Backup}, nil
+	}
 	added, created, err := palace.PinFile(ctx, a.Home, agent, r.Fact)
 	if err != nil {
 		return PinResult{}, err

@@ -43,6 +43,9 @@ type Chunk struct {
 	LineEnd   int
 	Room      string
 	Date      string
+	// SupersededBy is the heading of the section that replaces this
+	// chunk's (memfile.Section.SupersededBy), "" for a current one.
+	SupersededBy string
 }
 
 // EmbedText is what the embedder and the content hash see: the heading
@@ -88,6 +91,9 @@ func File(f *memfile.File, maxTokens int) []Chunk {
 		if len(pieces) > 0 {
 			// The first piece's range starts at the heading, so a hit opens the section.
 			pieces[0].LineStart = s.StartLine
+		}
+		for i := range pieces {
+			pieces[i].SupersededBy = s.SupersededBy
 		}
 		out = append(out, pieces...)
 	}

@@ -75,6 +75,8 @@ func instructionsText(agent string, mcp bool) string {
 		fmt.Fprintf(&b, "  with one self-contained note.\n")
 		fmt.Fprintf(&b, "- For a durable fact that always holds (a convention, a standing decision), call %s%s; pinned facts\n", mcpserver.ToolPin, agentArg)
 		fmt.Fprintf(&b, "  are never condensed away.\n")
+		fmt.Fprintf(&b, "- When a note of yours is no longer true, call %s with supersedes (the old hit's drawer id) so the\n", mcpserver.ToolRemember)
+		fmt.Fprintf(&b, "  old one leaves search; %s with replaces or %s for a pinned fact; %s for a note that is wrong.\n", mcpserver.ToolPin, mcpserver.ToolUnpin, mcpserver.ToolForget)
 	} else {
 		fmt.Fprintf(&b, "- At the start of a task: `hivemem wake-up --wing %s` (your pinned facts, condensed history and newest notes).\n", id)
 		fmt.Fprintf(&b, "- Before you redo work or ask a question someone may have answered: `hivemem search \"<a few keywords>\"`\n")
@@ -83,6 +85,8 @@ func instructionsText(agent string, mcp bool) string {
 		fmt.Fprintf(&b, "  `hivemem remember %s \"<one self-contained note>\"`, or append a `## YYYY-MM-DD — <heading>` section to your memory.md.\n", id)
 		fmt.Fprintf(&b, "- For a durable fact that always holds (a convention, a standing decision): `hivemem pin %s \"<fact>\"`;\n", id)
 		fmt.Fprintf(&b, "  pinned facts are never condensed away.\n")
+		fmt.Fprintf(&b, "- When a note of yours is no longer true: `hivemem remember %s \"<the new note>\" --supersedes <drawer id>`\n", id)
+		fmt.Fprintf(&b, "  (the old one leaves search); `hivemem pin %s \"<fact>\" --replaces \"<old fact>\"`, `hivemem unpin`, `hivemem forget`.\n", id)
 	}
 	fmt.Fprintf(&b, "- Write facts, not chatter: one dated note per thing learned, readable without this conversation. Never write secrets.\n")
 	fmt.Fprintf(&b, "- Old notes are condensed into a summary as the file grows; the originals stay searchable in the archive.\n")

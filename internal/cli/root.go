@@ -118,6 +118,8 @@ func newRootCommand(g *globals) *cobra.Command {
 		newStatusCommand(g),
 		newRememberCommand(g),
 		newPinCommand(g),
+		newUnpinCommand(g),
+		newForgetCommand(g),
 		newImportCommand(g),
 		newHooksCommand(g),
 		newHookCommand(g),

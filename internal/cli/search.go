@@ -15,7 +15,7 @@ import (
 type searchOptions struct {
 	wing, room, agent, since, until, mode string
 	results                               int
-	asJSON                                bool
+	asJSON, superseded                    bool
 }
 
 func newSearchCommand(g *globals) *cobra.Command {
@@ -47,6 +47,7 @@ func newSearchCommand(g *globals) *cobra.Command {
 	f.StringVar(&o.mode, "mode", "", "hybrid, lexical or vector (default: hybrid when a model is installed)")
 	f.IntVarP(&o.results, "results", "n", 0, "number of results (default: search.results in config.toml, 5)")
 	f.BoolVar(&o.asJSON, "json", false, "print JSON")
+	f.BoolVar(&o.superseded, "include-superseded", false, "also search sections marked as superseded by a later one")
 	refuseEmpty(cmd, "wing", "room", "agent")
 	return cmd
 }
@@ -58,7 +59,7 @@ func runSearch(ctx context.Context, g *globals, o searchOptions, q string) error
 	}
 	defer a.Close()
 	res, err := a.Search(ctx, app.SearchRequest{Query: q, Results: o.results, Mode: o.mode,
-		Wing: o.wing, Room: o.room, Agent: o.agent, Since: o.since, Until: o.until})
+		Wing: o.wing, Room: o.room, Agent: o.agent, Since: o.since, Until: o.until, IncludeSuperseded: o.superseded})
 	if g.mempalace && (errors.Is(err, palace.ErrUnknownWing) || errors.Is(err, palace.ErrUnknownRoom)) {
 		// MemPalace answers a wing (or room) it has no drawers in with no
 		// results, and a harness written for it may search a wing not

@@ -12,8 +12,8 @@ import (
 )
 
 type rememberOptions struct {
-	heading string
-	asJSON  bool
+	heading, supersedes string
+	asJSON, force       bool
 }
 
 func newRememberCommand(g *globals) *cobra.Command {
@@ -28,6 +28,8 @@ func newRememberCommand(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&o.heading, "heading", "", "section heading after the date (default: the text's first line)")
+	cmd.Flags().StringVar(&o.supersedes, "supersedes", "", "drawer id or heading of an earlier section this note replaces (marked superseded, left out of search)")
+	cmd.Flags().BoolVar(&o.force, "force", false, "write the note even if it repeats one the agent has")
 	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print JSON")
 	return takesText(cmd)
 }
@@ -51,9 +53,13 @@ func runRemember(ctx context.Context, g *globals, o rememberOptions, agent, text
 		return err
 	}
 	defer a.Close()
-	res, err := a.Remember(ctx, app.RememberRequest{Agent: agent, Text: text, Heading: o.heading})
+	res, err := a.Remember(ctx, app.RememberRequest{Agent: agent, Text: text, Heading: o.heading, Supersedes: o.supersedes, Force: o.force})
 	if err != nil {
 		return err
+	}
+	if res.Duplicate != nil && !o.asJSON {
+		sayDuplicate(g, res.Duplicate)
+		return nil
 	}
 	path := a.Home.Abs(res.Source)
 	warnMineFailed(g, "note", path, res.MineError)
@@ -66,6 +72,9 @@ func runRemember(ctx context.Context, g *globals, o rememberOptions, agent, text
 		return nil
 	}
 	fmt.Fprintf(g.stdout, "remembered in %s (%s added)\n", path, plural(res.DrawersAdded, "drawer"))
+	if res.Supersedes != nil {
+		fmt.Fprintf(g.stdout, "superseded %q (line %d): left out of search unless --include-superseded\n", res.Supersedes.Heading, res.Supersedes.StartLine)
+	}
 	return nil
 }
 
@@ -94,36 +103,50 @@ func warnMineFailed(g *globals, what, path, mineErr string) {
 	}
 }
 
+type pinOptions struct {
+	replaces      string
+	asJSON, force bool
+}
+
 func newPinCommand(g *globals) *cobra.Command {
-	var asJSON bool
+	var o pinOptions
 	cmd := &cobra.Command{
 		Use:   `pin <agent> "fact"`,
 		Short: "Add a durable fact to an agent's pinned region (never condensed)",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runPin(cmd.Context(), g, args[0], args[1], asJSON)
+			return runPin(cmd.Context(), g, args[0], args[1], o)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&o.replaces, "replaces", "", "a pinned fact the new one replaces (it goes to the archive, dated today)")
+	cmd.Flags().BoolVar(&o.force, "force", false, "pin the fact even if a pinned one already says it in other words")
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print JSON")
 	return takesText(cmd)
 }
 
-func runPin(ctx context.Context, g *globals, agent, fact string, asJSON bool) error {
+func runPin(ctx context.Context, g *globals, agent, fact string, o pinOptions) error {
+	asJSON := o.asJSON
 	a, err := g.openForWrite(ctx) // as for remember: the fact first, the index after
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	res, err := a.Pin(ctx, app.PinRequest{Agent: agent, Fact: fact})
+	res, err := a.Pin(ctx, app.PinRequest{Agent: agent, Fact: fact, Replaces: o.replaces, Force: o.force})
 	if err != nil {
 		return err
+	}
+	if res.Duplicate != nil && !asJSON {
+		sayDuplicate(g, res.Duplicate)
+		return nil
 	}
 	warnMineFailed(g, "fact", a.Home.Abs(res.Source), res.MineError)
 	if asJSON {
 		return writeJSON(g.stdout, res)
 	}
 	sayCreated(g, agent, res.Created)
-	if res.Added {
+	if res.Replaced != "" {
+		fmt.Fprintf(g.stdout, "pinned for %s in place of %q (archived in %s)\n", agent, res.Replaced, res.Archive)
+	} else if res.Added {
 		fmt.Fprintf(g.stdout, "pinned for %s\n", agent)
 	} else {
 		fmt.Fprintf(g.stdout, "already pinned for %s\n", agent)

@@ -336,6 +336,30 @@ func (c *Client) Condense(ctx context.Context, agent string, r web.CondenseReque
 	return decode[web.CondenseResponse](ctx, c, call{route: web.RouteCondense, args: []string{agent}, body: r})
 }
 
+// Remember is POST /api/v1/agents/{agent}/remember: a note appended to
+// the agent's memory (r.Agent is taken from agent); a repeat comes back
+// with Duplicate set and nothing written.
+func (c *Client) Remember(ctx context.Context, agent string, r web.RememberRequest) (app.RememberResult, error) {
+	return decode[app.RememberResult](ctx, c, call{route: web.RouteRemember, args: []string{agent}, body: r})
+}
+
+// Pin is POST /api/v1/agents/{agent}/pin (with r.Replaces, a fact in
+// place of another).
+func (c *Client) Pin(ctx context.Context, agent string, r web.PinRequest) (app.PinResult, error) {
+	return decode[app.PinResult](ctx, c, call{route: web.RoutePin, args: []string{agent}, body: r})
+}
+
+// Unpin is POST /api/v1/agents/{agent}/unpin.
+func (c *Client) Unpin(ctx context.Context, agent string, r web.UnpinRequest) (app.UnpinResult, error) {
+	return decode[app.UnpinResult](ctx, c, call{route: web.RouteUnpin, args: []string{agent}, body: r})
+}
+
+// Forget is POST /api/v1/agents/{agent}/forget: a section or a line out
+// of the agent's memory (a purge needs r.Confirm set to the agent id).
+func (c *Client) Forget(ctx context.Context, agent string, r web.ForgetRequest) (app.ForgetResult, error) {
+	return decode[app.ForgetResult](ctx, c, call{route: web.RouteForget, args: []string{agent}, body: r})
+}
+
 // Mine is POST /api/v1/mine: the whole hive, or r.Agent's directory.
 func (c *Client) Mine(ctx context.Context, r web.MineRequest) (web.MineResponse, error) {
 	return decode[web.MineResponse](ctx, c, call{route: web.RouteMine, body: r})

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -220,6 +221,19 @@ func TestClientCoversEveryRoute(t *testing.T) {
 	keep := 9
 	up, err := c.UpdateSettings(ctx, web.SettingsPatch{Reflector: &web.ReflectorPatch{RecentKeep: &keep}})
 	check("UpdateSettings", err, up.Reflector.RecentKeep == 9, up)
+
+	rem, err := c.Remember(ctx, "coder", web.RememberRequest{Text: "Over the client: the cache key has the tenant.", Heading: "client note"})
+	check("Remember", err, rem.Agent == "coder" && rem.Section.Heading != "" && rem.Duplicate == nil, rem)
+	again, err := c.Remember(ctx, "coder", web.RememberRequest{Text: "over the client: the cache key has the tenant"})
+	check("Remember a repeat", err, again.Duplicate != nil && again.Section.Heading == "", again)
+	pin, err := c.Pin(ctx, "coder", web.PinRequest{Fact: "Client facts are pinned over HTTP"})
+	check("Pin", err, pin.Added, pin)
+	un, err := c.Unpin(ctx, "coder", web.UnpinRequest{Fact: "Client facts are pinned over HTTP"})
+	check("Unpin", err, un.Fact == "Client facts are pinned over HTTP" && un.Archive != "", un)
+	fg, err := c.Forget(ctx, "coder", web.ForgetRequest{Heading: "client note"})
+	check("Forget", err, fg.Section != nil && fg.Kept != "", fg)
+	_, err = c.Forget(ctx, "coder", web.ForgetRequest{Heading: "no such section"})
+	check("Forget an unknown section", nil, err != nil && strings.Contains(err.Error(), "no section"), err)
 
 	// Every route was reached: route the recorded requests through a mux
 	// holding the routes alone.

@@ -167,6 +167,18 @@ func (h Home) AgentsDir() string { return filepath.Join(h.Root, "hive", "agents"
 // ArchiveRoot holds the per-agent archives of evicted sections.
 func (h Home) ArchiveRoot() string { return filepath.Join(h.Root, "hive", "archive") }
 
+// ForgottenRoot holds, per agent, what `forget` took out of memory
+// files: kept so nothing is lost, never mined, so search no longer finds it.
+func (h Home) ForgottenRoot() string { return filepath.Join(h.Root, "hive", "forgotten") }
+
+// ForgottenDir is the forgotten-text directory of a validated agent.
+func (h Home) ForgottenDir(id string) (string, error) {
+	if err := ValidateAgentID(id); err != nil {
+		return "", err
+	}
+	return filepath.Join(h.ForgottenRoot(), id), nil
+}
+
 // BackupsDir holds pre-condense copies.
 func (h Home) BackupsDir() string { return filepath.Join(h.Root, "hive", "backups") }
 

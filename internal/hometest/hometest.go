@@ -99,8 +99,8 @@ func Drawers(ctx context.Context, st store.Store) (map[string]string, error) {
 	}
 	out := make(map[string]string, len(ds))
 	for _, d := range ds {
-		out[d.ID] = fmt.Sprintf("%s:%d-%d [%s/%s/%s] date=%q heading=%q text=%q", d.Source, d.LineStart, d.LineEnd,
-			d.Wing, d.Room, d.Agent, d.Date, d.Heading, d.Text)
+		out[d.ID] = fmt.Sprintf("%s:%d-%d [%s/%s/%s] date=%q heading=%q text=%q superseded_by=%q", d.Source, d.LineStart, d.LineEnd,
+			d.Wing, d.Room, d.Agent, d.Date, d.Heading, d.Text, d.SupersededBy)
 	}
 	return out, nil
 }

@@ -33,6 +33,8 @@ type SearchInput struct {
 	Results int    `json:"results,omitempty" jsonschema:"how many hits to return (default: the server's search.results setting, 5 unless configured)"`
 	Since   string `json:"since,omitempty" jsonschema:"only sections dated on or after this day (YYYY-MM-DD)"`
 	Until   string `json:"until,omitempty" jsonschema:"only sections dated on or before this day (YYYY-MM-DD)"`
+	// IncludeSuperseded: see app.SearchRequest.
+	IncludeSuperseded bool `json:"include_superseded,omitempty" jsonschema:"also search sections marked as superseded by a later one (left out by default)"`
 }
 
 // SearchOutput is memory_search's result, best hit first: the app's
@@ -52,6 +54,9 @@ type RememberInput struct {
 	Text    string `json:"text" jsonschema:"the note, in markdown; stored verbatim as data (it cannot change the file's structure)"`
 	Heading string `json:"heading,omitempty" jsonschema:"a short one-line title; the section is headed '<today> — <heading>' (default: the note's first line)"`
 	Agent   string `json:"agent,omitempty" jsonschema:"whose memory to write; needed only when the server is bound to no agent"`
+	// Supersedes and Force: see app.RememberRequest.
+	Supersedes string `json:"supersedes,omitempty" jsonschema:"drawer id (from memory_search) or heading of an earlier section of your memory that this note replaces: it is marked superseded and left out of search"`
+	Force      bool   `json:"force,omitempty" jsonschema:"write the note even if it repeats one you already have (by default a repeat is refused: duplicate is set and nothing is written)"`
 }
 
 // SectionInfo locates one section of a memory file.
@@ -65,6 +70,9 @@ type RememberOutput = app.RememberResult
 type PinInput struct {
 	Fact  string `json:"fact" jsonschema:"one durable fact, on one line (a convention, a decision that always holds)"`
 	Agent string `json:"agent,omitempty" jsonschema:"whose memory to write; needed only when the server is bound to no agent"`
+	// Replaces and Force: see app.PinRequest.
+	Replaces string `json:"replaces,omitempty" jsonschema:"a pinned fact that stopped being true: the new fact takes its place, the old one goes to the archive dated today"`
+	Force    bool   `json:"force,omitempty" jsonschema:"pin even if a pinned fact already says this in other words"`
 }
 
 // PinOutput says whether the fact was new: the app's pin result, the
@@ -229,6 +237,9 @@ func build(d Deps) (*mcp.Server, error) {
 	addTool(srv, s, &mcp.Tool{Name: ToolEvents, InputSchema: sc.events, Annotations: readOnly,
 		Description: "List the newest events of the hive log, shared with the agent harness: mines, condensations and " +
 			"their aborts, restores, and the harness's own events (spawn, session, ...), each with its time, kind, agent and fields."}, s.events)
+	if err := addCorrectionTools(srv, s); err != nil {
+		return nil, err
+	}
 	return srv, nil
 }
 
@@ -264,7 +275,7 @@ func (s *server) scope() app.Scope {
 
 func (s *server) search(ctx context.Context, in SearchInput) (SearchOutput, string, error) {
 	res, err := s.d.App.Search(ctx, app.SearchRequest{Query: in.Query, Results: in.Results,
-		Wing: in.Wing, Room: in.Room, Agent: in.Agent, Since: in.Since, Until: in.Until,
+		Wing: in.Wing, Room: in.Room, Agent: in.Agent, Since: in.Since, Until: in.Until, IncludeSuperseded: in.IncludeSuperseded,
 		MaxResults: MaxResults, Scope: s.scope()})
 	if err != nil {
 		return SearchOutput{}, "", err
@@ -283,12 +294,13 @@ func (s *server) wakeUp(ctx context.Context, in WakeUpInput) (palace.Digest, str
 
 func (s *server) remember(ctx context.Context, in RememberInput) (RememberOutput, string, error) {
 	res, err := s.d.App.Remember(ctx, app.RememberRequest{Agent: in.Agent, Text: in.Text, Heading: in.Heading,
-		Now: s.d.Now(), LockWait: lockWait, Scope: s.scope()})
+		Supersedes: in.Supersedes, Force: in.Force, Now: s.d.Now(), LockWait: lockWait, Scope: s.scope()})
 	return res, "", err
 }
 
 func (s *server) pin(ctx context.Context, in PinInput) (PinOutput, string, error) {
-	res, err := s.d.App.Pin(ctx, app.PinRequest{Agent: in.Agent, Fact: in.Fact, LockWait: lockWait, Scope: s.scope()})
+	res, err := s.d.App.Pin(ctx, app.PinRequest{Agent: in.Agent, Fact: in.Fact, Replaces: in.Replaces, Force: in.Force,
+		LockWait: lockWait, Scope: s.scope()})
 	return res, "", err
 }
 

@@ -87,6 +87,11 @@ type Section struct {
 	EndLine   int
 	// Date is the first valid ISO date ("YYYY-MM-DD") in the heading, or "".
 	Date string
+	// SupersededBy is the heading of the section that replaces this one,
+	// from a "> superseded by:" line at the start of its body; Supersedes
+	// the heading of the one it replaces ("> supersedes:"). "" for none.
+	SupersededBy string
+	Supersedes   string
 }
 
 // Body returns the section without its heading line.
@@ -170,14 +175,18 @@ func parseText(text string) *File {
 		}
 		raw := text[start:end]
 		heading := trimEOL(firstLine(raw))[len("## "):]
-		f.Sections = append(f.Sections, Section{
+		s := Section{
 			Kind:      kindOf(heading),
 			Heading:   heading,
 			Raw:       raw,
 			StartLine: startLines[i],
 			EndLine:   endLine,
 			Date:      findDate(heading),
-		})
+		}
+		if s.Kind == KindSection {
+			s.SupersededBy, s.Supersedes = parseMarkers(s.Body())
+		}
+		f.Sections = append(f.Sections, s)
 	}
 	f.tail = fs
 	return f

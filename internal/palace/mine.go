@@ -227,8 +227,8 @@ func (p *Palace) mineSkipped(ctx context.Context, path, reason string) (MineRepo
 	return p.dropSkipped(ctx, path, source, reason)
 }
 
-// collect walks a directory for markdown files. Backups, the palace and
-// hidden files (including the atomic writer's temp files) are never mined,
+// collect walks a directory for markdown files. Backups, forgotten text
+// (hive/forgotten), the palace and hidden files (including the atomic writer's temp files) are never mined,
 // nor what the tree's .gitignore files exclude; the markdown files and
 // directories they exclude are returned as ignored (see ignoredSource), to
 // lose any drawers they had. Symlinks are followed under the home's rule
@@ -257,7 +257,7 @@ type collector struct {
 // walk walks dir, found at the path given (a symlink's when dir is its
 // target), under the .gitignore files from dir down.
 func (c *collector) walk(dir, given string) error {
-	backups, palaceDir := c.p.home.BackupsDir(), c.p.home.PalaceDir()
+	backups, palaceDir, forgotten := c.p.home.BackupsDir(), c.p.home.PalaceDir(), c.p.home.ForgottenRoot()
 	rules := newIgnoreRules(dir)
 	givenPath := func(path string) string {
 		if rel, err := filepath.Rel(dir, path); err == nil {
@@ -278,7 +278,7 @@ func (c *collector) walk(dir, given string) error {
 		}
 		name := d.Name()
 		if d.IsDir() {
-			if path != dir && (strings.HasPrefix(name, ".") || name == "node_modules") || path == backups || path == palaceDir || c.dirs[path] {
+			if path != dir && (strings.HasPrefix(name, ".") || name == "node_modules") || path == backups || path == palaceDir || path == forgotten || c.dirs[path] {
 				return fs.SkipDir
 			}
 			if rules.ignored(path, true) {
@@ -325,7 +325,7 @@ func (c *collector) link(path, given string, md bool) error {
 	case err != nil:
 		c.skipped = append(c.skipped, Skip{Path: path, Reason: "unreadable: " + err.Error()})
 	case st.IsDir():
-		if !c.dirs[target] && target != c.p.home.BackupsDir() && target != c.p.home.PalaceDir() {
+		if !c.dirs[target] && target != c.p.home.BackupsDir() && target != c.p.home.PalaceDir() && target != c.p.home.ForgottenRoot() {
 			return c.walk(target, given)
 		}
 	case md:
@@ -576,7 +576,7 @@ func (p *Palace) mineFile(ctx context.Context, t mineTarget, opts MineOptions) (
 		}
 		rep.Kept++
 		if h.Wing != d.Wing || h.Room != d.Room || h.Agent != d.Agent || h.LineStart != d.LineStart ||
-			h.LineEnd != d.LineEnd || h.Date != d.Date || h.Heading != d.Heading {
+			h.LineEnd != d.LineEnd || h.Date != d.Date || h.Heading != d.Heading || h.SupersededBy != d.SupersededBy {
 			u.Update = append(u.Update, d)
 		}
 	}
@@ -655,9 +655,32 @@ func (p *Palace) drawers(source, wing, agent, room string, chunks []chunk.Chunk)
 		out = append(out, store.Drawer{
 			ID: id, Wing: wing, Room: r, Agent: agent, Source: source, Heading: c.Heading,
 			LineStart: c.LineStart, LineEnd: c.LineEnd, Date: c.Date, Hash: hash, Text: c.Text,
+			SupersededBy: c.SupersededBy,
 		})
 	}
+	resolveSupersededBy(out)
 	return out
+}
+
+// resolveSupersededBy turns the heading a superseded drawer names into the
+// id of the first drawer of that section in the same file; a heading with
+// no drawer here (the section condensed away, or in another file) stays
+// as it is.
+func resolveSupersededBy(ds []store.Drawer) {
+	first := map[string]string{}
+	for _, d := range ds {
+		if _, ok := first[d.Heading]; !ok && d.Heading != "" {
+			first[d.Heading] = d.ID
+		}
+	}
+	for i, d := range ds {
+		if d.SupersededBy == "" {
+			continue
+		}
+		if id, ok := first[d.SupersededBy]; ok && id != d.ID {
+			ds[i].SupersededBy = id
+		}
+	}
 }
 
 // embedDrawers fills the Vector of each drawer, from the cache when the

@@ -35,6 +35,9 @@ type Query struct {
 	Filter  store.Filter
 	Results int    // 1 to MaxResults; 0 means 5
 	Mode    string // hybrid (default), lexical, vector
+	// IncludeSuperseded keeps drawers of sections marked as replaced by a
+	// later one (store.Drawer.SupersededBy), which search leaves out.
+	IncludeSuperseded bool
 }
 
 // ErrNoWords is returned for a lexical search whose query has no word to
@@ -228,20 +231,9 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 	}
 	// A few more than asked for, so that folding archive twins (below)
 	// still leaves q.Results hits.
-	if window := q.Results*2 + 10; len(fused) > window {
-		fused = fused[:window]
-	}
-	ids := make([]string, len(fused))
-	for i, f := range fused {
-		ids[i] = f.ID
-	}
-	ds, err := p.store.Get(ctx, ids)
+	byID, fused, err := p.getCurrent(ctx, fused, q.Results*2+10, q.IncludeSuperseded)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
-	}
-	byID := make(map[string]store.Drawer, len(ds))
-	for _, d := range ds {
-		byID[d.ID] = d
 	}
 	var ranked []rankedDrawer
 	for _, f := range fused {
@@ -502,4 +494,32 @@ func bestRank(f Fused) int {
 		r = f.VectorRank
 	}
 	return r
+}
+
+// getCurrent fetches the drawers of the best window candidates by id,
+// leaving out those marked superseded unless include (and taking the next
+// candidates in their place). It returns them by id and the candidates
+// looked at.
+func (p *Palace) getCurrent(ctx context.Context, fused []Fused, window int, include bool) (map[string]store.Drawer, []Fused, error) {
+	byID := map[string]store.Drawer{}
+	next, kept := 0, 0
+	for kept < window && next < len(fused) {
+		end := min(len(fused), next+window-kept)
+		ids := make([]string, 0, end-next)
+		for _, f := range fused[next:end] {
+			ids = append(ids, f.ID)
+		}
+		next = end
+		ds, err := p.store.Get(ctx, ids)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, d := range ds {
+			if include || d.SupersededBy == "" {
+				byID[d.ID] = d
+				kept++
+			}
+		}
+	}
+	return byID, fused[:next], nil
 }

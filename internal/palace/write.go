@@ -67,16 +67,7 @@ func RememberFile(ctx context.Context, h home.Home, agent, heading, text string,
 		return false, err
 	}
 	// A blank heading is no heading: the note's first line stands in.
-	heading = strings.TrimSpace(heading)
-	date := now.UTC().Format("2006-01-02")
-	if heading == "" {
-		heading = firstLine(text)
-		if utf8.RuneCountInString(heading) > 60 {
-			r := []rune(heading)
-			heading = string(r[:60]) + "…"
-		}
-	}
-	full := date + " — " + heading
+	full := sectionHeading(heading, text, now)
 	created, err = updateMemory(ctx, h, agent, func(old []byte) ([]byte, error) {
 		return memfile.AppendSection(old, full, text)
 	})

@@ -53,6 +53,24 @@ func (p plan) raws() []string {
 	return out
 }
 
+// toSummarise returns the evicted sections the summary is made of: those
+// not marked superseded ("> superseded by:"), whose outdated text stays
+// verbatim in the archive (searchable with --include-superseded) but is
+// not carried into the condensed history as if it still held. When every
+// evicted section is superseded they all go, so the summary is not empty.
+func (p plan) toSummarise() []string {
+	var out []string
+	for _, s := range p.evicted {
+		if s.SupersededBy == "" {
+			out = append(out, s.Raw)
+		}
+	}
+	if len(out) == 0 {
+		return p.raws()
+	}
+	return out
+}
+
 // rebuiltFacts returns the facts of every part of the file that the
 // rebuild rewrites: the pinned regions, 📌 lines in condensed regions (the
 // condensed text is replaced) and 📌 lines in evicted sections (which

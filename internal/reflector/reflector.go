@@ -513,7 +513,7 @@ func (ru *run) condense() (Result, error) {
 
 	// 4. Summarise, without holding the lock.
 	out, err := sum.Summarize(ctx, summarize.Request{
-		Agent: ru.agent, OldCondensed: summarize.StripArchivePointer(f.Condensed()), Evicted: p.raws(),
+		Agent: ru.agent, OldCondensed: summarize.StripArchivePointer(f.Condensed()), Evicted: p.toSummarise(),
 		Pinned: f.Pinned(), WordBudget: rc.WordBudget,
 	})
 	if err != nil {

@@ -45,7 +45,13 @@ type Drawer struct {
 	Date      string // YYYY-MM-DD when the heading carries a date, else ""
 	Hash      string // hex sha256 of Text
 	Text      string // the chunk as it stands in the file (without the heading)
-	Vector    []float32
+	// SupersededBy is set when the drawer's section is marked as replaced
+	// by a later one ("> superseded by:" in the markdown, see memfile): the
+	// id of the first drawer of that section, or its heading when no
+	// drawer of it is in the same file. Search leaves such drawers out
+	// unless asked to include them.
+	SupersededBy string
+	Vector       []float32
 }
 
 // File is what the miner remembers about a source file so that an unchanged
@@ -320,5 +326,11 @@ type Admin interface {
 	Reset(ctx context.Context) error
 	// Check verifies the backend's integrity (PRAGMA integrity_check for SQLite).
 	Check(ctx context.Context) error
+	// Scrub is for purging a secret, after the drawers that held it are
+	// deleted: it drops the embedding-cache entries of these text hashes
+	// (under every model) and leaves no deleted text in the backend's
+	// files that it can reach (SQLite: full-text index merged, secure
+	// delete, VACUUM, write-ahead log truncated; PostgreSQL: VACUUM).
+	Scrub(ctx context.Context, hashes []string) error
 	Close() error
 }

@@ -274,6 +274,9 @@ type SectionView struct {
 	EndLine   int    `json:"end_line"`
 	Date      string `json:"date,omitempty"`
 	Raw       string `json:"raw"`
+	// SupersededBy is the heading of the section that replaces this one
+	// ("> superseded by:" in the file), "" for a current section.
+	SupersededBy string `json:"superseded_by,omitempty"`
 }
 
 // memoryView parses data into a MemoryView; a file that does not parse is
@@ -315,7 +318,7 @@ func sectionViews(mf *memfile.File) []SectionView {
 		}
 		out = append(out, SectionView{
 			Kind: s.Kind.String(), Region: region, Heading: s.Heading,
-			StartLine: s.StartLine, EndLine: s.EndLine, Date: s.Date, Raw: s.Raw,
+			StartLine: s.StartLine, EndLine: s.EndLine, Date: s.Date, Raw: s.Raw, SupersededBy: s.SupersededBy,
 		})
 	}
 	return out

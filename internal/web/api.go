@@ -135,6 +135,13 @@ func parseSearch(q url.Values) (app.SearchRequest, error) {
 	req := app.SearchRequest{Query: q.Get("q"), Mode: q.Get("mode"),
 		Wing: strings.TrimSpace(q.Get("wing")), Room: strings.TrimSpace(q.Get("room")),
 		Agent: strings.TrimSpace(q.Get("agent")), Since: q.Get("since"), Until: q.Get("until")}
+	if s := q.Get("include_superseded"); s != "" {
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return req, errBadRequest("include_superseded %q: want true or false", s)
+		}
+		req.IncludeSuperseded = b
+	}
 	if s := q.Get("results"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {

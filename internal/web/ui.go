@@ -666,6 +666,7 @@ type eventsData struct {
 }
 
 var eventTypes = []string{"condense", "condense-abort", "restore", "mine", "remember", "pin",
+	"supersede", "pin-replace", "unpin", "forget", "purge",
 	// the harness's own, in the shared hive log
 	"spawn", "session", "drain", "drop", "archive", "app-start"}
 

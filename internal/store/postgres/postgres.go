@@ -470,7 +470,7 @@ func (s *Store) Files(ctx context.Context, prefix string) ([]store.File, error) 
 	return files, nil
 }
 
-const drawerCols = `d.id, d.wing, d.room, d.agent, d.source, d.heading, d.line_start, d.line_end, d.date, d.hash, d.text`
+const drawerCols = `d.id, d.wing, d.room, d.agent, d.source, d.heading, d.line_start, d.line_end, d.date, d.hash, d.text, d.superseded_by`
 
 // queryDrawers runs q for rows of drawerCols and reads them.
 func (s *Store) queryDrawers(ctx context.Context, q string, args ...any) ([]store.Drawer, error) {
@@ -600,6 +600,7 @@ func (s *Store) insertDrawers(ctx context.Context, tx pgx.Tx, gen int64, ds []st
 		starts, ends := make([]int32, n), make([]int32, n)
 		dates, hashes, texts, tsvs := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		sizes := make([]int32, n)
+		supers := make([]string, n)
 		vecText := make([]*string, n)
 		vecBlob := make([][]byte, n)
 		for i, d := range ds[lo:hi] {
@@ -607,6 +608,7 @@ func (s *Store) insertDrawers(ctx context.Context, tx pgx.Tx, gen int64, ds []st
 			ids[i], wings[i], rooms[i], agents[i], sources[i], headings[i] = d.ID, d.Wing, d.Room, d.Agent, d.Source, d.Heading
 			starts[i], ends[i] = int32(d.LineStart), int32(d.LineEnd)
 			dates[i], hashes[i], texts[i], tsvs[i], sizes[i] = d.Date, d.Hash, d.Text, x.tsv, int32(x.size)
+			supers[i] = d.SupersededBy
 			if len(d.Vector) > 0 {
 				if s.mode == ModePGVector {
 					t := pgvector.NewVector(d.Vector).String()
@@ -624,12 +626,12 @@ func (s *Store) insertDrawers(ctx context.Context, tx pgx.Tx, gen int64, ds []st
 		if s.mode == ModePGVector {
 			vecParam, vecType, vecExpr = vecText, "text[]", "u.v::vector"
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO drawers(id, wing, room, agent, source, heading, line_start, line_end, date, hash, text, tsv, size, `+s.vcol()+`, gen)
-			SELECT u.id, u.wing, u.room, u.agent, u.source, u.heading, u.ls, u.le, u.date, u.hash, u.text, u.tsv::tsvector, u.size, `+vecExpr+`, $15
+		_, err := tx.Exec(ctx, `INSERT INTO drawers(id, wing, room, agent, source, heading, line_start, line_end, date, hash, text, tsv, size, `+s.vcol()+`, gen, superseded_by)
+			SELECT u.id, u.wing, u.room, u.agent, u.source, u.heading, u.ls, u.le, u.date, u.hash, u.text, u.tsv::tsvector, u.size, `+vecExpr+`, $15, u.sup
 			FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::int[],
-				$9::text[], $10::text[], $11::text[], $12::text[], $13::int[], $14::`+vecType+`)
-				AS u(id, wing, room, agent, source, heading, ls, le, date, hash, text, tsv, size, v)`,
-			ids, wings, rooms, agents, sources, headings, starts, ends, dates, hashes, texts, tsvs, sizes, vecParam, gen)
+				$9::text[], $10::text[], $11::text[], $12::text[], $13::int[], $14::`+vecType+`, $16::text[])
+				AS u(id, wing, room, agent, source, heading, ls, le, date, hash, text, tsv, size, v, sup)`,
+			ids, wings, rooms, agents, sources, headings, starts, ends, dates, hashes, texts, tsvs, sizes, vecParam, gen, supers)
 		if err != nil {
 			return fmt.Errorf("insert drawers: %w", err)
 		}
@@ -706,8 +708,8 @@ func updateDrawers(ctx context.Context, tx pgx.Tx, gen int64, ds []store.Drawer,
 			return fmt.Errorf("update drawer %q: %w", d.ID, store.ErrNotFound)
 		}
 		if o.heading == d.Heading {
-			batch.Queue(`UPDATE drawers SET wing = $1, room = $2, agent = $3, source = $4, line_start = $5, line_end = $6, date = $7, gen = $8 WHERE id = $9`,
-				d.Wing, d.Room, d.Agent, d.Source, d.LineStart, d.LineEnd, d.Date, gen, d.ID)
+			batch.Queue(`UPDATE drawers SET wing = $1, room = $2, agent = $3, source = $4, line_start = $5, line_end = $6, date = $7, gen = $8, superseded_by = $10 WHERE id = $9`,
+				d.Wing, d.Room, d.Agent, d.Source, d.LineStart, d.LineEnd, d.Date, gen, d.ID, d.SupersededBy)
 			continue
 		}
 		x := index(d.Heading, o.text)
@@ -715,8 +717,8 @@ func updateDrawers(ctx context.Context, tx pgx.Tx, gen int64, ds []store.Drawer,
 		delta.add(o.terms, -1)
 		delta.add(x.terms, 1)
 		batch.Queue(`UPDATE drawers SET wing = $1, room = $2, agent = $3, source = $4, line_start = $5, line_end = $6, date = $7,
-			heading = $8, tsv = $9::tsvector, size = $10, gen = $11 WHERE id = $12`,
-			d.Wing, d.Room, d.Agent, d.Source, d.LineStart, d.LineEnd, d.Date, d.Heading, x.tsv, x.size, gen, d.ID)
+			heading = $8, tsv = $9::tsvector, size = $10, gen = $11, superseded_by = $13 WHERE id = $12`,
+			d.Wing, d.Room, d.Agent, d.Source, d.LineStart, d.LineEnd, d.Date, d.Heading, x.tsv, x.size, gen, d.ID, d.SupersededBy)
 	}
 	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 		return fmt.Errorf("update drawers: %w", err)

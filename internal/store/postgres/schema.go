@@ -97,6 +97,8 @@ CREATE TABLE embed_cache (
 `,
 	// 2: the room a file was mined into (store.File.Room).
 	`ALTER TABLE files ADD COLUMN room text NOT NULL DEFAULT '';`,
+	// 3: the section that replaces a drawer's (store.Drawer.SupersededBy).
+	`ALTER TABLE drawers ADD COLUMN superseded_by text NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the schema version this binary writes.

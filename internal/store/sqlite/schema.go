@@ -96,6 +96,8 @@ CREATE TABLE embed_cache (
 	`ALTER TABLE files ADD COLUMN origin TEXT NOT NULL DEFAULT '';`,
 	// 3: the room a file was mined into (store.File.Room).
 	`ALTER TABLE files ADD COLUMN room TEXT NOT NULL DEFAULT '';`,
+	// 4: the section that replaces a drawer's (store.Drawer.SupersededBy).
+	`ALTER TABLE drawers ADD COLUMN superseded_by TEXT NOT NULL DEFAULT '';`,
 }
 
 // schemaVersion is the version this binary writes.

@@ -366,7 +366,7 @@ func fromNanos(ns int64) time.Time {
 	return time.Unix(0, ns).UTC()
 }
 
-const drawerCols = `id, wing, room, agent, source, heading, line_start, line_end, date, hash, text`
+const drawerCols = `id, wing, room, agent, source, heading, line_start, line_end, date, hash, text, superseded_by`
 
 // queryDrawers runs q for rows of drawerCols and reads them.
 func (s *Store) queryDrawers(ctx context.Context, q string, args ...any) ([]store.Drawer, error) {
@@ -449,7 +449,7 @@ func (s *Store) Apply(ctx context.Context, u store.FileUpdate) error {
 		}
 		d.lex.remove = u.Delete
 		if len(ins) > 0 {
-			stmt, err := tx.PrepareContext(ctx, `INSERT INTO drawers(`+drawerCols+`, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			stmt, err := tx.PrepareContext(ctx, `INSERT INTO drawers(`+drawerCols+`, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 				ON CONFLICT(id) DO NOTHING`)
 			if err != nil {
 				return d, err
@@ -460,7 +460,7 @@ func (s *Store) Apply(ctx context.Context, u store.FileUpdate) error {
 				if err != nil {
 					return d, fmt.Errorf("drawer %q: %w", r.ID, err)
 				}
-				res, err := stmt.ExecContext(ctx, r.ID, r.Wing, r.Room, r.Agent, r.Source, r.Heading, r.LineStart, r.LineEnd, r.Date, r.Hash, r.Text, blob)
+				res, err := stmt.ExecContext(ctx, r.ID, r.Wing, r.Room, r.Agent, r.Source, r.Heading, r.LineStart, r.LineEnd, r.Date, r.Hash, r.Text, r.SupersededBy, blob)
 				if err != nil {
 					return d, fmt.Errorf("insert drawer %q: %w", r.ID, err)
 				}
@@ -474,13 +474,13 @@ func (s *Store) Apply(ctx context.Context, u store.FileUpdate) error {
 		}
 		if len(upd) > 0 {
 			stmt, err := tx.PrepareContext(ctx, `UPDATE drawers SET wing = ?, room = ?, agent = ?, source = ?, heading = ?,
-				line_start = ?, line_end = ?, date = ? WHERE id = ?`)
+				line_start = ?, line_end = ?, date = ?, superseded_by = ? WHERE id = ?`)
 			if err != nil {
 				return d, err
 			}
 			defer stmt.Close()
 			for _, r := range upd {
-				res, err := stmt.ExecContext(ctx, r.Wing, r.Room, r.Agent, r.Source, r.Heading, r.LineStart, r.LineEnd, r.Date, r.ID)
+				res, err := stmt.ExecContext(ctx, r.Wing, r.Room, r.Agent, r.Source, r.Heading, r.LineStart, r.LineEnd, r.Date, r.SupersededBy, r.ID)
 				if err != nil {
 					return d, fmt.Errorf("update drawer %q: %w", r.ID, err)
 				}

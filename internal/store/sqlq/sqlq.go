@@ -89,7 +89,7 @@ func Drawers(rows Rows) ([]store.Drawer, error) {
 	var out []store.Drawer
 	for rows.Next() {
 		var d store.Drawer
-		if err := rows.Scan(&d.ID, &d.Wing, &d.Room, &d.Agent, &d.Source, &d.Heading, &d.LineStart, &d.LineEnd, &d.Date, &d.Hash, &d.Text); err != nil {
+		if err := rows.Scan(&d.ID, &d.Wing, &d.Room, &d.Agent, &d.Source, &d.Heading, &d.LineStart, &d.LineEnd, &d.Date, &d.Hash, &d.Text, &d.SupersededBy); err != nil {
 			return nil, err
 		}
 		out = append(out, d)

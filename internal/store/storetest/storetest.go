@@ -49,6 +49,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"WrongDimension", testWrongDimension},
 		{"ModelChange", testModelChange},
 		{"EmbedCache", testEmbedCache},
+		{"Scrub", testScrub},
 		{"Stats", testStats},
 		{"Reset", testReset},
 		{"ConcurrentUse", testConcurrentUse},
@@ -91,6 +92,8 @@ func drawer(source string, n int, wing, room, agent, date, heading, text string)
 		Date:      date,
 		Hash:      fmt.Sprintf("hash-%s-%d", source, n),
 		Text:      text,
+		// Every field set: a backend that drops one fails the round trip.
+		SupersededBy: fmt.Sprintf("later-%d", n),
 	}
 }
 
@@ -271,6 +274,7 @@ func testUpdateMetadata(t *testing.T, s store.Store) {
 
 	u := d
 	u.Wing, u.Room, u.Agent, u.Heading, u.LineStart, u.LineEnd, u.Date = "w2", "archive", "ag2", "bananas", 40, 50, "2026-02-02"
+	u.SupersededBy = "a later drawer"
 	// Text, hash and vector in an update are ignored: only metadata moves.
 	u.Text, u.Hash, u.Vector = "changed text", "changed hash", []float32{0, 1, 0, 0}
 	apply(t, s, store.FileUpdate{File: file(src, "w2", "ag2"), Update: []store.Drawer{u}})
@@ -1432,5 +1436,52 @@ func testLockSource(t *testing.T, s store.Store) {
 		}
 		b()
 		a()
+	}
+}
+
+// testScrub: Scrub drops the cached vectors of the hashes it is given,
+// under every model, keeps the rest and every drawer, and leaves the
+// index usable (the full-text index answers for what is left, and not
+// for what was deleted).
+func testScrub(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	if err := s.SetModel(ctx, "m1", 3); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"m1", "m2"} {
+		if err := s.PutEmbeddings(ctx, m, []string{"gone", "kept"}, [][]float32{{1, 2, 3}, {4, 5, 6}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keep := drawer("k.md", 0, "w", "recent", "a", "", "kept", "walnut orchard")
+	gone := drawer("g.md", 0, "w", "recent", "a", "", "secret", "zanzibar passphrase")
+	apply(t, s, store.FileUpdate{File: file("k.md", "w", "a"), Insert: []store.Drawer{keep}})
+	apply(t, s, store.FileUpdate{File: file("g.md", "w", "a"), Insert: []store.Drawer{gone}})
+	if err := s.DeleteFile(ctx, "g.md"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Scrub(ctx, []string{"gone"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"m1", "m2"} {
+		got, err := s.CachedEmbeddings(ctx, m, []string{"gone", "kept"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := got["gone"]; ok || len(got["kept"]) != 3 {
+			t.Errorf("after Scrub, cache of %s = %v: want only kept", m, got)
+		}
+	}
+	if res, err := s.Lexical(ctx, "walnut", store.Filter{}, 5); err != nil || len(res) != 1 {
+		t.Errorf("Lexical(walnut) after Scrub = %v, %v", res, err)
+	}
+	if res, err := s.Lexical(ctx, "zanzibar", store.Filter{}, 5); err != nil || len(res) != 0 {
+		t.Errorf("Lexical(zanzibar) after Scrub = %v, %v", res, err)
+	}
+	if err := s.Scrub(ctx, nil); err != nil {
+		t.Errorf("Scrub(nil): %v", err)
+	}
+	if err := s.Check(ctx); err != nil {
+		t.Errorf("Check after Scrub: %v", err)
 	}
 }

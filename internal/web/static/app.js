@@ -366,9 +366,67 @@
     }
   }
 
+  // Corrections in the memory viewer: supersede, forget and purge a
+  // section, each after a confirmation (a purge asks to type the agent id).
+  function correctButtons() {
+    const dlg = $('#correct-dialog');
+    if (!dlg) return;
+    const agent = dlg.dataset.agent;
+    const out = $('#correct-result');
+    const texts = {
+      supersede: ['Supersede this section?', 'The new note is appended with today\'s date; this section stays in the file, marked "superseded by", and leaves search.', 'Supersede'],
+      forget: ['Forget this section?', 'It leaves the memory file (backed up first) and search; its text is kept in hive/forgotten.', 'Forget'],
+      purge: ['Purge this section?', 'For a secret pasted by mistake: the text is removed from the memory file, the archive, every backup and the index, for good.', 'Purge'],
+    };
+    let action = '', heading = '';
+    for (const b of $$('.section-actions button')) {
+      b.addEventListener('click', () => {
+        action = b.classList.contains('act-supersede') ? 'supersede' : b.classList.contains('act-purge') ? 'purge' : 'forget';
+        heading = b.parentElement.dataset.heading;
+        const [title, note, go] = texts[action];
+        $('#correct-title').textContent = title;
+        $('#correct-heading').textContent = heading;
+        $('#correct-note').textContent = note;
+        $('#correct-go').textContent = go;
+        $('#correct-text-label').hidden = action !== 'supersede';
+        $('#correct-confirm-label').hidden = action !== 'purge';
+        $('#correct-text').value = '';
+        $('#correct-confirm').value = '';
+        dlg.returnValue = '';
+        dlg.showModal();
+      });
+    }
+    dlg.addEventListener('close', async () => {
+      if (dlg.returnValue !== 'go') return;
+      out.replaceChildren();
+      const base = '/api/v1/agents/' + encodeURIComponent(agent);
+      try {
+        if (action === 'supersede') {
+          const text = $('#correct-text').value;
+          if (!text.trim()) throw new Error('the new note is empty');
+          const r = await api('POST', base + '/remember', { text, supersedes: heading });
+          if (r.duplicate) {
+            out.append(alertBox('warn', `Not written: it repeats "${r.duplicate.heading || r.duplicate.text}".`));
+            return;
+          }
+        } else if (action === 'forget') {
+          await api('POST', base + '/forget', { heading });
+        } else {
+          const confirm = $('#correct-confirm').value.trim();
+          if (confirm !== agent) throw new Error('type the agent id to purge');
+          await api('POST', base + '/forget', { heading, purge: true, confirm });
+        }
+        location.reload();
+      } catch (e) {
+        out.append(alertBox('bad', 'Not done: ' + e.message));
+      }
+    });
+  }
+
   function init() {
     upgradeTimes();
     mineButtons();
+    correctButtons();
     setInterval(() => upgradeTimes(), 30000);
     const page = document.body.dataset.page;
     if (pages[page]) pages[page]();

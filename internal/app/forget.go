@@ -1,0 +1,379 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/hivemem/hivemem/internal/memfile"
+	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/reflector"
+)
+
+// ForgetRequest takes a section, or one line, out of an agent's memory
+// file. Name the section by drawer id (Drawer) or heading (Heading); Line
+// alone names the one line of the file that contains it, Line with a
+// section the one line of that section. Purge is for a secret pasted by
+// mistake: the text leaves every copy hivemem keeps (see Forget), and
+// Confirm must repeat the agent id.
+type ForgetRequest struct {
+	Agent   string `json:"agent,omitempty"` // "": the caller's (Scope.Caller)
+	Drawer  string `json:"drawer,omitempty"`
+	Heading string `json:"heading,omitempty"`
+	Line    string `json:"line,omitempty"`
+	Purge   bool   `json:"purge,omitempty"`
+	Confirm string `json:"confirm,omitempty"`
+	// LockWait bounds the wait for the palace write lock (0: DefaultLockWait).
+	LockWait time.Duration `json:"-"`
+	// Scope: a caller forgets only in its own memory.
+	Scope Scope `json:"-"`
+}
+
+// Validate checks the request without touching anything; every error
+// wraps palace.ErrBadQuery.
+func (r ForgetRequest) Validate() error {
+	agent, err := r.Scope.writeAgent(r.Agent)
+	if err != nil {
+		return fmt.Errorf("forget: %w", err)
+	}
+	switch {
+	case r.Drawer != "" && r.Heading != "":
+		return palace.BadQuery(errors.New("forget: give a drawer id or a heading, not both"))
+	case r.Drawer == "" && r.Heading == "" && r.Line == "":
+		return palace.BadQuery(errors.New("forget: name what to forget: a drawer id, a heading, or a line"))
+	}
+	for _, f := range []struct{ name, v string }{{"drawer", r.Drawer}, {"heading", r.Heading}, {"line", r.Line}} {
+		if f.v != "" {
+			if err := checkRef(f.name, f.v); err != nil {
+				return fmt.Errorf("forget: %w", err)
+			}
+		}
+	}
+	if r.Purge && r.Confirm != agent {
+		return palace.BadQuery(fmt.Errorf("forget: a purge removes the text from every copy and cannot be undone: confirm it with the agent id %q", agent))
+	}
+	return nil
+}
+
+// ForgetResult says what Forget took out and where it went: the same
+// object from `hivemem forget --json`, the API and MCP memory_forget.
+type ForgetResult struct {
+	Agent   string        `json:"agent"`
+	Source  string        `json:"source" jsonschema:"the memory file, relative to the hivemem home"`
+	Section *SectionInfo  `json:"section,omitempty" jsonschema:"the section removed"`
+	Line    *memfile.Line `json:"line,omitempty" jsonschema:"the line removed"`
+	// Backup is the backup of the file as it was (purged of the text too).
+	Backup string `json:"backup"`
+	// Kept is where the text was kept (hive/forgotten/..., never indexed);
+	// "" for a purge.
+	Kept string `json:"kept,omitempty" jsonschema:"file keeping the forgotten text, never indexed; empty for a purge"`
+	// Purged lists the copies (archive, forgotten text, backups) the text
+	// was removed from.
+	Purged         []string `json:"purged,omitempty"`
+	DrawersRemoved int      `json:"drawers_removed"`
+	MineError      string   `json:"mine_error,omitempty" jsonschema:"the text is out of the file, but updating the index failed: the next mine drops its drawers"`
+}
+
+// Forget removes a section or a line from the agent's memory file: locked,
+// atomic, the file backed up first; the text is kept in
+// hive/forgotten/<agent>/ (reason "forgotten", never indexed) and the
+// file's drawers follow at once. With Purge the text is not kept: it is
+// removed from the memory file, the archive, the forgotten text and every
+// backup; the index drops its drawers and the embedding cache their
+// vectors, and the backend leaves no deleted byte in its files (SQLite:
+// secure delete, vacuum, log truncated). The event logged for a purge has
+// no text and no heading.
+func (a *App) Forget(ctx context.Context, r ForgetRequest) (ForgetResult, error) {
+	if err := r.Validate(); err != nil {
+		return ForgetResult{}, err
+	}
+	agent, _ := r.Scope.writeAgent(r.Agent)
+	path, _ := a.Home.MemoryPath(agent)
+	out := ForgetResult{Agent: agent, Source: a.Home.Rel(path)}
+	refl, err := a.reflectorFor(ctx)
+	if err != nil {
+		return out, fmt.Errorf("forget: %w", err)
+	}
+	ref := r.Heading
+	if r.Drawer != "" {
+		if ref, err = a.sectionRef(ctx, agent, r.Drawer); err != nil {
+			return out, fmt.Errorf("forget: %w", err)
+		}
+	}
+	var removed memfile.Section
+	var line memfile.Line
+	before := a.drawerHashes(ctx, agent)
+	b, err := refl.Correct(ctx, agent, func(old []byte) ([]byte, error) {
+		if r.Line != "" {
+			res, l, err := memfile.RemoveLine(old, ref, r.Line)
+			line = l
+			return res, err
+		}
+		res, s, err := memfile.RemoveSection(old, ref)
+		removed = s
+		return res, err
+	})
+	if err != nil {
+		return out, fmt.Errorf("forget: %w", badInput(err))
+	}
+	out.Backup = b.Name
+	var text, lines string
+	if r.Line != "" {
+		out.Line = &line
+		text, lines = line.Text+"\n", fmt.Sprint(line.Number)
+	} else {
+		si := SectionOf(removed)
+		out.Section = &si
+		text, lines = removed.Raw, fmt.Sprintf("%d-%d", removed.StartLine, removed.EndLine)
+	}
+
+	if !r.Purge {
+		kept, err := refl.KeepForgotten(ctx, agent, reflector.ForgottenEntry{Reason: "forgotten", Source: out.Source, Lines: lines, Text: text})
+		if err != nil {
+			return out, fmt.Errorf("forget: the text is out of the memory file but could not be kept (it is in backup %s): %w", b.Name, err)
+		}
+		out.Kept = a.Home.Rel(kept)
+		n, err := a.reindexAgent(ctx, agent, false, r.LockWait)
+		out.DrawersRemoved = n
+		if err != nil {
+			out.MineError = err.Error()
+		}
+		data := map[string]any{"source": out.Source, "lines": lines, "kept": out.Kept, "backup": b.Name}
+		if out.Section != nil {
+			data["heading"] = out.Section.Heading
+		}
+		a.event("forget", agent, data)
+		return out, nil
+	}
+
+	// Purge: every copy, then the index.
+	var sections, needles []string
+	hashes := []string{palace.TextHash(strings.TrimSpace(text))}
+	if r.Line != "" {
+		needles = append(needles, r.Line)
+		if t := strings.TrimSpace(line.Text); t != "" {
+			needles = append(needles, t)
+		}
+	} else {
+		sections = append(sections, removed.Raw)
+		hashes = append(hashes, palace.TextHash(noteText(removed)))
+		for _, l := range strings.Split(removed.Body(), "\n") {
+			if t := strings.TrimSpace(l); len(t) >= 12 {
+				needles = append(needles, t)
+			}
+		}
+	}
+	purged, err := refl.PurgeCopies(ctx, agent, sections, needles)
+	out.Purged = purged
+	if err != nil {
+		return out, fmt.Errorf("forget: the text is out of the memory file, but purging its copies failed (run the purge again): %w", err)
+	}
+	n, err := a.reindexAgent(ctx, agent, true, r.LockWait)
+	out.DrawersRemoved = n
+	if err == nil {
+		after := a.drawerHashes(ctx, agent)
+		for h := range before {
+			if !after[h] {
+				hashes = append(hashes, h)
+			}
+		}
+		err = a.Store.Scrub(ctx, hashes)
+	}
+	if err != nil {
+		out.MineError = err.Error()
+	}
+	a.event("purge", agent, map[string]any{"source": out.Source, "lines": lines, "copies": len(purged), "backup": b.Name})
+	if err != nil {
+		return out, fmt.Errorf("forget: the text is out of every file, but the index still holds it (run the purge again, or `hivemem reindex`): %w", err)
+	}
+	return out, nil
+}
+
+// badInput marks the errors of a correction that name a problem with the
+// request (no such section, an ambiguous heading) as bad requests.
+func badInput(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	for _, s := range []string{"no section", "sections are headed", "no line", "lines contain", "forget the section instead", "not a pinned fact", "has no memory file", "not a one-line fact", "is empty", "give the text"} {
+		if strings.Contains(msg, s) {
+			return palace.BadQuery(err)
+		}
+	}
+	return err
+}
+
+// drawerHashes is the content hashes of the drawers of agent's memory
+// file and archive (nil without an index).
+func (a *App) drawerHashes(ctx context.Context, agent string) map[string]bool {
+	out := map[string]bool{}
+	if a.index(ctx) != nil || a.Store == nil {
+		return out
+	}
+	mem, _ := a.Home.MemoryPath(agent)
+	arch, _ := a.Home.ArchiveDir(agent)
+	sources := []string{a.Home.Rel(mem)}
+	if files, err := a.Store.Files(ctx, a.Home.Rel(arch)+"/"); err == nil {
+		for _, f := range files {
+			sources = append(sources, f.Source)
+		}
+	}
+	for _, src := range sources {
+		ds, err := a.Store.Drawers(ctx, src)
+		if err != nil {
+			continue
+		}
+		for _, d := range ds {
+			out[d.Hash] = true
+		}
+	}
+	return out
+}
+
+// reindexAgent mines the agent's memory file (and with archive its archive
+// too) under the palace write lock, and reports how many drawers went.
+func (a *App) reindexAgent(ctx context.Context, agent string, archive bool, wait time.Duration) (int, error) {
+	if err := a.index(ctx); err != nil {
+		return 0, err
+	}
+	release, err := a.LockFor(ctx, "forget", wait)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	mem, _ := a.Home.MemoryPath(agent)
+	rep, err := a.Palace.Mine(ctx, mem, palace.MineOptions{})
+	removed := rep.Removed
+	if err != nil || !archive {
+		return removed, err
+	}
+	arch, _ := a.Home.ArchiveDir(agent)
+	rep, err = a.Palace.Mine(ctx, arch, palace.MineOptions{})
+	return removed + rep.Removed, err
+}
+
+// UnpinRequest takes a fact out of an agent's pinned facts.
+type UnpinRequest struct {
+	Agent string `json:"agent,omitempty"` // "": the caller's (Scope.Caller)
+	Fact  string `json:"fact"`
+	// LockWait bounds the wait for the palace write lock (0: DefaultLockWait).
+	LockWait time.Duration `json:"-"`
+	// Now is the day the fact stopped being true (zero: today).
+	Now time.Time `json:"-"`
+	// Scope: a caller unpins only in its own memory.
+	Scope Scope `json:"-"`
+}
+
+// Validate checks the request; every error wraps palace.ErrBadQuery.
+func (r UnpinRequest) Validate() error {
+	if _, err := r.Scope.writeAgent(r.Agent); err != nil {
+		return fmt.Errorf("unpin: %w", err)
+	}
+	if err := palace.CheckFact(r.Fact); err != nil {
+		return palace.BadQuery(fmt.Errorf("unpin: %w", errors.Unwrap(err)))
+	}
+	return nil
+}
+
+// UnpinResult says which fact left the pinned region and where it was
+// archived: `hivemem unpin --json`, the API and MCP memory_unpin.
+type UnpinResult struct {
+	Agent      string `json:"agent"`
+	Source     string `json:"source"`
+	Fact       string `json:"fact" jsonschema:"the fact as it stood in the file"`
+	ReplacedBy string `json:"replaced_by,omitempty" jsonschema:"the fact pinned in its place (pin --replaces)"`
+	Backup     string `json:"backup"`
+	Archive    string `json:"archive,omitempty" jsonschema:"archive file the fact went to, dated the day it stopped being true"`
+	Pinned     int    `json:"pinned" jsonschema:"pinned facts in the file now"`
+	MineError  string `json:"mine_error,omitempty"`
+}
+
+// Unpin removes a pinned fact (matched as pin matches: list markers, 📌
+// and spacing ignored) under the file lock, the file backed up first, and
+// files it in the agent's archive with the day it stopped being true.
+func (a *App) Unpin(ctx context.Context, r UnpinRequest) (UnpinResult, error) {
+	if err := r.Validate(); err != nil {
+		return UnpinResult{}, err
+	}
+	agent, _ := r.Scope.writeAgent(r.Agent)
+	return a.changePinned(ctx, agent, r.Fact, "", r.Now, r.LockWait)
+}
+
+// changePinned unpins fact, or replaces it with with, and archives it.
+func (a *App) changePinned(ctx context.Context, agent, fact, with string, now time.Time, wait time.Duration) (UnpinResult, error) {
+	path, _ := a.Home.MemoryPath(agent)
+	out := UnpinResult{Agent: agent, Source: a.Home.Rel(path), ReplacedBy: with}
+	op := "unpin"
+	if with != "" {
+		op = "pin --replaces"
+	}
+	if now.IsZero() {
+		now = time.Now()
+	}
+	refl, err := a.reflectorFor(ctx)
+	if err != nil {
+		return out, fmt.Errorf("%s: %w", op, err)
+	}
+	b, err := refl.Correct(ctx, agent, func(old []byte) ([]byte, error) {
+		var res []byte
+		var was string
+		var err error
+		if with != "" {
+			res, was, err = memfile.ReplacePinned(old, fact, strings.TrimSpace(with))
+		} else {
+			res, was, err = memfile.RemovePinned(old, fact)
+		}
+		out.Fact = was
+		return res, err
+	})
+	if err != nil {
+		return out, fmt.Errorf("%s: %w", op, badInput(err))
+	}
+	out.Backup = b.Name
+	if out.Archive, err = a.archiveFact(ctx, refl, agent, out.Fact, with, now); err != nil {
+		return out, fmt.Errorf("%s: the fact is changed in the memory file, but archiving the old one failed (it is in backup %s): %w", op, b.Name, err)
+	}
+	if _, err := a.mineWritten(ctx, path, op, wait); err != nil {
+		out.MineError = err.Error()
+	}
+	if out.Archive != "" {
+		if err := a.mineArchive(ctx, out.Archive, wait); err != nil && out.MineError == "" {
+			out.MineError = err.Error()
+		}
+	}
+	if f, err := a.parseMemory(path); err == nil {
+		out.Pinned = len(f.Pinned())
+	}
+	typ := "unpin"
+	data := map[string]any{"source": out.Source, "fact": out.Fact, "archive": out.Archive, "backup": b.Name}
+	if with != "" {
+		typ, data["replaced_by"] = "pin-replace", with
+	}
+	a.event(typ, agent, data)
+	return out, nil
+}
+
+// mineArchive mines an archive file (relative to the home) under the
+// palace write lock.
+func (a *App) mineArchive(ctx context.Context, rel string, wait time.Duration) error {
+	_, err := a.mineWritten(ctx, a.Home.Abs(path.Clean(rel)), "archive", wait)
+	return err
+}
+
+// superseded is what RememberResult says of a section a note replaced.
+func (a *App) superseded(ctx context.Context, agent, heading string) *SectionInfo {
+	p, _ := a.Home.MemoryPath(agent)
+	f, err := a.parseMemory(p)
+	if err != nil {
+		return &SectionInfo{Heading: heading, Kind: "section"}
+	}
+	if i, err := f.FindSection(heading); err == nil {
+		si := SectionOf(f.Sections[i])
+		return &si
+	}
+	return &SectionInfo{Heading: heading, Kind: "section"}
+}

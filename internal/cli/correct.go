@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/dustin/go-humanize/english"
+	"github.com/spf13/cobra"
+
+	"github.com/hivemem/hivemem/internal/app"
+)
+
+// sayDuplicate reports a refused repeat: nothing written, exit 0.
+func sayDuplicate(g *globals, d *app.Duplicate) {
+	what := d.Heading
+	if what == "" {
+		what = d.Text
+	}
+	fmt.Fprintf(g.stdout, "duplicate of %s (%s: %q): nothing written; --force writes it anyway\n", d.Of, d.Why, what)
+}
+
+type forgetOptions struct {
+	heading, line      string
+	purge, yes, asJSON bool
+}
+
+func newForgetCommand(g *globals) *cobra.Command {
+	var o forgetOptions
+	cmd := &cobra.Command{
+		Use:   "forget <agent> [drawer-id]",
+		Short: "Take a section (or, with --line, one line) out of an agent's memory.md; --purge removes a secret from every copy",
+		Long: "Remove a section, named by drawer id or --heading, or one line (--line TEXT: the line containing TEXT, in that section or\n" +
+			"anywhere in the file) from the agent's memory file: locked, atomic, the file backed up first. The text is kept in\n" +
+			"hive/forgotten/<agent>/ (never indexed) and its drawers leave the index at once.\n\n" +
+			"--purge is for a secret pasted by mistake: the text is not kept but removed from the memory file, the archive, every\n" +
+			"backup, the embedding cache and the index, and the index's freed pages are overwritten, so that no byte of it stays\n" +
+			"in the home. It asks you to type the agent id unless --yes. The event logged has no text.",
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req := app.ForgetRequest{Agent: args[0], Heading: o.heading, Line: o.line, Purge: o.purge}
+			if len(args) == 2 {
+				req.Drawer = args[1]
+			}
+			return runForget(cmd.Context(), g, o, req)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.heading, "heading", "", "the section to forget, by heading (the whole heading, or the part after its date)")
+	f.StringVar(&o.line, "line", "", "forget only the line that contains this text")
+	f.BoolVar(&o.purge, "purge", false, "remove the text from every copy: archive, backups, embedding cache, index")
+	f.BoolVar(&o.yes, "yes", false, "purge without asking")
+	f.BoolVar(&o.asJSON, "json", false, "print JSON")
+	return takesText(cmd)
+}
+
+func runForget(ctx context.Context, g *globals, o forgetOptions, req app.ForgetRequest) error {
+	if req.Purge {
+		req.Confirm = req.Agent
+		if !o.yes {
+			fmt.Fprintf(g.stderr, "purge: this removes the text from %s's memory file, archive, backups and index for good.\ntype the agent id (%s) to go on: ", req.Agent, req.Agent)
+			answer, err := bufio.NewReader(g.stdin).ReadString('\n')
+			if err != nil && strings.TrimSpace(answer) == "" {
+				return errors.New("forget: purge not confirmed (no answer; --yes purges without asking)")
+			}
+			if strings.TrimSpace(answer) != req.Agent {
+				return fmt.Errorf("forget: purge not confirmed (%q is not %q); nothing changed", strings.TrimSpace(answer), req.Agent)
+			}
+		}
+	}
+	if err := req.Validate(); err != nil {
+		return err
+	}
+	a, err := g.open(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	res, err := a.Forget(ctx, req)
+	if err != nil {
+		return err
+	}
+	if res.MineError != "" {
+		fmt.Fprintf(g.stderr, "warning: the text is out of %s but the index is behind: %s; the next mine catches up\n", res.Source, res.MineError)
+	}
+	if o.asJSON {
+		return writeJSON(g.stdout, res)
+	}
+	what := "line"
+	if res.Section != nil {
+		what = fmt.Sprintf("section %q (lines %d-%d)", res.Section.Heading, res.Section.StartLine, res.Section.EndLine)
+	} else if res.Line != nil {
+		what = fmt.Sprintf("line %d", res.Line.Number)
+	}
+	if req.Purge {
+		fmt.Fprintf(g.stdout, "purged %s from %s and %s (backup %s, %s removed from the index)\n", what, res.Source, english.Plural(len(res.Purged), "copy", "copies"), res.Backup, plural(res.DrawersRemoved, "drawer"))
+		return nil
+	}
+	fmt.Fprintf(g.stdout, "forgot %s of %s: kept in %s (backup %s, %s removed from the index)\n", what, res.Source, res.Kept, res.Backup, plural(res.DrawersRemoved, "drawer"))
+	return nil
+}
+
+func newUnpinCommand(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   `unpin <agent> "fact"`,
+		Short: "Take a fact out of an agent's pinned region (archived with the day it stopped being true)",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := g.open(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			res, err := a.Unpin(cmd.Context(), app.UnpinRequest{Agent: args[0], Fact: args[1]})
+			if err != nil {
+				return err
+			}
+			warnMineFailed(g, "change", a.Home.Abs(res.Source), res.MineError)
+			if asJSON {
+				return writeJSON(g.stdout, res)
+			}
+			fmt.Fprintf(g.stdout, "unpinned %q for %s (archived in %s, backup %s)\n", res.Fact, res.Agent, res.Archive, res.Backup)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return takesText(cmd)
+}

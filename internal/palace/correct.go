@@ -1,0 +1,82 @@
+package palace
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/memfile"
+	"github.com/hivemem/hivemem/internal/store"
+)
+
+// SupersedeFile is RememberFile for a note that replaces an earlier
+// section of the agent's memory file (ref: its heading, see
+// memfile.FindSection): in one locked, atomic write the new section is
+// appended with a "> supersedes:" line and the old one gets a "> superseded
+// by:" line. It returns the heading of the section replaced.
+func SupersedeFile(ctx context.Context, h home.Home, agent, ref, heading, text string, now time.Time) (old string, err error) {
+	if err := CheckRemember(heading, text); err != nil {
+		return "", err
+	}
+	full := sectionHeading(heading, text, now)
+	path, err := h.MemoryPath(agent)
+	if err != nil {
+		return "", err
+	}
+	if _, err := h.ReadFile(path); err != nil {
+		return "", fmt.Errorf("remember: --supersedes: agent %s has no memory file to supersede a section of", agent)
+	}
+	_, err = updateMemory(ctx, h, agent, func(data []byte) ([]byte, error) {
+		out, was, err := memfile.Supersede(data, ref, full, text)
+		old = was
+		return out, err
+	})
+	if err != nil {
+		return "", fmt.Errorf("remember: %w", err)
+	}
+	return old, nil
+}
+
+// TextHash is the key of a text in the embedding cache.
+func TextHash(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:])
+}
+
+// TextVectors embeds texts through the embedding cache (keyed by
+// TextHash), so that a text is embedded once. Without an embedder it
+// returns nil.
+func (p *Palace) TextVectors(ctx context.Context, texts []string) ([][]float32, error) {
+	if p.emb == nil {
+		return nil, nil
+	}
+	ds := make([]store.Drawer, len(texts))
+	for i, t := range texts {
+		ds[i] = store.Drawer{Hash: TextHash(t), Text: t}
+	}
+	if _, _, err := p.embedDrawers(ctx, ds); err != nil {
+		return nil, err
+	}
+	out := make([][]float32, len(ds))
+	for i, d := range ds {
+		out[i] = d.Vector
+	}
+	return out, nil
+}
+
+// sectionHeading is the heading RememberFile writes: the date, then the
+// heading given or the note's first line (at most 60 characters).
+func sectionHeading(heading, text string, now time.Time) string {
+	heading = strings.TrimSpace(heading)
+	if heading == "" {
+		heading = firstLine(text)
+		if r := []rune(heading); len(r) > 60 {
+			heading = string(r[:60]) + "…"
+		}
+	}
+	return now.UTC().Format("2006-01-02") + " — " + heading
+}

@@ -1,0 +1,242 @@
+package reflector
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hivemem/hivemem/internal/atomicio"
+	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/memfile"
+)
+
+// Correct edits agent's memory file for a correction (forget, unpin, a
+// replaced pinned fact): under the reflector's per-agent lock (so that no
+// condensation of the agent runs meanwhile) and the file's lock, the file
+// as it is is backed up first, then fn's result is swapped in atomically.
+// An error from fn leaves the file untouched and removes the backup. A
+// missing memory file is an error: there is nothing to correct.
+func (r *Reflector) Correct(ctx context.Context, agent string, fn func(old []byte) ([]byte, error)) (Backup, error) {
+	if err := home.ValidateAgentID(agent); err != nil {
+		return Backup{}, err
+	}
+	path, err := r.home.MemoryPath(agent)
+	if err != nil {
+		return Backup{}, err
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return Backup{}, fmt.Errorf("agent %s has no memory file", agent)
+	}
+	if _, err := r.home.Contain(path); err != nil {
+		return Backup{}, err
+	}
+	release, err := r.acquire(ctx, agent)
+	if err != nil {
+		return Backup{}, err
+	}
+	defer release()
+	lctx, cancel := context.WithTimeout(ctx, r.lockTimeout)
+	defer cancel()
+	var b Backup
+	err = atomicio.Update(lctx, path, 0o644, func(old []byte) ([]byte, error) {
+		if b.Name != "" { // a second attempt (the file was replaced meanwhile)
+			_ = removeBackupDir(r.home, b.Name, agent)
+			b = Backup{}
+		}
+		if old == nil {
+			return nil, fmt.Errorf("agent %s has no memory file", agent)
+		}
+		out, err := fn(old)
+		if err != nil || bytes.Equal(out, old) {
+			return out, err
+		}
+		if b, err = writeBackup(r.home, agent, old, r.now()); err != nil {
+			return nil, err
+		}
+		return out, nil
+	})
+	if err != nil {
+		if b.Name != "" {
+			_ = removeBackupDir(r.home, b.Name, agent)
+		}
+		return Backup{}, err
+	}
+	if b.Name != "" {
+		if _, err := pruneBackups(r.home, agent, r.settings().Reflector.Retention); err != nil {
+			r.log.Warn("reflector: prune backups", "agent", agent, "err", err)
+		}
+	}
+	return b, nil
+}
+
+// Archive appends sections verbatim to agent's archive (as condensation
+// does: under the archive lock, idempotent) and returns the files written.
+func (r *Reflector) Archive(ctx context.Context, agent string, sections []memfile.Section) ([]string, error) {
+	if err := home.ValidateAgentID(agent); err != nil {
+		return nil, err
+	}
+	written, _, err := r.appendArchive(ctx, agent, sections, r.settings().Palace.MaxFileBytes)
+	return written, err
+}
+
+// ForgottenEntry is what forget keeps of a text it took out of a memory
+// file: the text, verbatim, and a comment line before it that says when,
+// why and from where.
+type ForgottenEntry struct {
+	Reason string // "forgotten"
+	Source string // the memory file, relative to the home
+	Lines  string // "12-14" or "13"
+	Text   string // the section or line, verbatim
+}
+
+// KeepForgotten appends e to agent's forgotten text
+// (hive/forgotten/<agent>/<YYYY-MM>.md), under a lock and atomically. That
+// directory is never mined: search no longer finds the text, a person can
+// still read it and put it back. It returns the file written.
+func (r *Reflector) KeepForgotten(ctx context.Context, agent string, e ForgottenEntry) (string, error) {
+	dir, err := r.home.ForgottenDir(agent)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("keep forgotten text: %w", err)
+	}
+	if _, err := r.home.Contain(dir); err != nil {
+		return "", fmt.Errorf("keep forgotten text: %w", err)
+	}
+	path := filepath.Join(dir, r.now().UTC().Format("2006-01")+".md")
+	lctx, cancel := context.WithTimeout(ctx, r.lockTimeout)
+	defer cancel()
+	err = atomicio.Update(lctx, path, 0o644, func(old []byte) ([]byte, error) {
+		var b bytes.Buffer
+		if len(old) == 0 {
+			b.WriteString("# Forgotten — " + agent + "\n\nText taken out of the memory file by `hivemem forget`, kept verbatim; never indexed.\n\n")
+		} else {
+			b.Write(old)
+			if !bytes.HasSuffix(old, []byte("\n")) {
+				b.WriteByte('\n')
+			}
+		}
+		fmt.Fprintf(&b, "<!-- hivemem: %s %s from %s lines %s -->\n", e.Reason, r.now().UTC().Format(time.RFC3339), e.Source, e.Lines)
+		b.WriteString(e.Text)
+		if !strings.HasSuffix(e.Text, "\n") {
+			b.WriteByte('\n')
+		}
+		return b.Bytes(), nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("keep forgotten text: %w", err)
+	}
+	return path, nil
+}
+
+// PurgeCopies removes a purged text from every copy hivemem keeps of
+// agent's memory: the archive, the forgotten text and every backup. Each
+// section in sections is removed wherever it stands verbatim, and every
+// line containing one of needles goes. Each file is rewritten under its
+// lock and atomically (the archive under the archive lock). It returns
+// the files it changed, relative to the home.
+func (r *Reflector) PurgeCopies(ctx context.Context, agent string, sections, needles []string) ([]string, error) {
+	if err := home.ValidateAgentID(agent); err != nil {
+		return nil, err
+	}
+	var files []string
+	archive, _ := r.home.ArchiveDir(agent)
+	forgotten, _ := r.home.ForgottenDir(agent)
+	for _, dir := range []string{archive, forgotten} {
+		ents, err := os.ReadDir(dir)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("purge: %w", err)
+		}
+		for _, e := range ents {
+			if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".md") && !strings.HasPrefix(e.Name(), ".") {
+				files = append(files, filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	backups, err := Backups(r.home, agent)
+	if err != nil {
+		return nil, fmt.Errorf("purge: %w", err)
+	}
+	for _, b := range backups {
+		files = append(files, b.Path)
+	}
+	sort.Strings(files)
+
+	if err := os.MkdirAll(archive, 0o755); err != nil {
+		return nil, fmt.Errorf("purge: %w", err)
+	}
+	lctx, cancel := context.WithTimeout(ctx, r.lockTimeout)
+	unlock, err := atomicio.Lock(lctx, filepath.Join(archive, archiveLockName))
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("purge: lock archive of %s: %w", agent, err)
+	}
+	defer func() { _ = unlock() }()
+	var changed []string
+	for _, path := range files {
+		if _, err := r.home.Contain(path); err != nil {
+			return changed, fmt.Errorf("purge: %w", err)
+		}
+		did := false
+		fctx, cancel := context.WithTimeout(ctx, r.lockTimeout)
+		err := atomicio.Update(fctx, path, 0o644, func(old []byte) ([]byte, error) {
+			out := scrubText(old, sections, needles)
+			did = !bytes.Equal(out, old)
+			return out, nil
+		})
+		cancel()
+		if err != nil {
+			return changed, fmt.Errorf("purge %s: %w", path, err)
+		}
+		if did {
+			changed = append(changed, r.home.Rel(path))
+		}
+	}
+	return changed, nil
+}
+
+// scrubText removes each section verbatim (where it starts a line) and
+// every line containing a needle.
+func scrubText(data []byte, sections, needles []string) []byte {
+	out := data
+	for _, s := range sections {
+		if s == "" {
+			continue
+		}
+		for {
+			i := indexAtLineStart(out, []byte(s))
+			if i < 0 {
+				break
+			}
+			out = append(append([]byte(nil), out[:i]...), out[i+len(s):]...)
+		}
+	}
+	for _, n := range needles {
+		out, _ = memfile.RemoveLinesContaining(out, n)
+	}
+	return out
+}
+
+// indexAtLineStart is the first offset of sub in b that starts a line.
+func indexAtLineStart(b, sub []byte) int {
+	for off := 0; off < len(b); {
+		i := bytes.Index(b[off:], sub)
+		if i < 0 {
+			return -1
+		}
+		at := off + i
+		if at == 0 || b[at-1] == '\n' {
+			return at
+		}
+		off = at + 1
+	}
+	return -1
+}
