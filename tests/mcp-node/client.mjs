@@ -17,11 +17,13 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 const EXPECTED_TOOLS = [
   "memory_condense",
   "memory_events",
+  "memory_forget",
   "memory_pin",
   "memory_read",
   "memory_remember",
   "memory_search",
   "memory_status",
+  "memory_unpin",
   "memory_wake_up",
 ];
 
