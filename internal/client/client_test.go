@@ -218,7 +218,7 @@ func TestClientCoversEveryRoute(t *testing.T) {
 	set, err := c.Settings(ctx)
 	check("Settings", err, set.Editable && set.Reflector.RecentKeep == 6, set)
 	keep := 9
-	up, err := c.UpdateSettings(ctx, web.SettingsPatch{Reflector: &web.ReflectorPatch{RecentKeep: &keep}})
+	up, err := c.UpdateSettings(ctx, app.SettingsRequest{Reflector: &app.ReflectorPatch{RecentKeep: &keep}})
 	check("UpdateSettings", err, up.Reflector.RecentKeep == 9, up)
 
 	// Every route was reached: route the recorded requests through a mux

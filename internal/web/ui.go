@@ -164,16 +164,7 @@ func sizeBar(s AgentSummary) template.HTML {
 }
 
 // duration prints a duration without zero units: 30m, 1h, 1h30m.
-func duration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
+func duration(d time.Duration) string { return app.ShortDuration(d) }
 
 func (h *Handler) assets() map[string]string {
 	m := make(map[string]string, len(h.static))
@@ -682,7 +673,7 @@ func (h *Handler) pageEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) pageSettings(w http.ResponseWriter, r *http.Request) {
-	h.render(w, r, http.StatusOK, "settings", "Settings", h.settings())
+	h.render(w, r, http.StatusOK, "settings", "Settings", h.app.ReadSettings())
 }
 
 // loginData is the login page.
