@@ -49,7 +49,12 @@ type AgentStatus struct {
 	// Restored is set while the file is what a restore put back: passes
 	// leave it alone until it changes or a condensation is forced.
 	Restored *reflector.RestoredHold `json:"restored,omitempty"`
-	Error    string                  `json:"error,omitempty"`
+	// Condensed: the file has the three regions (pinned, condensed,
+	// recent) of a condensed file.
+	Condensed bool   `json:"condensed"`
+	Error     string `json:"error,omitempty"`
+	// Unparsed: Error is the file's parse error (it was read).
+	Unparsed bool `json:"-"`
 }
 
 // CollectAgents describes every agent of the home, the one computation of
@@ -71,37 +76,59 @@ func (a *App) CollectAgents(ctx context.Context, cfg config.Config, st store.Sta
 	states := a.Reflector.States()
 	out := make([]AgentStatus, 0, len(ids))
 	for _, id := range ids {
-		as := AgentStatus{Agent: id, Drawers: wingDrawers[id], BudgetBytes: cfg.Reflector.BudgetBytes, LastCondensed: condensed[id]}
-		if s, ok := states[id]; ok && s.Failures > 0 {
-			s := s
-			as.ReflectorBackoff = &s
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-		hold := states[id].Restored
-		path, _ := a.Home.MemoryPath(id)
-		if f, err := a.Store.GetFile(ctx, a.Home.Rel(path)); err == nil {
-			as.LastMined = f.MinedAt
-		}
-		data, err := a.Home.ReadFile(path) // symlinks stay in the home; never blocks on a FIFO
-		if err != nil {
-			as.Error = err.Error()
-			out = append(out, as)
-			continue
-		}
-		as.Bytes = int64(len(data))
-		if reflector.HeldBy(hold, data) {
-			as.Restored = hold
-		}
-		if as.BudgetBytes > 0 {
-			as.BudgetPct = 100 * float64(as.Bytes) / float64(as.BudgetBytes)
-		}
-		if mf, err := memfile.Parse(data); err != nil {
-			as.Error = err.Error()
-		} else {
-			as.Sections, as.Pinned = len(mf.Recent()), len(mf.Pinned())
-		}
-		out = append(out, as)
+		out = append(out, a.agentStatus(ctx, cfg, id, wingDrawers[id], states[id], condensed[id]))
 	}
 	return out, nil
+}
+
+// CollectAgent is CollectAgents for the one agent id (a valid id; its
+// file may be missing or unreadable, which the result's Error says).
+func (a *App) CollectAgent(ctx context.Context, cfg config.Config, st store.Stats, id string, condensed map[string]time.Time) AgentStatus {
+	drawers := 0
+	for _, w := range st.Wings {
+		if w.Wing == id {
+			drawers = w.Drawers
+		}
+	}
+	return a.agentStatus(ctx, cfg, id, drawers, a.Reflector.States()[id], condensed[id])
+}
+
+// agentStatus describes one agent from its file, its index entry and the
+// reflector's state of it.
+func (a *App) agentStatus(ctx context.Context, cfg config.Config, id string, drawers int, state reflector.AgentState, condensed time.Time) AgentStatus {
+	as := AgentStatus{Agent: id, Drawers: drawers, BudgetBytes: cfg.Reflector.BudgetBytes, LastCondensed: condensed}
+	if state.Failures > 0 {
+		as.ReflectorBackoff = &state
+	}
+	path, err := a.Home.MemoryPath(id)
+	if err != nil {
+		as.Error = err.Error()
+		return as
+	}
+	if f, err := a.Store.GetFile(ctx, a.Home.Rel(path)); err == nil {
+		as.LastMined = f.MinedAt
+	}
+	data, err := a.Home.ReadFile(path) // symlinks stay in the home; never blocks on a FIFO
+	if err != nil {
+		as.Error = err.Error()
+		return as
+	}
+	as.Bytes = int64(len(data))
+	if reflector.HeldBy(state.Restored, data) {
+		as.Restored = state.Restored
+	}
+	if as.BudgetBytes > 0 {
+		as.BudgetPct = 100 * float64(as.Bytes) / float64(as.BudgetBytes)
+	}
+	if mf, err := memfile.Parse(data); err != nil {
+		as.Error, as.Unparsed = err.Error(), true
+	} else {
+		as.Sections, as.Pinned, as.Condensed = len(mf.Recent()), len(mf.Pinned()), mf.HasRegions()
+	}
+	return as
 }
 
 // LastCondensed returns the time of each agent's newest condense event in

@@ -97,6 +97,7 @@ type App struct {
 	later       *lazyIndex // the index of an IndexLater app
 	condensed   CondensedIndex
 	settings    atomic.Pointer[func() config.Config]
+	live        atomic.Pointer[LiveConfig]
 	reflMiner   atomic.Pointer[reflector.Miner]
 }
 

@@ -394,12 +394,12 @@ func (c *Client) Restore(ctx context.Context, agent, backup string) (reflector.R
 }
 
 // Settings is GET /api/v1/settings.
-func (c *Client) Settings(ctx context.Context) (web.SettingsResponse, error) {
-	return decode[web.SettingsResponse](ctx, c, call{route: web.RouteSettings})
+func (c *Client) Settings(ctx context.Context) (app.SettingsResult, error) {
+	return decode[app.SettingsResult](ctx, c, call{route: web.RouteSettings})
 }
 
 // UpdateSettings is PATCH /api/v1/settings: it writes the given keys into
 // config.toml and returns the settings now in force.
-func (c *Client) UpdateSettings(ctx context.Context, p web.SettingsPatch) (web.SettingsResponse, error) {
-	return decode[web.SettingsResponse](ctx, c, call{route: web.RouteUpdateSettings, body: p})
+func (c *Client) UpdateSettings(ctx context.Context, p app.SettingsRequest) (app.SettingsResult, error) {
+	return decode[app.SettingsResult](ctx, c, call{route: web.RouteUpdateSettings, body: p})
 }

@@ -219,7 +219,7 @@ func TestClientCoversEveryRoute(t *testing.T) {
 	set, err := c.Settings(ctx)
 	check("Settings", err, set.Editable && set.Reflector.RecentKeep == 6, set)
 	keep := 9
-	up, err := c.UpdateSettings(ctx, web.SettingsPatch{Reflector: &web.ReflectorPatch{RecentKeep: &keep}})
+	up, err := c.UpdateSettings(ctx, app.SettingsRequest{Reflector: &app.ReflectorPatch{RecentKeep: &keep}})
 	check("UpdateSettings", err, up.Reflector.RecentKeep == 9, up)
 
 	rem, err := c.Remember(ctx, "coder", web.RememberRequest{Text: "Over the client: the cache key has the tenant.", Heading: "client note"})

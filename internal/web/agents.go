@@ -26,34 +26,15 @@ const (
 	HealthError    = "error"   // the file cannot be read or parsed
 )
 
-// AgentSummary is one agent's memory file against its budget.
+// AgentSummary is one agent's status (app.AgentStatus, under its names)
+// graded against the reflector's triggers for the dashboard.
 type AgentSummary struct {
-	Agent          string    `json:"agent"`
-	Bytes          int64     `json:"bytes"`
-	BudgetBytes    int64     `json:"budget_bytes"`
-	BudgetPct      float64   `json:"budget_pct"`
-	TriggerBytes   int64     `json:"trigger_bytes"` // condensation starts above this size
-	Sections       int       `json:"sections"`      // ordinary (recent) sections
-	SectionTrigger int       `json:"section_trigger"`
-	Pinned         int       `json:"pinned"`
-	Condensed      bool      `json:"condensed"` // the file has the three regions
-	Drawers        int       `json:"drawers"`
-	Backups        int       `json:"backups"`
-	LastMined      time.Time `json:"last_mined,omitzero"`
-	LastCondensed  time.Time `json:"last_condensed,omitzero"`
-	// ReflectorBackoff is the reflector's failure record, when it has one
-	// (named as in app.AgentStatus).
-	ReflectorBackoff *reflector.AgentState `json:"reflector_backoff,omitempty"`
-	// Restored is set while the file is what a restore put back: the
-	// reflector's passes leave it alone until it changes.
-	Restored *reflector.RestoredHold `json:"restored,omitempty"`
-	// MiningBackoff is the manager's record of failing mines of the file,
-	// and Skipped why its miner passed the file over (with a manager only).
-	MiningBackoff *app.Backoff `json:"mining_backoff,omitempty"`
-	Skipped       string       `json:"skipped,omitempty"`
-	Health        string       `json:"health"`
-	HealthNote    string       `json:"health_note"`
-	Error         string       `json:"error,omitempty"`
+	app.AgentStatus
+	TriggerBytes   int64  `json:"trigger_bytes"` // condensation starts above this size
+	SectionTrigger int    `json:"section_trigger"`
+	Backups        int    `json:"backups"`
+	Health         string `json:"health"`
+	HealthNote     string `json:"health_note"`
 }
 
 // managerAgent is the per-agent part of the manager's status, read by its
@@ -64,16 +45,13 @@ type managerAgent struct {
 	MiningBackoff *app.Backoff `json:"mining_backoff"`
 }
 
-// summaryContext is what every agent's summary needs, gathered once per
-// request.
+// summaryContext is what the dashboard adds to the app's agent status,
+// gathered once per request.
 type summaryContext struct {
-	cfg      config.Config
-	drawers  map[string]int
-	states   map[string]reflector.AgentState
-	backups  map[string]int
-	condense map[string]time.Time
-	manager  map[string]managerAgent
-	now      time.Time
+	cfg     config.Config
+	backups map[string]int
+	manager map[string]managerAgent
+	now     time.Time
 }
 
 // managerAgents extracts the per-agent records from a manager status.
@@ -98,16 +76,8 @@ func managerAgents(v any) map[string]managerAgent {
 	return out
 }
 
-func (h *Handler) newSummaryContext(ctx context.Context) (summaryContext, error) {
-	sc := summaryContext{cfg: h.cfg(), drawers: map[string]int{}, backups: map[string]int{}, now: time.Now()}
-	st, err := h.app.Store.Stats(ctx)
-	if err != nil {
-		return sc, fmt.Errorf("index stats: %w", err)
-	}
-	for _, w := range st.Wings {
-		sc.drawers[w.Wing] = w.Drawers
-	}
-	sc.states = h.refl.States()
+func (h *Handler) newSummaryContext() (summaryContext, error) {
+	sc := summaryContext{cfg: h.cfg(), backups: map[string]int{}, now: time.Now()}
 	bs, err := reflector.Backups(h.app.Home, "")
 	if err != nil {
 		return sc, err
@@ -115,83 +85,61 @@ func (h *Handler) newSummaryContext(ctx context.Context) (summaryContext, error)
 	for _, b := range bs {
 		sc.backups[b.Agent]++
 	}
-	sc.condense = h.lastCondensed()
 	if h.manager != nil {
 		sc.manager = managerAgents(h.manager())
 	}
 	return sc, nil
 }
 
-// agentSummaries lists every agent with a memory file.
-func (h *Handler) agentSummaries(ctx context.Context) ([]AgentSummary, error) {
-	ids, err := h.app.Home.Agents()
+// agentSummaries grades every agent of an app status (app.Status's
+// Agents, computed once per request).
+func (h *Handler) agentSummaries(agents []app.AgentStatus) ([]AgentSummary, error) {
+	sc, err := h.newSummaryContext()
 	if err != nil {
 		return nil, err
 	}
-	sc, err := h.newSummaryContext(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]AgentSummary, 0, len(ids))
-	for _, id := range ids {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		out = append(out, h.summarize(ctx, sc, id, nil))
+	out := make([]AgentSummary, 0, len(agents))
+	for _, as := range agents {
+		out = append(out, sc.summarize(as))
 	}
 	return out, nil
 }
 
-// summarize builds one agent's summary; data is the file when the caller
-// has read it already.
-func (h *Handler) summarize(ctx context.Context, sc summaryContext, id string, data []byte) AgentSummary {
+// agentSummary is one agent's summary (a valid id).
+func (h *Handler) agentSummary(ctx context.Context, id string) (AgentSummary, error) {
+	st, err := h.app.Store.Stats(ctx)
+	if err != nil {
+		return AgentSummary{}, fmt.Errorf("index stats: %w", err)
+	}
+	sc, err := h.newSummaryContext()
+	if err != nil {
+		return AgentSummary{}, err
+	}
+	return sc.summarize(h.app.CollectAgent(ctx, sc.cfg, st, id, h.lastCondensed())), nil
+}
+
+// summarize grades one agent's status, with the manager's view of it.
+func (sc summaryContext) summarize(as app.AgentStatus) AgentSummary {
 	rc := sc.cfg.Reflector
 	s := AgentSummary{
-		Agent: id, BudgetBytes: rc.BudgetBytes, SectionTrigger: rc.SectionTrigger,
+		AgentStatus: as, SectionTrigger: rc.SectionTrigger,
 		TriggerBytes: rc.BudgetBytes * int64(rc.ByteTriggerPct) / 100,
-		Drawers:      sc.drawers[id], Backups: sc.backups[id], LastCondensed: sc.condense[id],
-		Health: HealthOK,
+		Backups:      sc.backups[as.Agent], Health: HealthOK,
 	}
-	if st, ok := sc.states[id]; ok && st.Failures > 0 {
-		s.ReflectorBackoff = &st
-	}
-	if st, ok := sc.states[id]; ok && st.Restored != nil {
-		s.Restored = st.Restored
-	}
-	if m, ok := sc.manager[id]; ok {
+	if m, ok := sc.manager[as.Agent]; ok {
 		s.Skipped = m.Skipped
 		if m.MiningBackoff != nil && m.MiningBackoff.Failures > 0 {
 			s.MiningBackoff = m.MiningBackoff
 		}
 	}
-	path, err := h.app.Home.MemoryPath(id)
-	if err != nil {
-		s.Health, s.Error = HealthError, err.Error()
-		return s
+	switch {
+	case as.Error != "" && as.Unparsed:
+		s.Health, s.HealthNote = HealthError, "the memory file does not parse"
+	case as.Error != "":
+		s.Health, s.HealthNote = HealthError, "cannot read the memory file"
+	default:
+		s.Health, s.HealthNote = health(rc, s, sc.now)
 	}
-	if f, err := h.app.Store.GetFile(ctx, h.app.Home.Rel(path)); err == nil {
-		s.LastMined = f.MinedAt
-	}
-	if data == nil {
-		if data, err = h.app.Home.ReadFile(path); err != nil {
-			s.Health, s.Error, s.HealthNote = HealthError, err.Error(), "cannot read the memory file"
-			return s
-		}
-	}
-	s.Bytes = int64(len(data))
-	if rc.BudgetBytes > 0 {
-		s.BudgetPct = 100 * float64(s.Bytes) / float64(rc.BudgetBytes)
-	}
-	mf, err := memfile.Parse(data)
-	if err != nil {
-		s.Health, s.Error, s.HealthNote = HealthError, err.Error(), "the memory file does not parse"
-		return s
-	}
-	s.Sections, s.Pinned, s.Condensed = len(mf.Recent()), len(mf.Pinned()), mf.HasRegions()
-	if s.Restored != nil && !reflector.HeldBy(s.Restored, data) {
-		s.Restored = nil // changed since: the next pass ends the hold
-	}
-	s.Health, s.HealthNote = health(rc, s, sc.now)
 	return s
 }
 

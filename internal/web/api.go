@@ -83,7 +83,11 @@ func (h *Handler) apiStatus(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) apiAgents(w http.ResponseWriter, r *http.Request) error {
-	as, err := h.agentSummaries(r.Context())
+	st, err := h.app.Status(r.Context(), app.StatusRequest{})
+	if err != nil {
+		return err
+	}
+	as, err := h.agentSummaries(st.Agents)
 	if err != nil {
 		return err
 	}
@@ -93,15 +97,14 @@ func (h *Handler) apiAgents(w http.ResponseWriter, r *http.Request) error {
 
 func (h *Handler) apiAgent(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("agent")
-	_, data, err := h.agentFile(r.Context(), id)
+	if _, _, err := h.agentFile(r.Context(), id); err != nil {
+		return err
+	}
+	s, err := h.agentSummary(r.Context(), id)
 	if err != nil {
 		return err
 	}
-	sc, err := h.newSummaryContext(r.Context())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, h.summarize(r.Context(), sc, id, data))
+	writeJSON(w, http.StatusOK, s)
 	return nil
 }
 

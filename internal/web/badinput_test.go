@@ -444,6 +444,21 @@ func TestBrokenMemoryFilesShownRaw(t *testing.T) {
 			}
 		})
 	}
+	// The agent list grades them: a file that does not parse and one that
+	// cannot be read are errors that say which.
+	list, err := e.c.Agents(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := map[string]string{}
+	for _, s := range list {
+		if s.Health == web.HealthError {
+			notes[s.Agent] = s.HealthNote
+		}
+	}
+	if notes["badutf8"] != "the memory file does not parse" || notes["dirfile"] != "cannot read the memory file" || notes["empty"] != "" {
+		t.Errorf("health notes of the broken files = %q", notes)
+	}
 	// The digest of an unparsable file cannot be built: an error that
 	// says why (the status is the server's: its data is broken).
 	w0 := e.do(t, req{target: "/api/v1/wake-up?wing=badutf8"})

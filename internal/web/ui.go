@@ -164,16 +164,7 @@ func sizeBar(s AgentSummary) template.HTML {
 }
 
 // duration prints a duration without zero units: 30m, 1h, 1h30m.
-func duration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
+func duration(d time.Duration) string { return app.ShortDuration(d) }
 
 func (h *Handler) assets() map[string]string {
 	m := make(map[string]string, len(h.static))
@@ -288,7 +279,7 @@ func (h *Handler) pageOverview(w http.ResponseWriter, r *http.Request) {
 		h.pageFail(w, r, err)
 		return
 	}
-	as, err := h.agentSummaries(r.Context())
+	as, err := h.agentSummaries(st.Agents)
 	if err != nil {
 		h.pageFail(w, r, err)
 		return
@@ -453,12 +444,10 @@ func (h *Handler) pageMemory(w http.ResponseWriter, r *http.Request) {
 	}
 	d := h.viewerData(r, id, "", data)
 	d.View = h.memoryView(id, path, data)
-	sc, err := h.newSummaryContext(r.Context())
-	if err != nil {
+	if d.Summary, err = h.agentSummary(r.Context(), id); err != nil {
 		h.pageFail(w, r, err)
 		return
 	}
-	d.Summary = h.summarize(r.Context(), sc, id, data)
 	h.fillRegions(&d, data)
 	h.render(w, r, http.StatusOK, "memory", id+" — Memory", d)
 }
@@ -617,13 +606,13 @@ func (h *Handler) pageCondense(w http.ResponseWriter, r *http.Request) {
 		h.pageFail(w, r, err)
 		return
 	}
-	sc, err := h.newSummaryContext(r.Context())
+	sum, err := h.agentSummary(r.Context(), id)
 	if err != nil {
 		h.pageFail(w, r, err)
 		return
 	}
 	cfg := h.cfg()
-	d := condenseData{Agent: id, Summary: h.summarize(r.Context(), sc, id, data), SHA256: app.SHA256(data),
+	d := condenseData{Agent: id, Summary: sum, SHA256: app.SHA256(data),
 		Enabled: cfg.Reflector.Enabled, Keep: cfg.Reflector.RecentKeep}
 	h.render(w, r, http.StatusOK, "condense", id+" — Condense", d)
 }
@@ -683,7 +672,7 @@ func (h *Handler) pageEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) pageSettings(w http.ResponseWriter, r *http.Request) {
-	h.render(w, r, http.StatusOK, "settings", "Settings", h.settings())
+	h.render(w, r, http.StatusOK, "settings", "Settings", h.app.ReadSettings())
 }
 
 // loginData is the login page.

@@ -62,17 +62,9 @@ type Deps struct {
 	Version string
 }
 
-// Settings is where the handler reads the live configuration.
-type Settings interface {
-	// Config is the configuration in force.
-	Config() config.Config
-	// ConfigError is the error of the last reload of config.toml, nil
-	// when it loaded (the last good configuration is then in force).
-	ConfigError() error
-	// ReloadConfig re-reads config.toml now: the handler calls it after
-	// saving settings.
-	ReloadConfig() error
-}
+// Settings is where the handler and the app read the live configuration;
+// App.UpdateSettings reloads it after saving.
+type Settings = app.LiveConfig
 
 // Handler is the API and the dashboard. It is an http.Handler; Close ends
 // the live event streams so that a server can shut down promptly.
@@ -81,7 +73,6 @@ type Handler struct {
 	refl    *reflector.Reflector
 	miner   writelock.Miner // palace under the write lock
 	cfg     func() config.Config
-	live    Settings
 	manager func() any
 	guard   *httpguard.Config
 	log     *slog.Logger
@@ -120,8 +111,8 @@ func New(d Deps) *Handler {
 	if h.version == "" {
 		h.version = "dev"
 	}
-	h.live, h.cfg = d.Settings, d.Settings.Config
-	d.App.UseSettings(h.cfg)
+	h.cfg = d.Settings.Config
+	d.App.UseLiveConfig(d.Settings)
 	h.refl = d.App.Reflector
 	h.miner = d.App.LockedMiner()
 	h.pages = mustParsePages()
@@ -171,8 +162,6 @@ const (
 type (
 	// CondenseRequest is the body of POST .../condense.
 	CondenseRequest = condenseRequest
-	// SettingsPatch is the body of PATCH /api/v1/settings.
-	SettingsPatch = settingsPatch
 	// AgentList is GET /api/v1/agents.
 	AgentList struct {
 		Agents []AgentSummary `json:"agents"`
