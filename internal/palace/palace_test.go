@@ -1021,3 +1021,25 @@ func TestSearchFoldsArchiveTwinOfRestoredSection(t *testing.T) {
 		t.Errorf("a section only in the archive is no longer found: %+v", hits)
 	}
 }
+
+// A file with two strong matches for a query outranks a file with one
+// match that is a little stronger on its own (boostBySource): a
+// conversation that came back to a subject is likelier to be what the
+// query is after.
+func TestSearchRanksAFileWithSeveralMatchesAboveALoneMatch(t *testing.T) {
+	f := newFixture(t, nil)
+	f.write("alice", "# Memory\n\n## 2026-11-01 — jam\nMade quince marmalade, quince from the tree.\n")
+	f.write("bob", "# Memory\n\n## 2026-11-02 — jam\nMade quince marmalade with lemon.\n\n"+
+		"## 2026-11-03 — more jam\nThe quince marmalade set overnight.\n\n## 2026-11-04 — other\nFixed the bike.\n")
+	f.mine()
+	hits := f.search("quince marmalade", store.Filter{})
+	if len(hits) < 3 {
+		t.Fatalf("want 3 hits, got %+v", hits)
+	}
+	if hits[0].Agent != "bob" || hits[1].Agent != "bob" || hits[2].Agent != "alice" {
+		for _, h := range hits {
+			t.Logf("%s %q score %.3f", h.Agent, h.Heading, h.Score)
+		}
+		t.Errorf("want bob's two matches above alice's one, got %s, %s, %s", hits[0].Agent, hits[1].Agent, hits[2].Agent)
+	}
+}

@@ -250,6 +250,7 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 			ranked = append(ranked, rankedDrawer{d, f})
 		}
 	}
+	ranked = boostBySource(ranked, sourceWeight)
 	ranked = foldArchiveTwins(ranked)
 	if len(ranked) > q.Results {
 		ranked = ranked[:q.Results]
