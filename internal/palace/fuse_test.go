@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hivemem/hivemem/internal/chunk"
+
 	"github.com/hivemem/hivemem/internal/store"
 )
 
@@ -58,32 +60,38 @@ func TestFusion(t *testing.T) {
 	}
 }
 
-func TestBoostBySourceFavoursAFileWithMoreThanOneStrongMatch(t *testing.T) {
+func TestBoostSessionsFavoursAConversationWithMoreThanOneStrongMatch(t *testing.T) {
 	r := func(id, source string, score float64) rankedDrawer {
-		return rankedDrawer{store.Drawer{ID: id, Source: source}, Fused{ID: id, Score: score}}
+		return rankedDrawer{store.Drawer{ID: id, Source: source, Room: chunk.RoomSession}, Fused{ID: id, Score: score}}
+	}
+	note := func(id, source string, score float64) rankedDrawer {
+		return rankedDrawer{store.Drawer{ID: id, Source: source, Room: chunk.RoomRecent}, Fused{ID: id, Score: score}}
 	}
 	cases := []struct {
 		name string
 		in   []rankedDrawer
 		want []string
 	}{
-		// b's file has a second strong match: 0.9 + 0.3·0.8 beats a's
-		// lone 1.0; b's own two keep their order.
-		{"second match lifts its file", []rankedDrawer{r("a", "x.md", 1), r("b1", "y.md", 0.9), r("b2", "y.md", 0.8), r("c", "z.md", 0.85)},
+		// b's conversation has a second strong match: 0.9 + 0.3·0.8
+		// beats a's lone 1.0; b's own two keep their order.
+		{"second match lifts its conversation", []rankedDrawer{r("a", "x.md", 1), r("b1", "y.md", 0.9), r("b2", "y.md", 0.8), r("c", "z.md", 0.85)},
 			[]string{"b1", "b2", "a", "c"}},
 		// a weak second match is not enough to pass a clear winner.
 		{"weak second match", []rankedDrawer{r("a", "x.md", 1), r("b1", "y.md", 0.7), r("b2", "y.md", 0.1)},
 			[]string{"a", "b1", "b2"}},
-		// one file only (a single memory file): every drawer gains the same
-		// share of the best, and the order is unchanged.
-		{"one file keeps its order", []rankedDrawer{r("a", "m.md", 1), r("b", "m.md", 0.9), r("c", "m.md", 0.5), r("d", "m.md", 0.4)},
+		// one conversation only: every drawer gains the same share of the
+		// best, and the order is unchanged.
+		{"one conversation keeps its order", []rankedDrawer{r("a", "m.md", 1), r("b", "m.md", 0.9), r("c", "m.md", 0.5), r("d", "m.md", 0.4)},
 			[]string{"a", "b", "c", "d"}},
-		{"files with one drawer each", []rankedDrawer{r("a", "x.md", 1), r("b", "y.md", 0.9)},
+		{"conversations with one drawer each", []rankedDrawer{r("a", "x.md", 1), r("b", "y.md", 0.9)},
 			[]string{"a", "b"}},
+		// a memory file is many subjects: its second match lifts nothing.
+		{"memory file notes are left alone", []rankedDrawer{note("a", "alice.md", 1), note("b1", "bob.md", 0.9), note("b2", "bob.md", 0.8)},
+			[]string{"a", "b1", "b2"}},
 		{"empty", nil, []string{}},
 	}
 	for _, c := range cases {
-		out := boostBySource(c.in, 0.3)
+		out := boostSessions(c.in, 0.3)
 		got := make([]string, len(out))
 		for i, x := range out {
 			got[i] = x.d.ID
@@ -93,7 +101,7 @@ func TestBoostBySourceFavoursAFileWithMoreThanOneStrongMatch(t *testing.T) {
 		}
 	}
 	in := []rankedDrawer{r("a", "x.md", 1), r("b", "x.md", 0.5)}
-	boostBySource(in, 0.3)
+	boostSessions(in, 0.3)
 	if in[0].f.Score != 1 || in[1].f.Score != 0.5 {
 		t.Errorf("the input was changed: %+v", in)
 	}

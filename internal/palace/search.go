@@ -227,9 +227,10 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 		fused = FuseScores(lex, vec, p.opts.VectorWeight)
 	}
 	// A few more than asked for, so that folding archive twins (below)
-	// still leaves q.Results hits, and at least sourceWindow, so that a
-	// drawer's strongest neighbour in its file is seen (boostBySource).
-	if window := max(q.Results*2+10, sourceWindow); len(fused) > window {
+	// still leaves q.Results hits, and at least sessionWindow, so that a
+	// drawer's strongest neighbour in its conversation is seen
+	// (boostSessions).
+	if window := max(q.Results*2+10, sessionWindow); len(fused) > window {
 		fused = fused[:window]
 	}
 	ids := make([]string, len(fused))
@@ -250,7 +251,7 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 			ranked = append(ranked, rankedDrawer{d, f})
 		}
 	}
-	ranked = boostBySource(ranked, sourceWeight)
+	ranked = boostSessions(ranked, sessionWeight)
 	ranked = foldArchiveTwins(ranked)
 	if len(ranked) > q.Results {
 		ranked = ranked[:q.Results]
@@ -304,33 +305,38 @@ type rankedDrawer struct {
 	f Fused
 }
 
-// sourceWeight is the share of the best other candidate of the same source
-// file that boostBySource adds to a drawer's fused score.
-const sourceWeight = 0.3
+// sessionWeight is the share of the best other candidate of the same
+// session file that boostSessions adds to a drawer's fused score.
+const sessionWeight = 0.3
 
-// sourceWindow is how many of the best fused candidates boostBySource looks
-// at, at the least.
-const sourceWindow = 50
+// sessionWindow is how many of the best fused candidates boostSessions
+// looks at, at the least.
+const sessionWindow = 50
 
-// boostBySource adds to each drawer's fused score weight times the best
-// fused score of another drawer of the same source file among rs, and
-// orders rs again, best first (ties keep their order). A file with more
-// than one strong match — a conversation that came back to the subject,
-// a document about it — is likelier to be what the query is after than
-// one with a single match as strong; among the drawers of one file the
-// order stays as it was (the best gains the second's share, every other
-// the best's). On LongMemEval, whose session files hold a drawer per
-// exchange, it lifted NDCG@10; on LoCoMo, one file per conversation, it
-// is the same shift for every drawer (README, "Benchmarks").
-func boostBySource(rs []rankedDrawer, weight float64) []rankedDrawer {
+// boostSessions adds to each drawer of an imported conversation (room
+// session: one file per conversation) weight times the best fused score of
+// another drawer of the same file among rs, and orders rs again, best first
+// (ties keep their order). A conversation that came back to the subject in
+// several exchanges is likelier to be what the query is after than one
+// with a single exchange as strong; among the drawers of one conversation
+// the order stays as it was (the best gains the second's share, every
+// other the best's). Drawers of other files are left as they are: a memory
+// file is an agent's notes on many subjects, where a second match says
+// little about the first — one agent's repeated notes must not bury
+// another's better one. On LongMemEval (a drawer per exchange) it lifted
+// NDCG@10; LoCoMo's memory files are untouched (README, "Benchmarks").
+func boostSessions(rs []rankedDrawer, weight float64) []rankedDrawer {
 	type top2 struct {
 		best   int // index in rs
 		first  float64
 		second float64
 		n      int
 	}
-	tops := make(map[string]*top2, len(rs))
+	tops := map[string]*top2{}
 	for i, r := range rs {
+		if r.d.Room != chunk.RoomSession {
+			continue
+		}
 		t, ok := tops[r.d.Source]
 		if !ok {
 			t = &top2{best: i}
@@ -348,10 +354,13 @@ func boostBySource(rs []rankedDrawer, weight float64) []rankedDrawer {
 	}
 	out := make([]rankedDrawer, len(rs))
 	copy(out, rs)
+	if len(tops) == 0 {
+		return out
+	}
 	for i := range out {
-		t := tops[out[i].d.Source]
+		t, ok := tops[out[i].d.Source]
 		switch {
-		case t.n < 2:
+		case !ok || out[i].d.Room != chunk.RoomSession || t.n < 2:
 		case i == t.best:
 			out[i].f.Score += weight * t.second
 		default:
