@@ -1021,3 +1021,43 @@ func TestSearchFoldsArchiveTwinOfRestoredSection(t *testing.T) {
 		t.Errorf("a section only in the archive is no longer found: %+v", hits)
 	}
 }
+
+// An imported conversation with two strong matches for a query outranks
+// one with a single match that is a little stronger on its own
+// (boostSessions); in memory files the same matches keep their own order.
+func TestSearchRanksAConversationWithSeveralMatchesAboveALoneMatch(t *testing.T) {
+	f := newFixture(t, nil)
+	alice := "## 2026-11-01 — jam\nMade quince marmalade, quince from the tree.\n"
+	bob := "## 2026-11-02 — jam\nMade quince marmalade with lemon.\n\n" +
+		"## 2026-11-03 — more jam\nThe quince marmalade set overnight.\n\n## 2026-11-04 — other\nFixed the bike.\n"
+	for _, c := range []struct {
+		file string
+		room string
+		want []string // agents of the first three hits
+	}{
+		{"sessions/2026-11-01-jam.md", chunk.RoomSession, []string{"bob", "bob", "alice"}},
+		{"memory.md", chunk.RoomRecent, []string{"alice", "bob", "bob"}},
+	} {
+		for agent, body := range map[string]string{"alice": alice, "bob": bob} {
+			path := filepath.Join(f.h.AgentsDir(), agent, c.file)
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte("# Notes\n\n"+body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.mine()
+		hits := f.search("quince marmalade", store.Filter{Room: c.room})
+		var got []string
+		for _, h := range hits[:min(3, len(hits))] {
+			got = append(got, h.Agent)
+		}
+		if strings.Join(got, " ") != strings.Join(c.want, " ") {
+			for _, h := range hits {
+				t.Logf("%s %s %q score %.3f", h.Agent, h.Room, h.Heading, h.Score)
+			}
+			t.Errorf("room %s: first hits from %v, want %v", c.room, got, c.want)
+		}
+	}
+}

@@ -230,8 +230,10 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 		fused = FuseScores(lex, vec, p.opts.VectorWeight)
 	}
 	// A few more than asked for, so that folding archive twins (below)
-	// still leaves q.Results hits.
-	byID, fused, err := p.getCurrent(ctx, fused, q.Results*2+10, q.IncludeSuperseded)
+	// still leaves q.Results hits, and at least sessionWindow, so that a
+	// drawer's strongest neighbour in its conversation is seen
+	// (boostSessions).
+	byID, fused, err := p.getCurrent(ctx, fused, max(q.Results*2+10, sessionWindow), q.IncludeSuperseded)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
@@ -241,6 +243,7 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 			ranked = append(ranked, rankedDrawer{d, f})
 		}
 	}
+	ranked = boostSessions(ranked, sessionWeight)
 	ranked = foldArchiveTwins(ranked)
 	if len(ranked) > q.Results {
 		ranked = ranked[:q.Results]
@@ -292,6 +295,72 @@ func (p *Palace) checkRoom(ctx context.Context, room string) error {
 type rankedDrawer struct {
 	d store.Drawer
 	f Fused
+}
+
+// sessionWeight is the share of the best other candidate of the same
+// session file that boostSessions adds to a drawer's fused score.
+const sessionWeight = 0.3
+
+// sessionWindow is how many of the best fused candidates boostSessions
+// looks at, at the least.
+const sessionWindow = 50
+
+// boostSessions adds to each drawer of an imported conversation (room
+// session: one file per conversation) weight times the best fused score of
+// another drawer of the same file among rs, and orders rs again, best first
+// (ties keep their order). A conversation that came back to the subject in
+// several exchanges is likelier to be what the query is after than one
+// with a single exchange as strong; among the drawers of one conversation
+// the order stays as it was (the best gains the second's share, every
+// other the best's). Drawers of other files are left as they are: a memory
+// file is an agent's notes on many subjects, where a second match says
+// little about the first — one agent's repeated notes must not bury
+// another's better one. On LongMemEval (a drawer per exchange) it lifted
+// NDCG@10; LoCoMo's memory files are untouched (README, "Benchmarks").
+func boostSessions(rs []rankedDrawer, weight float64) []rankedDrawer {
+	type top2 struct {
+		best   int // index in rs
+		first  float64
+		second float64
+		n      int
+	}
+	tops := map[string]*top2{}
+	for i, r := range rs {
+		if r.d.Room != chunk.RoomSession {
+			continue
+		}
+		t, ok := tops[r.d.Source]
+		if !ok {
+			t = &top2{best: i}
+			tops[r.d.Source] = t
+		}
+		t.n++
+		switch s := r.f.Score; {
+		case t.n == 1:
+			t.first = s
+		case s > t.first:
+			t.second, t.first, t.best = t.first, s, i
+		case t.n == 2 || s > t.second:
+			t.second = s
+		}
+	}
+	out := make([]rankedDrawer, len(rs))
+	copy(out, rs)
+	if len(tops) == 0 {
+		return out
+	}
+	for i := range out {
+		t, ok := tops[out[i].d.Source]
+		switch {
+		case !ok || out[i].d.Room != chunk.RoomSession || t.n < 2:
+		case i == t.best:
+			out[i].f.Score += weight * t.second
+		default:
+			out[i].f.Score += weight * t.first
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].f.Score > out[j].f.Score })
+	return out
 }
 
 // foldArchiveTwins makes one hit of a section that is both in an agent's
