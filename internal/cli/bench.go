@@ -53,7 +53,7 @@ func newBenchCommand(g *globals) *cobra.Command {
 	f.BoolVar(&o.coverage, "coverage", false, "with --condense: instead of searching, report the fraction of questions (categories 1-4) whose answer is written in the condensed memory file, and in its condensed region alone, for word_budget 600, 1500 and 3000")
 	f.BoolVar(&o.noCapt, "no-captions", false, "leave images shared in a turn out of the rendered memory files (ablation: by default a turn keeps its image caption)")
 	f.BoolVar(&o.asJSON, "json", false, "print one JSON object")
-	cmd.AddCommand(lc, newBenchLagCommand(g), newBenchLongMemEvalCommand(g))
+	cmd.AddCommand(lc, newBenchLagCommand(g), newBenchLongMemEvalCommand(g), newBenchUpdatesCommand(g))
 	return groupCommand(cmd)
 }
 

@@ -67,6 +67,10 @@ type Hit struct {
 	LexicalRank  int     `json:"lexical_rank,omitempty"`
 	VectorScore  float64 `json:"vector_score"`
 	VectorRank   int     `json:"vector_rank,omitempty"`
+	// SupersededBy is the drawer that states this hit's subject anew,
+	// and SupersededReason why: SupersededNewer or SupersededExplicit.
+	SupersededBy     string `json:"superseded_by,omitempty" jsonschema:"id of the drawer that supersedes this one: what this hit says is no longer current"`
+	SupersededReason string `json:"superseded_reason,omitempty" jsonschema:"newer (a later dated section states the same subject) or explicit (the agent said so)"`
 }
 
 // ValidateDate accepts YYYY-MM-DD (a real calendar date) or "": the
