@@ -241,4 +241,3 @@ func (a *accum) metrics() Metrics {
 	m.LatencyP50, m.LatencyP95 = quantile.NearestRank(a.lat, 50), quantile.NearestRank(a.lat, 95)
 	return m
 }
-
