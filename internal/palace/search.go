@@ -254,6 +254,7 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 		}
 	}
 	ranked = foldArchiveTwins(ranked)
+	ranked, marks := p.supersede(ctx, q, ranked)
 	if len(ranked) > q.Results {
 		ranked = ranked[:q.Results]
 	}
@@ -265,6 +266,7 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 			LineStart: d.LineStart, LineEnd: d.LineEnd, Date: d.Date, Text: d.Text,
 			Score: f.Score, LexicalScore: f.Lexical, LexicalRank: f.LexicalRank,
 			VectorScore: f.Vector, VectorRank: f.VectorRank,
+			SupersededBy: marks[d.ID].by, SupersededReason: marks[d.ID].reason,
 		})
 	}
 	// A hit proves its wing and room exist; only an empty result can hide
