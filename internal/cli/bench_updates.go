@@ -3,8 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -55,23 +55,11 @@ func runBenchUpdates(ctx context.Context, g *globals, o benchUpdatesOptions) err
 			return fmt.Errorf("bench updates: --%s must be between 1 and 1000, got %d", n.name, n.v)
 		}
 	}
-	dir := o.keep
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "hivemem-updates-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
-	}
-	a, err := app.Open(ctx, app.Options{Home: dir, Logger: g.logger, Create: true, NoQueryCache: true})
+	a, done, err := openBenchHome(ctx, g, o.keep, "updates", o.asJSON, app.Options{})
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	if a.Embedder.Note != "" && !o.asJSON {
-		fmt.Fprintf(g.stderr, "note: %s — running lexical only\n", a.Embedder.Note)
-	}
+	defer done()
 	bar := countBar{}
 	res, err := updates.Run(ctx, a.Palace, updates.Options{
 		Gen:   updates.GenOptions{Seed: o.seed, Agents: o.agents, Subjects: o.subjects, Filler: o.filler},
@@ -94,12 +82,7 @@ func runBenchUpdates(ctx context.Context, g *globals, o benchUpdatesOptions) err
 	fmt.Fprintf(w, "updates (seed %d): %d agents, %d subjects, %d sections, %d drawers, mined in %.1fs\n\n",
 		res.Seed, res.Agents, res.Subjects, res.Sections, res.Drawers, res.MineSeconds)
 	fmt.Fprintf(w, "%-8s %9s %9s %9s %9s %8s %8s %7s %7s\n", "mode", "cur-first", "cur>stale", "cur@5", "past-1st", "marked", "wrong/q", "p50 ms", "p95 ms")
-	modes := make([]string, 0, len(res.Modes))
-	for m := range res.Modes {
-		modes = append(modes, m)
-	}
-	sort.Strings(modes)
-	for _, m := range modes {
+	for _, m := range slices.Sorted(maps.Keys(res.Modes)) {
 		x := res.Modes[m]
 		fmt.Fprintf(w, "%-8s %8.1f%% %8.1f%% %8.1f%% %8.1f%% %7.1f%% %8.3f %7.2f %7.2f\n", m,
 			100*x.CurrentFirst, 100*x.CurrentAboveStale, 100*x.CurrentAt5, 100*x.PastFirst, 100*x.StaleMarked, x.WrongMarks,

@@ -39,7 +39,7 @@ type supersedeParams struct {
 
 // supersedeDefaults were measured on `hivemem bench updates`, LoCoMo and
 // LongMemEval (README, "Benchmarks").
-var supersedeDefaults = supersedeParams{window: 10, minKeys: 1, keyFrac: 0.5, share: 0.75, margin: 0.1, words: true, vectors: true}
+var supersedeDefaults = supersedeParams{window: 10, minKeys: 1, keyFrac: 0.5, share: 0.75, margin: 0.125, words: true, vectors: true}
 
 // supersession is why a hit ranks below a newer one.
 type supersession struct{ by, reason string }
