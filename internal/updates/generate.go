@@ -30,14 +30,13 @@ type GenOptions struct {
 }
 
 func (o GenOptions) withDefaults() GenOptions {
-	if o.Agents <= 0 {
-		o.Agents = 12
-	}
-	if o.Subjects <= 0 {
-		o.Subjects = 5
-	}
-	if o.Filler <= 0 {
-		o.Filler = 25
+	for _, f := range []struct {
+		v   *int
+		def int
+	}{{&o.Agents, 12}, {&o.Subjects, 5}, {&o.Filler, 25}} {
+		if *f.v <= 0 {
+			*f.v = f.def
+		}
 	}
 	return o
 }
