@@ -53,7 +53,7 @@ func newBenchCommand(g *globals) *cobra.Command {
 	f.BoolVar(&o.coverage, "coverage", false, "with --condense: instead of searching, report the fraction of questions (categories 1-4) whose answer is written in the condensed memory file, and in its condensed region alone, for word_budget 600, 1500 and 3000")
 	f.BoolVar(&o.noCapt, "no-captions", false, "leave images shared in a turn out of the rendered memory files (ablation: by default a turn keeps its image caption)")
 	f.BoolVar(&o.asJSON, "json", false, "print one JSON object")
-	cmd.AddCommand(lc, newBenchLagCommand(g), newBenchLongMemEvalCommand(g))
+	cmd.AddCommand(lc, newBenchLagCommand(g), newBenchLongMemEvalCommand(g), newBenchUpdatesCommand(g))
 	return groupCommand(cmd)
 }
 
@@ -63,27 +63,15 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 	if err != nil {
 		return err
 	}
-	dir := o.keep
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "hivemem-locomo-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
-	}
-	// Every mode embeds its queries itself: latency includes the model.
 	// With --condense, the whole of each file is mined after Prepare
 	// (memory file and archive), so the reflector does not mine itself.
-	a, err := app.Open(ctx, app.Options{Home: dir, Logger: g.logger, Create: true, NoQueryCache: true,
-		Command: "bench", Extractive: true, ReflectorMinesNot: true})
+	a, done, err := openBenchHome(ctx, g, o.keep, "locomo", o.asJSON,
+		app.Options{Command: "bench", Extractive: true, ReflectorMinesNot: true})
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	if a.Embedder.Note != "" && !o.asJSON {
-		fmt.Fprintf(g.stderr, "note: %s — running lexical only\n", a.Embedder.Note)
-	}
+	defer done()
+	dir := a.Home.Root
 	if o.coverage {
 		if !o.condense {
 			return fmt.Errorf("bench locomo: --coverage measures condensed files: give --condense too")
@@ -145,6 +133,32 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 			x.MRR, x.WordsPerDrawer, x.LatencyP50, x.LatencyP95)
 	}
 	return nil
+}
+
+// openBenchHome opens the app for a benchmark over keep, or over a fresh
+// temporary home (removed by done) when keep is "", and says when it
+// runs lexical-only. Every mode embeds its queries itself (no query
+// cache): latency includes the model.
+func openBenchHome(ctx context.Context, g *globals, keep, name string, quiet bool, opts app.Options) (a *app.App, done func(), err error) {
+	dir := keep
+	cleanup := func() {}
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "hivemem-"+name+"-")
+		if err != nil {
+			return nil, nil, err
+		}
+		dir, cleanup = tmp, func() { os.RemoveAll(tmp) }
+	}
+	opts.Home, opts.Logger, opts.Create, opts.NoQueryCache = dir, g.logger, true, true
+	a, err = app.Open(ctx, opts)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	if a.Embedder.Note != "" && !quiet {
+		fmt.Fprintf(g.stderr, "note: %s — running lexical only\n", a.Embedder.Note)
+	}
+	return a, func() { a.Close(); cleanup() }, nil
 }
 
 // coverageBudgets are the word budgets `bench locomo --coverage` measures.

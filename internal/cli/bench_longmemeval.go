@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"time"
 
@@ -60,24 +59,11 @@ func runBenchLongMemEval(ctx context.Context, g *globals, o benchLMEOptions, pat
 	if err != nil {
 		return err
 	}
-	dir := o.keep
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "hivemem-longmemeval-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
-	}
-	// Every mode embeds its queries itself: latency includes the model.
-	a, err := app.Open(ctx, app.Options{Home: dir, Logger: g.logger, Create: true, NoQueryCache: true})
+	a, done, err := openBenchHome(ctx, g, o.keep, "longmemeval", o.asJSON, app.Options{})
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	if a.Embedder.Note != "" && !o.asJSON {
-		fmt.Fprintf(g.stderr, "note: %s — running lexical only\n", a.Embedder.Note)
-	}
+	defer done()
 	sample := o.embedSample
 	if sample == 0 {
 		sample = -1

@@ -85,6 +85,9 @@ func runSearch(ctx context.Context, g *globals, o searchOptions, q string) error
 		}
 		fmt.Fprintf(g.stdout, "%d. [%s/%s] %s%s\n   %s:%d-%d  id %s  score %.4f\n", i+1, h.Wing, h.Room, h.Heading, date,
 			h.Source, h.LineStart, h.LineEnd, h.ID, h.Score)
+		if note := h.SupersededNote(); note != "" {
+			fmt.Fprintf(g.stdout, "   ⚠ %s\n", note)
+		}
 		for _, l := range strings.Split(excerpt(h.Text, 6), "\n") {
 			fmt.Fprintf(g.stdout, "   │ %s\n", l)
 		}

@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/hivemem/hivemem/internal/mcpserver"
@@ -29,5 +30,25 @@ func TestSearchDefaultResults(t *testing.T) {
 	cs = connect(t, mcpserver.Deps{App: a})
 	if out := ok[mcpserver.SearchOutput](t, cs, mcpserver.ToolSearch, args); len(out.Hits) < 2 || len(out.Hits) > mcpserver.MaxResults {
 		t.Errorf("search.results = 1000: %d hits", len(out.Hits))
+	}
+}
+
+// TestSearchMarksSupersededHits: memory_search's text content names the
+// drawer that supersedes an older statement of the same subject, and the
+// newer statement comes first.
+func TestSearchMarksSupersededHits(t *testing.T) {
+	a := newHome(t, map[string]string{"payops": "# Memory — payops (payops)\n\n" +
+		"## 2026-03-10 — payments\n- The payment request timeout is 30 seconds.\n\n" +
+		"## 2026-04-15 — billing\n- Reviewed the billing dashboard with Ana.\n\n" +
+		"## 2026-06-20 — payments again\n- Raised the payment request timeout from 30 to 45 seconds.\n"}, true)
+	cs := connect(t, mcpserver.Deps{App: a})
+	res := call(t, cs, mcpserver.ToolSearch, map[string]any{"query": "payment request timeout", "wing": "payops"})
+	out := ok[mcpserver.SearchOutput](t, cs, mcpserver.ToolSearch, map[string]any{"query": "payment request timeout", "wing": "payops"})
+	if len(out.Hits) < 2 || out.Hits[0].Heading != "2026-06-20 — payments again" {
+		t.Fatalf("hits %+v: want the newer section first", out.Hits)
+	}
+	body := text(res)
+	if !strings.Contains(body, `"superseded_by":"`+out.Hits[0].ID+`"`) || !strings.Contains(body, `"superseded_reason":"newer"`) {
+		t.Errorf("text content does not mark the older hit superseded by %s:\n%s", out.Hits[0].ID, body)
 	}
 }

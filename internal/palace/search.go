@@ -70,6 +70,10 @@ type Hit struct {
 	LexicalRank  int     `json:"lexical_rank,omitempty"`
 	VectorScore  float64 `json:"vector_score"`
 	VectorRank   int     `json:"vector_rank,omitempty"`
+	// SupersededBy is the drawer that states this hit's subject anew,
+	// and SupersededReason why: SupersededNewer or SupersededExplicit.
+	SupersededBy     string `json:"superseded_by,omitempty" jsonschema:"id of the drawer that supersedes this one: what this hit says is no longer current"`
+	SupersededReason string `json:"superseded_reason,omitempty" jsonschema:"newer (a later dated section states the same subject) or explicit (the agent said so)"`
 }
 
 // ValidateDate accepts YYYY-MM-DD (a real calendar date) or "": the
@@ -245,6 +249,7 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 	}
 	ranked = boostSessions(ranked, sessionWeight)
 	ranked = foldArchiveTwins(ranked)
+	ranked, marks := p.supersede(ctx, q, ranked)
 	if len(ranked) > q.Results {
 		ranked = ranked[:q.Results]
 	}
@@ -256,6 +261,7 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 			LineStart: d.LineStart, LineEnd: d.LineEnd, Date: d.Date, Text: d.Text,
 			Score: f.Score, LexicalScore: f.Lexical, LexicalRank: f.LexicalRank,
 			VectorScore: f.Vector, VectorRank: f.VectorRank,
+			SupersededBy: marks[d.ID].by, SupersededReason: marks[d.ID].reason,
 		})
 	}
 	// A hit proves its wing and room exist; only an empty result can hide

@@ -780,3 +780,31 @@ func TestSearchPageCaseFolding(t *testing.T) {
 		t.Fatalf("search page = %d: %.300s", resp.StatusCode, body)
 	}
 }
+
+// TestSearchPageMarksSupersededHits: a hit that a newer section of the
+// same subject supersedes carries a visible marker on the search page.
+func TestSearchPageMarksSupersededHits(t *testing.T) {
+	e := newEnv(t, web.Deps{})
+	p, _ := e.a.Home.MemoryPath("payops")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	text := "# Memory — payops (payops)\n\n" +
+		"## 2026-03-10 — payments\n- The zebracorn payment request timeout is 30 seconds.\n\n" +
+		"## 2026-04-15 — billing\n- Reviewed the billing dashboard with Ana.\n\n" +
+		"## 2026-06-20 — payments again\n- Raised the zebracorn payment request timeout from 30 to 45 seconds.\n"
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.a.Palace.Mine(context.Background(), p, palace.MineOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w := e.do(t, req{target: "/search?q=zebracorn+payment+request+timeout&wing=payops"})
+	body := w.Body.String()
+	if w.Code != 200 || strings.Count(body, ">superseded by ") != 1 {
+		t.Fatalf("search page = %d, want one superseded marker:\n%s", w.Code, body)
+	}
+	if strings.Index(body, "payments again") > strings.Index(body, "superseded by") {
+		t.Errorf("the newer section is not listed before the superseded one:\n%s", body)
+	}
+}

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/updates"
+)
+
+type benchUpdatesOptions struct {
+	seed                     uint64
+	agents, subjects, filler int
+	modes                    []string
+	keep                     string
+	asJSON                   bool
+}
+
+func newBenchUpdatesCommand(g *globals) *cobra.Command {
+	var o benchUpdatesOptions
+	cmd := &cobra.Command{
+		Use:   "updates",
+		Short: "Facts that change: does search put the newest statement of a subject first? current-first, current-above-stale, past-first by mode",
+		Long: "Generates a hive (--seed): per agent, --subjects subjects whose value changes one to three times over dated sections,\n" +
+			"worded differently each time, among --filler unrelated sections; mines it into a fresh temporary home and asks a\n" +
+			"question per subject (current-first: the newest statement is the top hit; current-above-stale: it ranks above every\n" +
+			"older one) and one about an older value by its date (past-first: that older section is the top hit), each in the\n" +
+			"agent's wing. Also counts the hits marked superseded, rightly and wrongly.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBenchUpdates(cmd.Context(), g, o)
+		},
+	}
+	f := cmd.Flags()
+	f.Uint64Var(&o.seed, "seed", 1, "seed of the generated hive")
+	f.IntVar(&o.agents, "agents", 12, "agents (memory files)")
+	f.IntVar(&o.subjects, "subjects", 5, "changing subjects per agent")
+	f.IntVar(&o.filler, "filler", 25, "unrelated sections per agent")
+	f.StringSliceVar(&o.modes, "modes", nil, "modes to run (default lexical,vector,hybrid; vector modes need the model)")
+	f.StringVar(&o.keep, "keep-home", "", "build the benchmark home in this directory and keep it (default: a temporary one)")
+	f.BoolVar(&o.asJSON, "json", false, "print one JSON object")
+	return cmd
+}
+
+func runBenchUpdates(ctx context.Context, g *globals, o benchUpdatesOptions) error {
+	for _, n := range []struct {
+		name string
+		v    int
+	}{{"agents", o.agents}, {"subjects", o.subjects}, {"filler", o.filler}} {
+		if n.v < 1 || n.v > 1000 {
+			return fmt.Errorf("bench updates: --%s must be between 1 and 1000, got %d", n.name, n.v)
+		}
+	}
+	a, done, err := openBenchHome(ctx, g, o.keep, "updates", o.asJSON, app.Options{})
+	if err != nil {
+		return err
+	}
+	defer done()
+	bar := countBar{}
+	res, err := updates.Run(ctx, a.Palace, updates.Options{
+		Gen:   updates.GenOptions{Seed: o.seed, Agents: o.agents, Subjects: o.subjects, Filler: o.filler},
+		Modes: o.modes,
+		Progress: func(done, total int) {
+			if done == 1 {
+				bar = g.countBar("questions", total, o.asJSON)
+			}
+			bar.set(done, total)
+		},
+	})
+	bar.finish()
+	if err != nil {
+		return err
+	}
+	if o.asJSON {
+		return writeJSON(g.stdout, res)
+	}
+	w := g.stdout
+	fmt.Fprintf(w, "updates (seed %d): %d agents, %d subjects, %d sections, %d drawers, mined in %.1fs\n\n",
+		res.Seed, res.Agents, res.Subjects, res.Sections, res.Drawers, res.MineSeconds)
+	fmt.Fprintf(w, "%-8s %9s %9s %9s %9s %8s %8s %7s %7s\n", "mode", "cur-first", "cur>stale", "cur@5", "past-1st", "marked", "wrong/q", "p50 ms", "p95 ms")
+	for _, m := range slices.Sorted(maps.Keys(res.Modes)) {
+		x := res.Modes[m]
+		fmt.Fprintf(w, "%-8s %8.1f%% %8.1f%% %8.1f%% %8.1f%% %7.1f%% %8.3f %7.2f %7.2f\n", m,
+			100*x.CurrentFirst, 100*x.CurrentAboveStale, 100*x.CurrentAt5, 100*x.PastFirst, 100*x.StaleMarked, x.WrongMarks,
+			x.LatencyP50, x.LatencyP95)
+	}
+	return nil
+}

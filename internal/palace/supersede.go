@@ -1,0 +1,387 @@
+package palace
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/fts"
+)
+
+// Reasons a hit is superseded (Hit.SupersededReason).
+const (
+	// SupersededNewer: a later dated drawer of the same wing states the
+	// same subject (found by ranking, see supersede).
+	SupersededNewer = "newer"
+	// SupersededExplicit: the agent wrote that a newer section replaces
+	// this one.
+	SupersededExplicit = "explicit"
+)
+
+// supersedeParams tunes supersession (see supersede): how many of the
+// top candidates are compared; how many key terms a pair must share and
+// what makes a term key (held by fewer than keyFrac of the candidates);
+// the share of the question's words, among those the best candidate
+// holds, both of a pair must hold; how far above the median similarity
+// to the other candidates a pair's own must be; and which similarities
+// may show it: of the words of the lines that hold the question's terms,
+// and of the drawers' vectors (when the palace has them).
+type supersedeParams struct {
+	window, minKeys        int
+	keyFrac, share, margin float64
+	words, vectors         bool
+}
+
+// supersedeDefaults were measured on `hivemem bench updates`, LoCoMo and
+// LongMemEval (README, "Benchmarks").
+var supersedeDefaults = supersedeParams{window: 10, minKeys: 1, keyFrac: 0.5, share: 0.75, margin: 0.125, words: true, vectors: true}
+
+// supersession is why a hit ranks below a newer one.
+type supersession struct{ by, reason string }
+
+// supersede is the stage after fusion that puts the newest statement of a
+// subject first. Among the top candidates, two drawers of the same wing
+// with different dates are about the same subject when they share the
+// question's key terms and are far more similar to each other than to the
+// rest; in each group of such drawers the newer take the better ranks
+// (the group keeps its places, other hits do not move) and each older
+// one is marked superseded by the newest drawer it pairs with.
+//
+// It is not a recency boost: a drawer that pairs with no other keeps its
+// rank whatever its date, and a question about the past (it names a date,
+// or asks what came before or first) is answered in the order the
+// rankers gave, the marks kept.
+func (p *Palace) supersede(ctx context.Context, q Query, rs []rankedDrawer) ([]rankedDrawer, map[string]supersession) {
+	cfg := supersedeDefaults
+	n := min(len(rs), cfg.window)
+	if n < 2 {
+		return rs, nil
+	}
+	top := rs[:n]
+	qterms := queryStems(q.Text)
+	if len(qterms) == 0 {
+		return rs, nil
+	}
+	whole := make([]map[string]int, n)
+	for i, r := range top {
+		whole[i] = stemCounts(r.d.Heading + "\n" + r.d.Text)
+	}
+	// How many candidates hold each word; rarer words weigh more in the
+	// similarity of key lines.
+	df := map[string]int{}
+	for _, d := range whole {
+		for t := range d {
+			df[t]++
+		}
+	}
+	idf := func(t string) float64 { return math.Log(1 + float64(n)/float64(max(df[t], 1))) }
+	keys := make([]map[string]int, n)
+	for i, r := range top {
+		keys[i] = keyLine(r.d, qterms, idf)
+	}
+	// The most of the question's words one candidate's key line holds:
+	// what a pair must share most of.
+	found := 0
+	for _, k := range keys {
+		w := 0
+		for t := range qterms {
+			if k[t] > 0 {
+				w++
+			}
+		}
+		found = max(found, w)
+	}
+	if found == 0 {
+		return rs, nil
+	}
+	// A key term is one of the question's words that fewer than keyFrac
+	// of the candidates hold: a word most of them hold (the name of who
+	// speaks on every line, or the word two sibling subjects share, as
+	// "server" in "staging server" and "build server") tells no subject
+	// apart. A word no more than two hold is always key (in a handful of
+	// candidates, a pair is half of them).
+	isKey := func(t string) bool { return df[t] <= 2 || float64(df[t]) < cfg.keyFrac*float64(n) }
+	keyShare := func(i, j int) float64 {
+		both, keysBoth := 0, 0
+		for t := range qterms {
+			if keys[i][t] > 0 && keys[j][t] > 0 {
+				both++
+				if isKey(t) {
+					keysBoth++
+				}
+			}
+		}
+		if keysBoth < cfg.minKeys {
+			return 0
+		}
+		return float64(both) / float64(found)
+	}
+	var wordSim, vecSim [][]float64
+	if cfg.words {
+		wordSim = wordSimilarity(keys, idf)
+	}
+	if cfg.vectors {
+		if vecs := p.candidateVectors(ctx, top); vecs != nil {
+			vecSim = vectorSimilarity(vecs)
+		}
+	}
+	related := make([][]bool, n)
+	for i := range related {
+		related[i] = make([]bool, n)
+	}
+	parent := make([]int, n)
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(i int) int {
+		if parent[i] != i {
+			parent[i] = find(parent[i])
+		}
+		return parent[i]
+	}
+	paired := false
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			a, b := top[i].d, top[j].d
+			if a.Wing != b.Wing || a.Date == "" || b.Date == "" || a.Date == b.Date {
+				continue
+			}
+			if keyShare(i, j) < cfg.share {
+				continue
+			}
+			// Far more alike than either is to the rest, by the words
+			// of their key lines or by their vectors.
+			if !(wordSim != nil && standsOut(wordSim, i, j, cfg.margin)) && !(vecSim != nil && standsOut(vecSim, i, j, cfg.margin)) {
+				continue
+			}
+			related[i][j], related[j][i] = true, true
+			parent[find(i)] = find(j)
+			paired = true
+		}
+	}
+	if !paired {
+		return rs, nil
+	}
+	marks := map[string]supersession{}
+	for i := range n {
+		// The newest drawer i pairs with that is newer than i.
+		best := -1
+		for j := range n {
+			if related[i][j] && top[j].d.Date > top[i].d.Date && (best < 0 || top[j].d.Date > top[best].d.Date) {
+				best = j
+			}
+		}
+		if best >= 0 {
+			marks[top[i].d.ID] = supersession{by: top[best].d.ID, reason: SupersededNewer}
+		}
+	}
+	if asksAboutPast(q.Text) {
+		return rs, marks
+	}
+	// Each group keeps its places; within it, newest first (equal dates
+	// in the fused order).
+	out := slices.Clone(rs)
+	groups := map[int][]int{}
+	for i := range n {
+		groups[find(i)] = append(groups[find(i)], i)
+	}
+	for _, g := range groups {
+		if len(g) < 2 {
+			continue
+		}
+		members := slices.Clone(g)
+		slices.SortStableFunc(members, func(a, b int) int { return strings.Compare(top[b].d.Date, top[a].d.Date) })
+		for k, slot := range g {
+			out[slot] = top[members[k]]
+		}
+	}
+	return out, marks
+}
+
+// standsOut reports whether i and j are far more alike than either is
+// to the rest: their similarity is margin above the mean of each one's
+// similarity to the other candidates.
+func standsOut(sim [][]float64, i, j int, margin float64) bool {
+	n := len(sim)
+	if n < 3 {
+		return sim[i][j] >= margin
+	}
+	var ri, rj []float64
+	for k := range n {
+		if k != i && k != j {
+			ri = append(ri, sim[i][k])
+			rj = append(rj, sim[j][k])
+		}
+	}
+	return sim[i][j] >= max(median(ri), median(rj))+margin
+}
+
+// median is the middle of xs (the mean of the two middle ones for an
+// even count); it sorts xs.
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	m := len(xs) / 2
+	if len(xs)%2 == 0 {
+		return (xs[m-1] + xs[m]) / 2
+	}
+	return xs[m]
+}
+
+// wordSimilarity is the cosine between word counts, each word weighted
+// by idf.
+func wordSimilarity(docs []map[string]int, idf func(string) float64) [][]float64 {
+	n := len(docs)
+	sim := make([][]float64, n)
+	for i := range sim {
+		sim[i] = make([]float64, n)
+	}
+	norms := make([]float64, n)
+	for i, d := range docs {
+		for t, c := range d {
+			w := float64(c) * idf(t)
+			norms[i] += w * w
+		}
+		norms[i] = math.Sqrt(norms[i])
+	}
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			s := 0.0
+			for t, c := range docs[i] {
+				if c2 := docs[j][t]; c2 > 0 {
+					w := idf(t)
+					s += float64(c) * w * float64(c2) * w
+				}
+			}
+			if norms[i] > 0 && norms[j] > 0 {
+				s /= norms[i] * norms[j]
+			}
+			sim[i][j], sim[j][i] = s, s
+		}
+	}
+	return sim
+}
+
+// vectorSimilarity is the cosine between L2-normalised vectors.
+func vectorSimilarity(vecs [][]float32) [][]float64 {
+	n := len(vecs)
+	sim := make([][]float64, n)
+	for i := range sim {
+		sim[i] = make([]float64, n)
+	}
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			s := dot(vecs[i], vecs[j])
+			sim[i][j], sim[j][i] = s, s
+		}
+	}
+	return sim
+}
+
+// candidateVectors returns the candidates' vectors from the embedding
+// cache, or nil when the palace has no embedder or any is missing.
+func (p *Palace) candidateVectors(ctx context.Context, top []rankedDrawer) [][]float32 {
+	if p.emb == nil {
+		return nil
+	}
+	hashes := make([]string, len(top))
+	for i, r := range top {
+		hashes[i] = r.d.Hash
+	}
+	cached, err := p.store.CachedEmbeddings(ctx, p.emb.ModelID(), hashes)
+	if err != nil {
+		p.log.Warn("supersession: vectors of the candidates", "err", err)
+		return nil
+	}
+	out := make([][]float32, len(top))
+	for i, h := range hashes {
+		v, ok := cached[h]
+		if !ok {
+			return nil
+		}
+		out[i] = v
+	}
+	return out
+}
+
+func dot(a, b []float32) float64 {
+	s := 0.0
+	for i := range min(len(a), len(b)) {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
+}
+
+// keyLine is the stems of the line of d (its heading counted as a line)
+// that holds the most of the question's words, by weight.
+func keyLine(d store.Drawer, qterms map[string]bool, idf func(string) float64) map[string]int {
+	var best map[string]int
+	bestW := -1.0
+	for _, l := range append([]string{d.Heading}, strings.Split(d.Text, "\n")...) {
+		c := stemCounts(l)
+		w := 0.0
+		for t := range qterms {
+			if c[t] > 0 {
+				w += idf(t)
+			}
+		}
+		if w > bestW {
+			best, bestW = c, w
+		}
+	}
+	return best
+}
+
+// queryStems are the query's words (stopwords dropped) as the index
+// stems them.
+func queryStems(text string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range store.QueryTerms(text) {
+		for _, t := range fts.Tokens(w) {
+			// Not the "s" of "what's", nor a number (the parts of a
+			// date, a version): they name no subject.
+			if len(t) > 1 && strings.TrimFunc(t, unicode.IsDigit) != "" {
+				out[t] = true
+			}
+		}
+	}
+	return out
+}
+
+// stemCounts counts the index's stems of s.
+func stemCounts(s string) map[string]int {
+	out := map[string]int{}
+	for _, t := range fts.Tokens(s) {
+		out[t]++
+	}
+	return out
+}
+
+// pastRE finds what makes a question one about the past: a date (ISO, a
+// month with a day or a year, a year), a word asking what came before or
+// first, or a verb in the past tense ("what did we…", "what was…").
+var pastRE = regexp.MustCompile(`(?i)\b(\d{4}-\d{2}-\d{2}|\d{4}/\d{1,2}/\d{1,2}|(19|20)\d{2}|` +
+	`(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sep(t(ember)?)?|oct(ober)?|nov(ember)?|dec(ember)?)\.?\s+\d{1,2}(st|nd|rd|th)?\b|` +
+	`before|first|originally|initially|previously|earlier|prior|formerly|used to|at the time|back then|until|ago|last (year|month|week)|did|was|were|had)\b`)
+
+// asksAboutPast reports whether a question asks about an earlier state.
+func asksAboutPast(text string) bool { return pastRE.MatchString(text) }
+
+// SupersededNote is how text output marks a superseded hit ("" for a
+// current one): "superseded by <id> (a newer section states this
+// subject)".
+func (h Hit) SupersededNote() string {
+	if h.SupersededBy == "" {
+		return ""
+	}
+	why := "a newer section states this subject"
+	if h.SupersededReason == SupersededExplicit {
+		why = "the agent marked it replaced"
+	}
+	return fmt.Sprintf("superseded by %s (%s)", h.SupersededBy, why)
+}

@@ -1,0 +1,163 @@
+package palace_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/modelfetch"
+	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/store"
+)
+
+// changingFacts is an agent's notes in which two facts change (the
+// production database version, the payment timeout), among notes that
+// share words with them without restating them, a sibling subject (the
+// staging database) and two unrelated sections of one day.
+const changingFacts = "# Memory — Ops (ops)\n\n" +
+	"## 2026-03-02 — database\n- The production database version is PostgreSQL 14.\n\n" +
+	"## 2026-03-10 — payments\n- The payment request timeout is 30 seconds.\n\n" +
+	"## 2026-04-01 — staging\n- The staging database version is PostgreSQL 15.\n\n" +
+	"## 2026-04-15 — billing\n- Reviewed the billing dashboard with Ana; the database graphs need a legend.\n\n" +
+	"## 2026-05-10 — standup notes\n- Paired with Ana on the export job.\n- Upgraded the production database version to PostgreSQL 16 after the load test.\n- Lunch moves to Thursday.\n\n" +
+	"## 2026-06-20 — payments again\n- Raised the payment request timeout from 30 to 45 seconds: the card network is slow at peak.\n\n" +
+	"## 2026-07-07 — deploy\n- Deploys go out with make deploy; the release checklist is in the wiki.\n\n" +
+	"## 2026-07-07 — deploy review\n- Reviewed the deploy dashboards with the team: the deploy alerts are too noisy.\n"
+
+// opsPalace mines changingFacts into a fresh home, with the real model
+// when it is installed (then vectors take part), else lexical-only.
+func changingFactsPalace(t *testing.T, withModel bool) *palace.Palace {
+	t.Helper()
+	if withModel {
+		if !app.ModelInstalled(modelfetch.DefaultDir()) {
+			t.Skipf("MiniLM model not installed in %s: run `hivemem model fetch`", modelfetch.DefaultDir())
+		}
+		t.Setenv("HIVEMEM_EMBEDDER_PROVIDER", "auto")
+	} else {
+		t.Setenv("HIVEMEM_MODEL_DIR", filepath.Join(t.TempDir(), "no-model"))
+	}
+	ctx := context.Background()
+	a, err := app.Open(ctx, app.Options{Home: t.TempDir(), Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	if got := a.Palace.Embedder() != nil; got != withModel {
+		t.Fatalf("embedder present %v, want %v", got, withModel)
+	}
+	dir := filepath.Join(a.Home.AgentsDir(), "ops")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "memory.md"), []byte(changingFacts), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Palace.Mine(ctx, a.Home.AgentsDir(), palace.MineOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return a.Palace
+}
+
+// TestSupersessionOrdering pins what supersession does and where it stops:
+// the newest statement of a subject ranks first and the older one is
+// marked superseded by it; a question about the past, by its date or by
+// "before", gets the old statement first; a sibling subject (staging) is
+// not superseded by the production one; two unrelated sections of the
+// same day mark nothing; and a query that matches no changed fact ranks
+// as fusion did.
+func TestSupersessionOrdering(t *testing.T) {
+	for _, model := range []bool{false, true} {
+		name := "lexical-only"
+		if model {
+			name = "minilm"
+		}
+		t.Run(name, func(t *testing.T) {
+			p := changingFactsPalace(t, model)
+			tests := []struct {
+				query string
+				// vectors: the row holds only with the model; without it
+				// the staging sibling, worded almost as the old statement,
+				// is as like it as the new one, so nothing stands out.
+				vectors bool
+				first   string // heading of the top hit
+				// superseded: heading → heading of the hit it is
+				// superseded by ("" for a hit that must not be marked).
+				superseded map[string]string
+			}{
+				{"What is the production database version?", true, "2026-05-10 — standup notes",
+					map[string]string{"2026-03-02 — database": "2026-05-10 — standup notes", "2026-04-01 — staging": "", "2026-05-10 — standup notes": ""}},
+				{"payment request timeout", false, "2026-06-20 — payments again",
+					map[string]string{"2026-03-10 — payments": "2026-06-20 — payments again", "2026-06-20 — payments again": ""}},
+				{"What was the payment request timeout on 2026-03-10?", false, "2026-03-10 — payments", nil},
+				{"Which payment request timeout did we have first?", false, "2026-03-10 — payments", nil},
+				{"What is the staging database version?", false, "2026-04-01 — staging",
+					map[string]string{"2026-04-01 — staging": ""}},
+				{"deploy dashboards and alerts", false, "2026-07-07 — deploy review",
+					map[string]string{"2026-07-07 — deploy review": "", "2026-07-07 — deploy": ""}},
+				{"billing dashboard legend", false, "2026-04-15 — billing",
+					map[string]string{"2026-04-15 — billing": ""}},
+			}
+			for _, tc := range tests {
+				if tc.vectors && !model {
+					continue
+				}
+				hits, err := p.Search(context.Background(), palace.Query{Text: tc.query, Results: 8, Filter: store.Filter{Wing: "ops"}})
+				if err != nil {
+					t.Fatalf("%q: %v", tc.query, err)
+				}
+				if len(hits) == 0 || hits[0].Heading != tc.first {
+					t.Errorf("%q: first hit %q, want %q\n%s", tc.query, firstHeading(hits), tc.first, describe(hits))
+					continue
+				}
+				byID := map[string]palace.Hit{}
+				for _, h := range hits {
+					byID[h.ID] = h
+				}
+				for heading, by := range tc.superseded {
+					h, ok := hitByHeading(hits, heading)
+					if !ok {
+						t.Errorf("%q: no hit %q\n%s", tc.query, heading, describe(hits))
+						continue
+					}
+					got := byID[h.SupersededBy].Heading
+					if got != by || (by != "" && h.SupersededReason != palace.SupersededNewer) {
+						t.Errorf("%q: %q superseded by %q (%s), want %q\n%s", tc.query, heading, got, h.SupersededReason, by, describe(hits))
+					}
+				}
+			}
+		})
+	}
+}
+
+func firstHeading(hits []palace.Hit) string {
+	if len(hits) == 0 {
+		return ""
+	}
+	return hits[0].Heading
+}
+
+func hitByHeading(hits []palace.Hit, heading string) (palace.Hit, bool) {
+	for _, h := range hits {
+		if h.Heading == heading {
+			return h, true
+		}
+	}
+	return palace.Hit{}, false
+}
+
+func describe(hits []palace.Hit) string {
+	var b strings.Builder
+	for i, h := range hits {
+		b.WriteString("  ")
+		b.WriteString(string(rune('1' + i)))
+		b.WriteString(". " + h.Heading)
+		if h.SupersededBy != "" {
+			b.WriteString("  [superseded by " + h.SupersededBy + "]")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
