@@ -244,6 +244,11 @@ func TestRememberSupersedesByDrawerID(t *testing.T) {
 	if err != nil || len(hits.Hits) != 2 {
 		t.Errorf("search with superseded: %+v, %v", hits.Hits, err)
 	}
+	for _, h := range hits.Hits {
+		if old := strings.Contains(h.Text, "120"); old != (h.SupersededReason == palace.SupersededExplicit) {
+			t.Errorf("hit %q: superseded_by %q (%s), want the explicit mark only on the old note", h.Text, h.SupersededBy, h.SupersededReason)
+		}
+	}
 	evs, _ := a.Events.Read(0, nil)
 	found := false
 	for _, e := range evs {

@@ -263,6 +263,11 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 			VectorScore: f.Vector, VectorRank: f.VectorRank,
 			SupersededBy: marks[d.ID].by, SupersededReason: marks[d.ID].reason,
 		})
+		// An explicit correction (a "> superseded by:" marker, kept in
+		// the results only with IncludeSuperseded) outranks a guess.
+		if d.SupersededBy != "" {
+			hits[len(hits)-1].SupersededBy, hits[len(hits)-1].SupersededReason = d.SupersededBy, SupersededExplicit
+		}
 	}
 	// A hit proves its wing and room exist; only an empty result can hide
 	// a mistyped one.
