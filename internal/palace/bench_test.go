@@ -4,13 +4,18 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/hivemem/hivemem/internal/chunk"
 	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/minilm"
+	"github.com/hivemem/hivemem/internal/modelfetch"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/sqlite"
@@ -127,4 +132,116 @@ func BenchmarkSearch100k(b *testing.B) {
 			})
 		}
 	}
+}
+
+// benchModel is the installed MiniLM, loaded once for the test binary.
+var benchModel = sync.OnceValues(func() (*minilm.Model, error) { return minilm.Load(modelfetch.DefaultDir()) })
+
+// sessionFiles builds n conversation-like memory files of a few dated
+// sections each, every line distinct (no embedding cache hits): the shape
+// an import gives, one file per session.
+func sessionFiles(rng *rand.Rand, n int) []string {
+	words := strings.Fields("we talked about the trip to Lisbon next spring and whether my sister can come along " +
+		"I started a new job at the hospital last month and the night shifts are hard on my sleep " +
+		"can you recommend a recipe for dinner that uses the basil from my garden and some leftover rice " +
+		"my old laptop keeps overheating when I edit photos so I am thinking about buying a new one " +
+		"the cat has been hiding under the bed since we moved to the new apartment near the river " +
+		"I ran my first half marathon in two hours and ten minutes and want to beat it in autumn")
+	out := make([]string, n)
+	for f := range out {
+		var b strings.Builder
+		fmt.Fprintf(&b, "# Memory — Bench (bench)\n\n")
+		for s := range 2 + rng.IntN(3) {
+			fmt.Fprintf(&b, "## 2023-%02d-%02d — session %d-%d\n", 1+rng.IntN(12), 1+rng.IntN(28), f, s)
+			for range 2 + rng.IntN(4) {
+				line := make([]string, 20+rng.IntN(40))
+				for j := range line {
+					line[j] = words[rng.IntN(len(words))]
+				}
+				b.WriteString(strings.Join(line, " ") + ".\n")
+			}
+			b.WriteString("\n")
+		}
+		out[f] = b.String()
+	}
+	return out
+}
+
+// BenchmarkMineThroughput mines 24 session files (half a LongMemEval haystack
+// worth) into a fresh palace with the installed MiniLM, then embeds the
+// same drawer texts with the model alone in batches of 32, in the same
+// iteration: mine-tok/s against embedder-tok/s under the same load, and
+// their ratio (mine/embedder, the median over iterations). Files, text and
+// batch are the shape of an import's sessions and of bench longmemeval's
+// embedder-alone timing.
+func BenchmarkMineThroughput(b *testing.B) {
+	m, err := benchModel()
+	if err != nil {
+		b.Skipf("MiniLM not installed in %s: %v", modelfetch.DefaultDir(), err)
+	}
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(7, 8))
+	var mineTPS, embTPS, ratios []float64
+	for b.Loop() {
+		b.StopTimer()
+		dir := b.TempDir()
+		h := home.Home{Root: dir}
+		if err := h.Init(); err != nil {
+			b.Fatal(err)
+		}
+		agentDir := filepath.Join(h.AgentsDir(), "bench")
+		if err := os.MkdirAll(agentDir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for i, content := range sessionFiles(rng, 24) {
+			if err := os.WriteFile(filepath.Join(agentDir, fmt.Sprintf("s%02d.md", i)), []byte(content), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		st, err := sqlite.Open(ctx, filepath.Join(h.PalaceDir(), "palace.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := palace.New(ctx, h, st, m, palace.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		t0 := time.Now()
+		rep, err := p.Mine(ctx, h.AgentsDir(), palace.MineOptions{})
+		mineSecs := time.Since(t0).Seconds()
+		b.StopTimer()
+		if err != nil {
+			b.Fatal(err)
+		}
+		ds, err := st.List(ctx, store.Filter{}, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep.Embedded != len(ds) || len(ds) == 0 {
+			b.Fatalf("mine embedded %d texts for %d drawers", rep.Embedded, len(ds))
+		}
+		texts := make([]string, len(ds))
+		tokens := 0
+		for i, d := range ds {
+			texts[i] = chunk.Chunk{Heading: d.Heading, Text: d.Text}.EmbedText()
+			tokens += chunk.EstimateTokens(texts[i])
+		}
+		t0 = time.Now()
+		for i := 0; i < len(texts); i += 32 {
+			if _, err := m.Embed(ctx, texts[i:min(i+32, len(texts))]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		embSecs := time.Since(t0).Seconds()
+		st.Close()
+		mineTPS = append(mineTPS, float64(tokens)/mineSecs)
+		embTPS = append(embTPS, float64(tokens)/embSecs)
+		ratios = append(ratios, embSecs/mineSecs)
+		b.StartTimer()
+	}
+	med := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
+	b.ReportMetric(med(mineTPS), "mine-tok/s")
+	b.ReportMetric(med(embTPS), "embedder-tok/s")
+	b.ReportMetric(med(ratios), "mine/embedder")
 }
