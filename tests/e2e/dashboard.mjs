@@ -1,7 +1,8 @@
 // Browser end-to-end test of the hivemem dashboard, run by e2e_test.go
 // against a demo home (internal/web/webtest). It drives Debian's chromium
 // through playwright-core: overview, search, opening a hit in the viewer,
-// condense with preview, live events, backup diff and restore, settings,
+// condense with preview, live events, backup diff and restore, corrections
+// (supersede, forget, purge) in the viewer, settings,
 // token login, a phone-sized screen — and checks that HTML in a memory
 // file never runs. Screenshots go to $HIVEMEM_ARTIFACTS.
 //
@@ -204,6 +205,52 @@ try {
     await snap(page, 'restored');
     await page.goto(base + '/agents/coder');
     assert.equal(await page.locator('.doc .region-condensed').count(), 0, 'coder is back to its old file');
+  });
+
+  await run('the memory viewer supersedes, forgets and purges a section after confirmation', async () => {
+    await page.goto(base + '/agents/reviewer');
+    const headings = await page.$$eval('.section-actions', (els) => els.map((e) => e.dataset.heading));
+    assert.ok(headings.length >= 3, `reviewer has sections to correct (${headings.length})`);
+    const [superseded, forgotten, purged] = headings;
+    const actions = async (h) => {
+      const i = await page.$$eval('.section-actions', (els, h) => els.findIndex((e) => e.dataset.heading === h), h);
+      return i < 0 ? null : page.locator('.section-actions').nth(i);
+    };
+    const dlg = page.locator('#correct-dialog');
+    const note = 'Reviews now need two approvals before merge (zebrae2enote).';
+
+    (await actions(superseded)).locator('.act-supersede').click();
+    await dlg.waitFor({ state: 'visible' });
+    assert.equal(await page.locator('#correct-heading').textContent(), superseded);
+    assert.equal(await page.locator('#correct-confirm-label').isVisible(), false, 'no agent id asked to supersede');
+    await page.fill('#correct-text', note);
+    await snap(page, 'supersede-confirm', false);
+    await Promise.all([page.waitForEvent('load'), page.click('#correct-go')]);
+    const old = page.locator('.md-section', { has: page.locator('.section-heading', { hasText: superseded }) });
+    assert.match(await old.locator('.badge').first().textContent(), /superseded/);
+    assert.ok((await page.locator('#doc').textContent()).includes('zebrae2enote'), 'the new note is in the file');
+
+    (await actions(forgotten)).locator('.act-forget').click();
+    await dlg.waitFor({ state: 'visible' });
+    await Promise.all([page.waitForEvent('load'), page.click('#correct-go')]);
+    assert.equal(await actions(forgotten), null, 'the forgotten section left the file');
+
+    (await actions(purged)).locator('.act-purge').click();
+    await dlg.waitFor({ state: 'visible' });
+    assert.equal(await page.locator('#correct-confirm-label').isVisible(), true, 'a purge asks for the agent id');
+    await page.fill('#correct-confirm', 'coder');
+    await page.click('#correct-go');
+    assert.match(await page.locator('#correct-result .alert.bad').textContent(), /type the agent id/);
+    assert.notEqual(await actions(purged), null, 'a wrong agent id purges nothing');
+    (await actions(purged)).locator('.act-purge').click();
+    await dlg.waitFor({ state: 'visible' });
+    await page.fill('#correct-confirm', 'reviewer');
+    await Promise.all([page.waitForEvent('load'), page.click('#correct-go')]);
+    assert.equal(await actions(purged), null, 'the purged section left the file');
+    const raw = await page.evaluate(async () => (await fetch('/agents/reviewer?view=raw')).text());
+    assert.ok(!raw.includes(purged), 'the purged heading is nowhere in the raw file');
+    assert.ok(raw.includes('superseded by:'), 'the superseded marker is in the raw file');
+    await snap(page, 'corrected');
   });
 
   await run('settings save to config.toml', async () => {
