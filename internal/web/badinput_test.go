@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/httpguard"
 	"github.com/hivemem/hivemem/internal/modelfetch"
@@ -324,8 +325,8 @@ func TestMalformedBodiesRefused(t *testing.T) {
 		{"restore oversize", "POST", "/api/v1/agents/planner/backups/latest/restore", `{"x": "` + strings.Repeat("a", 70<<10) + `"}`, "application/json", 413, "over"},
 	}
 	cfgBefore, _ := os.ReadFile(e.a.Home.ConfigPath())
-	memBefore := memory(t, e.a, "coder")
-	planBefore := memory(t, e.a, "planner")
+	memBefore := apptest.ReadMemory(t, e.a, "coder")
+	planBefore := apptest.ReadMemory(t, e.a, "planner")
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			hdr := map[string]string{"Content-Type": c.ct}
@@ -335,7 +336,7 @@ func TestMalformedBodiesRefused(t *testing.T) {
 	if now, _ := os.ReadFile(e.a.Home.ConfigPath()); string(now) != string(cfgBefore) {
 		t.Error("a refused settings update changed config.toml")
 	}
-	if string(memory(t, e.a, "coder")) != string(memBefore) || string(memory(t, e.a, "planner")) != string(planBefore) {
+	if apptest.ReadMemory(t, e.a, "coder") != memBefore || apptest.ReadMemory(t, e.a, "planner") != planBefore {
 		t.Error("a refused request changed a memory file")
 	}
 }
