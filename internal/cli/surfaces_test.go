@@ -59,21 +59,7 @@ func newSurfaces(t *testing.T, files map[string]string) *surfaces {
 	}
 	s.api = httptest.NewServer(web.New(web.Deps{App: a, Settings: m}))
 	t.Cleanup(s.api.Close)
-	srv, err := mcpserver.New(mcpserver.Deps{App: a})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "surfaces", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.mcp = cs
-	t.Cleanup(func() { cs.Close(); ss.Close() })
+	s.mcp = apptest.MCPClient(t, mcpserver.Deps{App: a})
 	return s
 }
 

@@ -73,25 +73,7 @@ func connect(t testing.TB, deps mcpserver.Deps) *mcp.ClientSession {
 	if deps.Now == nil {
 		deps.Now = func() time.Time { return fixedNow }
 	}
-	srv, err := mcpserver.New(deps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ss.Wait()
-	})
-	return cs
+	return apptest.MCPClient(t, deps)
 }
 
 // call calls a tool; a protocol error fails the test (tool errors are
