@@ -436,15 +436,9 @@ func TestRunLoginWithOddTokens(t *testing.T) {
 			if resp.StatusCode != 200 || !strings.Contains(string(body), `"agents"`) && !strings.Contains(string(body), `alice`) {
 				t.Errorf("token %q: log in, then follow to /api/v1/agents with the cookie: %d %.150q", tok, resp.StatusCode, body)
 			}
-			req, _ := http.NewRequest("GET", "http://"+addr+"/api/v1/agents", nil)
-			req.Header.Set("Authorization", "Bearer "+tok)
-			resp, err = http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatalf("token %q as a bearer header: %v", tok, err)
-			}
-			resp.Body.Close()
-			if resp.StatusCode != 200 {
-				t.Errorf("token %q as a bearer header: %d", tok, resp.StatusCode)
+			code, _ := apptest.Do(t, apptest.Request{URL: "http://" + addr + "/api/v1/agents", Header: map[string]string{"Authorization": "Bearer " + tok}})
+			if code != 200 {
+				t.Errorf("token %q as a bearer header: %d", tok, code)
 			}
 		})
 	}

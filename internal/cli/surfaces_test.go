@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/manager"
 	"github.com/hivemem/hivemem/internal/mcpserver"
 	"github.com/hivemem/hivemem/internal/web"
@@ -59,21 +59,7 @@ func newSurfaces(t *testing.T, files map[string]string) *surfaces {
 	}
 	s.api = httptest.NewServer(web.New(web.Deps{App: a, Settings: m}))
 	t.Cleanup(s.api.Close)
-	srv, err := mcpserver.New(mcpserver.Deps{App: a})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "surfaces", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.mcp = cs
-	t.Cleanup(func() { cs.Close(); ss.Close() })
+	s.mcp = apptest.MCPClient(t, mcpserver.Deps{App: a})
 	return s
 }
 
@@ -258,21 +244,13 @@ func (s *surfaces) post(path, body string) string { return s.call(http.MethodPos
 
 func (s *surfaces) call(method, path, body string) string {
 	s.t.Helper()
-	req, err := http.NewRequest(method, s.api.URL+path, strings.NewReader(body))
-	if err != nil {
-		s.t.Fatal(err)
-	}
+	var hdr map[string]string
 	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
+		hdr = map[string]string{"Content-Type": "application/json"}
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		s.t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
+	code, b := apptest.Do(s.t, apptest.Request{Method: method, URL: s.api.URL + path, Body: body, Header: hdr})
+	if code != http.StatusOK {
+		s.t.Fatalf("%s %s: %d %s", method, path, code, b)
 	}
 	return string(b)
 }

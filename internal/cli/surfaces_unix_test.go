@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/mcpserver"
 )
 
@@ -78,26 +78,18 @@ func TestSurfacesRefuseAFIFOAtMemory(t *testing.T) {
 		}
 	})
 
-	hc := &http.Client{Timeout: 30 * time.Second}
+	get := func(path string) (int, []byte) {
+		return apptest.Do(t, apptest.Request{URL: s.api.URL + path, Timeout: 30 * time.Second})
+	}
 	within("GET /api/v1/agents", func() {
-		resp, err := hc.Get(s.api.URL + "/api/v1/agents")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
+		_, body := get("/api/v1/agents")
 		agentError("GET /api/v1/agents", string(body), "agents")
 	})
 	for _, path := range []string{"/api/v1/agents/fifo/memory", "/api/v1/agents/fifo"} {
 		within("GET "+path, func() {
-			resp, err := hc.Get(s.api.URL + path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			body, _ := io.ReadAll(resp.Body)
-			if resp.StatusCode == http.StatusOK || !strings.Contains(string(body), want) {
-				t.Errorf("GET %s: %d %s; want an error saying %q", path, resp.StatusCode, body, want)
+			code, body := get(path)
+			if code == http.StatusOK || !strings.Contains(string(body), want) {
+				t.Errorf("GET %s: %d %s; want an error saying %q", path, code, body, want)
 			}
 		})
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/memfile"
 )
 
@@ -47,13 +48,7 @@ scan_interval = "200ms"
 	a := openHome(t, cfg, files)
 	_, stop := running(t, a)
 
-	path := func(agent string) string {
-		p, err := a.Home.MemoryPath(agent)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	path := func(agent string) string { return apptest.MemoryPath(t, a, agent) }
 	const per = 150
 	var wg sync.WaitGroup
 	errs := make(chan error, 100)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -165,20 +164,8 @@ func TestFailingAgentBacksOffWhileOthersGoOn(t *testing.T) {
 
 func do(t *testing.T, method, url string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(body)
+	code, body := apptest.Do(t, apptest.Request{Method: method, URL: url})
+	return code, string(body)
 }
 
 func TestHTTPRoutes(t *testing.T) {

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/client"
 	"github.com/hivemem/hivemem/internal/filetest"
 	"github.com/hivemem/hivemem/internal/hometest"
@@ -756,20 +757,8 @@ func openFDs(t *testing.T, pid int) int {
 // wait more than 5 s for the answer.
 func (p *runProc) get(t *testing.T, path string) (int, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.addr+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("GET %s: %v (no answer: the server hangs)", path, err)
-	}
-	defer resp.Body.Close()
-	var b bytes.Buffer
-	_, _ = b.ReadFrom(resp.Body)
-	return resp.StatusCode, b.String()
+	code, body := apptest.Do(t, apptest.Request{URL: "http://" + p.addr + path, Timeout: 5 * time.Second})
+	return code, string(body)
 }
 
 // TestRunServesWithAFIFOMemoryFile: a FIFO planted at an agent's
@@ -828,21 +817,13 @@ func TestRunOneHostCheckForEveryRoute(t *testing.T) {
 		if path == "/mcp" {
 			method, body = http.MethodPost, initialize
 		}
-		req, err := http.NewRequestWithContext(t.Context(), method, "http://"+p.addr+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Host = host
+		hdr := map[string]string{"Host": host}
 		if path == "/mcp" {
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
+			hdr["Content-Type"] = "application/json"
+			hdr["Accept"] = "application/json, text/event-stream"
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
+		code, _ := apptest.Do(t, apptest.Request{Method: method, URL: "http://" + p.addr + path, Body: body, Header: hdr})
+		return code
 	}
 	for _, path := range []string{"/mcp", "/api/v1/status", "/api/v1/manager", "/"} {
 		for host, want := range map[string]int{

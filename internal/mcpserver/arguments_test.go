@@ -156,7 +156,7 @@ func TestSearchQuerySyntaxIsWords(t *testing.T) {
 func TestRememberAndPinRefuseMalformed(t *testing.T) {
 	a := newHome(t, testFiles, true)
 	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
-	before := readFile(t, a, "alice")
+	before := apptest.ReadMemory(t, a, "alice")
 	for _, c := range []struct {
 		name, tool string
 		args       map[string]any
@@ -181,7 +181,7 @@ func TestRememberAndPinRefuseMalformed(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) { fails(t, cs, c.tool, c.args, c.want) })
 	}
-	if after := readFile(t, a, "alice"); after != before {
+	if after := apptest.ReadMemory(t, a, "alice"); after != before {
 		t.Fatalf("a refused write changed the file:\n%s", after)
 	}
 	// Text that looks like structure stays data.
@@ -210,7 +210,7 @@ func TestRememberBlankHeading(t *testing.T) {
 		}
 		return
 	}
-	f := readFile(t, a, "alice")
+	f := apptest.ReadMemory(t, a, "alice")
 	if strings.Contains(f, "## 2026-11-29 —    \n") || !strings.Contains(f, "## 2026-11-29 — the cache key includes the locale\n") {
 		t.Fatalf("blank heading accepted as is: the section heading is %q; want a tool error or the note's first line",
 			f[strings.LastIndex(f, "## 2026-11-29"):strings.LastIndex(f, "\nthe cache key")])
@@ -285,12 +285,12 @@ func TestBrokenMemoryFilesAreToolErrors(t *testing.T) {
 	ok[map[string]any](t, cs, mcpserver.ToolWakeUp, map[string]any{"hive": true})
 	// Condensing them: refused or skipped with a reason, never written.
 	for _, id := range []string{"badutf8", "binary", "empty"} {
-		before := readFile(t, a, id)
+		before := apptest.ReadMemory(t, a, id)
 		res := call(t, cs, mcpserver.ToolCondense, map[string]any{"agent": id, "force": true})
 		if !res.IsError && !strings.Contains(fmt.Sprint(res.StructuredContent), "skipped") {
 			t.Errorf("condense %s: %s", id, text(res))
 		}
-		if readFile(t, a, id) != before {
+		if apptest.ReadMemory(t, a, id) != before {
 			t.Errorf("condense %s changed the file", id)
 		}
 	}
@@ -332,7 +332,7 @@ func TestConcurrentWritesLandOnce(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
-	f := readFile(t, a, "alice")
+	f := apptest.ReadMemory(t, a, "alice")
 	for i := 0; i < n; i++ {
 		if c := strings.Count(f, fmt.Sprintf("concurrent note %d\n", i)); c != 1 {
 			t.Errorf("note %d appears %d times", i, c)
@@ -368,7 +368,7 @@ func TestRememberWithBrokenEmbedder(t *testing.T) {
 	if !res.IsError {
 		return // the embedder failure did not surface: nothing to retry
 	}
-	saved := strings.Count(readFile(t, a, "alice"), note)
+	saved := strings.Count(apptest.ReadMemory(t, a, "alice"), note)
 	msg := text(res)
 	t.Logf("error: %s", msg)
 	if saved > 0 && !strings.Contains(strings.ToLower(msg), "saved") && !strings.Contains(strings.ToLower(msg), "written") &&
@@ -376,7 +376,7 @@ func TestRememberWithBrokenEmbedder(t *testing.T) {
 		// Retry, as a client does after an error.
 		call(t, cs, mcpserver.ToolRemember, map[string]any{"text": note, "heading": "cache"})
 		t.Fatalf("memory_remember failed with %q although the note was written to the file (%d copy); "+
-			"after one retry the file holds it %d times", msg, saved, strings.Count(readFile(t, a, "alice"), note))
+			"after one retry the file holds it %d times", msg, saved, strings.Count(apptest.ReadMemory(t, a, "alice"), note))
 	}
 }
 
@@ -408,7 +408,7 @@ func TestUnreachableSummarizerLeavesFile(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("condense with an unreachable LLM hangs")
 	}
-	if readFile(t, a, "alice") != testFiles["alice"] {
+	if apptest.ReadMemory(t, a, "alice") != testFiles["alice"] {
 		t.Fatal("a failed condensation changed the file")
 	}
 }

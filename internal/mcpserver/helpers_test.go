@@ -73,25 +73,7 @@ func connect(t testing.TB, deps mcpserver.Deps) *mcp.ClientSession {
 	if deps.Now == nil {
 		deps.Now = func() time.Time { return fixedNow }
 	}
-	srv, err := mcpserver.New(deps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ss.Wait()
-	})
-	return cs
+	return apptest.MCPClient(t, deps)
 }
 
 // call calls a tool; a protocol error fails the test (tool errors are
@@ -162,20 +144,6 @@ func failsAll(t *testing.T, cs *mcp.ClientSession, tool string, cases []refusal)
 	}
 }
 
-// readFile reads an agent's memory file.
-func readFile(t testing.TB, a *app.App, agent string) string {
-	t.Helper()
-	path, err := a.Home.MemoryPath(agent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // testFiles is a small hive: alice has every region, bob plain sections.
 var testFiles = map[string]string{
 	"alice": "# Memory — Alice (alice)\nheader note\n\n" +
@@ -187,4 +155,10 @@ var testFiles = map[string]string{
 		"## 2026-11-25 — login page redesign\nNew layout for the login form.\n",
 	"bob": "# Memory — Bob (bob)\n\n" +
 		"## 2026-11-21 — review of billing export\nThe billing export streams CSV now; approved.\n",
+}
+
+// readFile reads an agent's memory file (apptest.ReadMemory).
+func readFile(t testing.TB, a *app.App, agent string) string {
+	t.Helper()
+	return apptest.ReadMemory(t, a, agent)
 }

@@ -3,7 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
-	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/httpguard"
 	"github.com/hivemem/hivemem/internal/mcpserver"
 )
@@ -96,31 +97,12 @@ func TestHTTPTools(t *testing.T) {
 // status and the body.
 func mcpRequest(ctx context.Context, t *testing.T, method, url, ct, body string, hdr map[string]string) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := map[string]string{"Accept": "application/json, text/event-stream"}
 	if ct != "" {
-		req.Header.Set("Content-Type", ct)
+		h["Content-Type"] = ct
 	}
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range hdr {
-		if k == "Host" {
-			req.Host = v
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, b
+	maps.Copy(h, hdr)
+	return apptest.Do(t, apptest.Request{Ctx: ctx, Method: method, URL: url, Body: body, Header: h})
 }
 
 // rawCall posts one tools/call to url (the stateless endpoint needs no
@@ -194,7 +176,7 @@ func TestHTTPIdentity(t *testing.T) {
 	// The identity applies to writes: remember over the query parameter
 	// lands in bob's file.
 	_, body, res := rawCall(t, open+"?agent=bob", nil, mcpserver.ToolRemember, map[string]any{"text": "written over http", "heading": "http"})
-	if res["isError"] == true || !strings.Contains(readFile(t, a, "bob"), "## 2026-11-29 — http\nwritten over http") {
+	if res["isError"] == true || !strings.Contains(apptest.ReadMemory(t, a, "bob"), "## 2026-11-29 — http\nwritten over http") {
 		t.Fatalf("remember over http: %s", body)
 	}
 }

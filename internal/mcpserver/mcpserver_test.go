@@ -230,7 +230,7 @@ func TestRemember(t *testing.T) {
 func TestRememberIsData(t *testing.T) {
 	a := newHome(t, testFiles, true)
 	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
-	before, err := memfile.Parse([]byte(readFile(t, a, "alice")))
+	before, err := memfile.Parse([]byte(apptest.ReadMemory(t, a, "alice")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestRememberIsData(t *testing.T) {
 	// One more ordinary note after the unclosed fence must still be a section.
 	ok[mcpserver.RememberOutput](t, cs, mcpserver.ToolRemember, map[string]any{"text": "plain", "heading": "after"})
 
-	after, err := memfile.Parse([]byte(readFile(t, a, "alice")))
+	after, err := memfile.Parse([]byte(apptest.ReadMemory(t, a, "alice")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestPin(t *testing.T) {
 	if out.Added || out.Pinned != 2 {
 		t.Fatalf("second pin of the same fact = %+v", out)
 	}
-	if !strings.Contains(readFile(t, a, "alice"), "- Staging deploys need a ticket.\n") {
+	if !strings.Contains(apptest.ReadMemory(t, a, "alice"), "- Staging deploys need a ticket.\n") {
 		t.Fatal("fact not in the file")
 	}
 	hits := ok[mcpserver.SearchOutput](t, cs, mcpserver.ToolSearch, map[string]any{"query": "staging ticket", "room": "pinned"})
@@ -320,7 +320,7 @@ func TestRememberPinMineFails(t *testing.T) {
 	if !pin.Added || pin.MineError == "" || pin.Pinned != 1 {
 		t.Fatalf("pin = %+v; want added with the mining failure in mine_error", pin)
 	}
-	data := readFile(t, a, "alice")
+	data := apptest.ReadMemory(t, a, "alice")
 	if strings.Count(data, note) != 1 || strings.Count(data, "- Releases ship on Tuesdays\n") != 1 {
 		t.Fatalf("note or fact not written exactly once:\n%s", data)
 	}
@@ -452,13 +452,13 @@ func bigFile(agent string, n int) string {
 func TestCondense(t *testing.T) {
 	a := newHome(t, map[string]string{"alice": bigFile("alice", 30), "bob": bigFile("bob", 30), "small": testFiles["bob"]}, true)
 	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
-	before := readFile(t, a, "alice")
+	before := apptest.ReadMemory(t, a, "alice")
 
 	dry := ok[mcpserver.CondenseOutput](t, cs, mcpserver.ToolCondense, map[string]any{"dry_run": true, "force": true})
 	if dry.Status != "dry-run" || dry.Evicted == 0 || dry.Output == "" || dry.NewBytes >= dry.OldBytes {
 		t.Fatalf("dry run = %+v", dry)
 	}
-	if readFile(t, a, "alice") != before {
+	if apptest.ReadMemory(t, a, "alice") != before {
 		t.Fatal("dry run changed the file")
 	}
 	// A dry run is a read: allowed on another agent under scope all.
@@ -473,7 +473,7 @@ func TestCondense(t *testing.T) {
 	if done.Status != "condensed" || done.Backup == "" || done.Archive == "" || done.Kept == 0 {
 		t.Fatalf("condense = %+v", done)
 	}
-	after := readFile(t, a, "alice")
+	after := apptest.ReadMemory(t, a, "alice")
 	if int64(len(after)) != done.NewBytes || len(after) >= len(before) || !strings.Contains(after, memfile.HeadingCondensed) {
 		t.Fatalf("file not condensed: %d → %d bytes", len(before), len(after))
 	}
@@ -572,7 +572,7 @@ func TestScoping(t *testing.T) {
 		t.Fatalf("scope own, own wing: %+v", out.Hits)
 	}
 	// Only the unbound server wrote to bob's file: one note, one fact.
-	bob, err := memfile.Parse([]byte(readFile(t, a, "bob")))
+	bob, err := memfile.Parse([]byte(apptest.ReadMemory(t, a, "bob")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -624,7 +624,7 @@ func TestWritesTakeThePalaceLock(t *testing.T) {
 		}
 	}
 	release()
-	if f := readFile(t, a, "alice"); !strings.Contains(f, "waited for the lock") || !strings.Contains(f, "- locks are honoured") {
+	if f := apptest.ReadMemory(t, a, "alice"); !strings.Contains(f, "waited for the lock") || !strings.Contains(f, "- locks are honoured") {
 		t.Fatalf("writes missing:\n%s", f)
 	}
 }

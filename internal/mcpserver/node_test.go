@@ -155,7 +155,7 @@ func TestNodeClientHTTP(t *testing.T) {
 	if s.Remembered.Agent != "erin" || s.WakeUp != "# Wake-up — erin" {
 		t.Fatalf("summary = %+v", s)
 	}
-	if !strings.Contains(readFile(t, a, "erin"), "## "+s.Remembered.Heading+"\n") {
+	if !strings.Contains(apptest.ReadMemory(t, a, "erin"), "## "+s.Remembered.Heading+"\n") {
 		t.Fatal("erin's file lacks the note")
 	}
 }

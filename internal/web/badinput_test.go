@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/httpguard"
 	"github.com/hivemem/hivemem/internal/modelfetch"
@@ -186,7 +187,30 @@ func TestSearchQuerySyntaxIsWords(t *testing.T) {
 		`login\`, "login\x00test", `the login of a`, `🎉 login`, `日本語 login`, `l` + strings.Repeat(" login", 500),
 		strings.Repeat("x", 4096),
 	}
-	for _, mode := range []string{"", "hybrid", "lexical"} {
+	searchEach(t, e, []string{"", "hybrid", "lexical"}, queries, func(t *testing.T, mode, q string, w *httptest.ResponseRecorder) {
+		if w.Code != 200 {
+			t.Fatalf("= %d: %s", w.Code, w.Body.String())
+		}
+		var s web.SearchResponse
+		if err := json.Unmarshal(w.Body.Bytes(), &s); err != nil || s.Hits == nil {
+			t.Fatalf("bad response: %v %s", err, w.Body.String())
+		}
+	})
+	// The search page takes the same hostile text without a 500.
+	for _, q := range queries[:10] {
+		w := e.do(t, req{target: "/search?" + url.Values{"q": {q}}.Encode()})
+		if w.Code != 200 {
+			t.Errorf("search page %q = %d", q, w.Code)
+		}
+	}
+}
+
+// searchEach runs, for every mode (the default when empty) and query, a
+// subtest named for both that sends GET /api/v1/search and gives the
+// answer to check.
+func searchEach(t *testing.T, e env, modes, queries []string, check func(t *testing.T, mode, q string, w *httptest.ResponseRecorder)) {
+	t.Helper()
+	for _, mode := range modes {
 		for _, q := range queries {
 			name := mode + " " + q
 			if len(name) > 40 {
@@ -197,22 +221,8 @@ func TestSearchQuerySyntaxIsWords(t *testing.T) {
 				if mode != "" {
 					v.Set("mode", mode)
 				}
-				w := e.do(t, req{target: "/api/v1/search?" + v.Encode()})
-				if w.Code != 200 {
-					t.Fatalf("= %d: %s", w.Code, w.Body.String())
-				}
-				var s web.SearchResponse
-				if err := json.Unmarshal(w.Body.Bytes(), &s); err != nil || s.Hits == nil {
-					t.Fatalf("bad response: %v %s", err, w.Body.String())
-				}
+				check(t, mode, q, e.do(t, req{target: "/api/v1/search?" + v.Encode()}))
 			})
-		}
-	}
-	// The search page takes the same hostile text without a 500.
-	for _, q := range queries[:10] {
-		w := e.do(t, req{target: "/search?" + url.Values{"q": {q}}.Encode()})
-		if w.Code != 200 {
-			t.Errorf("search page %q = %d", q, w.Code)
 		}
 	}
 }
@@ -324,8 +334,8 @@ func TestMalformedBodiesRefused(t *testing.T) {
 		{"restore oversize", "POST", "/api/v1/agents/planner/backups/latest/restore", `{"x": "` + strings.Repeat("a", 70<<10) + `"}`, "application/json", 413, "over"},
 	}
 	cfgBefore, _ := os.ReadFile(e.a.Home.ConfigPath())
-	memBefore := memory(t, e.a, "coder")
-	planBefore := memory(t, e.a, "planner")
+	memBefore := apptest.ReadMemory(t, e.a, "coder")
+	planBefore := apptest.ReadMemory(t, e.a, "planner")
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			hdr := map[string]string{"Content-Type": c.ct}
@@ -335,7 +345,7 @@ func TestMalformedBodiesRefused(t *testing.T) {
 	if now, _ := os.ReadFile(e.a.Home.ConfigPath()); string(now) != string(cfgBefore) {
 		t.Error("a refused settings update changed config.toml")
 	}
-	if string(memory(t, e.a, "coder")) != string(memBefore) || string(memory(t, e.a, "planner")) != string(planBefore) {
+	if apptest.ReadMemory(t, e.a, "coder") != memBefore || apptest.ReadMemory(t, e.a, "planner") != planBefore {
 		t.Error("a refused request changed a memory file")
 	}
 }
@@ -642,38 +652,26 @@ func TestHybridQuerySyntax(t *testing.T) {
 	hd := web.New(web.Deps{App: a, Settings: settingsOf(t, a)})
 	defer hd.Close()
 	e := env{a: a, h: hd}
-	for _, mode := range []string{"", "hybrid", "vector", "lexical"} {
-		for _, q := range []string{
-			`"unbalanced`, `*`, `NEAR(login cookie)`, `(`, `login AND OR NOT`, `-`, `'; DROP TABLE drawers; --`,
-			`[CLS] [SEP] [MASK] [UNK]`, `##ing`, "login\x00cookie", `🎉🎉`, `日本語のテキスト`, "e\u0301\u0301\u0301",
-			strings.Repeat("login cookie ", 315), strings.Repeat("界", 1365),
-		} {
-			name := mode + " " + q
-			if len(name) > 40 {
-				name = name[:40]
-			}
-			t.Run(name, func(t *testing.T) {
-				v := url.Values{"q": {q}}
-				if mode != "" {
-					v.Set("mode", mode)
-				}
-				w := e.do(t, req{target: "/api/v1/search?" + v.Encode()})
-				if mode == "lexical" && store.QueryTerms(q) == nil {
-					// Lexical search has nothing to look for; the vector
-					// side of the other modes still answers.
-					wantError(t, w, 400, "no words to search for")
-					return
-				}
-				if w.Code != 200 {
-					t.Fatalf("= %d: %s", w.Code, w.Body.String())
-				}
-				s := decode[web.SearchResponse](t, w)
-				if mode != "lexical" && len(s.Hits) == 0 {
-					t.Fatalf("%s search found nothing: %s", mode, w.Body.String())
-				}
-			})
-		}
+	queries := []string{
+		`"unbalanced`, `*`, `NEAR(login cookie)`, `(`, `login AND OR NOT`, `-`, `'; DROP TABLE drawers; --`,
+		`[CLS] [SEP] [MASK] [UNK]`, `##ing`, "login\x00cookie", `🎉🎉`, `日本語のテキスト`, "e\u0301\u0301\u0301",
+		strings.Repeat("login cookie ", 315), strings.Repeat("界", 1365),
 	}
+	searchEach(t, e, []string{"", "hybrid", "vector", "lexical"}, queries, func(t *testing.T, mode, q string, w *httptest.ResponseRecorder) {
+		if mode == "lexical" && store.QueryTerms(q) == nil {
+			// Lexical search has nothing to look for; the vector
+			// side of the other modes still answers.
+			wantError(t, w, 400, "no words to search for")
+			return
+		}
+		if w.Code != 200 {
+			t.Fatalf("= %d: %s", w.Code, w.Body.String())
+		}
+		s := decode[web.SearchResponse](t, w)
+		if mode != "lexical" && len(s.Hits) == 0 {
+			t.Fatalf("%s search found nothing: %s", mode, w.Body.String())
+		}
+	})
 }
 
 // TestSearchUnknownWing: a wing no drawer has (a typo) is a silent

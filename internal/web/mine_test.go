@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/client"
 	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/web"
@@ -26,11 +27,7 @@ func TestMineNow(t *testing.T) {
 		t.Errorf("mine the hive = %+v", r)
 	}
 
-	p, err := e.a.Home.MemoryPath("coder")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	f, err := os.OpenFile(apptest.MemoryPath(t, e.a, "coder"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/capture"
 	"github.com/hivemem/hivemem/internal/client"
 	"github.com/hivemem/hivemem/internal/config"
@@ -70,6 +71,12 @@ type req struct {
 	hdr                  map[string]string
 }
 
+// memory reads an agent's memory file (apptest.ReadMemory) as bytes.
+func memory(t *testing.T, a *app.App, agent string) []byte {
+	t.Helper()
+	return []byte(apptest.ReadMemory(t, a, agent))
+}
+
 func (e env) do(t *testing.T, r req) *httptest.ResponseRecorder {
 	t.Helper()
 	if r.method == "" {
@@ -108,19 +115,6 @@ func decode[T any](t *testing.T, w *httptest.ResponseRecorder) T {
 	return v
 }
 
-func memory(t *testing.T, a *app.App, agent string) []byte {
-	t.Helper()
-	p, err := a.Home.MemoryPath(agent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 func TestReadEndpoints(t *testing.T) {
 	manager := func() any {
 		return map[string]any{"pid": 4242, "uptime_seconds": 10800, "problems": []string{}, "index": map[string]any{"files": 6},
@@ -137,7 +131,7 @@ func TestReadEndpoints(t *testing.T) {
 		{"agent traversal", req{target: "/api/v1/agents/..%2f..%2fetc"}, 400, nil},
 		{"agent unknown", req{target: "/api/v1/agents/nobody"}, 404, nil},
 		{"memory raw", req{target: "/api/v1/agents/planner/memory?format=raw"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
-			if w.Body.String() != string(memory(t, e.a, "planner")) || !strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+			if w.Body.String() != apptest.ReadMemory(t, e.a, "planner") || !strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
 				t.Errorf("raw memory differs or wrong type %q", w.Header().Get("Content-Type"))
 			}
 		}},
@@ -296,7 +290,7 @@ func TestReadEndpointsThroughTheClient(t *testing.T) {
 
 	m, err := e.c.Memory(ctx, "planner")
 	must("memory", err)
-	if m.Raw != string(memory(t, e.a, "planner")) || len(m.SHA256) != 64 || m.Lines == 0 {
+	if m.Raw != apptest.ReadMemory(t, e.a, "planner") || len(m.SHA256) != 64 || m.Lines == 0 {
 		t.Errorf("raw/sha/lines wrong: %d lines, sha %q", m.Lines, m.SHA256)
 	}
 	regions := map[string]int{}
@@ -360,7 +354,7 @@ func TestReadEndpointsThroughTheClient(t *testing.T) {
 
 func TestCondenseAndRestore(t *testing.T) {
 	e := newEnv(t, web.Deps{})
-	before := memory(t, e.a, "coder")
+	before := apptest.ReadMemory(t, e.a, "coder")
 
 	// A dry run shows the would-be file and writes nothing.
 	ctx := t.Context()
@@ -371,7 +365,7 @@ func TestCondenseAndRestore(t *testing.T) {
 	if dry.Status != reflector.StatusDryRun || !strings.Contains(dry.Output, "## 🗜 Condensed history") || !strings.Contains(dry.Diff, "-## 2026-") || dry.Evicted == 0 {
 		t.Fatalf("dry run = %+v", dry.Result)
 	}
-	if got := memory(t, e.a, "coder"); string(got) != string(before) {
+	if got := apptest.ReadMemory(t, e.a, "coder"); got != before {
 		t.Fatal("a dry run changed the file")
 	}
 	if len(dry.BeforeSHA256) != 64 {
@@ -406,7 +400,7 @@ func TestCondenseAndRestore(t *testing.T) {
 			}
 		})
 	}
-	if got := memory(t, e.a, "coder"); string(got) != string(before) {
+	if got := apptest.ReadMemory(t, e.a, "coder"); got != before {
 		t.Fatal("a refused request changed the file")
 	}
 
@@ -420,8 +414,8 @@ func TestCondenseAndRestore(t *testing.T) {
 	if err != nil || applied.Status != reflector.StatusCondensed || applied.Backup == "" || applied.Diff != "" {
 		t.Fatalf("apply = %v %+v", err, applied.Result)
 	}
-	after := memory(t, e.a, "coder")
-	if string(after) != dry.Output {
+	after := apptest.ReadMemory(t, e.a, "coder")
+	if after != dry.Output {
 		t.Error("the applied file differs from the preview")
 	}
 	evs, _ := e.a.Events.Read(1, nil)
@@ -437,7 +431,7 @@ func TestCondenseAndRestore(t *testing.T) {
 	if err != nil || res.Backup != applied.Backup || res.PreRestoreBackup == "" {
 		t.Fatalf("restore = %v %+v", err, res)
 	}
-	if got := memory(t, e.a, "coder"); string(got) != string(before) {
+	if got := apptest.ReadMemory(t, e.a, "coder"); got != before {
 		t.Error("restore did not bring the original file back")
 	}
 	if bs, err := e.c.Backups(ctx, "coder"); err != nil || len(bs) != 2 || bs[0].Name != res.PreRestoreBackup {

@@ -91,3 +91,24 @@ func openMined(t testing.TB, files map[string]string, lexical bool) *app.App {
 	}
 	return a
 }
+
+// MemoryPath returns the path of agent's memory file in a's home, failing
+// the test on a bad agent id.
+func MemoryPath(t testing.TB, a *app.App, agent string) string {
+	t.Helper()
+	p, err := a.Home.MemoryPath(agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// ReadMemory returns the content of agent's memory file in a's home.
+func ReadMemory(t testing.TB, a *app.App, agent string) string {
+	t.Helper()
+	b, err := os.ReadFile(MemoryPath(t, a, agent))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
