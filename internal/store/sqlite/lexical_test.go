@@ -468,3 +468,42 @@ func TestLexicalWarmClose(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSmallScopeSkipsTier holds which filters make Lexical run the full
+// query at once: a wing, room or agent of at most tierBudget drawers.
+func TestSmallScopeSkipsTier(t *testing.T) {
+	ctx := t.Context()
+	s := openTemp(t)
+	u := store.FileUpdate{File: store.File{Source: "f.md"}}
+	for i := range tierBudget + 4 { // big: tierBudget+1 drawers
+		wing := "big"
+		if i < 3 {
+			wing = "small"
+		}
+		u.Insert = append(u.Insert, store.Drawer{ID: fmt.Sprintf("f.md#%d", i), Source: "f.md", Wing: wing, Room: "recent", Agent: wing, Text: "some words"})
+	}
+	if err := s.Apply(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		f    store.Filter
+		want bool
+	}{
+		{store.Filter{}, false},
+		{store.Filter{Wing: "big"}, false},
+		{store.Filter{Room: "recent"}, false},
+		{store.Filter{Since: "2026-01-01"}, false},
+		{store.Filter{Wing: "small"}, true},
+		{store.Filter{Agent: "small"}, true},
+		{store.Filter{Wing: "big", Agent: "small"}, true},
+		{store.Filter{Wing: "nobody"}, true},
+	} {
+		got, err := s.smallScope(ctx, s.rdb, tc.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("smallScope(%+v) = %v, want %v", tc.f, got, tc.want)
+		}
+	}
+}
