@@ -91,7 +91,8 @@ func scopeToken(prefix, val string) string {
 //   - When the query mixes rare and common terms, it is first answered from
 //     the drawers matching the rare terms (see lexicalTier), which is exact
 //     whenever it can be proven to be, and skips scoring the common terms'
-//     long posting lists.
+//     long posting lists — unless the filter's scope is small (smallScope),
+//     where the full query is the cheaper one.
 //
 // In a process that opted in (WarmLexical), an in-memory index answers
 // instead whenever it is up to date, with the same plan and ranking (see
