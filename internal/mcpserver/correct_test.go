@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/mcpserver"
 )
 
@@ -21,7 +22,7 @@ func TestCorrectionTools(t *testing.T) {
 	if dup.Duplicate == nil || dup.Duplicate.Heading != first.Section.Heading || dup.Section.Heading != "" {
 		t.Fatalf("repeat: %+v", dup)
 	}
-	if strings.Count(readFile(t, a, "carol"), "120 seconds") != 1 {
+	if strings.Count(apptest.ReadMemory(t, a, "carol"), "120 seconds") != 1 {
 		t.Error("a repeat was written")
 	}
 	forced := ok[mcpserver.RememberOutput](t, cs, mcpserver.ToolRemember, map[string]any{"text": "the export timeout is 120 seconds", "heading": "again", "force": true})
@@ -81,7 +82,7 @@ func TestCorrectionTools(t *testing.T) {
 	if p.Line == nil || p.Kept != "" {
 		t.Errorf("purge: %+v", p)
 	}
-	if strings.Contains(readFile(t, a, "carol"), "tok-123") {
+	if strings.Contains(apptest.ReadMemory(t, a, "carol"), "tok-123") {
 		t.Error("purged line still in the file")
 	}
 
@@ -94,7 +95,7 @@ func TestCorrectionTools(t *testing.T) {
 	}
 	fails(t, cs, mcpserver.ToolForget, map[string]any{"drawer": bobs.Hits[0].ID}, "not in agent carol's memory file")
 	fails(t, cs, mcpserver.ToolRemember, map[string]any{"text": "mine now", "supersedes": bobs.Hits[0].ID}, "not in agent carol's memory file")
-	if !strings.Contains(readFile(t, a, "bob"), "Bob's secret plan.") {
+	if !strings.Contains(apptest.ReadMemory(t, a, "bob"), "Bob's secret plan.") {
 		t.Error("bob's memory changed")
 	}
 }

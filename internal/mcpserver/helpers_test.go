@@ -156,9 +156,3 @@ var testFiles = map[string]string{
 	"bob": "# Memory — Bob (bob)\n\n" +
 		"## 2026-11-21 — review of billing export\nThe billing export streams CSV now; approved.\n",
 }
-
-// readFile reads an agent's memory file (apptest.ReadMemory).
-func readFile(t testing.TB, a *app.App, agent string) string {
-	t.Helper()
-	return apptest.ReadMemory(t, a, agent)
-}

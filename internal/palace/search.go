@@ -256,18 +256,19 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 	hits := make([]Hit, 0, len(ranked))
 	for _, r := range ranked {
 		d, f := r.d, r.f
+		mark := marks[d.ID]
+		// An explicit correction (a "> superseded by:" marker, kept in
+		// the results only with IncludeSuperseded) outranks a guess.
+		if d.SupersededBy != "" {
+			mark.by, mark.reason = d.SupersededBy, SupersededExplicit
+		}
 		hits = append(hits, Hit{
 			ID: d.ID, Wing: d.Wing, Room: d.Room, Agent: d.Agent, Source: d.Source, Heading: d.Heading,
 			LineStart: d.LineStart, LineEnd: d.LineEnd, Date: d.Date, Text: d.Text,
 			Score: f.Score, LexicalScore: f.Lexical, LexicalRank: f.LexicalRank,
 			VectorScore: f.Vector, VectorRank: f.VectorRank,
-			SupersededBy: marks[d.ID].by, SupersededReason: marks[d.ID].reason,
+			SupersededBy: mark.by, SupersededReason: mark.reason,
 		})
-		// An explicit correction (a "> superseded by:" marker, kept in
-		// the results only with IncludeSuperseded) outranks a guess.
-		if d.SupersededBy != "" {
-			hits[len(hits)-1].SupersededBy, hits[len(hits)-1].SupersededReason = d.SupersededBy, SupersededExplicit
-		}
 	}
 	// A hit proves its wing and room exist; only an empty result can hide
 	// a mistyped one.

@@ -532,7 +532,7 @@ func TestConcurrentRequests(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	var s web.SettingsResponse
+	var s app.SettingsResult
 	w := e.do(t, req{target: "/api/v1/settings"})
 	if err := json.Unmarshal(w.Body.Bytes(), &s); err != nil || s.ConfigError != "" || s.Reflector.RecentKeep < 3 || s.Reflector.RecentKeep > 14 {
 		t.Errorf("settings after concurrent updates: %v %+v", err, s)

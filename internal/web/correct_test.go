@@ -1,12 +1,12 @@
 package web_test
 
 import (
-	"bytes"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/web"
 )
 
@@ -60,12 +60,12 @@ func TestMemoryViewerCorrections(t *testing.T) {
 			}
 		})
 	}
-	before := memory(t, e.a, "planner")
+	before := apptest.ReadMemory(t, e.a, "planner")
 	fg := e.do(t, req{method: "POST", target: "/api/v1/agents/planner/forget", body: `{"heading": "` + first.Section.Heading + `", "purge": true, "confirm": "planner"}`})
 	if fg.Code != http.StatusOK {
 		t.Fatalf("purge: %d %s", fg.Code, fg.Body)
 	}
-	if after := memory(t, e.a, "planner"); bytes.Contains(after, []byte("Thursday")) || !bytes.Contains(before, []byte("Thursday")) {
+	if after := apptest.ReadMemory(t, e.a, "planner"); strings.Contains(after, "Thursday") || !strings.Contains(before, "Thursday") {
 		t.Error("the purged section is still in the file")
 	}
 }

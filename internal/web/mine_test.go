@@ -63,7 +63,7 @@ func TestMineNow(t *testing.T) {
 
 	e2 := newEnv(t, web.Deps{})
 	off := false
-	if _, err := e2.c.UpdateSettings(ctx, web.SettingsPatch{Manager: &web.ManagerPatch{Mining: &off}}); err != nil {
+	if _, err := e2.c.UpdateSettings(ctx, app.SettingsRequest{Manager: &app.ManagerPatch{Mining: &off}}); err != nil {
 		t.Fatalf("mining off: %v", err)
 	}
 	var ce *client.Error

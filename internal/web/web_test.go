@@ -71,12 +71,6 @@ type req struct {
 	hdr                  map[string]string
 }
 
-// memory reads an agent's memory file (apptest.ReadMemory) as bytes.
-func memory(t *testing.T, a *app.App, agent string) []byte {
-	t.Helper()
-	return []byte(apptest.ReadMemory(t, a, agent))
-}
-
 func (e env) do(t *testing.T, r req) *httptest.ResponseRecorder {
 	t.Helper()
 	if r.method == "" {
@@ -184,7 +178,7 @@ func TestReadEndpoints(t *testing.T) {
 		{"backup none", req{target: "/api/v1/agents/reviewer/backups/latest"}, 404, nil},
 		{"backup bad content flag", req{target: "/api/v1/agents/planner/backups/latest?content=maybe"}, 400, nil},
 		{"settings", req{target: "/api/v1/settings"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
-			s := decode[web.SettingsResponse](t, w)
+			s := decode[app.SettingsResult](t, w)
 			if s.Reflector.BudgetBytes != 49152 || s.Reflector.RecentKeep != 6 || s.Reflector.Interval != "30m" || !s.Editable {
 				t.Errorf("settings = %+v", s)
 			}
@@ -498,7 +492,7 @@ func TestSettingsUpdate(t *testing.T) {
 	}
 
 	keep, iv, off, words := 4, "45m", false, 300
-	s, err := e.c.UpdateSettings(t.Context(), web.SettingsPatch{Reflector: &web.ReflectorPatch{RecentKeep: &keep, Interval: &iv, Enabled: &off, WordBudget: &words}})
+	s, err := e.c.UpdateSettings(t.Context(), app.SettingsRequest{Reflector: &app.ReflectorPatch{RecentKeep: &keep, Interval: &iv, Enabled: &off, WordBudget: &words}})
 	if err != nil {
 		t.Fatalf("update: %v", err)
 	}
@@ -518,7 +512,7 @@ func TestSettingsUpdate(t *testing.T) {
 	}
 	// The memory switch: {"manager": {"mining": false}} is saved, shown
 	// and on the Settings page.
-	if s, err := e.c.UpdateSettings(t.Context(), web.SettingsPatch{Manager: &web.ManagerPatch{Mining: &off}}); err != nil || s.Manager.Mining {
+	if s, err := e.c.UpdateSettings(t.Context(), app.SettingsRequest{Manager: &app.ManagerPatch{Mining: &off}}); err != nil || s.Manager.Mining {
 		t.Errorf("mining off = %v %+v", err, s.Manager)
 	}
 	if cfg, err := config.Load(path); err != nil || cfg.Manager.Mining || cfg.Reflector.RecentKeep != 4 {
@@ -557,7 +551,7 @@ func TestSettingsUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	minBytes := int64(1024)
-	_, err = e.c.UpdateSettings(t.Context(), web.SettingsPatch{Reflector: &web.ReflectorPatch{MinBytes: &minBytes}})
+	_, err = e.c.UpdateSettings(t.Context(), app.SettingsRequest{Reflector: &app.ReflectorPatch{MinBytes: &minBytes}})
 	if raw, _ := os.ReadFile(path); err != nil || string(raw) != "[reflector]\nmin_bytes = 1024\n" {
 		t.Errorf("new config = %v %q", err, raw)
 	}
