@@ -29,6 +29,8 @@ import (
 	"math"
 	"strings"
 	"unicode"
+
+	"github.com/hivemem/hivemem/internal/kernel"
 )
 
 // CosineMin is the least MiniLM cosine between two notes, with no value
@@ -381,9 +383,6 @@ func overlap(a, b map[string]bool) bool {
 
 // Cosine of two L2-normalised vectors.
 func Cosine(a, b []float32) float64 {
-	var s float64
-	for i := range min(len(a), len(b)) {
-		s += float64(a[i]) * float64(b[i])
-	}
-	return s
+	n := min(len(a), len(b))
+	return float64(kernel.Dot(a[:n], b[:n]))
 }

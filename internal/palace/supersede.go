@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/hivemem/hivemem/internal/kernel"
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/fts"
 )
@@ -276,7 +277,7 @@ func vectorSimilarity(vecs [][]float32) [][]float64 {
 	}
 	for i := range n {
 		for j := i + 1; j < n; j++ {
-			s := dot(vecs[i], vecs[j])
+			s := float64(kernel.Dot(vecs[i], vecs[j]))
 			sim[i][j], sim[j][i] = s, s
 		}
 	}
@@ -307,14 +308,6 @@ func (p *Palace) candidateVectors(ctx context.Context, top []rankedDrawer) [][]f
 		out[i] = v
 	}
 	return out
-}
-
-func dot(a, b []float32) float64 {
-	s := 0.0
-	for i := range min(len(a), len(b)) {
-		s += float64(a[i]) * float64(b[i])
-	}
-	return s
 }
 
 // keyLine is the stems of the line of d (its heading counted as a line)
