@@ -267,16 +267,13 @@ type part struct {
 
 // parts lists a conversation's session files in order.
 func parts(dir, hash string) ([]part, error) {
-	ents, err := os.ReadDir(dir)
+	ents, err := home.MarkdownFiles(dir)
 	if err != nil {
 		return nil, err
 	}
 	var out []part
 	for _, e := range ents {
 		name := e.Name()
-		if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".md") || !e.Type().IsRegular() {
-			continue
-		}
 		stem := strings.TrimSuffix(name, ".md")
 		n := 1
 		if i := strings.LastIndexByte(stem, '-'); i >= 0 {
@@ -433,30 +430,20 @@ func appendSections(old []byte, secs []section, limit int64, took *int) ([]byte,
 // expire removes session files last written before cutoff, except those
 // just written, and returns their paths.
 func expire(dir string, cutoff time.Time, keep map[string]bool) ([]string, error) {
-	ents, err := os.ReadDir(dir)
+	files, err := listSessionFiles(dir)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
-	for _, e := range ents {
-		p := filepath.Join(dir, e.Name())
-		if strings.HasPrefix(e.Name(), ".") || !strings.HasSuffix(e.Name(), ".md") || !e.Type().IsRegular() || keep[p] {
+	for _, f := range files {
+		if keep[f.path] || !f.info.ModTime().Before(cutoff) {
 			continue
 		}
-		info, err := e.Info()
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
+		if err := os.Remove(f.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return out, err
 		}
-		if info.ModTime().Before(cutoff) {
-			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return out, err
-			}
-			os.Remove(p + atomicio.LockSuffix)
-			out = append(out, p)
-		}
+		os.Remove(f.path + atomicio.LockSuffix)
+		out = append(out, f.path)
 	}
 	return out, nil
 }

@@ -3,7 +3,6 @@ package capture
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -32,25 +31,14 @@ func List(h home.Home, agent string) ([]SessionInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	files, err := listSessionFiles(dir)
 	if err != nil {
 		return nil, err
 	}
-	var out []SessionInfo
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), ".") || !strings.HasSuffix(e.Name(), ".md") || !e.Type().IsRegular() {
-			continue
-		}
-		p := filepath.Join(dir, e.Name())
-		info, err := e.Info()
-		if err != nil {
-			continue // removed meanwhile
-		}
-		s := SessionInfo{Name: e.Name(), Path: p, Bytes: info.Size(), Modified: info.ModTime().UTC()}
-		if data, err := atomicio.ReadRegular(p); err == nil {
+	out := make([]SessionInfo, len(files))
+	for i, sf := range files {
+		s := SessionInfo{Name: sf.info.Name(), Path: sf.path, Bytes: sf.info.Size(), Modified: sf.info.ModTime().UTC()}
+		if data, err := atomicio.ReadRegular(sf.path); err == nil {
 			if f, err := memfile.Parse(data); err == nil {
 				s.Sections = len(f.Sections)
 				if n := len(f.Sections); n > 0 {
@@ -60,7 +48,7 @@ func List(h home.Home, agent string) ([]SessionInfo, error) {
 				s.Title = strings.TrimPrefix(strings.TrimSpace(first), "# ")
 			}
 		}
-		out = append(out, s)
+		out[i] = s
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if !out[i].Modified.Equal(out[j].Modified) {
@@ -69,4 +57,32 @@ func List(h home.Home, agent string) ([]SessionInfo, error) {
 		return out[i].Name > out[j].Name
 	})
 	return out, nil
+}
+
+// sessionFile is one session file of a directory.
+type sessionFile struct {
+	path string
+	info fs.FileInfo
+}
+
+// listSessionFiles lists the session files of dir (its markdown files), with
+// their file info; one removed meanwhile is left out. A missing dir has
+// none.
+func listSessionFiles(dir string) ([]sessionFile, error) {
+	ents, err := home.MarkdownFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	files := make([]sessionFile, 0, len(ents))
+	for _, e := range ents {
+		info, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, sessionFile{filepath.Join(dir, e.Name()), info})
+	}
+	return files, nil
 }

@@ -253,10 +253,7 @@ func (h Home) Abs(source string) string {
 // Agents lists the ids of agent directories that hold a memory.md, sorted.
 // Directories whose names are not valid ids are skipped.
 func (h Home) Agents() ([]string, error) {
-	ents, err := os.ReadDir(h.AgentsDir())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
+	ents, err := ReadDir(h.AgentsDir())
 	if err != nil {
 		return nil, fmt.Errorf("list agents: %w", err)
 	}
@@ -271,6 +268,34 @@ func (h Home) Agents() ([]string, error) {
 	}
 	sort.Strings(ids)
 	return ids, nil
+}
+
+// ReadDir is os.ReadDir for a directory of the home that may not exist
+// yet (a home without agents or backups, an agent without archive or
+// sessions): a missing directory has no entries.
+func ReadDir(dir string) ([]fs.DirEntry, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return ents, err
+}
+
+// MarkdownFiles lists the markdown files of dir in name order: the regular
+// files named *.md, hidden ones (an atomic write's temp file, a lock file)
+// left out. A missing directory has none.
+func MarkdownFiles(dir string) ([]fs.DirEntry, error) {
+	ents, err := ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	md := ents[:0]
+	for _, e := range ents {
+		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".md") && !strings.HasPrefix(e.Name(), ".") {
+			md = append(md, e)
+		}
+	}
+	return md, nil
 }
 
 // IsDir reports whether the entry e of directory parent is a directory or

@@ -3,17 +3,16 @@ package reflector
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hivemem/hivemem/internal/atomicio"
+	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/memfile"
 )
 
@@ -74,23 +73,13 @@ func (r *Reflector) readArchive(agent string) ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
+	ents, err := home.MarkdownFiles(dir)
 	if err != nil {
 		return nil, fmt.Errorf("read archive %s: %w", dir, err)
 	}
-	names := make([]string, 0, len(ents))
+	out := make([][]byte, 0, len(ents))
 	for _, e := range ents {
-		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".md") && !strings.HasPrefix(e.Name(), ".") {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Strings(names)
-	out := make([][]byte, 0, len(names))
-	for _, n := range names {
-		b, err := os.ReadFile(filepath.Join(dir, n))
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
 		if err != nil {
 			return nil, fmt.Errorf("read archive: %w", err)
 		}

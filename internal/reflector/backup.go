@@ -61,10 +61,7 @@ func Backups(h home.Home, agent string) ([]Backup, error) {
 			return nil, err
 		}
 	}
-	ents, err := os.ReadDir(h.BackupsDir())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	ents, err := home.ReadDir(h.BackupsDir())
 	if err != nil {
 		return nil, fmt.Errorf("list backups: %w", err)
 	}

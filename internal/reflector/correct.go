@@ -151,14 +151,12 @@ func (r *Reflector) PurgeCopies(ctx context.Context, agent string, sections, nee
 	archive, _ := r.home.ArchiveDir(agent)
 	forgotten, _ := r.home.ForgottenDir(agent)
 	for _, dir := range []string{archive, forgotten} {
-		ents, err := os.ReadDir(dir)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		ents, err := home.MarkdownFiles(dir)
+		if err != nil {
 			return nil, fmt.Errorf("purge: %w", err)
 		}
 		for _, e := range ents {
-			if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".md") && !strings.HasPrefix(e.Name(), ".") {
-				files = append(files, filepath.Join(dir, e.Name()))
-			}
+			files = append(files, filepath.Join(dir, e.Name()))
 		}
 	}
 	backups, err := Backups(r.home, agent)
