@@ -75,11 +75,7 @@ func (h *Handler) status(r *http.Request) (StatusReport, error) {
 
 func (h *Handler) apiStatus(w http.ResponseWriter, r *http.Request) error {
 	rep, err := h.status(r)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, rep)
-	return nil
+	return answer(w, rep, err)
 }
 
 func (h *Handler) apiAgents(w http.ResponseWriter, r *http.Request) error {
@@ -101,11 +97,7 @@ func (h *Handler) apiAgent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s, err := h.agentSummary(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, s)
-	return nil
+	return answer(w, s, err)
 }
 
 func (h *Handler) apiMemory(w http.ResponseWriter, r *http.Request) error {
@@ -201,11 +193,7 @@ func (h *Handler) apiSearch(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	resp, err := h.search(r.Context(), req)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, resp)
-	return nil
+	return answer(w, resp, err)
 }
 
 // archiveNameRE matches the archive files the reflector writes (and any

@@ -464,18 +464,10 @@ func (h *Handler) pageArchive(w http.ResponseWriter, r *http.Request) {
 	}
 	dir, _ := h.app.Home.ArchiveDir(id)
 	p := filepath.Join(dir, name)
-	data, err := h.app.Home.ReadFile(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		h.pageFail(w, r, errNotFound("agent %s has no archive file %s", id, name))
+	d, ok := h.viewFile(w, r, id, "archive", p, h.app.Home.ReadFile)
+	if !ok {
 		return
 	}
-	if err != nil {
-		h.pageFail(w, r, fmt.Errorf("read archive: %w", err))
-		return
-	}
-	d := h.viewerData(r, id, name, data)
-	d.View = h.memoryView(id, p, data)
-	h.fillRegions(&d, data)
 	h.render(w, r, http.StatusOK, "memory", id+" — archive "+name, d)
 }
 
@@ -492,25 +484,37 @@ func (h *Handler) pageSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := filepath.Join(dir, name)
-	data, err := atomicio.ReadRegular(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		h.pageFail(w, r, errNotFound("agent %s has no session file %s", id, name))
+	d, ok := h.viewFile(w, r, id, "session", p, atomicio.ReadRegular)
+	if !ok {
 		return
 	}
-	if err != nil {
-		h.pageFail(w, r, fmt.Errorf("read session: %w", err))
-		return
-	}
-	d := h.viewerData(r, id, name, data)
 	d.Session = true
-	d.View = h.memoryView(id, p, data)
-	h.fillRegions(&d, data)
 	for i := range d.Regions {
 		if d.Regions[i].Region == "plain" {
 			d.Regions[i].Label, d.Regions[i].Note = "Session", "an imported conversation, one section per exchange: never condensed"
 		}
 	}
 	h.render(w, r, http.StatusOK, "memory", id+" — session "+name, d)
+}
+
+// viewFile reads p, an archive or session file (what) of agent id, with
+// read and returns the viewer's data for it; false: the page has failed
+// (404 when the file does not exist).
+func (h *Handler) viewFile(w http.ResponseWriter, r *http.Request, id, what, p string, read func(string) ([]byte, error)) (memoryData, bool) {
+	name := filepath.Base(p)
+	data, err := read(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		h.pageFail(w, r, errNotFound("agent %s has no %s file %s", id, what, name))
+		return memoryData{}, false
+	}
+	if err != nil {
+		h.pageFail(w, r, fmt.Errorf("read %s: %w", what, err))
+		return memoryData{}, false
+	}
+	d := h.viewerData(r, id, name, data)
+	d.View = h.memoryView(id, p, data)
+	h.fillRegions(&d, data)
+	return d, true
 }
 
 // sessionNameRE is the form of the session file names hivemem writes.
