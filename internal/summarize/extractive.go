@@ -446,7 +446,9 @@ func mergePeriods(a, b *period, level int, ids *int) *period {
 	if label == "" {
 		label = "undated"
 	}
-	lo, hi := min(firstDate(a), firstDate(b)), max(lastDate(a), lastDate(b))
+	aFirst, aLast := dateRange(a)
+	bFirst, bLast := dateRange(b)
+	lo, hi := min(aFirst, bFirst), max(aLast, bLast)
 	m.anchor = fmt.Sprintf("%s (%d sections, %s to %s)", label, m.sections, lo, hi)
 	// A period's own line becomes one of the merged period's sentences, so
 	// its topic can survive the merge.
@@ -475,24 +477,16 @@ func mergePeriods(a, b *period, level int, ids *int) *period {
 
 var rangeRe = regexp.MustCompile(`sections, (\S+) to (\S+)\)`)
 
-func firstDate(p *period) string {
+// dateRange is the first and last date of p's sections: the range of a
+// merged period's anchor, else p's date ("undated" when it has none).
+func dateRange(p *period) (first, last string) {
 	if m := rangeRe.FindStringSubmatch(p.anchor); m != nil {
-		return m[1]
+		return m[1], m[2]
 	}
 	if p.date == "" {
-		return "undated"
+		return "undated", "undated"
 	}
-	return p.date
-}
-
-func lastDate(p *period) string {
-	if m := rangeRe.FindStringSubmatch(p.anchor); m != nil {
-		return m[2]
-	}
-	if p.date == "" {
-		return "undated"
-	}
-	return p.date
+	return p.date, p.date
 }
 
 // limitCandidates keeps at most maxCandidates sentences, dropping the
