@@ -483,6 +483,21 @@ func (p *Palace) vanished(ctx context.Context, source string) (MineReport, error
 	return MineReport{FilesRemoved: 1}, nil
 }
 
+// unreadable is the outcome of a file whose Stat or read failed with err:
+// vanished when it is gone, else kept as it was. The caller holds the
+// source lock.
+func (p *Palace) unreadable(ctx context.Context, source, path string, err error) (MineReport, error) {
+	if errors.Is(err, fs.ErrNotExist) {
+		return p.vanished(ctx, source)
+	}
+	return p.keepSkipped(path, "unreadable: "+err.Error())
+}
+
+// tooLarge is the reason a file of size bytes is not mined.
+func (p *Palace) tooLarge(size int64) string {
+	return fmt.Sprintf("too large: %d bytes, the limit is %d (palace.max_file_bytes)", size, p.opts.MaxFileBytes)
+}
+
 func (p *Palace) skip(path, reason string) MineReport {
 	p.log.Warn("mine: skipping file", "path", path, "reason", reason)
 	return MineReport{Skipped: []Skip{{Path: path, Reason: reason}}}
@@ -506,25 +521,21 @@ func (p *Palace) mineFile(ctx context.Context, t mineTarget, opts MineOptions) (
 	// one gone since it was listed is a vanished file, not an unreadable one.
 	st, err := os.Stat(path)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return p.vanished(ctx, source)
 	case err != nil:
-		return p.keepSkipped(path, "unreadable: "+err.Error())
+		return p.unreadable(ctx, source, path, err)
 	case !st.Mode().IsRegular():
 		return p.keepSkipped(path, "not a regular file ("+st.Mode().Type().String()+")")
 	case st.Size() > p.opts.MaxFileBytes:
-		return p.keepSkipped(path, fmt.Sprintf("too large: %d bytes, the limit is %d (palace.max_file_bytes)", st.Size(), p.opts.MaxFileBytes))
+		return p.keepSkipped(path, p.tooLarge(st.Size()))
 	}
 	// ReadRegular, not os.ReadFile: a FIFO swapped in since the Stat is
 	// refused, not waited on.
 	data, err := atomicio.ReadRegular(path)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return p.vanished(ctx, source)
 	case err != nil:
-		return p.keepSkipped(path, "unreadable: "+err.Error())
+		return p.unreadable(ctx, source, path, err)
 	case int64(len(data)) > p.opts.MaxFileBytes:
-		return p.keepSkipped(path, fmt.Sprintf("too large: %d bytes, the limit is %d (palace.max_file_bytes)", len(data), p.opts.MaxFileBytes))
+		return p.keepSkipped(path, p.tooLarge(int64(len(data))))
 	}
 	sum := sha256.Sum256(data)
 	fileHash := hex.EncodeToString(sum[:])
