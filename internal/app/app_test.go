@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/modelfetch"
 	"github.com/hivemem/hivemem/internal/palace"
 )
@@ -29,6 +30,18 @@ func requireModel(t testing.TB) {
 	t.Skipf("MiniLM model not installed in %s: run `hivemem model fetch`", modelfetch.DefaultDir())
 }
 
+// openAt opens (creating it) the home at root with the embedder the
+// environment configures; it is closed when the test ends.
+func openAt(t testing.TB, root string) *App {
+	t.Helper()
+	a, err := Open(context.Background(), Options{Home: root, Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
 // TestParaphraseFindsSection is the end-to-end check that mining and
 // searching use real MiniLM vectors: a query sharing no word with its
 // target section finds it, where BM25 alone cannot.
@@ -36,25 +49,15 @@ func TestParaphraseFindsSection(t *testing.T) {
 	requireModel(t)
 	t.Setenv("HIVEMEM_EMBEDDER_PROVIDER", "auto")
 	ctx := context.Background()
-	a, err := Open(ctx, Options{Home: t.TempDir(), Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := openAt(t, t.TempDir())
 	if a.Embedder.Provider != "minilm" || a.Palace.Mode() != palace.ModeHybrid {
 		t.Fatalf("embedder %+v, mode %s: want MiniLM and hybrid search", a.Embedder, a.Palace.Mode())
-	}
-	dir := filepath.Join(a.Home.AgentsDir(), "pat")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
 	}
 	memory := "# Memory — Pat (pat)\n\n" +
 		"## 2026-11-01 — garden\nPlanted tomatoes and basil in the raised beds behind the house.\n\n" +
 		"## 2026-11-02 — car\nThe mechanic replaced the brake pads and rotated the tyres.\n\n" +
 		"## 2026-11-03 — money\nPaid the electricity bill and moved savings into an index fund.\n"
-	if err := os.WriteFile(filepath.Join(dir, "memory.md"), []byte(memory), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	hometest.WriteMemory(t, a.Home, "pat", memory)
 	rep, err := a.Palace.Mine(ctx, a.Home.AgentsDir(), palace.MineOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -121,11 +124,7 @@ func TestOpenAIEmbedderWiring(t *testing.T) {
 	t.Setenv("HIVEMEM_EMBEDDER_BASE_URL", srv.URL)
 	t.Setenv("HIVEMEM_EMBEDDER_MODEL", "toy")
 	ctx := context.Background()
-	a, err := Open(ctx, Options{Home: t.TempDir(), Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := openAt(t, t.TempDir())
 	if a.Embedder.Provider != "openai" || a.Embedder.Dim != 8 || a.Palace.Mode() != palace.ModeHybrid {
 		t.Fatalf("embedder %+v, mode %s", a.Embedder, a.Palace.Mode())
 	}

@@ -21,12 +21,7 @@ import (
 func openSharedHomeApp(t *testing.T, root string) *App {
 	t.Helper()
 	t.Setenv("HIVEMEM_EMBEDDER_PROVIDER", "none")
-	a, err := Open(context.Background(), Options{Home: root, Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	return a
+	return openAt(t, root)
 }
 
 // TestConcurrentRememberAndPinKeepEveryNote: goroutines remember and pin through

@@ -3,12 +3,12 @@ package app
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hivemem/hivemem/internal/config"
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/palace"
 )
 
@@ -17,13 +17,7 @@ import (
 func TestRequestsRefuseByKind(t *testing.T) {
 	a := openLexical(t)
 	ctx := context.Background()
-	dir := filepath.Join(a.Home.AgentsDir(), "alice")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "memory.md"), []byte("# Memory — alice\n\n## 2026-11-20 — a note\nbody\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	hometest.WriteMemory(t, a.Home, "alice", "# Memory — alice\n\n## 2026-11-20 — a note\nbody\n")
 	for _, c := range []struct {
 		name string
 		run  func() error

@@ -42,11 +42,7 @@ func filesHolding(t *testing.T, root, s string) []string {
 func TestPurgeLeavesNoByteInTheHome(t *testing.T) {
 	requireModel(t)
 	ctx := context.Background()
-	a, err := Open(ctx, Options{Home: t.TempDir(), Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := openAt(t, t.TempDir())
 	secret := "sk-live-9Qz4Wx7Rt2Vb"
 	for _, n := range []RememberRequest{
 		{Agent: "alice", Heading: "deploy", Text: "Deploy with make release."},

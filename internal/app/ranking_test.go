@@ -2,10 +2,9 @@ package app
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/palace"
 )
 
@@ -15,16 +14,7 @@ func opsPalace(t testing.TB) *App {
 	t.Helper()
 	requireModel(t)
 	t.Setenv("HIVEMEM_EMBEDDER_PROVIDER", "auto")
-	ctx := context.Background()
-	a, err := Open(ctx, Options{Home: t.TempDir(), Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	dir := filepath.Join(a.Home.AgentsDir(), "ops")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	a := openAt(t, t.TempDir())
 	memory := "# Memory — Ops (ops)\n\n" +
 		"## 2026-10-01 — incident\nThe payments API returned 502s for forty minutes; the load balancer health check pointed at a removed pod. Ticket OPS-4471.\n\n" +
 		"## 2026-10-02 — incidents review\nWent through last quarter's tickets and outages with the team; most pages were noise from flaky alerts.\n\n" +
@@ -34,10 +24,8 @@ func opsPalace(t testing.TB) *App {
 		"## 2026-10-06 — team\nThe team lunch moved to Thursday; the team wiki page for the team rota needs an owner; team photo next week.\n\n" +
 		"## 2026-10-07 — kids\nTook the kids to the museum; they loved the dinosaur bones. [shared an image: a photo of a red kayak on a river]\n\n" +
 		"## 2026-10-08 — incident\nThe checkout API returned 503s for half an hour; the load balancer sent traffic to a drained node. Ticket OPS-4417.\n"
-	if err := os.WriteFile(filepath.Join(dir, "memory.md"), []byte(memory), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Palace.Mine(ctx, a.Home.AgentsDir(), palace.MineOptions{}); err != nil {
+	hometest.WriteMemory(t, a.Home, "ops", memory)
+	if _, err := a.Palace.Mine(context.Background(), a.Home.AgentsDir(), palace.MineOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return a

@@ -15,12 +15,7 @@ import (
 func openLexical(t *testing.T) *App {
 	t.Helper()
 	t.Setenv("HIVEMEM_EMBEDDER_PROVIDER", "none")
-	a, err := Open(context.Background(), Options{Home: t.TempDir(), Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	return a
+	return openAt(t, t.TempDir())
 }
 
 // TestWriteRequestsRefuseBadInput: a remember or pin with a bad agent, a

@@ -40,13 +40,22 @@ func NewWith(t testing.TB, configTOML string, files map[string]string) home.Home
 		filetest.Write(t, h.ConfigPath(), configTOML)
 	}
 	for agent, content := range files {
-		p, err := h.MemoryPath(agent)
-		if err != nil {
-			t.Fatal(err)
-		}
-		filetest.Write(t, p, content)
+		WriteMemory(t, h, agent, content)
 	}
 	return h
+}
+
+// WriteMemory writes content as agent's memory file in h, making the
+// agent's directory first, the way an agent writes it (no lock), and
+// returns the file's path.
+func WriteMemory(t testing.TB, h home.Home, agent, content string) string {
+	t.Helper()
+	p, err := h.MemoryPath(agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	filetest.Write(t, p, content)
+	return p
 }
 
 // Palace is a palace over h's own SQLite index (in its palace directory),

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hivemem/hivemem/internal/app/apptest"
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/mcpserver"
 )
 
@@ -249,18 +250,9 @@ func TestReadOddArguments(t *testing.T) {
 // a sane result, never a protocol error or a panic.
 func TestBrokenMemoryFilesAreToolErrors(t *testing.T) {
 	a := newHome(t, testFiles, true)
-	write := func(id string, data []byte) {
-		p, _ := a.Home.MemoryPath(id)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("badutf8", []byte("# M\n\n## 2026-11-01 — caf\xe9\nbody\n"))
-	write("binary", []byte("\x00\x01\x02 binary\n"))
-	write("empty", nil)
+	hometest.WriteMemory(t, a.Home, "badutf8", "# M\n\n## 2026-11-01 — caf\xe9\nbody\n")
+	hometest.WriteMemory(t, a.Home, "binary", "\x00\x01\x02 binary\n")
+	hometest.WriteMemory(t, a.Home, "empty", "")
 	if err := os.MkdirAll(filepath.Join(a.Home.AgentsDir(), "dirfile", "memory.md"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -386,13 +378,7 @@ func TestRememberWithBrokenEmbedder(t *testing.T) {
 func TestUnreachableSummarizerLeavesFile(t *testing.T) {
 	a := apptest.ConfiguredApp(t, "[embedder]\nprovider = \"none\"\n[summarizer]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:1/v1\"\nmodel = \"m\"\ntimeout = \"2s\"\n"+
 		"[reflector]\nmin_bytes = 0\nrecent_keep = 1\n")
-	p, _ := a.Home.MemoryPath("alice")
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(testFiles["alice"]), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	hometest.WriteMemory(t, a.Home, "alice", testFiles["alice"])
 	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
 	done := make(chan *mcp.CallToolResult, 1)
 	go func() { done <- call(t, cs, mcpserver.ToolCondense, map[string]any{"force": true}) }()

@@ -955,13 +955,7 @@ func TestMineIndexesAFileOnceThroughASymlinkedHome(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mem, _ := h.MemoryPath("alice")
-			if err := os.MkdirAll(filepath.Dir(mem), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(mem, []byte("# Memory\n\n## 2026-11-01 — a\ntwospellingsyak\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			hometest.WriteMemory(t, h, "alice", "# Memory\n\n## 2026-11-01 — a\ntwospellingsyak\n")
 			if _, err := p.Mine(ctx, h.HiveDir(), palace.MineOptions{}); err != nil {
 				t.Fatal(err)
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/hivemem/hivemem/internal/atomicio"
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/summarize"
 )
@@ -135,12 +136,8 @@ func (o *outcomes) checkReasons(t *testing.T) {
 // and returns it with the file's path.
 func aliceHome(t *testing.T, data []byte) (home.Home, string) {
 	t.Helper()
-	h := home.Home{Root: t.TempDir()}
-	must(t, h.Init())
-	path, _ := h.MemoryPath("alice")
-	must(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	must(t, os.WriteFile(path, data, 0o644))
-	return h, path
+	h := hometest.New(t)
+	return h, hometest.WriteMemory(t, h, "alice", string(data))
 }
 
 // startCondenser starts a helper process that condenses alice in h and

@@ -25,6 +25,7 @@ import (
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/httpguard"
 	"github.com/hivemem/hivemem/internal/modelfetch"
 	"github.com/hivemem/hivemem/internal/palace"
@@ -632,13 +633,7 @@ func TestHybridQuerySyntax(t *testing.T) {
 		"alice": "# Memory — Alice (alice)\n\n## 2026-11-20 — fixed flaky login test\nThe session cookie had a one-second expiry skew.\n\n## 2026-11-22 — rate limiter\nToken bucket per API key.\n",
 		"bob":   "# Memory — Bob (bob)\n\n## 2026-11-21 — billing export\nThe billing export streams CSV now.\n",
 	} {
-		p, _ := h.MemoryPath(id)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		hometest.WriteMemory(t, h, id, text)
 	}
 	ctx := context.Background()
 	a, err := app.Open(ctx, app.Options{Home: root})
@@ -748,14 +743,8 @@ func TestLoginNextRedirectStaysOnSite(t *testing.T) {
 // takes the search page down for every query that hits it.
 func TestSearchPageCaseFolding(t *testing.T) {
 	e := newEnv(t, web.Deps{})
-	p, _ := e.a.Home.MemoryPath("stroke")
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	text := "# Memory — stroke (stroke)\n\n## 2026-11-01 — alphabet notes\n" + strings.Repeat("Ⱥ", 400) + " zebracorn marker\n"
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	p := hometest.WriteMemory(t, e.a.Home, "stroke", text)
 	if _, err := e.a.Palace.Mine(context.Background(), p, palace.MineOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -783,17 +772,11 @@ func TestSearchPageCaseFolding(t *testing.T) {
 // same subject supersedes carries a visible marker on the search page.
 func TestSearchPageMarksSupersededHits(t *testing.T) {
 	e := newEnv(t, web.Deps{})
-	p, _ := e.a.Home.MemoryPath("payops")
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	text := "# Memory — payops (payops)\n\n" +
 		"## 2026-03-10 — payments\n- The zebracorn payment request timeout is 30 seconds.\n\n" +
 		"## 2026-04-15 — billing\n- Reviewed the billing dashboard with Ana.\n\n" +
 		"## 2026-06-20 — payments again\n- Raised the zebracorn payment request timeout from 30 to 45 seconds.\n"
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	p := hometest.WriteMemory(t, e.a.Home, "payops", text)
 	if _, err := e.a.Palace.Mine(context.Background(), p, palace.MineOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -61,29 +61,15 @@ func MinedHome(t testing.TB, files map[string]string, lexical bool) string {
 
 func openMined(t testing.TB, files map[string]string, lexical bool) *app.App {
 	t.Helper()
-	root := t.TempDir()
+	cfg := ""
 	if lexical {
-		if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte("[embedder]\nprovider = \"none\"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		cfg = "[embedder]\nprovider = \"none\"\n"
 	}
+	h := hometest.NewWith(t, cfg, files)
 	ctx := context.Background()
-	a, err := app.Open(ctx, app.Options{Home: root, Create: true})
+	a, err := app.Open(ctx, app.Options{Home: h.Root, Create: true})
 	if err != nil {
 		t.Fatal(err)
-	}
-	for agent, content := range files {
-		path, err := a.Home.MemoryPath(agent)
-		if err == nil {
-			err = os.MkdirAll(filepath.Dir(path), 0o755)
-		}
-		if err == nil {
-			err = os.WriteFile(path, []byte(content), 0o644)
-		}
-		if err != nil {
-			a.Close()
-			t.Fatal(err)
-		}
 	}
 	if _, err := a.Palace.Mine(ctx, a.Home.AgentsDir(), palace.MineOptions{}); err != nil {
 		a.Close()
