@@ -107,17 +107,8 @@ func TestAppendSection(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := AppendSection([]byte(tt.file), tt.heading, tt.body)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want it to mention %q", err, tt.wantErr)
-				}
+			if !wantResult(t, got, err, tt.want, tt.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != tt.want {
-				t.Fatalf("got\n%q\nwant\n%q", got, tt.want)
 			}
 			checkAppended(t, []byte(tt.file), got, tt.heading, tt.body)
 		})
@@ -291,20 +282,11 @@ func TestAddPinned(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, ok, err := AddPinned([]byte(tt.file), tt.fact)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want it to mention %q", err, tt.wantErr)
-				}
+			if !wantResult(t, got, err, tt.want, tt.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if ok != tt.wantOK {
 				t.Errorf("ok = %v, want %v", ok, tt.wantOK)
-			}
-			if string(got) != tt.want {
-				t.Fatalf("got\n%q\nwant\n%q", got, tt.want)
 			}
 			if !ok {
 				return
@@ -438,19 +420,9 @@ func checkBuilt(t testing.TB, f *File, recent int) {
 // condensed text, the recent body and every recent section, and building
 // again from the rebuilt file changes nothing.
 func TestBuildRoundTrip(t *testing.T) {
-	for _, path := range testdataFiles(t) {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := Parse(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkRebuild(t, f)
-		})
-	}
+	forEachTestdataFile(t, func(t *testing.T, _ string, _ []byte, f *File) {
+		checkRebuild(t, f)
+	})
 }
 
 // TestBuildRoundTripEdgeCases rebuilds small files that stress the

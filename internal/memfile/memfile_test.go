@@ -74,7 +74,9 @@ func testdataFiles(t testing.TB) []string {
 	return paths
 }
 
-func TestGolden(t *testing.T) {
+// forEachTestdataFile runs check, as a subtest named for the file, on
+// each testdata memory file and its parse.
+func forEachTestdataFile(t *testing.T, check func(t *testing.T, path string, data []byte, f *File)) {
 	for _, path := range testdataFiles(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			data, err := os.ReadFile(path)
@@ -85,32 +87,38 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := f.Render(); !bytes.Equal(got, data) {
-				t.Fatalf("Render differs from input:\n got %q\nwant %q", got, data)
-			}
-			checkInvariants(t, data, f)
-
-			got, err := json.MarshalIndent(toGolden(f), "", "  ")
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, '\n')
-			goldenPath := strings.TrimSuffix(path, ".md") + ".golden.json"
-			if *update {
-				if err := os.WriteFile(goldenPath, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(goldenPath)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("parse differs from %s (go test -update to accept):\n%s", goldenPath, got)
-			}
+			check(t, path, data, f)
 		})
 	}
+}
+
+func TestGolden(t *testing.T) {
+	forEachTestdataFile(t, func(t *testing.T, path string, data []byte, f *File) {
+		if got := f.Render(); !bytes.Equal(got, data) {
+			t.Fatalf("Render differs from input:\n got %q\nwant %q", got, data)
+		}
+		checkInvariants(t, data, f)
+
+		got, err := json.MarshalIndent(toGolden(f), "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, '\n')
+		goldenPath := strings.TrimSuffix(path, ".md") + ".golden.json"
+		if *update {
+			if err := os.WriteFile(goldenPath, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		want, err := os.ReadFile(goldenPath)
+		if err != nil {
+			t.Fatalf("%v (run go test -update to create it)", err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("parse differs from %s (go test -update to accept):\n%s", goldenPath, got)
+		}
+	})
 }
 
 // checkInvariants holds a parse to the rules every parse must follow.
