@@ -1,7 +1,6 @@
 package summarize
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 )
@@ -46,22 +45,9 @@ func TestAnthropic(t *testing.T) {
 		{name: "contract violated", replies: []reply{{status: 200, body: messagesReply(`{"condensed":"x"}`, "end_turn")}},
 			wantCalls: 1, wantErr: `"hoist" is missing`},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := newScriptServer(t, tc.replies...)
-			s, err := New(Config{Provider: "anthropic", APIKey: "sk-test", BaseURL: srv.URL + "/", Model: "claude-haiku-4-5", MaxTokens: 2000})
-			if err != nil {
-				t.Fatal(err)
-			}
-			fastRetries(t, s)
-			res, err := s.Summarize(context.Background(), apiReq)
-			got := srv.requests()
-			checkAPIResult(t, tc, ProviderAnthropic, res, err, len(got))
-			for _, r := range got {
-				checkAnthropicRequest(t, r)
-			}
-		})
-	}
+	runAPICases(t, tests, func(url string) Config {
+		return Config{Provider: ProviderAnthropic, APIKey: "sk-test", BaseURL: url + "/", Model: "claude-haiku-4-5", MaxTokens: 2000}
+	}, checkAnthropicRequest)
 }
 
 // checkAnthropicRequest holds a request to the Messages API wire format.

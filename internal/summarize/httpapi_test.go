@@ -100,6 +100,31 @@ type apiCase struct {
 	status    int    // wanted *Error.Status
 }
 
+// runAPICases runs each case against a server scripted with its replies:
+// a summarizer configured by cfg (given the server's URL) summarizes
+// apiReq; the result is checked against the case and every request the
+// server saw by checkRequest.
+func runAPICases(t *testing.T, tests []apiCase, cfg func(url string) Config, checkRequest func(t *testing.T, r seen)) {
+	t.Helper()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newScriptServer(t, tc.replies...)
+			c := cfg(srv.URL)
+			s, err := New(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fastRetries(t, s)
+			res, err := s.Summarize(context.Background(), apiReq)
+			got := srv.requests()
+			checkAPIResult(t, tc, c.Provider, res, err, len(got))
+			for _, r := range got {
+				checkRequest(t, r)
+			}
+		})
+	}
+}
+
 func checkAPIResult(t *testing.T, tc apiCase, provider string, res Result, err error, calls int) {
 	t.Helper()
 	if calls != tc.wantCalls {

@@ -39,22 +39,11 @@ func TestOpenAI(t *testing.T) {
 		{name: "cut off by length", replies: []reply{{status: 200, body: completionReply(`{"condensed": "- 2026`, "length")}},
 			wantCalls: 1, wantErr: "cut off by the token limit"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := newScriptServer(t, tc.replies...)
-			s, err := New(Config{Provider: "openai", BaseURL: srv.URL, Model: "llama3.1", APIKey: "sk-local"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			fastRetries(t, s)
-			res, err := s.Summarize(context.Background(), apiReq)
-			got := srv.requests()
-			checkAPIResult(t, tc, ProviderOpenAI, res, err, len(got))
-			for _, r := range got {
-				checkOpenAIRequest(t, r, "Bearer sk-local", false)
-			}
-		})
-	}
+	runAPICases(t, tests, func(url string) Config {
+		return Config{Provider: ProviderOpenAI, BaseURL: url, Model: "llama3.1", APIKey: "sk-local"}
+	}, func(t *testing.T, r seen) {
+		checkOpenAIRequest(t, r, "Bearer sk-local", false)
+	})
 }
 
 // TestOpenAIRequestVariants checks the /v1 handling of the base URL, that no

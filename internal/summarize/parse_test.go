@@ -3,7 +3,6 @@ package summarize
 import (
 	"encoding/json"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -61,14 +60,8 @@ func TestParse(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := Parse(tt.reply)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("Parse error = %v, want it to contain %q", err, tt.wantErr)
-				}
+			if !checkErr(t, err, tt.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatalf("Parse: %v", err)
 			}
 			if got.Condensed != tt.want.Condensed || !slices.Equal(got.Hoist, tt.want.Hoist) {
 				t.Fatalf("Parse = %#v, want %#v", got, tt.want)

@@ -29,20 +29,31 @@ func TestNew(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, err := New(tt.cfg)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("New error = %v, want it to contain %q", err, tt.wantErr)
-				}
+			if !checkErr(t, err, tt.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if s.Name() != tt.wantName {
 				t.Fatalf("Name() = %q, want %q", s.Name(), tt.wantName)
 			}
 		})
 	}
+}
+
+// checkErr holds err to a table row's wantErr: an error containing it
+// when it is set, else no error. It reports whether the row goes on to
+// check the result (only when no error was wanted).
+func checkErr(t *testing.T, err error, wantErr string) bool {
+	t.Helper()
+	if wantErr == "" {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return true
+	}
+	if err == nil || !strings.Contains(err.Error(), wantErr) {
+		t.Fatalf("err = %v, want it to contain %q", err, wantErr)
+	}
+	return false
 }
 
 // TestNewDefaults checks the documented defaults, since a zero Config must
