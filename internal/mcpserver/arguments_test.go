@@ -69,45 +69,6 @@ func TestToolsRefuseBadAgentIDs(t *testing.T) {
 	fails(t, unbound, mcpserver.ToolWakeUp, map[string]any{"wing": "../alice"}, "unknown wing")
 }
 
-// TestSearchRefusesMalformedArguments: malformed search arguments are tool errors
-// naming the argument.
-func TestSearchRefusesMalformedArguments(t *testing.T) {
-	cs := connect(t, mcpserver.Deps{App: newHome(t, testFiles, true)})
-	cases := []struct {
-		name string
-		args map[string]any
-		want string
-	}{
-		{"query 100 KB", map[string]any{"query": strings.Repeat("a", 100<<10)}, "query"},
-		{"query number", map[string]any{"query": 5}, "query"},
-		{"query null", map[string]any{"query": nil}, "query"},
-		{"query array", map[string]any{"query": []string{"a"}}, "query"},
-		{"query NUL only", map[string]any{"query": "\x00\x00"}, "empty"},
-		{"results 1e9", map[string]any{"query": "x", "results": 1e9}, "results"},
-		{"results float", map[string]any{"query": "x", "results": 2.5}, "results"},
-		{"results string number", map[string]any{"query": "x", "results": "5"}, "results"},
-		{"results bool", map[string]any{"query": "x", "results": true}, "results"},
-		{"since slashes", map[string]any{"query": "x", "since": "2024/01/01"}, "since"},
-		{"since month 13", map[string]any{"query": "x", "since": "2024-13-45"}, "since"},
-		{"since with time", map[string]any{"query": "x", "since": "2024-01-01T00:00:00Z"}, "since"},
-		{"until number", map[string]any{"query": "x", "until": 20240101}, "until"},
-		{"agent slash", map[string]any{"query": "x", "agent": "a/b"}, "invalid agent id"},
-		{"wing NUL", map[string]any{"query": "x", "wing": "a\x00"}, "NUL"},
-		{"room long", map[string]any{"query": "x", "room": strings.Repeat("r", 201)}, "room"},
-		{"arguments not an object", nil, ""},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			if c.args == nil {
-				// No arguments at all: query is required.
-				fails(t, cs, mcpserver.ToolSearch, map[string]any{}, "query")
-				return
-			}
-			fails(t, cs, mcpserver.ToolSearch, c.args, c.want)
-		})
-	}
-}
-
 // TestSearchSinceAfterUntil: a date range whose start is after its
 // end can match nothing. The HTTP API refuses it ("since ... is after
 // until ..."); memory_search answers an empty success, so an agent that
@@ -215,33 +176,6 @@ func TestRememberBlankHeading(t *testing.T) {
 	if strings.Contains(f, "## 2026-11-29 —    \n") || !strings.Contains(f, "## 2026-11-29 — the cache key includes the locale\n") {
 		t.Fatalf("blank heading accepted as is: the section heading is %q; want a tool error or the note's first line",
 			f[strings.LastIndex(f, "## 2026-11-29"):strings.LastIndex(f, "\nthe cache key")])
-	}
-}
-
-// TestReadOddArguments: odd section and region arguments.
-func TestReadOddArguments(t *testing.T) {
-	a := newHome(t, testFiles, true)
-	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
-	failsAll(t, cs, mcpserver.ToolRead, []refusal{
-		{"line 0", map[string]any{"section": "0"}, "outside the file"},
-		{"line -1", map[string]any{"section": "-1"}, "outside the file"},
-		{"line huge", map[string]any{"section": "99999999"}, "outside the file"},
-		{"line overflow", map[string]any{"section": "99999999999999999999999"}, "no section heading matches"},
-		{"blank", map[string]any{"section": "   "}, "section is empty"},
-		{"only hashes", map[string]any{"section": "## "}, "##"},
-		{"ambiguous", map[string]any{"section": "login"}, "ambiguous"},
-		{"no match", map[string]any{"section": "nothing like this"}, "no section heading matches"},
-		{"region upper", map[string]any{"region": "ALL"}, "region"},
-		{"region unknown", map[string]any{"region": "archive"}, "region"},
-		{"region and section", map[string]any{"region": "all", "section": "1"}, "not both"},
-		{"section NUL", map[string]any{"section": "a\x00"}, "NUL"},
-		{"section long", map[string]any{"section": strings.Repeat("s", 201)}, "section"},
-		{"section number type", map[string]any{"section": 3}, "section"},
-	})
-	// A line number with a sign or spaces still resolves.
-	r := ok[mcpserver.ReadOutput](t, cs, mcpserver.ToolRead, map[string]any{"section": " +8 "})
-	if r.Section == nil || r.Section.StartLine > 8 || r.Section.EndLine < 8 {
-		t.Fatalf("section +8 = %+v", r.Section)
 	}
 }
 

@@ -113,14 +113,13 @@ func TestSearch(t *testing.T) {
 	}
 }
 
+// TestSearchErrors: missing, malformed and out-of-range search arguments
+// are tool errors naming the argument.
 func TestSearchErrors(t *testing.T) {
 	cs := connect(t, mcpserver.Deps{App: newHome(t, testFiles, true)})
-	cases := []struct {
-		name string
-		args map[string]any
-		want string
-	}{
+	failsAll(t, cs, mcpserver.ToolSearch, []refusal{
 		{"no query", map[string]any{}, "query"},
+		{"no arguments at all", nil, "query"},
 		{"empty query", map[string]any{"query": ""}, "query"},
 		{"blank query", map[string]any{"query": "   "}, "empty query"},
 		{"query too long", map[string]any{"query": strings.Repeat("é", palace.MaxQueryBytes/2+1)}, "at most 4096"},
@@ -137,10 +136,23 @@ func TestSearchErrors(t *testing.T) {
 		{"room with a path", map[string]any{"query": "x", "room": "../x"}, `unknown room "../x"`},
 		{"unknown room", map[string]any{"query": "login", "room": "nosuchroom"}, `unknown room "nosuchroom"`},
 		{"unknown argument", map[string]any{"query": "x", "limit": 3}, "limit"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { fails(t, cs, mcpserver.ToolSearch, c.args, c.want) })
-	}
+		{"query 100 KB", map[string]any{"query": strings.Repeat("a", 100<<10)}, "query"},
+		{"query number", map[string]any{"query": 5}, "query"},
+		{"query null", map[string]any{"query": nil}, "query"},
+		{"query array", map[string]any{"query": []string{"a"}}, "query"},
+		{"query NUL only", map[string]any{"query": "\x00\x00"}, "empty"},
+		{"results 1e9", map[string]any{"query": "x", "results": 1e9}, "results"},
+		{"results float", map[string]any{"query": "x", "results": 2.5}, "results"},
+		{"results string number", map[string]any{"query": "x", "results": "5"}, "results"},
+		{"results bool", map[string]any{"query": "x", "results": true}, "results"},
+		{"since slashes", map[string]any{"query": "x", "since": "2024/01/01"}, "since"},
+		{"since month 13", map[string]any{"query": "x", "since": "2024-13-45"}, "since"},
+		{"since with time", map[string]any{"query": "x", "since": "2024-01-01T00:00:00Z"}, "since"},
+		{"until number", map[string]any{"query": "x", "until": 20240101}, "until"},
+		{"agent slash", map[string]any{"query": "x", "agent": "a/b"}, "invalid agent id"},
+		{"wing NUL", map[string]any{"query": "x", "wing": "a\x00"}, "NUL"},
+		{"room long", map[string]any{"query": "x", "room": strings.Repeat("r", 201)}, "room"},
+	})
 }
 
 func TestWakeUp(t *testing.T) {
@@ -383,16 +395,33 @@ func TestRead(t *testing.T) {
 		t.Fatalf("all: %d lines, %d bytes, %d sections", all.Lines, all.Bytes, len(all.Sections))
 	}
 
+	// A line number with a sign or spaces still resolves.
+	r := ok[mcpserver.ReadOutput](t, cs, mcpserver.ToolRead, map[string]any{"section": " +8 "})
+	if r.Section == nil || r.Section.StartLine > 8 || r.Section.EndLine < 8 {
+		t.Fatalf("section +8 = %+v", r.Section)
+	}
+
 	failsAll(t, cs, mcpserver.ToolRead, []refusal{
 		{"region and section", map[string]any{"region": "pinned", "section": "x"}, "not both"},
+		{"region all and a section", map[string]any{"region": "all", "section": "1"}, "not both"},
 		{"unknown region", map[string]any{"region": "footer"}, "region"},
+		{"region unknown", map[string]any{"region": "archive"}, "region"},
+		{"region upper", map[string]any{"region": "ALL"}, "region"},
 		{"ambiguous heading", map[string]any{"section": "login"}, "ambiguous, 2 sections match"},
 		{"no such heading", map[string]any{"section": "kubernetes"}, "no section heading matches"},
+		{"no match", map[string]any{"section": "nothing like this"}, "no section heading matches"},
+		{"blank", map[string]any{"section": "   "}, "section is empty"},
+		{"only hashes", map[string]any{"section": "## "}, "##"},
 		{"line past the end", map[string]any{"section": "99"}, "outside the file (1-16)"},
 		{"line zero", map[string]any{"section": "0"}, "outside the file"},
+		{"line -1", map[string]any{"section": "-1"}, "outside the file"},
+		{"line huge", map[string]any{"section": "99999999"}, "outside the file"},
+		{"line overflow", map[string]any{"section": "99999999999999999999999"}, "no section heading matches"},
 		{"no memory file", map[string]any{"agent": "nobody"}, "has no memory file"},
 		{"bad agent", map[string]any{"agent": "../../etc"}, "invalid agent id"},
 		{"section too long", map[string]any{"section": strings.Repeat("s", 201)}, "section"},
+		{"section NUL", map[string]any{"section": "a\x00"}, "NUL"},
+		{"section number type", map[string]any{"section": 3}, "section"},
 	})
 }
 
