@@ -24,25 +24,20 @@ import (
 )
 
 // childEnv switches the test binary into a helper child process (see
-// TestMain); its value names the role.
-const childEnv = "HIVEMEM_ATOMICIO_CHILD"
+// TestMain); its value names the role. childPathEnv is the file it works on.
+const (
+	childEnv     = "HIVEMEM_ATOMICIO_CHILD"
+	childPathEnv = "HIVEMEM_ATOMICIO_PATH"
+)
 
 func TestMain(m *testing.M) {
-	switch os.Getenv(childEnv) {
-	case "":
-		os.Exit(m.Run())
-	case "writer":
-		os.Exit(childWriter(os.Getenv("HIVEMEM_ATOMICIO_PATH")))
-	case "locker":
-		os.Exit(childLocker(os.Getenv("HIVEMEM_ATOMICIO_PATH")))
-	case "slowappender":
-		os.Exit(childSlowAppender(os.Getenv("HIVEMEM_ATOMICIO_PATH")))
-	case "stuckswapper":
-		os.Exit(childStuckSwapper(os.Getenv("HIVEMEM_ATOMICIO_PATH")))
-	default:
-		fmt.Fprintln(os.Stderr, "unknown child role")
-		os.Exit(2)
-	}
+	path := os.Getenv(childPathEnv)
+	filetest.ChildMain(m, childEnv, map[string]func() error{
+		"writer":       func() error { return childWriter(path) },
+		"locker":       func() error { return childLocker(path) },
+		"slowappender": func() error { return childSlowAppender(path) },
+		"stuckswapper": func() error { return childStuckSwapper(path) },
+	})
 }
 
 // crashContents returns the two large, distinct contents the crash test
@@ -54,7 +49,7 @@ func crashContents() (a, b []byte) {
 }
 
 // childWriter rewrites path with A and B forever, until it is killed.
-func childWriter(path string) int {
+func childWriter(path string) error {
 	a, b := crashContents()
 	fmt.Println("ready")
 	for i := 0; ; i++ {
@@ -63,80 +58,61 @@ func childWriter(path string) int {
 			data = b
 		}
 		if err := WriteFile(path, data, 0o644); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
+			return err
 		}
 	}
 }
 
 // childLocker takes the lock on path, says so on stdout, and holds it until
 // its stdin is closed.
-func childLocker(path string) int {
+func childLocker(path string) error {
 	unlock, err := Lock(context.Background(), path)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return err
 	}
 	fmt.Println("locked")
 	_, _ = io.Copy(io.Discard, os.Stdin)
-	if err := unlock(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return 0
+	return unlock()
 }
 
 // childSlowAppender opens path for append as an agent does (no lock),
 // says so, and writes its line only when told to on stdin: an appender
 // descheduled between its open and its write.
-func childSlowAppender(path string) int {
+func childSlowAppender(path string) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return err
 	}
 	fmt.Println("opened")
 	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return err
 	}
 	if _, err := f.WriteString("late agent line\n"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return err
 	}
-	if err := f.Close(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return 0
+	return f.Close()
 }
 
 // childStuckSwapper replaces path under its lock and then sits in Salvage's
 // grace for an hour: a writer that is killed after its swap, before it has
 // carried the late appends.
-func childStuckSwapper(path string) int {
+func childStuckSwapper(path string) error {
 	unlock, err := Lock(context.Background(), path)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return err
 	}
 	defer unlock()
 	fh, old, err := ReadForSwap(path)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return err
 	}
-	if _, err := Swap(path, fh, int64(len(old)), append(old, "swapped line\n"...), 0o644, time.Hour); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return 0
+	_, err = Swap(path, fh, int64(len(old)), append(old, "swapped line\n"...), 0o644, time.Hour)
+	return err
 }
 
 func startChild(t *testing.T, role, path string) (*exec.Cmd, io.WriteCloser, *bufio.Reader) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+role, "HIVEMEM_ATOMICIO_PATH="+path)
+	cmd := filetest.ChildCommand(t, childEnv, role, childPathEnv+"="+path)
 	stdin, stdout := filetest.StartPiped(t, cmd)
 	return cmd, stdin, stdout
 }

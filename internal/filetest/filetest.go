@@ -1,13 +1,14 @@
 // Package filetest holds the file-system helpers the write-path tests share:
 // writing a file, appending to it, damaging it in place, saving it the way agents and editors do, a shell process holding a
-// file open for append like an agent, a child process on pipes, and waiting
-// for a file to be swapped.
+// file open for append like an agent, the test binary as a helper child
+// process, a child process on pipes, and waiting for a file to be swapped.
 // It uses only the standard library, so the tests of every package
 // (atomicio included) can import it.
 package filetest
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -193,4 +194,39 @@ func StartPiped(t testing.TB, cmd *exec.Cmd) (io.WriteCloser, *bufio.Reader) {
 		t.Fatal(err)
 	}
 	return stdin, bufio.NewReader(out)
+}
+
+// ChildMain is the TestMain of a test binary that doubles as helper child
+// processes (started by ChildCommand): with env unset it runs the tests;
+// set, it runs the role env names and exits 0, or 1 after printing the
+// role's error on stderr, or 2 for a role it does not know.
+func ChildMain(m *testing.M, env string, roles map[string]func() error) {
+	role := os.Getenv(env)
+	if role == "" {
+		os.Exit(m.Run())
+	}
+	run, ok := roles[role]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "unknown %s role %q\n", env, role)
+		os.Exit(2)
+	}
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// ChildCommand is a command that runs this test binary as the helper
+// child role (env=role, see ChildMain; no test runs), with the extra
+// environment entries (KEY=value).
+func ChildCommand(t testing.TB, env, role string, extra ...string) *exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), env+"="+role), extra...)
+	return cmd
 }

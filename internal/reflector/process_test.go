@@ -18,6 +18,7 @@ import (
 
 	"github.com/hivemem/hivemem/internal/atomicio"
 	"github.com/hivemem/hivemem/internal/config"
+	"github.com/hivemem/hivemem/internal/filetest"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/memfile"
@@ -29,22 +30,15 @@ import (
 const helperEnv = "HIVEMEM_REFLECTOR_TEST_HELPER"
 
 func TestMain(m *testing.M) {
-	switch os.Getenv(helperEnv) {
-	case "":
-		os.Exit(m.Run())
-	case "append":
-		os.Exit(helperAppend())
-	case "condense":
-		os.Exit(helperCondense())
-	default:
-		fmt.Fprintln(os.Stderr, "unknown helper", os.Getenv(helperEnv))
-		os.Exit(2)
-	}
+	filetest.ChildMain(m, helperEnv, map[string]func() error{
+		"append":   helperAppend,
+		"condense": helperCondense,
+	})
 }
 
 // helperAppend appends HELPER_COUNT sections to HELPER_PATH the way an
 // agent does: open with O_APPEND, one write, close; no lock.
-func helperAppend() int {
+func helperAppend() error {
 	path := os.Getenv("HELPER_PATH")
 	n, _ := strconv.Atoi(os.Getenv("HELPER_COUNT"))
 	pad := strings.Repeat("appended filler text to make the section worth evicting. ", 10)
@@ -52,45 +46,37 @@ func helperAppend() int {
 		sec := fmt.Sprintf("## 2026-12-01 — appended %d\nAPPEND-MARKER-%05d\n%s\n", i, i, pad)
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
+			return err
 		}
 		if _, err := f.WriteString(sec); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
+			return err
 		}
 		if err := f.Close(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
+			return err
 		}
 		time.Sleep(time.Duration(i%3) * time.Millisecond)
 	}
-	return 0
+	return nil
 }
 
 // helperCondense condenses agent alice under HELPER_HOME with a slow
 // summariser, announcing "ready" just before it starts, so the parent can
 // kill it at a chosen point.
-func helperCondense() int {
+func helperCondense() error {
 	h := home.Home{Root: os.Getenv("HELPER_HOME")}
 	r := New(Deps{Home: h, Summarizer: slowSum{inner: &fakeSum{}, delay: 10 * time.Millisecond}})
 	fmt.Println("ready")
 	if _, err := r.Condense(context.Background(), "alice", Options{Force: true}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return err
 	}
 	fmt.Println("done")
-	return 0
+	return nil
 }
 
+// helperCmd runs this test binary as the helper mode, its stderr the test's.
 func helperCmd(t *testing.T, mode string, env ...string) *exec.Cmd {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(append(os.Environ(), helperEnv+"="+mode), env...)
+	cmd := filetest.ChildCommand(t, helperEnv, mode, env...)
 	cmd.Stderr = os.Stderr
 	return cmd
 }
