@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -229,4 +230,42 @@ func ChildCommand(t testing.TB, env, role string, extra ...string) *exec.Cmd {
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(append(os.Environ(), env+"="+role), extra...)
 	return cmd
+}
+
+// Built is a Go program that tests run as a separate process, built once
+// per test binary (by the first Path) into a temporary directory; TestMain
+// calls Remove after m.Run.
+type Built struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// Path builds package pkg (as go build takes it, run in dir) as an
+// executable named name the first time it is called, and returns the
+// executable's path; a failed build fails the test with go's output.
+func (b *Built) Path(t testing.TB, dir, pkg, name string) string {
+	t.Helper()
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "hivemem-test-"+name+"-"); b.err != nil {
+			return
+		}
+		b.path = filepath.Join(b.dir, name)
+		cmd := exec.Command("go", "build", "-o", b.path, pkg)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
+}
+
+// Remove deletes the built program, if it was built.
+func (b *Built) Remove() {
+	if b.dir != "" {
+		os.RemoveAll(b.dir)
+	}
 }

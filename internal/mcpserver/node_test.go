@@ -8,11 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hivemem/hivemem/internal/app/apptest"
+	"github.com/hivemem/hivemem/internal/filetest"
 	"github.com/hivemem/hivemem/internal/mcpserver"
 )
 
@@ -21,40 +21,19 @@ import (
 // says, or scripts/ci-mcp.sh). Without node or the
 // installed package they skip, except in CI (CI=true), where they fail.
 
-var (
-	binOnce sync.Once
-	binDir  string
-	binPath string
-	binErr  error
-)
+// hivemem is cmd/hivemem, built by the first hivememBinary.
+var hivemem filetest.Built
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	hivemem.Remove()
 	os.Exit(code)
 }
 
 // hivememBinary builds cmd/hivemem once per test binary.
 func hivememBinary(t testing.TB) string {
 	t.Helper()
-	binOnce.Do(func() {
-		if binDir, binErr = os.MkdirTemp("", "hivemem-mcp-test-"); binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "hivemem")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/hivemem")
-		cmd.Dir = repoRoot(t)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = err
-			binPath = string(out)
-		}
-	})
-	if binErr != nil {
-		t.Fatalf("go build ./cmd/hivemem: %v\n%s", binErr, binPath)
-	}
-	return binPath
+	return hivemem.Path(t, repoRoot(t), "./cmd/hivemem", "hivemem")
 }
 
 // nodeClient returns the node binary and the client script, or skips (or,

@@ -7,49 +7,29 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hivemem/hivemem/internal/filetest"
 )
 
-var (
-	fakeOnce sync.Once
-	fakePath string
-	fakeErr  error
-	fakeDir  string
-)
+// fakeclaude is testdata/fakeclaude, built by the first fakeClaude.
+var fakeclaude filetest.Built
 
 // fakeClaude builds testdata/fakeclaude once per test binary run.
 func fakeClaude(t *testing.T) string {
 	t.Helper()
-	fakeOnce.Do(func() {
-		fakeDir, fakeErr = os.MkdirTemp("", "fakeclaude-*")
-		if fakeErr != nil {
-			return
-		}
-		fakePath = filepath.Join(fakeDir, "claude")
-		out, err := exec.Command("go", "build", "-o", fakePath, "./testdata/fakeclaude").CombinedOutput()
-		if err != nil {
-			fakeErr = errors.New("go build fakeclaude: " + err.Error() + "\n" + string(out))
-		}
-	})
-	if fakeErr != nil {
-		t.Fatal(fakeErr)
-	}
-	return fakePath
+	return fakeclaude.Path(t, ".", "./testdata/fakeclaude", "claude")
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if fakeDir != "" {
-		os.RemoveAll(fakeDir)
-	}
+	fakeclaude.Remove()
 	os.Exit(code)
 }
 
