@@ -102,11 +102,7 @@ func assertMatchesFresh(t *testing.T, f *fixture, what string) {
 
 func (f *fixture) mineHive() palace.MineReport {
 	f.t.Helper()
-	rep, err := f.p.Mine(context.Background(), f.h.HiveDir(), palace.MineOptions{})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return rep
+	return f.mineDir(f.h.HiveDir())
 }
 
 func (f *fixture) lexical(q string) []palace.Hit {
@@ -250,20 +246,14 @@ func TestMineHomeRootRemovesVanished(t *testing.T) {
 	f := newFixture(t, nil)
 	f.write("alice", "# Memory\n\n## 2026-11-01 — a\nalicewalrus note\n")
 	bob := f.write("bob", "# Memory\n\n## 2026-11-01 — b\nbobwalrus note\n")
-	ctx := context.Background()
-	if _, err := f.p.Mine(ctx, f.h.Root, palace.MineOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	f.mineDir(f.h.Root)
 	if len(f.lexical("bobwalrus")) != 1 {
 		t.Fatal("bob not mined")
 	}
 	if err := os.RemoveAll(filepath.Dir(bob)); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := f.p.Mine(ctx, f.h.Root, palace.MineOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := f.mineDir(f.h.Root)
 	if hits := f.lexical("bobwalrus"); len(hits) != 0 || rep.FilesRemoved != 1 {
 		t.Errorf("after bob's file was deleted, mining the home root removed %d files and search still finds %d of bob's drawers (source %s)",
 			rep.FilesRemoved, len(hits), hits[0].Source)

@@ -122,20 +122,18 @@ func (f *fixture) reopen() {
 
 func (f *fixture) write(agent, content string) string {
 	f.t.Helper()
-	dir := filepath.Join(f.h.AgentsDir(), agent)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		f.t.Fatal(err)
-	}
-	path := filepath.Join(dir, "memory.md")
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		f.t.Fatal(err)
-	}
-	return path
+	return hometest.WriteMemory(f.t, f.h, agent, content)
 }
 
+// mine mines the agents' memory files (mineHive: the whole hive).
 func (f *fixture) mine() palace.MineReport {
 	f.t.Helper()
-	rep, err := f.p.Mine(context.Background(), f.h.AgentsDir(), palace.MineOptions{})
+	return f.mineDir(f.h.AgentsDir())
+}
+
+func (f *fixture) mineDir(dir string) palace.MineReport {
+	f.t.Helper()
+	rep, err := f.p.Mine(context.Background(), dir, palace.MineOptions{})
 	if err != nil {
 		f.t.Fatal(err)
 	}
