@@ -6,11 +6,11 @@ package config
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/hivemem/hivemem/internal/filetest"
 )
 
 type typedKey struct {
@@ -35,11 +35,7 @@ func typedKeys() []typedKey {
 
 func loadFile(t *testing.T, file string) error {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "config.toml")
-	if err := os.WriteFile(p, []byte(file), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err := Load(p)
+	_, err := Load(filetest.Temp(t, "config.toml", file))
 	return err
 }
 

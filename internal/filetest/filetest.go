@@ -30,6 +30,15 @@ func Write(t testing.TB, path, content string) {
 	}
 }
 
+// Temp writes content to a file named name in a new temporary directory
+// and returns its path.
+func Temp(t testing.TB, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	Write(t, p, content)
+	return p
+}
+
 // Append appends text to path the way an agent does: O_APPEND (creating
 // the file when missing), one write, close, no lock.
 func Append(t testing.TB, path, text string) {

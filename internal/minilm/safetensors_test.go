@@ -4,11 +4,11 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/hivemem/hivemem/internal/filetest"
 )
 
 // stEntry is one tensor to write into a test safetensors file.
@@ -115,11 +115,7 @@ func TestHalfToFloat(t *testing.T) {
 
 func writeFile(t *testing.T, data []byte) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "model.safetensors")
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return filetest.Temp(t, "model.safetensors", string(data))
 }
 
 func TestSafetensorsErrors(t *testing.T) {

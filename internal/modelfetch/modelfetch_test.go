@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hivemem/hivemem/internal/filetest"
 )
 
 // fakePackage builds a gzipped npm-style tarball holding the given members.
@@ -67,11 +69,7 @@ func sum(b []byte) string {
 
 func writeTemp(t *testing.T, b []byte) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "pkg.tgz")
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return filetest.Temp(t, "pkg.tgz", string(b))
 }
 
 // existingModel installs a previous "model" (its config.json says "old") so
