@@ -610,9 +610,7 @@ func TestKilledAtEachStep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	orig := memoryFile(40, 1800)
-	of := mustParse(t, orig)
-	evicted, kept := of.Recent()[:28], of.Recent()[28:]
+	orig, p := killedFile(t)
 	steps := map[string]func(h home.Home) bool{
 		"archive": func(h home.Home) bool {
 			ents, _ := os.ReadDir(filepath.Join(h.ArchiveRoot(), "alice"))
@@ -628,8 +626,8 @@ func TestKilledAtEachStep(t *testing.T) {
 			return len(bs) > 0
 		},
 		"swap": func(h home.Home) bool {
-			p, _ := h.MemoryPath("alice")
-			b, err := os.ReadFile(p)
+			mem, _ := h.MemoryPath("alice")
+			b, err := os.ReadFile(mem)
 			return err == nil && !bytes.Equal(b, orig)
 		},
 	}
@@ -656,24 +654,13 @@ func TestKilledAtEachStep(t *testing.T) {
 				}
 				time.Sleep(100 * time.Microsecond)
 			}
-			got, err := os.ReadFile(path)
-			must(t, err)
-			arch, err := (&Reflector{home: h}).readArchive("alice")
-			must(t, err)
-			var archText []byte
-			for _, a := range arch {
-				archText = append(archText, a...)
-			}
-			if bytes.Equal(got, orig) {
-				outcomes[step+"/original"]++
-			} else {
+			got, arch, condensed := checkKilled(t, h, path, orig, p, fmt.Sprintf("killed=%v", killed))
+			if condensed {
 				outcomes[step+"/condensed"]++
-				p := plan{file: of, evicted: evicted, kept: kept}
-				if _, chk := verify(verifyInput{plan: p, out: got, oldSize: len(orig), archive: arch}); chk != nil {
-					t.Fatalf("killed=%v: file is neither the original nor a verified condensation: %s: %s", killed, chk.reason, chk.msg)
-				}
+			} else {
+				outcomes[step+"/original"]++
 			}
-			checkNothingLost(t, orig, got, string(archText), Result{Status: map[bool]string{true: StatusSkipped, false: StatusCondensed}[bytes.Equal(got, orig)]})
+			checkNothingLost(t, orig, got, string(bytes.Join(arch, nil)), Result{Status: map[bool]string{true: StatusCondensed, false: StatusSkipped}[condensed]})
 			checkNoMinableLeftovers(t, h, 0)
 			// A fresh condensation after the crash completes and keeps
 			// everything (archive retries are idempotent).
@@ -685,12 +672,9 @@ func TestKilledAtEachStep(t *testing.T) {
 			}
 			now, _ := os.ReadFile(path)
 			arch2, _ := r.readArchive("alice")
-			var a2 []byte
-			for _, a := range arch2 {
-				a2 = append(a2, a...)
-			}
+			a2 := bytes.Join(arch2, nil)
 			checkNothingLost(t, got, now, string(a2), res)
-			for _, s := range evicted {
+			for _, s := range p.evicted {
 				if n := bytes.Count(a2, []byte(s.Raw)); n != 1 {
 					t.Errorf("section %q is %d times in the archive after the retry", s.Heading, n)
 				}

@@ -228,9 +228,7 @@ func TestCrashSafety(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	orig := memoryFile(40, 1800)
-	of := mustParse(t, orig)
-	evicted, kept := of.Recent()[:28], of.Recent()[28:]
+	orig, p := killedFile(t)
 	outcomes := map[string]int{}
 	// The first run is not killed: it measures how long a condensation
 	// takes, so the kills can be spread over all of it.
@@ -259,19 +257,10 @@ func TestCrashSafety(t *testing.T) {
 			_ = cmd.Wait()
 		}
 
-		got, err := os.ReadFile(path)
-		must(t, err)
-		if bytes.Equal(got, orig) {
-			outcomes["original"]++
-		} else {
+		if _, _, condensed := checkKilled(t, h, path, orig, p, fmt.Sprintf("delay %s", delay)); condensed {
 			outcomes["condensed"]++
-			e := &Reflector{home: h}
-			arch, err := e.readArchive("alice")
-			must(t, err)
-			p := plan{file: of, evicted: evicted, kept: kept}
-			if _, chk := verify(verifyInput{plan: p, out: got, oldSize: len(orig), archive: arch}); chk != nil {
-				t.Fatalf("delay %s: file is neither the original nor a verified condensation: %s: %s", delay, chk.reason, chk.msg)
-			}
+		} else {
+			outcomes["original"]++
 		}
 		checkNoMinableLeftovers(t, h, delay)
 	}
@@ -279,6 +268,34 @@ func TestCrashSafety(t *testing.T) {
 	if outcomes["original"] == 0 || outcomes["condensed"] == 0 {
 		t.Errorf("kills did not cover both sides of the swap: %v", outcomes)
 	}
+}
+
+// killedFile is the memory file the kill tests condense, and the plan of
+// its condensation: the oldest 28 of its 40 sections evicted.
+func killedFile(t *testing.T) ([]byte, plan) {
+	t.Helper()
+	orig := memoryFile(40, 1800)
+	of := mustParse(t, orig)
+	return orig, plan{file: of, evicted: of.Recent()[:28], kept: of.Recent()[28:]}
+}
+
+// checkKilled reads alice's memory file (at path) and archive in h after a
+// condensation of orig by plan p was killed, and fails unless the file is
+// orig or a verified condensation of it; what says which kill it was. It
+// returns the file, the archive and whether the file is condensed.
+func checkKilled(t *testing.T, h home.Home, path string, orig []byte, p plan, what string) (got []byte, arch [][]byte, condensed bool) {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	must(t, err)
+	arch, err = (&Reflector{home: h}).readArchive("alice")
+	must(t, err)
+	if bytes.Equal(got, orig) {
+		return got, arch, false
+	}
+	if _, chk := verify(verifyInput{plan: p, out: got, oldSize: len(orig), archive: arch}); chk != nil {
+		t.Fatalf("%s: file is neither the original nor a verified condensation: %s: %s", what, chk.reason, chk.msg)
+	}
+	return got, arch, true
 }
 
 var archiveNameRE = regexp.MustCompile(`^\d{4}-\d{2}\.md$`)
