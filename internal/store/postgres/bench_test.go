@@ -46,6 +46,17 @@ func TestStoreBenchmark(t *testing.T) {
 	dsn := pgtest.Schema(t, pgtest.EnvPostgres)
 	pg := openPG(t, postgres.Options{DSN: dsn})
 
+	// hybrid is a hybrid search's store work: both candidate lists.
+	hybrid := func(s store.Store) func(i int) error {
+		return func(i int) error {
+			if _, err := s.Lexical(ctx, queries[i], store.Filter{}, 100); err != nil {
+				return err
+			}
+			_, err := s.Vector(ctx, qvecs[i], store.Filter{}, 100)
+			return err
+		}
+	}
+
 	t.Logf("%d drawers, %d files, %d queries", n, len(files), len(queries))
 	t.Logf("| backend | mining (drawers/s) | lexical p50 / p95 | vector p50 / p95 | hybrid p50 / p95 | first vector search |")
 	t.Logf("|---|---|---|---|---|---|")
@@ -58,13 +69,7 @@ func TestStoreBenchmark(t *testing.T) {
 		first := time.Since(t0)
 		lex := timeEach(t, queries, func(i int) error { _, err := s.Lexical(ctx, queries[i], store.Filter{}, 10); return err })
 		vec := timeEach(t, queries, func(i int) error { _, err := s.Vector(ctx, qvecs[i], store.Filter{}, 10); return err })
-		hyb := timeEach(t, queries, func(i int) error {
-			if _, err := s.Lexical(ctx, queries[i], store.Filter{}, 100); err != nil {
-				return err
-			}
-			_, err := s.Vector(ctx, qvecs[i], store.Filter{}, 100)
-			return err
-		})
+		hyb := timeEach(t, queries, hybrid(s))
 		t.Logf("| %s | %.0f | %s | %s | %s | %s |", s.Backend(), rate, lex, vec, hyb, first.Round(time.Millisecond))
 	}
 	// A second PostgreSQL process, long-running (WarmLexical), on the
@@ -78,13 +83,7 @@ func TestStoreBenchmark(t *testing.T) {
 	warm.WaitLexWarm()
 	build := time.Since(t0)
 	lex := timeEach(t, queries, func(i int) error { _, err := warm.Lexical(ctx, queries[i], store.Filter{}, 10); return err })
-	hyb := timeEach(t, queries, func(i int) error {
-		if _, err := warm.Lexical(ctx, queries[i], store.Filter{}, 100); err != nil {
-			return err
-		}
-		_, err := warm.Vector(ctx, qvecs[i], store.Filter{}, 100)
-		return err
-	})
+	hyb := timeEach(t, queries, hybrid(warm))
 	if answered, _, _ := warm.LexWarmStats(); answered < int64(2*len(queries)) {
 		t.Fatalf("the warm index answered %d of %d searches", answered, 2*len(queries))
 	}
