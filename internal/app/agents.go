@@ -79,26 +79,28 @@ func (a *App) CollectAgents(ctx context.Context, cfg config.Config, st store.Sta
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		out = append(out, a.agentStatus(ctx, cfg, id, wingDrawers[id], states[id], condensed[id]))
+		out = append(out, a.agentStatus(ctx, cfg, id, wingDrawers[id], states[id], condensed[id], a.Home.ReadFile))
 	}
 	return out, nil
 }
 
-// CollectAgent is CollectAgents for the one agent id (a valid id; its
-// file may be missing or unreadable, which the result's Error says).
-func (a *App) CollectAgent(ctx context.Context, cfg config.Config, st store.Stats, id string, condensed map[string]time.Time) AgentStatus {
+// CollectAgent is CollectAgents for the one agent id (a valid id), whose
+// memory file the caller has read (ReadMemory): it describes data rather
+// than reading the file again.
+func (a *App) CollectAgent(ctx context.Context, cfg config.Config, st store.Stats, id string, data []byte, condensed map[string]time.Time) AgentStatus {
 	drawers := 0
 	for _, w := range st.Wings {
 		if w.Wing == id {
 			drawers = w.Drawers
 		}
 	}
-	return a.agentStatus(ctx, cfg, id, drawers, a.Reflector.States()[id], condensed[id])
+	read := func(string) ([]byte, error) { return data, nil }
+	return a.agentStatus(ctx, cfg, id, drawers, a.Reflector.States()[id], condensed[id], read)
 }
 
-// agentStatus describes one agent from its file, its index entry and the
-// reflector's state of it.
-func (a *App) agentStatus(ctx context.Context, cfg config.Config, id string, drawers int, state reflector.AgentState, condensed time.Time) AgentStatus {
+// agentStatus describes one agent from its file (as read gives it), its
+// index entry and the reflector's state of it.
+func (a *App) agentStatus(ctx context.Context, cfg config.Config, id string, drawers int, state reflector.AgentState, condensed time.Time, read func(path string) ([]byte, error)) AgentStatus {
 	as := AgentStatus{Agent: id, Drawers: drawers, BudgetBytes: cfg.Reflector.BudgetBytes, LastCondensed: condensed}
 	if state.Failures > 0 {
 		as.ReflectorBackoff = &state
@@ -111,7 +113,7 @@ func (a *App) agentStatus(ctx context.Context, cfg config.Config, id string, dra
 	if f, err := a.Store.GetFile(ctx, a.Home.Rel(path)); err == nil {
 		as.LastMined = f.MinedAt
 	}
-	data, err := a.Home.ReadFile(path) // symlinks stay in the home; never blocks on a FIFO
+	data, err := read(path) // Home.ReadFile: symlinks stay in the home; never blocks on a FIFO
 	if err != nil {
 		as.Error = err.Error()
 		return as

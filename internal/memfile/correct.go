@@ -28,32 +28,36 @@ const (
 )
 
 // parseMarkers reads the supersession markers at the start of a section's
-// body.
-func parseMarkers(body string) (supersededBy, supersedes string) {
-	done := false
-	forLines(body, func(l string) {
-		if done {
-			return
-		}
-		c := strings.TrimSpace(trimEOL(l))
-		if c == "" {
-			return
-		}
-		if v, ok := markerValue(c, SupersededByMarker); ok {
-			if supersededBy == "" {
-				supersededBy = v
+// body, and gives the offset in body of its first other non-blank line
+// (len(body) for none).
+func parseMarkers(body string) (supersededBy, supersedes string, textAt int) {
+	for off := 0; off < len(body); {
+		end := lineEnd(body, off)
+		c := strings.TrimSpace(trimEOL(body[off:end]))
+		if c != "" {
+			if v, ok := markerValue(c, SupersededByMarker); ok {
+				if supersededBy == "" {
+					supersededBy = v
+				}
+			} else if v, ok := markerValue(c, SupersedesMarker); ok {
+				if supersedes == "" {
+					supersedes = v
+				}
+			} else {
+				return supersededBy, supersedes, off
 			}
-			return
 		}
-		if v, ok := markerValue(c, SupersedesMarker); ok {
-			if supersedes == "" {
-				supersedes = v
-			}
-			return
-		}
-		done = true
-	})
-	return supersededBy, supersedes
+		off = end
+	}
+	return supersededBy, supersedes, len(body)
+}
+
+// Note returns the section's body from its first line that is neither
+// blank nor a supersession marker: the note as it was written.
+func (s Section) Note() string {
+	body := s.Body()
+	_, _, at := parseMarkers(body)
+	return body[at:]
 }
 
 // markerValue returns what follows marker in line (trimmed, not empty).

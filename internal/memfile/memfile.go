@@ -184,7 +184,7 @@ func parseText(text string) *File {
 			Date:      findDate(heading),
 		}
 		if s.Kind == KindSection {
-			s.SupersededBy, s.Supersedes = parseMarkers(s.Body())
+			s.SupersededBy, s.Supersedes, _ = parseMarkers(s.Body())
 		}
 		f.Sections = append(f.Sections, s)
 	}

@@ -56,7 +56,10 @@ type AgentLine struct {
 // WakeUp builds the digest for a wing (an agent) straight from its memory
 // file — pinned facts, condensed history, then the newest sections' headings
 // with their first lines — cut to the token budget in that order of
-// priority. With no wing it gives one line per agent. The budget is in
+// priority. A section marked superseded is not among the newest; the one
+// that replaces it is, with the first line of its note (its marker left
+// out). With no wing it gives one line per agent: its sections (all of
+// them, as status counts), pinned facts, size and newest current section. The budget is in
 // estimated tokens, 1 to MaxWakeUpBudget; 0 means DefaultWakeUpBudget, and
 // a negative budget is an error.
 func (p *Palace) WakeUp(ctx context.Context, wing string, budget int) (Digest, error) {
@@ -121,11 +124,11 @@ func (p *Palace) WakeUp(ctx context.Context, wing string, budget int) (Digest, e
 			d.Condensed = text
 		}
 	}
-	secs := mf.Recent()
+	secs := current(mf.Recent())
 	if len(secs) > 0 && emit("\n## Newest sections\n") {
 		for i := len(secs) - 1; i >= 0; i-- {
 			s := secs[i]
-			first := firstLine(s.Body())
+			first := firstLine(s.Note())
 			line := "- " + s.Heading
 			if first != "" {
 				line += ": " + first
@@ -171,8 +174,8 @@ func (p *Palace) wakeUpHive(ctx context.Context, budget int) (Digest, error) {
 		if mf, err := memfile.Parse(data); err == nil {
 			secs := mf.Recent()
 			al.Sections, al.Pinned = len(secs), len(mf.Pinned())
-			if len(secs) > 0 {
-				al.Newest = secs[len(secs)-1].Heading
+			if cur := current(secs); len(cur) > 0 {
+				al.Newest = cur[len(cur)-1].Heading
 			}
 		}
 		line := fmt.Sprintf("- %s: %s, %d pinned, %s", id, english.Plural(al.Sections, "section", "sections"), al.Pinned, humanize.IBytes(uint64(al.Bytes)))
@@ -191,6 +194,19 @@ func (p *Palace) wakeUpHive(ctx context.Context, budget int) (Digest, error) {
 	}
 	d.Tokens, d.Text = used, b.String()
 	return d, nil
+}
+
+// current returns the sections no other one replaces: those without a
+// "> superseded by:" marker, which search leaves out too, so that a new
+// session is not told an outdated fact as if it held.
+func current(secs []memfile.Section) []memfile.Section {
+	var out []memfile.Section
+	for _, s := range secs {
+		if s.SupersededBy == "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // memoryForWing finds the memory file a wing's digest is built from: the

@@ -124,3 +124,111 @@ func TestWakeUpKeepsCondensedLayout(t *testing.T) {
 		t.Errorf("roomy wake-up = %q, truncated %v, %v", d.Condensed, d.Truncated, err)
 	}
 }
+
+// TestWakeUpLeavesSupersededSectionsOut: a section marked "> superseded
+// by:" is not a newest section of the digest, neither in its list nor in
+// its text; the section that replaces it is, with the first line of its
+// note (not its "> supersedes:" marker). A marker counts only at the start
+// of a section, as search has it. The hive-wide line's newest section is
+// the newest one not superseded; its count is every section of the file,
+// as status counts them.
+func TestWakeUpLeavesSupersededSectionsOut(t *testing.T) {
+	const head = "# Memory — alice (alice)\n\n"
+	superseded, _, err := memfile.Supersede([]byte(head+
+		"## 2026-11-02 — deploy command\nDeploy the shop with make deploy.\n\n"+
+		"## 2026-11-10 — logo\nThe shop logo is blue.\n"),
+		"deploy command", "2026-12-01 — deploy command v2", "Deploy the shop with make release.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type item struct{ heading, first string }
+	for _, c := range []struct {
+		name     string
+		file     string
+		want     []item // newest first
+		absent   []string
+		newest   string
+		sections int
+	}{{
+		name: "remember --supersedes",
+		file: string(superseded),
+		want: []item{
+			{"2026-12-01 — deploy command v2", "Deploy the shop with make release."},
+			{"2026-11-10 — logo", "The shop logo is blue."},
+		},
+		absent:   []string{"make deploy", "2026-11-02 — deploy command\n", "2026-11-02 — deploy command:"},
+		newest:   "2026-12-01 — deploy command v2",
+		sections: 3,
+	}, {
+		name: "a chain of replacements keeps the last",
+		file: head +
+			"## 2026-03-10 — timeout\n> superseded by: 2026-06-20 — timeout again\nThe payment timeout is 30 s.\n\n" +
+			"## 2026-06-20 — timeout again\n> superseded by: 2026-09-01 — timeout now\n> supersedes: 2026-03-10 — timeout\nThe payment timeout is 45 s.\n\n" +
+			"## 2026-09-01 — timeout now\n\n> Supersedes: 2026-06-20 — timeout again\n\nThe payment timeout is 60 s.\n",
+		want:     []item{{"2026-09-01 — timeout now", "The payment timeout is 60 s."}},
+		absent:   []string{"30 s", "45 s", "2026-03-10 — timeout\n", "timeout again:"},
+		newest:   "2026-09-01 — timeout now",
+		sections: 3,
+	}, {
+		name: "the newest section marked by hand",
+		file: head +
+			"## 2026-05-01 — editor\nWe use vim.\n\n" +
+			"## 2026-05-02 — editor, wrong\n> SUPERSEDED BY: 2026-05-01 — editor\nWe use emacs.\n",
+		want:     []item{{"2026-05-01 — editor", "We use vim."}},
+		absent:   []string{"emacs", "editor, wrong"},
+		newest:   "2026-05-01 — editor",
+		sections: 2,
+	}, {
+		name: "a marker after the text is text",
+		file: head +
+			"## 2026-05-01 — quoting\nHow a correction looks:\n> superseded by: 2026-05-02 — x\n",
+		want:     []item{{"2026-05-01 — quoting", "How a correction looks:"}},
+		newest:   "2026-05-01 — quoting",
+		sections: 1,
+	}, {
+		name:     "every section superseded",
+		file:     head + "## 2026-05-01 — old\n> superseded by: 2026-05-02 — gone\nOutdated.\n",
+		absent:   []string{"Outdated", "## Newest sections"},
+		sections: 1,
+	}} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			f.write("alice", c.file)
+			ctx := context.Background()
+			d, err := f.p.WakeUp(ctx, "alice", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []item
+			for _, r := range d.Recent {
+				got = append(got, item{r.Heading, r.FirstLine})
+			}
+			if fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Errorf("recent = %q\nwant     %q", got, c.want)
+			}
+			for _, it := range c.want {
+				if !strings.Contains(d.Text, "- "+it.heading+": "+it.first+"\n") {
+					t.Errorf("text lacks %q:\n%s", it.heading, d.Text)
+				}
+			}
+			for _, s := range c.absent {
+				if strings.Contains(d.Text, s) {
+					t.Errorf("text shows %q, which is superseded:\n%s", s, d.Text)
+				}
+			}
+			if strings.Contains(d.Text, "> supersede") {
+				t.Errorf("text shows a supersession marker as a first line:\n%s", d.Text)
+			}
+			h, err := f.p.WakeUp(ctx, "", 0)
+			if err != nil || len(h.Agents) != 1 {
+				t.Fatalf("hive wake-up = %+v, %v", h, err)
+			}
+			if a := h.Agents[0]; a.Newest != c.newest || a.Sections != c.sections {
+				t.Errorf("hive line = %+v, want newest %q and %d sections", a, c.newest, c.sections)
+			}
+			if c.newest == "" && strings.Contains(h.Text, "newest:") {
+				t.Errorf("hive text names a newest section though every one is superseded:\n%s", h.Text)
+			}
+		})
+	}
+}

@@ -105,8 +105,9 @@ func (h *Handler) agentSummaries(agents []app.AgentStatus) ([]AgentSummary, erro
 	return out, nil
 }
 
-// agentSummary is one agent's summary (a valid id).
-func (h *Handler) agentSummary(ctx context.Context, id string) (AgentSummary, error) {
+// agentSummary is one agent's summary (a valid id), from its memory file
+// as agentFile read it (data: not read again).
+func (h *Handler) agentSummary(ctx context.Context, id string, data []byte) (AgentSummary, error) {
 	st, err := h.app.Store.Stats(ctx)
 	if err != nil {
 		return AgentSummary{}, fmt.Errorf("index stats: %w", err)
@@ -115,7 +116,7 @@ func (h *Handler) agentSummary(ctx context.Context, id string) (AgentSummary, er
 	if err != nil {
 		return AgentSummary{}, err
 	}
-	return sc.summarize(h.app.CollectAgent(ctx, sc.cfg, st, id, h.lastCondensed())), nil
+	return sc.summarize(h.app.CollectAgent(ctx, sc.cfg, st, id, data, h.lastCondensed())), nil
 }
 
 // summarize grades one agent's status, with the manager's view of it.

@@ -93,10 +93,11 @@ func (h *Handler) apiAgents(w http.ResponseWriter, r *http.Request) error {
 
 func (h *Handler) apiAgent(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("agent")
-	if _, _, err := h.agentFile(r.Context(), id); err != nil {
+	_, data, err := h.agentFile(r.Context(), id)
+	if err != nil {
 		return err
 	}
-	s, err := h.agentSummary(r.Context(), id)
+	s, err := h.agentSummary(r.Context(), id, data)
 	return answer(w, s, err)
 }
 

@@ -444,7 +444,7 @@ func (h *Handler) pageMemory(w http.ResponseWriter, r *http.Request) {
 	}
 	d := h.viewerData(r, id, "", data)
 	d.View = h.memoryView(id, path, data)
-	if d.Summary, err = h.agentSummary(r.Context(), id); err != nil {
+	if d.Summary, err = h.agentSummary(r.Context(), id, data); err != nil {
 		h.pageFail(w, r, err)
 		return
 	}
@@ -610,7 +610,7 @@ func (h *Handler) pageCondense(w http.ResponseWriter, r *http.Request) {
 		h.pageFail(w, r, err)
 		return
 	}
-	sum, err := h.agentSummary(r.Context(), id)
+	sum, err := h.agentSummary(r.Context(), id, data)
 	if err != nil {
 		h.pageFail(w, r, err)
 		return
