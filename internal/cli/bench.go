@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/config"
@@ -18,14 +19,31 @@ import (
 	"github.com/hivemem/hivemem/internal/reflector"
 )
 
+// benchCommon are the options every retrieval benchmark takes: the
+// search modes to run, the home to build and keep, and JSON output.
+type benchCommon struct {
+	modes  []string
+	keep   string
+	asJSON bool
+}
+
+// keepTempHome is the usage of --keep-home for a benchmark that builds
+// its home afresh each run.
+const keepTempHome = "build the benchmark home in this directory and keep it (default: a temporary one)"
+
+// addFlags adds --modes, --keep-home (described by keepUsage) and --json.
+func (c *benchCommon) addFlags(f *pflag.FlagSet, keepUsage string) {
+	f.StringSliceVar(&c.modes, "modes", nil, "modes to run (default lexical,vector,hybrid; vector modes need the model)")
+	f.StringVar(&c.keep, "keep-home", "", keepUsage)
+	f.BoolVar(&c.asJSON, "json", false, "print one JSON object")
+}
+
 type benchOptions struct {
+	benchCommon
 	limit    int
-	modes    []string
-	keep     string
 	condense bool
 	coverage bool
 	noCapt   bool
-	asJSON   bool
 	dataset  string
 }
 
@@ -34,27 +52,23 @@ func newBenchCommand(g *globals) *cobra.Command {
 		Use:   "bench",
 		Short: "Benchmarks of retrieval quality and speed",
 	}
+	cmd.AddCommand(newBenchLocomoCommand(g), newBenchLagCommand(g), newBenchLongMemEvalCommand(g), newBenchUpdatesCommand(g))
+	return groupCommand(cmd)
+}
+
+func newBenchLocomoCommand(g *globals) *cobra.Command {
 	var o benchOptions
-	lc := &cobra.Command{
-		Use:   "locomo <locomo.json>",
-		Short: "LoCoMo retrieval benchmark: session/turn recall@5/@10, MRR, latency; lexical, vector and hybrid in one run",
-		Long: "Renders each conversation as one agent's memory.md (a section per session), mines it with the normal miner into a\n" +
-			"fresh temporary home, and runs every question through the normal search path scoped to its wing.",
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runBenchLocomo(cmd.Context(), g, o, args[0])
-		},
-	}
-	f := lc.Flags()
+	cmd := leafCommand("locomo <locomo.json>", "LoCoMo retrieval benchmark: session/turn recall@5/@10, MRR, latency; lexical, vector and hybrid in one run", cobra.ExactArgs(1),
+		func(ctx context.Context, args []string) error { return runBenchLocomo(ctx, g, o, args[0]) })
+	cmd.Long = "Renders each conversation as one agent's memory.md (a section per session), mines it with the normal miner into a\n" +
+		"fresh temporary home, and runs every question through the normal search path scoped to its wing."
+	f := cmd.Flags()
 	f.IntVar(&o.limit, "limit", 0, "questions per conversation (0 = all)")
-	f.StringSliceVar(&o.modes, "modes", nil, "modes to run (default lexical,vector,hybrid; vector modes need the model)")
-	f.StringVar(&o.keep, "keep-home", "", "build the benchmark home in this directory and keep it (default: a temporary one)")
+	o.addFlags(f, keepTempHome)
 	f.BoolVar(&o.condense, "condense", false, "force-condense every conversation (extractive summariser) before mining, to measure what condensation costs recall")
 	f.BoolVar(&o.coverage, "coverage", false, "with --condense: instead of searching, report the fraction of questions (categories 1-4) whose answer is written in the condensed memory file, and in its condensed region alone, for word_budget 600, 1500 and 3000")
 	f.BoolVar(&o.noCapt, "no-captions", false, "leave images shared in a turn out of the rendered memory files (ablation: by default a turn keeps its image caption)")
-	f.BoolVar(&o.asJSON, "json", false, "print one JSON object")
-	cmd.AddCommand(lc, newBenchLagCommand(g), newBenchLongMemEvalCommand(g), newBenchUpdatesCommand(g))
-	return groupCommand(cmd)
+	return cmd
 }
 
 func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string) error {
@@ -65,7 +79,7 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 	}
 	// With --condense, the whole of each file is mined after Prepare
 	// (memory file and archive), so the reflector does not mine itself.
-	a, done, err := openBenchHome(ctx, g, o.keep, "locomo", o.asJSON,
+	a, done, err := o.openHome(ctx, g, "locomo",
 		app.Options{Command: "bench", Extractive: true, ReflectorMinesNot: true})
 	if err != nil {
 		return err
@@ -135,12 +149,12 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 	return nil
 }
 
-// openBenchHome opens the app for a benchmark over keep, or over a fresh
-// temporary home (removed by done) when keep is "", and says when it
-// runs lexical-only. Every mode embeds its queries itself (no query
-// cache): latency includes the model.
-func openBenchHome(ctx context.Context, g *globals, keep, name string, quiet bool, opts app.Options) (a *app.App, done func(), err error) {
-	dir := keep
+// openHome opens the app for the benchmark name over --keep-home, or
+// over a fresh temporary home (removed by done) without it, and says
+// (unless --json) when it runs lexical-only. Every mode embeds its
+// queries itself (no query cache): latency includes the model.
+func (c benchCommon) openHome(ctx context.Context, g *globals, name string, opts app.Options) (a *app.App, done func(), err error) {
+	dir := c.keep
 	cleanup := func() {}
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "hivemem-"+name+"-")
@@ -155,7 +169,7 @@ func openBenchHome(ctx context.Context, g *globals, keep, name string, quiet boo
 		cleanup()
 		return nil, nil, err
 	}
-	if a.Embedder.Note != "" && !quiet {
+	if a.Embedder.Note != "" && !c.asJSON {
 		fmt.Fprintf(g.stderr, "note: %s — running lexical only\n", a.Embedder.Note)
 	}
 	return a, func() { a.Close(); cleanup() }, nil

@@ -14,37 +14,28 @@ import (
 )
 
 type benchLMEOptions struct {
+	benchCommon
 	limit       int
-	modes       []string
-	keep        string
 	assistant   bool
 	embedSample int
-	asJSON      bool
 }
 
 func newBenchLongMemEvalCommand(g *globals) *cobra.Command {
 	var o benchLMEOptions
-	cmd := &cobra.Command{
-		Use:   "longmemeval <longmemeval.json[.gz]>",
-		Short: "LongMemEval retrieval benchmark: recall_any/recall_all@1/3/5/10, NDCG@10, MRR, latency, mine and embedder throughput",
-		Long: "Imports each question's haystack through the generic importer (as `hivemem import generic` does) as one agent's\n" +
-			"session files (one per session, named by a digest of its id, a dated \"## \" section per exchange, one line per\n" +
-			"user turn), all in one palace so sessions shared between haystacks share the embedding cache, mined by the normal\n" +
-			"miner; every question runs through the normal search path scoped to its wing and room session. Sessions are\n" +
-			"ranked by their best drawer. Scores are given over all questions, without the abstention (_abs) questions,\n" +
-			"and in the paper's view (abstention and single-session-assistant questions left out), and per question type.",
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runBenchLongMemEval(cmd.Context(), g, o, args[0])
-		},
-	}
+	cmd := leafCommand("longmemeval <longmemeval.json[.gz]>",
+		"LongMemEval retrieval benchmark: recall_any/recall_all@1/3/5/10, NDCG@10, MRR, latency, mine and embedder throughput",
+		cobra.ExactArgs(1), func(ctx context.Context, args []string) error { return runBenchLongMemEval(ctx, g, o, args[0]) })
+	cmd.Long = "Imports each question's haystack through the generic importer (as `hivemem import generic` does) as one agent's\n" +
+		"session files (one per session, named by a digest of its id, a dated \"## \" section per exchange, one line per\n" +
+		"user turn), all in one palace so sessions shared between haystacks share the embedding cache, mined by the normal\n" +
+		"miner; every question runs through the normal search path scoped to its wing and room session. Sessions are\n" +
+		"ranked by their best drawer. Scores are given over all questions, without the abstention (_abs) questions,\n" +
+		"and in the paper's view (abstention and single-session-assistant questions left out), and per question type."
 	f := cmd.Flags()
 	f.IntVar(&o.limit, "limit", 0, "questions to run, spread evenly over the file (0 = all)")
-	f.StringSliceVar(&o.modes, "modes", nil, "modes to run (default lexical,vector,hybrid; vector modes need the model)")
-	f.StringVar(&o.keep, "keep-home", "", "build the benchmark home in this directory and keep it; a later run on it reuses the mined palace and its embedding cache")
+	o.addFlags(f, "build the benchmark home in this directory and keep it; a later run on it reuses the mined palace and its embedding cache")
 	f.BoolVar(&o.assistant, "assistant-turns", false, "import assistant turns too (otherwise only user turns are imported)")
 	f.IntVar(&o.embedSample, "embedder-sample", longmemeval.DefaultEmbedSample, "distinct drawer texts to time the embedder alone on, after the mine (0 = skip)")
-	f.BoolVar(&o.asJSON, "json", false, "print one JSON object")
 	return cmd
 }
 
@@ -59,7 +50,7 @@ func runBenchLongMemEval(ctx context.Context, g *globals, o benchLMEOptions, pat
 	if err != nil {
 		return err
 	}
-	a, done, err := openBenchHome(ctx, g, o.keep, "longmemeval", o.asJSON, app.Options{})
+	a, done, err := o.openHome(ctx, g, "longmemeval", app.Options{})
 	if err != nil {
 		return err
 	}

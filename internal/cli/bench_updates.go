@@ -13,36 +13,27 @@ import (
 )
 
 type benchUpdatesOptions struct {
+	benchCommon
 	seed                     uint64
 	agents, subjects, filler int
-	modes                    []string
-	keep                     string
-	asJSON                   bool
 }
 
 func newBenchUpdatesCommand(g *globals) *cobra.Command {
 	var o benchUpdatesOptions
-	cmd := &cobra.Command{
-		Use:   "updates",
-		Short: "Facts that change: does search put the newest statement of a subject first? current-first, current-above-stale, past-first by mode",
-		Long: "Generates a hive (--seed): per agent, --subjects subjects whose value changes one to three times over dated sections,\n" +
-			"worded differently each time, among --filler unrelated sections; mines it into a fresh temporary home and asks a\n" +
-			"question per subject (current-first: the newest statement is the top hit; current-above-stale: it ranks above every\n" +
-			"older one) and one about an older value by its date (past-first: that older section is the top hit), each in the\n" +
-			"agent's wing. Also counts the hits marked superseded, rightly and wrongly.",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runBenchUpdates(cmd.Context(), g, o)
-		},
-	}
+	cmd := noArgsCommand("updates",
+		"Facts that change: does search put the newest statement of a subject first? current-first, current-above-stale, past-first by mode",
+		func(ctx context.Context) error { return runBenchUpdates(ctx, g, o) })
+	cmd.Long = "Generates a hive (--seed): per agent, --subjects subjects whose value changes one to three times over dated sections,\n" +
+		"worded differently each time, among --filler unrelated sections; mines it into a fresh temporary home and asks a\n" +
+		"question per subject (current-first: the newest statement is the top hit; current-above-stale: it ranks above every\n" +
+		"older one) and one about an older value by its date (past-first: that older section is the top hit), each in the\n" +
+		"agent's wing. Also counts the hits marked superseded, rightly and wrongly."
 	f := cmd.Flags()
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the generated hive")
 	f.IntVar(&o.agents, "agents", 12, "agents (memory files)")
 	f.IntVar(&o.subjects, "subjects", 5, "changing subjects per agent")
 	f.IntVar(&o.filler, "filler", 25, "unrelated sections per agent")
-	f.StringSliceVar(&o.modes, "modes", nil, "modes to run (default lexical,vector,hybrid; vector modes need the model)")
-	f.StringVar(&o.keep, "keep-home", "", "build the benchmark home in this directory and keep it (default: a temporary one)")
-	f.BoolVar(&o.asJSON, "json", false, "print one JSON object")
+	o.addFlags(f, keepTempHome)
 	return cmd
 }
 
@@ -55,7 +46,7 @@ func runBenchUpdates(ctx context.Context, g *globals, o benchUpdatesOptions) err
 			return fmt.Errorf("bench updates: --%s must be between 1 and 1000, got %d", n.name, n.v)
 		}
 	}
-	a, done, err := openBenchHome(ctx, g, o.keep, "updates", o.asJSON, app.Options{})
+	a, done, err := o.openHome(ctx, g, "updates", app.Options{})
 	if err != nil {
 		return err
 	}

@@ -29,30 +29,27 @@ type forgetOptions struct {
 
 func newForgetCommand(g *globals) *cobra.Command {
 	var o forgetOptions
-	cmd := &cobra.Command{
-		Use:   "forget <agent> [drawer-id]",
-		Short: "Take a section (or, with --line, one line) out of an agent's memory.md; --purge removes a secret from every copy",
-		Long: "Remove a section, named by drawer id or --heading, or one line (--line TEXT: the line containing TEXT, in that section or\n" +
-			"anywhere in the file) from the agent's memory file: locked, atomic, the file backed up first. The text is kept in\n" +
-			"hive/forgotten/<agent>/ (never indexed) and its drawers leave the index at once.\n\n" +
-			"--purge is for a secret pasted by mistake: the text is not kept but removed from the memory file, the archive, every\n" +
-			"backup, the embedding cache and the index, and the index's freed pages are overwritten, so that no byte of it stays\n" +
-			"in the home. It asks you to type the agent id unless --yes. The event logged has no text.",
-		Args: cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
+	cmd := leafCommand("forget <agent> [drawer-id]",
+		"Take a section (or, with --line, one line) out of an agent's memory.md; --purge removes a secret from every copy",
+		cobra.RangeArgs(1, 2), func(ctx context.Context, args []string) error {
 			req := app.ForgetRequest{Agent: args[0], Heading: o.heading, Line: o.line, Purge: o.purge}
 			if len(args) == 2 {
 				req.Drawer = args[1]
 			}
-			return runForget(cmd.Context(), g, o, req)
-		},
-	}
+			return runForget(ctx, g, o, req)
+		})
+	cmd.Long = "Remove a section, named by drawer id or --heading, or one line (--line TEXT: the line containing TEXT, in that section or\n" +
+		"anywhere in the file) from the agent's memory file: locked, atomic, the file backed up first. The text is kept in\n" +
+		"hive/forgotten/<agent>/ (never indexed) and its drawers leave the index at once.\n\n" +
+		"--purge is for a secret pasted by mistake: the text is not kept but removed from the memory file, the archive, every\n" +
+		"backup, the embedding cache and the index, and the index's freed pages are overwritten, so that no byte of it stays\n" +
+		"in the home. It asks you to type the agent id unless --yes. The event logged has no text."
 	f := cmd.Flags()
 	f.StringVar(&o.heading, "heading", "", "the section to forget, by heading (the whole heading, or the part after its date)")
 	f.StringVar(&o.line, "line", "", "forget only the line that contains this text")
 	f.BoolVar(&o.purge, "purge", false, "remove the text from every copy: archive, backups, embedding cache, index")
 	f.BoolVar(&o.yes, "yes", false, "purge without asking")
-	f.BoolVar(&o.asJSON, "json", false, "print JSON")
+	jsonFlag(cmd, &o.asJSON)
 	return takesText(cmd)
 }
 
@@ -73,12 +70,7 @@ func runForget(ctx context.Context, g *globals, o forgetOptions, req app.ForgetR
 	if err := req.Validate(); err != nil {
 		return err
 	}
-	a, err := g.open(ctx, false)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	res, err := a.Forget(ctx, req)
+	res, err := request(ctx, g, (*app.App).Forget, req)
 	if err != nil {
 		return err
 	}
@@ -103,29 +95,26 @@ func runForget(ctx context.Context, g *globals, o forgetOptions, req app.ForgetR
 }
 
 func newUnpinCommand(g *globals) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   `unpin <agent> "fact"`,
-		Short: "Take a fact out of an agent's pinned region (archived with the day it stopped being true)",
-		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := g.open(cmd.Context(), false)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			res, err := a.Unpin(cmd.Context(), app.UnpinRequest{Agent: args[0], Fact: args[1]})
-			if err != nil {
-				return err
-			}
-			warnMineFailed(g, "change", a.Home.Abs(res.Source), res.MineError)
-			if asJSON {
-				return writeJSON(g.stdout, res)
-			}
-			fmt.Fprintf(g.stdout, "unpinned %q for %s (archived in %s, backup %s)\n", res.Fact, res.Agent, res.Archive, res.Backup)
-			return nil
-		},
+	return takesText(jsonCommand(`unpin <agent> "fact"`, "Take a fact out of an agent's pinned region (archived with the day it stopped being true)", cobra.ExactArgs(2),
+		func(ctx context.Context, args []string, asJSON bool) error {
+			return runUnpin(ctx, g, args[0], args[1], asJSON)
+		}))
+}
+
+func runUnpin(ctx context.Context, g *globals, agent, fact string, asJSON bool) error {
+	a, err := g.open(ctx, false)
+	if err != nil {
+		return err
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return takesText(cmd)
+	defer a.Close()
+	res, err := a.Unpin(ctx, app.UnpinRequest{Agent: agent, Fact: fact})
+	if err != nil {
+		return err
+	}
+	warnMineFailed(g, "change", a.Home.Abs(res.Source), res.MineError)
+	if asJSON {
+		return writeJSON(g.stdout, res)
+	}
+	fmt.Fprintf(g.stdout, "unpinned %q for %s (archived in %s, backup %s)\n", res.Fact, res.Agent, res.Archive, res.Backup)
+	return nil
 }

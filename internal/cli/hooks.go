@@ -86,30 +86,18 @@ func newHooksCommand(g *globals) *cobra.Command {
 		Short: "Install or remove the hooks that wake an agent up with its memory and save its sessions",
 	}
 	var o hooksOptions
-	install := &cobra.Command{
-		Use:   "install <claude-code|codex>",
-		Short: "Merge hivemem's hooks into the agent's settings (backed up first; idempotent)",
-		Long: "claude-code: <project>/.claude/settings.json, or ~/.claude/settings.json with --user:\n" +
-			"  SessionStart → hivemem hook session-start (the wake-up digest as added context)\n" +
-			"  PreCompact, SessionEnd → hivemem hook save (imports the transcript)\n" +
-			"codex: <project>/.codex/hooks.json, or $CODEX_HOME/hooks.json (~/.codex) with --user:\n" +
-			"  SessionStart → session-start; PreCompact, Stop → save\n" +
-			"Other hooks in the file are left as they are.",
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runHooks(g, args[0], o, true)
-		},
-	}
+	install := leafCommand("install <claude-code|codex>", "Merge hivemem's hooks into the agent's settings (backed up first; idempotent)", cobra.ExactArgs(1),
+		func(_ context.Context, args []string) error { return runHooks(g, args[0], o, true) })
+	install.Long = "claude-code: <project>/.claude/settings.json, or ~/.claude/settings.json with --user:\n" +
+		"  SessionStart → hivemem hook session-start (the wake-up digest as added context)\n" +
+		"  PreCompact, SessionEnd → hivemem hook save (imports the transcript)\n" +
+		"codex: <project>/.codex/hooks.json, or $CODEX_HOME/hooks.json (~/.codex) with --user:\n" +
+		"  SessionStart → session-start; PreCompact, Stop → save\n" +
+		"Other hooks in the file are left as they are."
 	install.Flags().StringVar(&o.agent, "agent", "", "agent id written into the hooks (default: $HIVEMEM_AGENT when the hook runs)")
 	install.Flags().StringVar(&o.command, "command", "", "the hivemem binary the hooks run (default: this one)")
-	uninstall := &cobra.Command{
-		Use:   "uninstall <claude-code|codex>",
-		Short: "Remove the hooks hivemem installed, and nothing else",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runHooks(g, args[0], o, false)
-		},
-	}
+	uninstall := leafCommand("uninstall <claude-code|codex>", "Remove the hooks hivemem installed, and nothing else", cobra.ExactArgs(1),
+		func(_ context.Context, args []string) error { return runHooks(g, args[0], o, false) })
 	for _, c := range []*cobra.Command{install, uninstall} {
 		c.Flags().StringVar(&o.project, "project", "", "project directory (default: the current one)")
 		c.Flags().BoolVar(&o.user, "user", false, "the user's settings instead of a project's")
@@ -499,25 +487,17 @@ func newHookCommand(g *globals) *cobra.Command {
 		Short: "What the installed hooks run (never fails the agent: a problem is a warning, exit 0)",
 	}
 	var o hookOptions
-	start := &cobra.Command{
-		Use:   "session-start",
-		Short: "Print the agent's wake-up digest as the session's added context (hook JSON output)",
-		Args:  cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			runHookSessionStart(cmd.Context(), g, o)
+	start := leafCommand("session-start", "Print the agent's wake-up digest as the session's added context (hook JSON output)", cobra.ArbitraryArgs,
+		func(ctx context.Context, _ []string) error {
+			runHookSessionStart(ctx, g, o)
 			return nil
-		},
-	}
+		})
 	start.Flags().IntVar(&o.budget, "budget", 0, "token budget of the digest (default search.wake_up_budget)")
-	save := &cobra.Command{
-		Use:   "save",
-		Short: "Import the transcript named by the hook JSON on stdin into the agent's sessions",
-		Args:  cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			runHookSave(cmd.Context(), g, o)
+	save := leafCommand("save", "Import the transcript named by the hook JSON on stdin into the agent's sessions", cobra.ArbitraryArgs,
+		func(ctx context.Context, _ []string) error {
+			runHookSave(ctx, g, o)
 			return nil
-		},
-	}
+		})
 	save.Flags().StringVar(&o.format, "format", "auto", "transcript format (default: detected)")
 	for _, c := range []*cobra.Command{start, save} {
 		c.Flags().StringVar(&o.agent, "agent", "", "agent id (default $HIVEMEM_AGENT)")
@@ -578,6 +558,16 @@ func hookWarn(g *globals, a *app.App, hook, agent string, err error) {
 	}
 }
 
+// hookAgent is the agent a hook acts for: --agent, else $HIVEMEM_AGENT,
+// checked to be a valid id.
+func hookAgent(flag string) (string, error) {
+	agent, err := agentOrEnv(flag)
+	if err != nil {
+		return "", err
+	}
+	return agent, home.ValidateAgentID(agent)
+}
+
 // guard turns a panic into a warning: nothing a hook meets may fail the agent.
 func guard(g *globals, hook string) {
 	if r := recover(); r != nil {
@@ -593,10 +583,7 @@ func runHookSessionStart(ctx context.Context, g *globals, o hookOptions) {
 	if err != nil {
 		hookWarn(g, nil, "session-start", o.agent, err)
 	}
-	agent, err := agentOrEnv(o.agent)
-	if err == nil {
-		err = home.ValidateAgentID(agent)
-	}
+	agent, err := hookAgent(o.agent)
 	if err != nil {
 		hookWarn(g, nil, "session-start", o.agent, err)
 		return
@@ -646,10 +633,7 @@ func runHookSave(ctx context.Context, g *globals, o hookOptions) {
 		hookWarn(g, nil, "save", o.agent, err)
 		return
 	}
-	agent, err := agentOrEnv(o.agent)
-	if err == nil {
-		err = home.ValidateAgentID(agent)
-	}
+	agent, err := hookAgent(o.agent)
 	if err != nil {
 		hookWarn(g, nil, "save", o.agent, err)
 		return

@@ -16,21 +16,17 @@ import (
 func newImportCommand(g *globals) *cobra.Command {
 	var agent string
 	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "import <format> <path|dir>...",
-		Short: "Turn conversations into an agent's session files (hive/agents/<id>/sessions/) and mine them",
-		Long: "Import conversations: one markdown file per conversation under hive/agents/<agent>/sessions/,\n" +
-			"a dated section per exchange, one line per turn, mined with room \"session\".\n" +
-			"A directory stands for the files of that format under it (e.g. ~/.claude/projects/<project>/).\n" +
-			"Importing again appends only turns not imported before; malformed input changes nothing.\n\n" +
-			"Formats: " + strings.Join(capture.Formats(), ", ") + ", or auto (detected per file).",
-		Args: cobra.MinimumNArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runImport(cmd.Context(), g, args[0], args[1:], agent, asJSON)
-		},
-	}
+	cmd := leafCommand("import <format> <path|dir>...", "Turn conversations into an agent's session files (hive/agents/<id>/sessions/) and mine them", cobra.MinimumNArgs(2),
+		func(ctx context.Context, args []string) error {
+			return runImport(ctx, g, args[0], args[1:], agent, asJSON)
+		})
+	cmd.Long = "Import conversations: one markdown file per conversation under hive/agents/<agent>/sessions/,\n" +
+		"a dated section per exchange, one line per turn, mined with room \"session\".\n" +
+		"A directory stands for the files of that format under it (e.g. ~/.claude/projects/<project>/).\n" +
+		"Importing again appends only turns not imported before; malformed input changes nothing.\n\n" +
+		"Formats: " + strings.Join(capture.Formats(), ", ") + ", or auto (detected per file)."
 	cmd.Flags().StringVar(&agent, "agent", "", "the agent the sessions belong to (default $HIVEMEM_AGENT)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	jsonFlag(cmd, &asJSON)
 	return cmd
 }
 

@@ -10,11 +10,8 @@ import (
 )
 
 func newInitCommand(g *globals) *cobra.Command {
-	var asJSON bool
-	cmd := noArgsCommand("init", "Create the home layout (hive/agents, hive/archive, hive/backups, palace)",
-		func(ctx context.Context) error { return runInit(ctx, g, asJSON) })
-	jsonFlag(cmd, &asJSON)
-	return cmd
+	return jsonCommand("init", "Create the home layout (hive/agents, hive/archive, hive/backups, palace)", cobra.NoArgs,
+		func(ctx context.Context, _ []string, asJSON bool) error { return runInit(ctx, g, asJSON) })
 }
 
 func runInit(ctx context.Context, g *globals, asJSON bool) error {

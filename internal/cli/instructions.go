@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -19,19 +20,13 @@ type instructionsOptions struct {
 
 func newInstructionsCommand(g *globals) *cobra.Command {
 	var o instructionsOptions
-	cmd := &cobra.Command{
-		Use:   "instructions [--agent A] [--cli|--mcp]",
-		Short: "Print the text for an agent's system prompt: how to search, wake up, remember and pin",
-		Long: `Print a short text a harness puts in an agent's system prompt, telling the
+	cmd := noArgsCommand("instructions [--agent A] [--cli|--mcp]", "Print the text for an agent's system prompt: how to search, wake up, remember and pin",
+		func(context.Context) error { return runInstructions(g.stdout, o) })
+	cmd.Long = `Print a short text a harness puts in an agent's system prompt, telling the
 agent how to use the team's memory: wake up at the start of a task, search
 before redoing work, remember what it learns, pin what always holds. --cli
 (the default) names the hivemem commands; --mcp names the MCP tools of
-` + "`hivemem mcp`" + `. --agent fills in the agent's id.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runInstructions(g.stdout, o)
-		},
-	}
+` + "`hivemem mcp`" + `. --agent fills in the agent's id.`
 	f := cmd.Flags()
 	f.StringVar(&o.agent, "agent", "", "the agent the text is for (default: a placeholder, <agent>)")
 	f.BoolVar(&o.cli, "cli", false, "name the hivemem commands (the default)")

@@ -18,10 +18,9 @@ type mcpOptions struct {
 
 func newMCPCommand(g *globals) *cobra.Command {
 	var o mcpOptions
-	cmd := &cobra.Command{
-		Use:   "mcp",
-		Short: "Serve memory to an AI agent over MCP on stdin/stdout",
-		Long: `Serve hivemem's tools over the Model Context Protocol on standard input and
+	cmd := noArgsCommand("mcp", "Serve memory to an AI agent over MCP on stdin/stdout",
+		func(ctx context.Context) error { return runMCP(ctx, g, o) })
+	cmd.Long = `Serve hivemem's tools over the Model Context Protocol on standard input and
 output (logs go to standard error): memory_search, memory_wake_up,
 memory_remember, memory_pin, memory_read, memory_status, memory_condense.
 
@@ -31,12 +30,7 @@ argument. --scope own limits every read to the agent's own memory.
 
 The home must exist (hivemem init). Add it to Claude Code with:
 claude mcp add hivemem -- hivemem mcp --agent <id>
-(see docs/mcp.md for other clients and the HTTP endpoint of hivemem run).`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMCP(cmd.Context(), g, o)
-		},
-	}
+(see docs/mcp.md for other clients and the HTTP endpoint of hivemem run).`
 	cmd.Flags().StringVar(&o.agent, "agent", "", "the agent this server acts for (writes go only to its memory)")
 	cmd.Flags().StringVar(&o.scope, "scope", mcpserver.ScopeAll, "what the agent may read: own (its own memory) or all")
 	refuseEmpty(cmd, "agent", "scope")

@@ -117,11 +117,8 @@ stderr and the palace's own model. $MEMPALACE_EMBEDDING_DEVICE is ignored.`,
 // MemPalace's does, so a harness need not run init at all.
 func newMempalaceInitCommand(g *globals) *cobra.Command {
 	var yes, noLLM, asJSON bool
-	cmd := &cobra.Command{
-		Use:   "init [dir]",
-		Short: "Create the palace (never prompts; --yes and --no-llm are accepted for MemPalace's command line)",
-		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+	cmd := leafCommand("init [dir]", "Create the palace (never prompts; --yes and --no-llm are accepted for MemPalace's command line)", cobra.MaximumNArgs(1),
+		func(ctx context.Context, args []string) error {
 			if len(args) == 1 {
 				st, err := os.Stat(args[0])
 				if err != nil {
@@ -131,16 +128,15 @@ func newMempalaceInitCommand(g *globals) *cobra.Command {
 					return fmt.Errorf("init %s: not a directory", args[0])
 				}
 			}
-			g.ensureModel(cmd.Context())
-			if err := runInit(cmd.Context(), g, asJSON); err != nil {
+			g.ensureModel(ctx)
+			if err := runInit(ctx, g, asJSON); err != nil {
 				return err
 			}
 			if len(args) == 1 && !asJSON {
 				fmt.Fprintf(g.stdout, "mine it with: mempalace mine %s\n", args[0])
 			}
 			return nil
-		},
-	}
+		})
 	f := cmd.Flags()
 	f.BoolVarP(&yes, "yes", "y", false, "accepted: hivemem never prompts")
 	f.BoolVar(&noLLM, "no-llm", false, "accepted: init uses no LLM")

@@ -20,12 +20,10 @@ type migrateReport struct {
 }
 
 func newMigrateCommand(g *globals) *cobra.Command {
-	var asJSON bool
-	cmd := noArgsCommand("migrate", "Create or upgrade the palace schema (idempotent; every command also does it on open)",
-		func(ctx context.Context) error { return runMigrate(ctx, g, asJSON) })
+	cmd := jsonCommand("migrate", "Create or upgrade the palace schema (idempotent; every command also does it on open)", cobra.NoArgs,
+		func(ctx context.Context, _ []string, asJSON bool) error { return runMigrate(ctx, g, asJSON) })
 	cmd.Long = "Create or upgrade the palace's schema: with backend = \"postgres\" the tables, indexes and (where the server has it) the pgvector extension; " +
 		"with SQLite the database file. Safe to run again and from several machines at once; a schema newer than this binary is refused."
-	jsonFlag(cmd, &asJSON)
 	return cmd
 }
 

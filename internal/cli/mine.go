@@ -19,16 +19,10 @@ type mineOptions struct {
 
 func newMineCommand(g *globals) *cobra.Command {
 	var o mineOptions
-	cmd := &cobra.Command{
-		Use:   "mine [dir|file]",
-		Short: "Mine memory files into the palace (incremental: unchanged files cost one hash)",
-		Long: "Mine the markdown memory files under a directory (an agent dir, hive/agents, or any folder) or one file.\n" +
-			"Without an argument, mines the whole hive. Binary, invalid UTF-8, oversized and unreadable files are skipped with a warning.",
-		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMine(cmd.Context(), g, o, args)
-		},
-	}
+	cmd := leafCommand("mine [dir|file]", "Mine memory files into the palace (incremental: unchanged files cost one hash)", cobra.MaximumNArgs(1),
+		func(ctx context.Context, args []string) error { return runMine(ctx, g, o, args) })
+	cmd.Long = "Mine the markdown memory files under a directory (an agent dir, hive/agents, or any folder) or one file.\n" +
+		"Without an argument, mines the whole hive. Binary, invalid UTF-8, oversized and unreadable files are skipped with a warning."
 	f := cmd.Flags()
 	f.StringVar(&o.wing, "wing", "", "wing for the drawers (default: the agent id)")
 	f.StringVar(&o.agent, "agent", "", "agent the files belong to (default: from hive/agents/<id>/)")

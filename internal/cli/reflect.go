@@ -23,10 +23,9 @@ type reflectOptions struct {
 
 func newReflectCommand(g *globals) *cobra.Command {
 	var o reflectOptions
-	cmd := &cobra.Command{
-		Use:   "reflect [agent...]",
-		Short: "Condense memory files that outgrew their triggers (archive, summarise, verify, swap)",
-		Long: `Condense memory files: the oldest sections go verbatim to hive/archive/<agent>/,
+	cmd := leafCommand("reflect [agent...]", "Condense memory files that outgrew their triggers (archive, summarise, verify, swap)", cobra.ArbitraryArgs,
+		func(ctx context.Context, agents []string) error { return runReflect(ctx, g, o, agents) })
+	cmd.Long = `Condense memory files: the oldest sections go verbatim to hive/archive/<agent>/,
 a summariser folds them into the condensed history, and the file is rebuilt with
 its newest sections untouched, verified, backed up and swapped atomically.
 
@@ -35,16 +34,12 @@ per-agent backoff after failures and reflector.enabled. --now condenses the
 named agents (or all) regardless of triggers and backoff; reflector.enabled =
 false still wins. --dry-run prints the would-be file (--diff: a unified diff)
 and writes nothing: no archive, no backup, no event; it runs even when the
-reflector is disabled.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runReflect(cmd.Context(), g, o, args)
-		},
-	}
+reflector is disabled.`
 	f := cmd.Flags()
 	f.BoolVar(&o.now, "now", false, "condense now, ignoring triggers and backoff")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the would-be file and change nothing")
 	f.BoolVar(&o.diff, "diff", false, "with --dry-run, print a unified diff instead of the file (implies --dry-run)")
-	f.BoolVar(&o.asJSON, "json", false, "print JSON")
+	jsonFlag(cmd, &o.asJSON)
 	return cmd
 }
 
@@ -159,12 +154,8 @@ func printReflect(stdout, stderr io.Writer, results []app.CondenseResult) {
 }
 
 func newBackupsCommand(g *globals) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "backups [agent]",
-		Short: "List the pre-condense backups of one agent or all, newest first",
-		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+	return jsonCommand("backups [agent]", "List the pre-condense backups of one agent or all, newest first", cobra.MaximumNArgs(1),
+		func(ctx context.Context, args []string, asJSON bool) error {
 			agent := ""
 			if len(args) == 1 {
 				// An empty argument is not "all agents".
@@ -173,11 +164,8 @@ func newBackupsCommand(g *globals) *cobra.Command {
 				}
 				agent = args[0]
 			}
-			return runBackups(cmd.Context(), g, agent, asJSON)
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+			return runBackups(ctx, g, agent, asJSON)
+		})
 }
 
 func runBackups(ctx context.Context, g *globals, agent string, asJSON bool) error {
@@ -208,29 +196,18 @@ func runBackups(ctx context.Context, g *globals, agent string, asJSON bool) erro
 }
 
 func newRestoreCommand(g *globals) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "restore <agent> <backup>",
-		Short: "Put a backup of an agent's memory file back (the current file is backed up first)",
-		Long: `Put a backup back. <backup> is a name from ` + "`hivemem backups <agent>`" + ` or "latest".
+	cmd := jsonCommand("restore <agent> <backup>", "Put a backup of an agent's memory file back (the current file is backed up first)", cobra.ExactArgs(2),
+		func(ctx context.Context, args []string, asJSON bool) error {
+			return runRestore(ctx, g, args[0], args[1], asJSON)
+		})
+	cmd.Long = `Put a backup back. <backup> is a name from ` + "`hivemem backups <agent>`" + ` or "latest".
 The current file is backed up first, so a restore can be undone; the swap is
-locked and atomic, logged as a restore event, and the file is mined again.`,
-		Args: cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRestore(cmd.Context(), g, args[0], args[1], asJSON)
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+locked and atomic, logged as a restore event, and the file is mined again.`
 	return cmd
 }
 
 func runRestore(ctx context.Context, g *globals, agent, backup string, asJSON bool) error {
-	a, err := g.open(ctx, false)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	res, err := a.Restore(ctx, app.RestoreRequest{Agent: agent, Backup: backup})
+	res, err := request(ctx, g, (*app.App).Restore, app.RestoreRequest{Agent: agent, Backup: backup})
 	if err != nil {
 		return err
 	}

@@ -171,16 +171,31 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format %q: want text or json", format)
 }
 
-// noArgsCommand is a leaf command that takes no arguments and runs run
-// with the command's context; the caller adds its flags.
+// leafCommand is a command that checks its positional arguments with args
+// and runs run with the command's context and those arguments; the caller
+// adds its flags (and Long).
+func leafCommand(use, short string, args cobra.PositionalArgs, run func(ctx context.Context, args []string) error) *cobra.Command {
+	return &cobra.Command{Use: use, Short: short, Args: args,
+		RunE: func(cmd *cobra.Command, args []string) error { return run(cmd.Context(), args) }}
+}
+
+// noArgsCommand is a leafCommand that takes no arguments.
 func noArgsCommand(use, short string, run func(ctx context.Context) error) *cobra.Command {
-	return &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd.Context()) }}
+	return leafCommand(use, short, cobra.NoArgs, func(ctx context.Context, _ []string) error { return run(ctx) })
 }
 
 // jsonFlag adds --json (print JSON instead of text) to cmd.
 func jsonFlag(cmd *cobra.Command, asJSON *bool) {
 	cmd.Flags().BoolVar(asJSON, "json", false, "print JSON")
+}
+
+// jsonCommand is a leafCommand whose only flag is --json, which run is
+// given.
+func jsonCommand(use, short string, args cobra.PositionalArgs, run func(ctx context.Context, args []string, asJSON bool) error) *cobra.Command {
+	var asJSON bool
+	cmd := leafCommand(use, short, args, func(ctx context.Context, args []string) error { return run(ctx, args, asJSON) })
+	jsonFlag(cmd, &asJSON)
+	return cmd
 }
 
 // requireHome refuses a home that does not exist (app.NoHome).
@@ -218,6 +233,19 @@ func (g *globals) homeConfig() (home.Home, config.Config, error) {
 
 func (g *globals) open(ctx context.Context, create bool) (*app.App, error) {
 	return app.Open(ctx, app.Options{Home: g.home, Logger: g.logger, Create: create, Command: g.command, LockWaiting: g.lockWaiting})
+}
+
+// request opens the app, makes one request of it with op and closes it
+// again: all a command does with the app when only op's result is
+// printed.
+func request[Req, Res any](ctx context.Context, g *globals, op func(*app.App, context.Context, Req) (Res, error), req Req) (Res, error) {
+	a, err := g.open(ctx, false)
+	if err != nil {
+		var zero Res
+		return zero, err
+	}
+	defer a.Close()
+	return op(a, ctx, req)
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -49,17 +49,8 @@ type managerInfo struct {
 }
 
 func newStatusCommand(g *globals) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "status",
-		Short: "Show agents, index size, model and last mine",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runStatus(cmd.Context(), g, asJSON)
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+	return jsonCommand("status", "Show agents, index size, model and last mine", cobra.NoArgs,
+		func(ctx context.Context, _ []string, asJSON bool) error { return runStatus(ctx, g, asJSON) })
 }
 
 func collectStatus(ctx context.Context, a *app.App) (statusReport, error) {

@@ -40,12 +40,7 @@ func newWakeUpCommand(g *globals) *cobra.Command {
 }
 
 func runWakeUp(ctx context.Context, g *globals, o wakeUpOptions) error {
-	a, err := g.open(ctx, false)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	d, err := a.WakeUp(ctx, app.WakeUpRequest{Wing: o.wing, Budget: o.budget})
+	d, err := request(ctx, g, (*app.App).WakeUp, app.WakeUpRequest{Wing: o.wing, Budget: o.budget})
 	if err != nil {
 		return err
 	}

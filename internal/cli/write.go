@@ -18,19 +18,14 @@ type rememberOptions struct {
 
 func newRememberCommand(g *globals) *cobra.Command {
 	var o rememberOptions
-	cmd := &cobra.Command{
-		Use:   `remember <agent> "text"`,
-		Short: "Append a dated section to an agent's memory.md (locked, atomic) and mine it",
-		Long:  `Append a dated section. Text "-" reads the note from standard input.`,
-		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRemember(cmd.Context(), g, o, args[0], args[1])
-		},
-	}
-	cmd.Flags().StringVar(&o.heading, "heading", "", "section heading after the date (default: the text's first line)")
-	cmd.Flags().StringVar(&o.supersedes, "supersedes", "", "drawer id or heading of an earlier section this note replaces (marked superseded, left out of search)")
-	cmd.Flags().BoolVar(&o.force, "force", false, "write the note even if it repeats one the agent has")
-	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print JSON")
+	cmd := leafCommand(`remember <agent> "text"`, "Append a dated section to an agent's memory.md (locked, atomic) and mine it", cobra.ExactArgs(2),
+		func(ctx context.Context, args []string) error { return runRemember(ctx, g, o, args[0], args[1]) })
+	cmd.Long = `Append a dated section. Text "-" reads the note from standard input.`
+	f := cmd.Flags()
+	f.StringVar(&o.heading, "heading", "", "section heading after the date (default: the text's first line)")
+	f.StringVar(&o.supersedes, "supersedes", "", "drawer id or heading of an earlier section this note replaces (marked superseded, left out of search)")
+	f.BoolVar(&o.force, "force", false, "write the note even if it repeats one the agent has")
+	jsonFlag(cmd, &o.asJSON)
 	return takesText(cmd)
 }
 
@@ -110,17 +105,12 @@ type pinOptions struct {
 
 func newPinCommand(g *globals) *cobra.Command {
 	var o pinOptions
-	cmd := &cobra.Command{
-		Use:   `pin <agent> "fact"`,
-		Short: "Add a durable fact to an agent's pinned region (never condensed)",
-		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runPin(cmd.Context(), g, args[0], args[1], o)
-		},
-	}
-	cmd.Flags().StringVar(&o.replaces, "replaces", "", "a pinned fact the new one replaces (it goes to the archive, dated today)")
-	cmd.Flags().BoolVar(&o.force, "force", false, "pin the fact even if a pinned one already says it in other words")
-	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print JSON")
+	cmd := leafCommand(`pin <agent> "fact"`, "Add a durable fact to an agent's pinned region (never condensed)", cobra.ExactArgs(2),
+		func(ctx context.Context, args []string) error { return runPin(ctx, g, args[0], args[1], o) })
+	f := cmd.Flags()
+	f.StringVar(&o.replaces, "replaces", "", "a pinned fact the new one replaces (it goes to the archive, dated today)")
+	f.BoolVar(&o.force, "force", false, "pin the fact even if a pinned one already says it in other words")
+	jsonFlag(cmd, &o.asJSON)
 	return takesText(cmd)
 }
 
@@ -155,17 +145,8 @@ func runPin(ctx context.Context, g *globals, agent, fact string, o pinOptions) e
 }
 
 func newReindexCommand(g *globals) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "reindex",
-		Short: "Drop the index and rebuild it from the markdown (embeddings come from the cache)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runReindex(cmd.Context(), g, asJSON)
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+	return jsonCommand("reindex", "Drop the index and rebuild it from the markdown (embeddings come from the cache)", cobra.NoArgs,
+		func(ctx context.Context, _ []string, asJSON bool) error { return runReindex(ctx, g, asJSON) })
 }
 
 func runReindex(ctx context.Context, g *globals, asJSON bool) error {
