@@ -558,14 +558,27 @@ func hookWarn(g *globals, a *app.App, hook, agent string, err error) {
 	}
 }
 
-// hookAgent is the agent a hook acts for: --agent, else $HIVEMEM_AGENT,
-// checked to be a valid id.
-func hookAgent(flag string) (string, error) {
-	agent, err := agentOrEnv(flag)
+// hookStart is how every hook begins: it reads the hook's input and
+// resolves the agent it acts for (--agent, else $HIVEMEM_AGENT), warning
+// of each problem. A hook that needs no input goes on without it; ok is
+// false when the hook cannot go on.
+func hookStart(ctx context.Context, g *globals, hook, agentFlag string, needInput bool) (in hookInput, agent string, ok bool) {
+	in, err := readHookInput(ctx, g.stdin)
 	if err != nil {
-		return "", err
+		hookWarn(g, nil, hook, agentFlag, err)
+		if needInput {
+			return in, "", false
+		}
 	}
-	return agent, home.ValidateAgentID(agent)
+	agent, err = agentOrEnv(agentFlag)
+	if err == nil {
+		err = home.ValidateAgentID(agent)
+	}
+	if err != nil {
+		hookWarn(g, nil, hook, agentFlag, err)
+		return in, "", false
+	}
+	return in, agent, true
 }
 
 // guard turns a panic into a warning: nothing a hook meets may fail the agent.
@@ -579,13 +592,8 @@ func runHookSessionStart(ctx context.Context, g *globals, o hookOptions) {
 	defer guard(g, "session-start")
 	ctx, cancel := context.WithTimeout(ctx, sessionStartBound)
 	defer cancel()
-	in, err := readHookInput(ctx, g.stdin)
-	if err != nil {
-		hookWarn(g, nil, "session-start", o.agent, err)
-	}
-	agent, err := hookAgent(o.agent)
-	if err != nil {
-		hookWarn(g, nil, "session-start", o.agent, err)
+	in, agent, ok := hookStart(ctx, g, "session-start", o.agent, false)
+	if !ok {
 		return
 	}
 	a, err := g.open(ctx, false)
@@ -628,14 +636,8 @@ func runHookSave(ctx context.Context, g *globals, o hookOptions) {
 	defer guard(g, "save")
 	ctx, cancel := context.WithTimeout(ctx, saveBound)
 	defer cancel()
-	in, err := readHookInput(ctx, g.stdin)
-	if err != nil {
-		hookWarn(g, nil, "save", o.agent, err)
-		return
-	}
-	agent, err := hookAgent(o.agent)
-	if err != nil {
-		hookWarn(g, nil, "save", o.agent, err)
+	in, agent, ok := hookStart(ctx, g, "save", o.agent, true)
+	if !ok {
 		return
 	}
 	if in.TranscriptPath == "" {
