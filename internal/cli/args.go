@@ -168,6 +168,19 @@ func refuseEmpty(cmd *cobra.Command, names ...string) {
 	}
 }
 
+// checkGiven has cmd refuse a value of its flag name that check rejects,
+// before it runs, when the flag is given: for a flag whose absence means
+// a configured default, so that an explicit 0 is an error rather than
+// taken for that default.
+func checkGiven(cmd *cobra.Command, name string, check func() error) {
+	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
+		if !cmd.Flags().Changed(name) {
+			return nil
+		}
+		return check()
+	}
+}
+
 // checkNonEmpty refuses a nonEmpty flag that was given ("Changed") with an
 // empty value.
 func checkNonEmpty(cmd *cobra.Command) error {

@@ -20,23 +20,10 @@ type searchOptions struct {
 
 func newSearchCommand(g *globals) *cobra.Command {
 	var o searchOptions
-	cmd := &cobra.Command{
-		Use:   `search "query"`,
-		Short: "Search the palace (hybrid BM25 + vector; lexical-only without a model)",
-		Long: "Search every drawer in scope. Any text is safe as a query: quotes, *, NEAR, -, parentheses and SQL are searched as words, never interpreted.\n" +
-			"Several arguments are joined with spaces.",
-		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			// Leaving the flag out means search.results from the config,
-			// as in the HTTP API; an explicit 0 is refused.
-			if cmd.Flags().Changed("results") {
-				if err := palace.ValidateResults(o.results); err != nil {
-					return fmt.Errorf("search: %w", err)
-				}
-			}
-			return runSearch(cmd.Context(), g, o, strings.Join(args, " "))
-		},
-	}
+	cmd := leafCommand(`search "query"`, "Search the palace (hybrid BM25 + vector; lexical-only without a model)", cobra.MinimumNArgs(1),
+		func(ctx context.Context, args []string) error { return runSearch(ctx, g, o, strings.Join(args, " ")) })
+	cmd.Long = "Search every drawer in scope. Any text is safe as a query: quotes, *, NEAR, -, parentheses and SQL are searched as words, never interpreted.\n" +
+		"Several arguments are joined with spaces."
 	takesText(cmd)
 	f := cmd.Flags()
 	f.StringVar(&o.wing, "wing", "", "only this wing")
@@ -46,9 +33,17 @@ func newSearchCommand(g *globals) *cobra.Command {
 	f.StringVar(&o.until, "until", "", "only sections dated on or before YYYY-MM-DD")
 	f.StringVar(&o.mode, "mode", "", "hybrid, lexical or vector (default: hybrid when a model is installed)")
 	f.IntVarP(&o.results, "results", "n", 0, "number of results (default: search.results in config.toml, 5)")
-	f.BoolVar(&o.asJSON, "json", false, "print JSON")
+	jsonFlag(cmd, &o.asJSON)
 	f.BoolVar(&o.superseded, "include-superseded", false, "also search sections marked as superseded by a later one")
 	refuseEmpty(cmd, "wing", "room", "agent")
+	// Leaving --results out means search.results from the config, as in
+	// the HTTP API; an explicit 0 is refused.
+	checkGiven(cmd, "results", func() error {
+		if err := palace.ValidateResults(o.results); err != nil {
+			return fmt.Errorf("search: %w", err)
+		}
+		return nil
+	})
 	return cmd
 }
 

@@ -18,24 +18,21 @@ type wakeUpOptions struct {
 
 func newWakeUpCommand(g *globals) *cobra.Command {
 	var o wakeUpOptions
-	cmd := &cobra.Command{
-		Use:   "wake-up",
-		Short: "Print a short digest for a new session: pinned facts, condensed history, newest sections",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			// An explicit --budget 0 is refused like a negative one: only
-			// leaving the flag out means the default.
-			if cmd.Flags().Changed("budget") && o.budget < 1 {
-				return fmt.Errorf("budget must be between 1 and %d tokens, got %d", palace.MaxWakeUpBudget, o.budget)
-			}
-			return runWakeUp(cmd.Context(), g, o)
-		},
-	}
+	cmd := noArgsCommand("wake-up", "Print a short digest for a new session: pinned facts, condensed history, newest sections",
+		func(ctx context.Context) error { return runWakeUp(ctx, g, o) })
 	f := cmd.Flags()
 	f.StringVar(&o.wing, "wing", "", "the agent (wing) to wake up; without it, one line per agent")
 	f.IntVar(&o.budget, "budget", 0, "token budget, 1 to 100000 (default 800, or search.wake_up_budget)")
-	f.BoolVar(&o.asJSON, "json", false, "print JSON")
+	jsonFlag(cmd, &o.asJSON)
 	refuseEmpty(cmd, "wing")
+	// An explicit --budget 0 is refused like a negative one: only leaving
+	// the flag out means the default.
+	checkGiven(cmd, "budget", func() error {
+		if o.budget < 1 {
+			return fmt.Errorf("budget must be between 1 and %d tokens, got %d", palace.MaxWakeUpBudget, o.budget)
+		}
+		return nil
+	})
 	return cmd
 }
 
