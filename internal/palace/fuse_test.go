@@ -106,3 +106,48 @@ func TestBoostSessionsFavoursAConversationWithMoreThanOneStrongMatch(t *testing.
 		t.Errorf("the input was changed: %+v", in)
 	}
 }
+
+func TestWeighSessionsCountsLexicalAndVectorAlikeInConversations(t *testing.T) {
+	// parts as FuseScores gives them with w = 0.5: lexical in 0–1, vector
+	// in 0–0.5.
+	r := func(id, room string, lex, vec float64) rankedDrawer {
+		return rankedDrawer{store.Drawer{ID: id, Source: id + ".md", Room: room}, Fused{ID: id, Score: lex + vec, lexPart: lex, vecPart: vec}}
+	}
+	cases := []struct {
+		name   string
+		in     []rankedDrawer
+		want   []string
+		scores []float64 // of want, in order
+	}{
+		// a: lexical 1, vector 0.2 of 1 (1.1); b: lexical 0.6, vector all
+		// (1.1): equal weights put b first, 1.5·(0.6+1)/2 against
+		// 1.5·(1+0.2)/2.
+		{"a meaning match passes a word match", []rankedDrawer{r("a", chunk.RoomSession, 1, 0.1), r("b", chunk.RoomSession, 0.6, 0.5)},
+			[]string{"b", "a"}, []float64{1.2, 0.9}},
+		// the best possible score stays 1 + w
+		{"a match on both sides keeps its score", []rankedDrawer{r("a", chunk.RoomSession, 1, 0.5)},
+			[]string{"a"}, []float64{1.5}},
+		// notes keep lexical + w·vector
+		{"memory file notes are left alone", []rankedDrawer{r("a", chunk.RoomRecent, 1, 0.1), r("b", chunk.RoomRecent, 0.6, 0.5)},
+			[]string{"a", "b"}, []float64{1.1, 1.1}},
+		{"empty", nil, []string{}, nil},
+	}
+	for _, c := range cases {
+		out := weighSessions(c.in, 0.5, 1)
+		got := make([]string, len(out))
+		for i, x := range out {
+			got[i] = x.d.ID
+			if d := x.f.Score - c.scores[i]; d > 1e-9 || d < -1e-9 {
+				t.Errorf("%s: %s scores %v, want %v", c.name, x.d.ID, x.f.Score, c.scores[i])
+			}
+		}
+		if strings.Join(got, " ") != strings.Join(c.want, " ") {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	in := []rankedDrawer{r("a", chunk.RoomSession, 1, 0.1)}
+	weighSessions(in, 0.5, 1)
+	if in[0].f.Score != 1.1 {
+		t.Errorf("the input was changed: %+v", in)
+	}
+}

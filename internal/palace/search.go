@@ -247,6 +247,9 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 			ranked = append(ranked, rankedDrawer{d, f})
 		}
 	}
+	if mode == ModeHybrid && p.opts.Fusion != FusionRRF {
+		ranked = weighSessions(ranked, p.opts.VectorWeight, sessionVectorWeight)
+	}
 	ranked = boostSessions(ranked, sessionWeight)
 	ranked = foldArchiveTwins(ranked)
 	ranked, marks := p.supersede(ctx, q, ranked)
@@ -307,6 +310,39 @@ func (p *Palace) checkRoom(ctx context.Context, room string) error {
 type rankedDrawer struct {
 	d store.Drawer
 	f Fused
+}
+
+// sessionVectorWeight is the vector side's weight against lexical's 1 in
+// the fused score of a drawer of an imported conversation (weighSessions):
+// the two count alike.
+const sessionVectorWeight = 1.0
+
+// weighSessions scores each drawer of an imported conversation (room
+// session) anew as lexical + ws·vector from its normalised parts (see
+// FuseScores), scaled by (1+w)/(1+ws) so that its best possible score stays
+// that of any other drawer (1+w), and orders rs again, best first (ties
+// keep their order). Other drawers keep lexical + w·vector. A transcript's
+// turns are long and chatty: the words of a request ("can you suggest",
+// "how many different types") match in conversation after conversation,
+// and a match on them says less than in an agent's notes, where the
+// default w is measured (LoCoMo, whose conversations are memory files).
+// On LongMemEval (session files) equal weights lifted recall_all@5 on
+// questions the weight was not chosen on (README, "Benchmarks").
+func weighSessions(rs []rankedDrawer, w, ws float64) []rankedDrawer {
+	out := make([]rankedDrawer, len(rs))
+	copy(out, rs)
+	changed := false
+	for i := range out {
+		if out[i].d.Room == chunk.RoomSession {
+			f := &out[i].f
+			f.Score = (f.lexPart + ws*f.vecPart/w) * (1 + w) / (1 + ws)
+			changed = true
+		}
+	}
+	if changed {
+		sort.SliceStable(out, func(i, j int) bool { return out[i].f.Score > out[j].f.Score })
+	}
+	return out
 }
 
 // sessionWeight is the share of the best other candidate of the same
@@ -477,6 +513,8 @@ type Fused struct {
 	LexicalRank int
 	Vector      float64
 	VectorRank  int
+	// lexPart and vecPart are what each ranking added to Score.
+	lexPart, vecPart float64
 }
 
 // Fuse combines two rankings by reciprocal rank fusion:
@@ -542,12 +580,14 @@ func combine(lex, vec []store.Scored, lexPart, vecPart func(rank int, score floa
 	for i, s := range lex {
 		f := get(s.ID)
 		f.Lexical, f.LexicalRank = s.Score, i+1
-		f.Score += lexPart(i+1, s.Score)
+		f.lexPart = lexPart(i+1, s.Score)
+		f.Score += f.lexPart
 	}
 	for i, s := range vec {
 		f := get(s.ID)
 		f.Vector, f.VectorRank = s.Score, i+1
-		f.Score += vecPart(i+1, s.Score)
+		f.vecPart = vecPart(i+1, s.Score)
+		f.Score += f.vecPart
 	}
 	out := make([]Fused, 0, len(m))
 	for _, f := range m {
