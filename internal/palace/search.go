@@ -248,7 +248,7 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 		}
 	}
 	if mode == ModeHybrid && p.opts.Fusion != FusionRRF {
-		ranked = weighSessions(ranked, p.opts.VectorWeight, sessionVectorWeight)
+		ranked = weighSessions(ranked, p.opts.VectorWeight, sessionVectorFactor*p.opts.VectorWeight)
 	}
 	ranked = boostSessions(ranked, sessionWeight)
 	ranked = foldArchiveTwins(ranked)
@@ -312,10 +312,10 @@ type rankedDrawer struct {
 	f Fused
 }
 
-// sessionVectorWeight is the vector side's weight against lexical's 1 in
-// the fused score of a drawer of an imported conversation (weighSessions):
-// the two count alike.
-const sessionVectorWeight = 1.0
+// sessionVectorFactor multiplies the vector side's weight (against
+// lexical's 1) in the fused score of a drawer of an imported conversation
+// (weighSessions): at the default 0.5 the two sides count alike.
+const sessionVectorFactor = 2.0
 
 // weighSessions scores each drawer of an imported conversation (room
 // session) anew as lexical + ws·vector from its normalised parts (see
@@ -326,8 +326,9 @@ const sessionVectorWeight = 1.0
 // "how many different types") match in conversation after conversation,
 // and a match on them says less than in an agent's notes, where the
 // default w is measured (LoCoMo, whose conversations are memory files).
-// On LongMemEval (session files) equal weights lifted recall_all@5 on
-// questions the weight was not chosen on (README, "Benchmarks").
+// On LongMemEval (session files) equal weights (ws = 1 at w = 0.5) lifted
+// recall_all@5 on questions the weight was not chosen on (README,
+// "Benchmarks").
 func weighSessions(rs []rankedDrawer, w, ws float64) []rankedDrawer {
 	out := make([]rankedDrawer, len(rs))
 	copy(out, rs)
