@@ -254,6 +254,10 @@ func TestRunLexical(t *testing.T) {
 		if m.NoAbstention.Questions != 3 || m.Scores.Questions != 4 || m.ByType["single-session-user"].Questions != 2 {
 			t.Errorf("views: all %d, no abstention %d", m.Scores.Questions, m.NoAbstention.Questions)
 		}
+		// per question, in the order run: q1's one answer session first
+		if pq := m.PerQuestion; len(pq) != 4 || pq[0].ID != "q1" || pq[0].Type != "single-session-user" || len(pq[0].Ranks) != 1 || pq[0].Ranks[0] != 1 {
+			t.Errorf("per question %+v, want 4 with q1's answer session at rank 1", pq)
+		}
 		// Each session is one session file of the question's agent, named
 		// (file and header) by its alias, never by the data's ids; a turn
 		// is a line of it, assistant turns only when asked for.

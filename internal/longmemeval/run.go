@@ -81,6 +81,18 @@ type Metrics struct {
 	WordsPerDrawer float64           `json:"words_per_drawer"`
 	LatencyP50     float64           `json:"latency_ms_p50"`
 	LatencyP95     float64           `json:"latency_ms_p95"`
+	// PerQuestion is each question's answer sessions' ranks, in the order
+	// run, so that runs can be compared on any subset of the questions
+	// (such as those a ranking was not tuned on).
+	PerQuestion []QuestionRanks `json:"per_question"`
+}
+
+// QuestionRanks is one question's result: the rank (1-based) of each of its
+// answer sessions among the sessions ranked, 0 for one not reached.
+type QuestionRanks struct {
+	ID    string `json:"id"`
+	Type  string `json:"type"`
+	Ranks []int  `json:"answer_ranks"`
 }
 
 // Result is the whole run.
@@ -423,8 +435,9 @@ func score(ranked, answers []string) qscore {
 }
 
 type scored struct {
-	q Question
-	s qscore
+	q     Question
+	s     qscore
+	ranks []int // of q.Answers
 }
 
 type accum struct {
@@ -434,7 +447,15 @@ type accum struct {
 
 func (a *accum) add(q Question, ranked []string, lat time.Duration) {
 	a.lat = append(a.lat, float64(lat.Microseconds())/1000)
-	a.all = append(a.all, scored{q, score(ranked, q.Answers)})
+	at := map[string]int{}
+	for i, id := range ranked {
+		at[id] = i + 1
+	}
+	ranks := make([]int, len(q.Answers))
+	for i, id := range q.Answers {
+		ranks[i] = at[id]
+	}
+	a.all = append(a.all, scored{q, score(ranked, q.Answers), ranks})
 }
 
 func summarise(xs []scored, keep func(Question) bool) Scores {
@@ -470,6 +491,7 @@ func (a *accum) metrics() Metrics {
 		ByType:       map[string]Scores{},
 	}
 	for _, x := range a.all {
+		m.PerQuestion = append(m.PerQuestion, QuestionRanks{ID: x.q.ID, Type: x.q.Type, Ranks: x.ranks})
 		if _, ok := m.ByType[x.q.Type]; !ok {
 			t := x.q.Type
 			m.ByType[t] = summarise(a.all, func(q Question) bool { return q.Type == t })
