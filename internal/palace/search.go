@@ -247,7 +247,7 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 			ranked = append(ranked, rankedDrawer{d, f})
 		}
 	}
-	if mode == ModeHybrid && p.opts.Fusion != FusionRRF {
+	if mode == ModeHybrid && p.opts.Fusion != FusionRRF && len(vec) > 0 { // no vectors yet: nothing to weigh
 		ranked = weighSessions(ranked, p.opts.VectorWeight, sessionVectorFactor*p.opts.VectorWeight)
 	}
 	ranked = boostSessions(ranked, sessionWeight)
