@@ -2,9 +2,11 @@
 // the palace in step with the agents' memory files and keeps those files
 // bounded, for as long as it runs.
 //
-// It watches hive/agents/*/memory.md (fsnotify, with a watch per agent
-// directory added as agents appear) and mines a changed file once its burst
-// of writes settles; a periodic scan catches anything the watcher missed.
+// It watches hive/agents/*/memory.md and the imported conversations in
+// hive/agents/*/sessions/ (fsnotify, with a watch per agent directory and
+// per sessions directory added as they appear) and mines a changed file
+// once its burst of writes settles; a periodic scan catches anything the
+// watcher missed.
 // It runs the reflector on its schedule, serves HTTP (its own public
 // /healthz, and whatever handler the caller gives it: MCP, the web UI and
 // the JSON API, each applying httpguard), and is the one writer to the
@@ -123,10 +125,15 @@ type Manager struct {
 	queue      workQueue
 	condensed  app.CondensedIndex
 
-	mu       sync.Mutex      // guards everything below
-	workCtx  context.Context // set by Run: ends ShutdownGrace after shutdown starts
-	agents   map[string]*agentState
-	watched  map[string]bool
+	mu      sync.Mutex      // guards everything below
+	workCtx context.Context // set by Run: ends ShutdownGrace after shutdown starts
+	agents  map[string]*agentState
+	watched map[string]bool
+	// whole is the agents whose next mine covers their whole directory
+	// (memory.md and sessions/): a session file, the sessions directory or
+	// the agent directory itself changed. Other changes are to memory.md
+	// and mine that file alone.
+	whole    map[string]bool
 	pendingN int
 	working  int // agents (or a scan) taken by the worker and not done yet
 	// pendingSince and miningSince are the first unmined change of the
@@ -171,6 +178,7 @@ func New(opts Options) (*Manager, error) {
 		queue:      workQueue{agents: map[string]time.Time{}, wake: make(chan struct{}, 1)},
 		agents:     map[string]*agentState{},
 		watched:    map[string]bool{},
+		whole:      map[string]bool{},
 		backoffMin: MineBackoffMin,
 	}
 	// The app's reflector reads the manager's live settings and mines

@@ -98,7 +98,7 @@ func (m *Manager) worker(ctx context.Context, stop <-chan struct{}) {
 			}
 			m.setWorking(len(agents) - i)
 			m.setMiningSince(since[id])
-			m.mineAgent(ctx, id, since[id])
+			m.mineAgent(ctx, id, since[id], false)
 		}
 		m.setMiningSince(time.Time{})
 		m.setWorking(0)
@@ -115,7 +115,7 @@ func (m *Manager) drain(ctx context.Context) {
 		if ctx.Err() == nil {
 			m.setWorking(len(agents) - i)
 			m.setMiningSince(since[id])
-			m.mineAgent(ctx, id, since[id])
+			m.mineAgent(ctx, id, since[id], false)
 		}
 		if ctx.Err() != nil {
 			m.log.Warn("shutdown: changes may be left unmined; the next start mines them", "agents", agents[i:])
@@ -165,7 +165,11 @@ func (m *Manager) mineArchives(ctx context.Context) error {
 // mineAgent brings one agent's drawers in step with its memory file,
 // honouring the agent's backoff; since is the file's first change this
 // mine catches up with (zero for a scan), for the mine lag in Status.
-func (m *Manager) mineAgent(ctx context.Context, id string, since time.Time) {
+// With whole (a scan), or when the watcher saw more than memory.md change
+// (Manager.whole), it mines the agent's whole directory instead, as
+// `hivemem mine --agent` does: memory.md and the imported conversations
+// in sessions/ (room session), files gone from it losing their drawers.
+func (m *Manager) mineAgent(ctx context.Context, id string, since time.Time, whole bool) {
 	if !m.Config().Manager.Mining {
 		return // manager.mining = false; switching it on scans everything
 	}
@@ -181,13 +185,14 @@ func (m *Manager) mineAgent(ctx context.Context, id string, since time.Time) {
 		m.requestRetry(id, wait)
 		return
 	}
-	path, err := m.app.Home.MemoryPath(id)
+	whole = m.takeWhole(id) || whole
+	path, prefix, err := m.agentPath(id, whole)
 	if err != nil {
 		return
 	}
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		// Nothing to mine; drawers of a deleted file are removed below.
-		files, ferr := m.app.Store.Files(ctx, m.app.Home.Rel(path))
+		files, ferr := m.app.Store.Files(ctx, prefix)
 		if ferr == nil && len(files) == 0 {
 			m.mu.Lock()
 			delete(m.agents, id)
@@ -195,22 +200,38 @@ func (m *Manager) mineAgent(ctx context.Context, id string, since time.Time) {
 			return
 		}
 	}
-	release, err := m.lock.Acquire(ctx, nil)
-	if err != nil {
+	failed := func(err error) {
+		if whole {
+			m.mineWhole(id) // the retry mines the directory again
+		}
 		if ctx.Err() == nil {
 			m.mineFailed(id, err)
 		}
+	}
+	release, err := m.lock.Acquire(ctx, nil)
+	if err != nil {
+		failed(err)
 		return
 	}
 	rep, err := palaceMiner{m}.Mine(ctx, path, palace.MineOptions{})
 	release()
 	if err != nil {
-		if ctx.Err() == nil {
-			m.mineFailed(id, err)
-		}
+		failed(err)
 		return
 	}
 	m.mined(id, rep, since)
+}
+
+// agentPath is what an agent's mine covers: its memory file, or with
+// whole its directory; prefix selects the index's files of that path.
+func (m *Manager) agentPath(id string, whole bool) (path, prefix string, err error) {
+	h := m.app.Home
+	if !whole {
+		path, err = h.MemoryPath(id)
+		return path, h.Rel(path), err
+	}
+	path, err = h.AgentDir(id)
+	return path, h.Rel(path) + "/", err
 }
 
 // requestRetry asks the loop to mine the agent again at at. It never

@@ -1,8 +1,8 @@
 package manager
 
 // Watching: the event loop over fsnotify, the watches on the home,
-// hive/agents and each agent directory, and the periodic full scan that
-// catches what the watcher missed.
+// hive/agents, each agent directory and its sessions directory, and the
+// periodic full scan that catches what the watcher missed.
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -100,9 +101,9 @@ func (m *Manager) setNextScan(t time.Time) {
 	m.mu.Unlock()
 }
 
-// scan is the safety net: every agent's file is mined (an unchanged one
-// costs a hash), files of agents that vanished lose their drawers, and the
-// archives are brought in step.
+// scan is the safety net: every agent's directory is mined, its memory
+// file and its sessions (an unchanged file costs a hash), files of agents
+// that vanished lose their drawers, and the archives are brought in step.
 func (m *Manager) scan(ctx context.Context, stop <-chan struct{}) {
 	if !m.Config().Manager.Mining {
 		return
@@ -116,16 +117,19 @@ func (m *Manager) scan(ctx context.Context, stop <-chan struct{}) {
 		}
 		id := filepath.Base(dir)
 		seen[id] = true
-		m.mineAgent(ctx, id, time.Time{})
+		m.mineAgent(ctx, id, time.Time{}, true)
 	}
 	if files, err := m.app.Store.Files(ctx, "hive/agents/"); err != nil {
 		m.problem("scan", err)
 	} else {
 		for _, f := range files {
 			id, archive, ok := h.AgentFromPath(h.Abs(f.Source))
+			if !ok {
+				id, ok = h.SessionFromPath(h.Abs(f.Source))
+			}
 			if ok && !archive && !seen[id] && !stopped(stop) {
 				seen[id] = true
-				m.mineAgent(ctx, id, time.Time{})
+				m.mineAgent(ctx, id, time.Time{}, true)
 			}
 		}
 	}
@@ -143,11 +147,14 @@ func (m *Manager) scan(ctx context.Context, stop <-chan struct{}) {
 }
 
 // handleEvent routes one file system event and reports whether it asks
-// for a config reload. Only three things matter: config.toml in the home,
-// agent directories appearing or going in hive/agents, and memory.md in an
-// agent directory. Temp files of atomic saves (".memory.md.*.tmp"), lock
-// files and editors' backups are other names and are ignored; an atomic
-// save shows as a create of memory.md when its temp file is renamed over it.
+// for a config reload. Only these matter: config.toml in the home, agent
+// directories appearing or going in hive/agents, memory.md and the
+// sessions directory in an agent directory, and the session files (*.md)
+// in it. Temp files of atomic saves (".memory.md.*.tmp"), lock files and
+// editors' backups are other names and are ignored; an atomic save shows
+// as a create of memory.md when its temp file is renamed over it. A change
+// to memory.md mines that file; any other mines the agent's whole
+// directory (see Manager.whole).
 func (m *Manager) handleEvent(w *fsnotify.Watcher, ev fsnotify.Event, pending pendingSet) bool {
 	h := m.app.Home
 	path := filepath.Clean(ev.Name)
@@ -157,12 +164,19 @@ func (m *Manager) handleEvent(w *fsnotify.Watcher, ev fsnotify.Event, pending pe
 		// removed and made again): forget its watch, which a renamed
 		// directory would keep, so the next scan sets one on whatever is
 		// there then.
+		// The same goes for the watches below it (its sessions
+		// directory), which a renamed directory takes along.
 		m.mu.Lock()
-		gone := m.watched[path]
-		delete(m.watched, path)
+		var gone []string
+		for dir := range m.watched {
+			if dir == path || strings.HasPrefix(dir, path+string(filepath.Separator)) {
+				gone = append(gone, dir)
+				delete(m.watched, dir)
+			}
+		}
 		m.mu.Unlock()
-		if gone {
-			_ = w.Remove(path)
+		for _, dir := range gone {
+			_ = w.Remove(dir)
 		}
 	}
 	switch {
@@ -173,31 +187,82 @@ func (m *Manager) handleEvent(w *fsnotify.Watcher, ev fsnotify.Event, pending pe
 			return false
 		}
 		if ev.Has(fsnotify.Create) {
-			if st, err := os.Stat(path); err == nil && st.IsDir() {
-				m.addWatch(w, path)
-			}
+			// Watched before it is mined: the mine that follows sees
+			// what was written before the watch.
+			m.watchAgent(w, path)
 		}
+		m.mineWhole(name)
 		pending.touch(name, time.Now(), m.Config().Manager.Debounce.Duration)
 	case filepath.Dir(dir) == h.AgentsDir():
 		id := filepath.Base(dir)
-		if name != "memory.md" || home.ValidateAgentID(id) != nil {
+		if home.ValidateAgentID(id) != nil {
 			return false
 		}
-		m.log.Debug("memory file changed", "agent", id, "op", ev.Op.String())
+		switch name {
+		case "memory.md":
+			m.log.Debug("memory file changed", "agent", id, "op", ev.Op.String())
+		case sessionsDir:
+			if ev.Has(fsnotify.Create) {
+				m.watchAgent(w, dir)
+			}
+			m.mineWhole(id)
+		default:
+			return false
+		}
+		pending.touch(id, time.Now(), m.Config().Manager.Debounce.Duration)
+	default:
+		id, ok := h.SessionFromPath(path)
+		if !ok || strings.HasPrefix(name, ".") {
+			return false
+		}
+		m.log.Debug("session file changed", "agent", id, "file", name, "op", ev.Op.String())
+		m.mineWhole(id)
 		pending.touch(id, time.Now(), m.Config().Manager.Debounce.Duration)
 	}
 	return false
 }
 
+// sessionsDir is the name of an agent's directory of imported
+// conversations (home.SessionsDir).
+const sessionsDir = "sessions"
+
+// mineWhole makes the agent's next mine cover its whole directory.
+func (m *Manager) mineWhole(id string) {
+	m.mu.Lock()
+	m.whole[id] = true
+	m.mu.Unlock()
+}
+
+// takeWhole reports whether the agent's mine is to cover its whole
+// directory, and clears the mark.
+func (m *Manager) takeWhole(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w := m.whole[id]
+	delete(m.whole, id)
+	return w
+}
+
 // watchAll watches the home (for config.toml), hive/agents (for new
-// agents) and every agent directory. Watching an already watched directory
-// again is skipped.
+// agents) and every agent directory with its sessions directory. Watching
+// an already watched directory again is skipped.
 func (m *Manager) watchAll(w *fsnotify.Watcher) {
 	h := m.app.Home
 	m.addWatch(w, h.Root)
 	m.addWatch(w, h.AgentsDir())
 	for _, dir := range m.agentDirs() {
-		m.addWatch(w, dir)
+		m.watchAgent(w, dir)
+	}
+}
+
+// watchAgent watches an agent directory and its sessions directory, when
+// they are there.
+func (m *Manager) watchAgent(w *fsnotify.Watcher, dir string) {
+	for _, d := range []string{dir, filepath.Join(dir, sessionsDir)} {
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			return
+		}
+		m.addWatch(w, d)
 	}
 }
 

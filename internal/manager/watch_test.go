@@ -423,6 +423,11 @@ func TestFileVanishesBeforeMine(t *testing.T) {
 		t.Fatal(err)
 	}
 	bob, _ := a.Home.MemoryPath("bob")
+	// bob's directory is there already: a new agent directory is mined
+	// whole, a new memory.md in a known one alone.
+	if err := os.Mkdir(filepath.Dir(bob), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	var hooked atomic.Bool
 	m.mineFn = func(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
 		if path == bob && !hooked.Swap(true) {
@@ -465,4 +470,125 @@ func TestFileVanishesBeforeMine(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// sessionFile is an imported conversation holding word, as capture writes
+// it into hive/agents/<id>/sessions/.
+func sessionFile(word string) string {
+	return "# Session\n\n## 2026-12-01 — session " + word + "\n\n- user: the " + word + " colony needs feeding twice daily\n"
+}
+
+// sessionHits searches for word and reports the rooms of its hits.
+func sessionHits(t *testing.T, a *app.App, word string) []string {
+	t.Helper()
+	hits, err := a.Palace.Search(t.Context(), palace.Query{Text: word, Mode: palace.ModeLexical, Results: 50})
+	if err != nil {
+		t.Fatalf("search %q: %v", word, err)
+	}
+	var rooms []string
+	for _, h := range hits {
+		rooms = append(rooms, h.Room)
+	}
+	return rooms
+}
+
+// TestWatcherMinesSessionFiles: imported conversations
+// (hive/agents/<id>/sessions/<date>-<slug>.md) are mined by the watcher
+// like memory.md, in room session: a sessions directory made after the
+// manager started, a new session file in it, one appended to, one
+// removed (its drawers go), and an agent directory moved in with its
+// sessions already inside. The periodic scan is out of the way (1 h).
+func TestWatcherMinesSessionFiles(t *testing.T) {
+	a := openHome(t, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"1h\"\n[reflector]\ninterval = \"0s\"\n",
+		map[string]string{"alice": "# Memory\n\n## 2026-11-01 — a\nalphanote\n"})
+	m, stop := running(t, a)
+	waitUntil(t, 10*time.Second, "alice to be mined", func() (bool, string) { return searchableCount(t, a, "alphanote") == 1, "" })
+	sessions, err := a.Home.SessionsDir("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zebra, yak := filepath.Join(sessions, "2026-12-01-zebra.md"), filepath.Join(sessions, "2026-12-01-yak.md")
+	mined := func(what, word string, want int) {
+		t.Helper()
+		waitUntil(t, 5*time.Second, what, func() (bool, string) {
+			rooms := sessionHits(t, a, word)
+			ok := len(rooms) == want
+			for _, r := range rooms {
+				ok = ok && r == "session"
+			}
+			return ok, fmt.Sprintf("%q: %d hits in rooms %v, want %d in room session; watching %d dirs", word, len(rooms), rooms, want, m.Status(t.Context()).Watching)
+		})
+	}
+
+	steps := []struct {
+		name  string
+		write func()
+		word  string
+		want  int
+	}{
+		{"a new session file in a sessions directory made after the start", func() {
+			filetest.Write(t, zebra, sessionFile("zebrafish"))
+		}, "zebrafish", 1},
+		{"a second session file in the watched sessions directory", func() {
+			filetest.Write(t, yak, sessionFile("yakherd"))
+		}, "yakherd", 1},
+		{"a session file appended to", func() {
+			filetest.Append(t, zebra, "\n## 2026-12-01 — session zebra, later\n\n- assistant: the axolotl tank is next\n")
+		}, "axolotl", 1},
+		{"a session file removed", func() {
+			if err := os.Remove(yak); err != nil {
+				t.Fatal(err)
+			}
+		}, "yakherd", 0},
+		{"an agent directory moved in with its sessions inside", func() {
+			outside := filepath.Join(t.TempDir(), "bob")
+			filetest.Write(t, filepath.Join(outside, "memory.md"), "# Memory\n\n## 2026-11-01 — b\nbobnote\n")
+			filetest.Write(t, filepath.Join(outside, "sessions", "2026-12-01-otter.md"), sessionFile("otterpond"))
+			if err := os.Rename(outside, filepath.Join(a.Home.AgentsDir(), "bob")); err != nil {
+				t.Skipf("rename into the home: %v", err) // another file system
+			}
+		}, "otterpond", 1},
+	}
+	for _, s := range steps {
+		s.write()
+		mined(s.name, s.word, s.want)
+	}
+	if n := searchableCount(t, a, "zebrafish"); n != 1 {
+		t.Errorf("zebrafish: %d hits after the other file was removed, want 1", n)
+	}
+	waitConverged(t, a, 5*time.Second, "the manager's index to equal a fresh mine")
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestScanMinesSessionFilesTheWatcherMissed: a session file written
+// through a hard link in an unwatched directory (inotify tells only the
+// link's directory) is mined by the periodic scan, as is one there before
+// the manager started.
+func TestScanMinesSessionFilesTheWatcherMissed(t *testing.T) {
+	a := openHome(t, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"300ms\"\n[reflector]\ninterval = \"0s\"\n",
+		map[string]string{"alice": "# Memory\n\n## 2026-11-01 — a\nalphanote\n"})
+	sessions, err := a.Home.SessionsDir("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(sessions, "2026-12-01-zebra.md")
+	filetest.Write(t, p, sessionFile("zebrafish"))
+	alias := filepath.Join(t.TempDir(), "alias.md")
+	if err := os.Link(p, alias); err != nil {
+		t.Skipf("hard link: %v", err)
+	}
+	_, stop := running(t, a)
+	waitUntil(t, 10*time.Second, "the start-up scan to mine the session file", func() (bool, string) {
+		return searchableCount(t, a, "zebrafish") == 1, ""
+	})
+	filetest.Append(t, alias, "\n## 2026-12-01 — session zebra, later\n\n- user: throughthelink\n")
+	waitUntil(t, 10*time.Second, "the scan to mine a session write the watcher missed", func() (bool, string) {
+		return searchableCount(t, a, "throughthelink") == 1, ""
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	waitConverged(t, a, time.Second, "the final index")
 }
