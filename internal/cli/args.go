@@ -19,15 +19,21 @@ func groupCommand(cmd *cobra.Command) *cobra.Command {
 		if len(args) == 0 {
 			return nil
 		}
-		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
-		cmd.SuggestionsMinimumDistance = 2
-		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-			msg += "; did you mean " + strings.Join(s, " or ") + "?"
-		}
-		return errors.New(msg)
+		return unknownSubcommand(cmd, args[0])
 	}
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 	return cmd
+}
+
+// unknownSubcommand is the error for name, none of cmd's subcommands,
+// with the ones it is close to.
+func unknownSubcommand(cmd *cobra.Command, name string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", name, cmd.CommandPath())
+	cmd.SuggestionsMinimumDistance = 2
+	if s := cmd.SuggestionsFor(name); len(s) > 0 {
+		msg += "; did you mean " + strings.Join(s, " or ") + "?"
+	}
+	return errors.New(msg)
 }
 
 // textArgs marks a command whose positional arguments are free text (a

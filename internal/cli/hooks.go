@@ -104,7 +104,7 @@ func newHooksCommand(g *globals) *cobra.Command {
 		c.MarkFlagsMutuallyExclusive("project", "user")
 	}
 	cmd.AddCommand(install, uninstall)
-	return cmd
+	return groupCommand(cmd)
 }
 
 func runHooks(g *globals, target string, o hooksOptions, install bool) error {
@@ -505,6 +505,18 @@ func newHookCommand(g *globals) *cobra.Command {
 		c.FParseErrWhitelist.UnknownFlags = true
 	}
 	cmd.AddCommand(start, save)
+	// A hook of a later version (or a typo in the agent's settings) must
+	// not fail the agent either: it is a warning on stderr, exit 0, and
+	// nothing on stdout, which an agent may take as the session's context.
+	cmd.FParseErrWhitelist.UnknownFlags = true
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		hookWarn(g, nil, args[0], "", unknownSubcommand(cmd, args[0]))
+		return nil
+	}
 	return cmd
 }
 
