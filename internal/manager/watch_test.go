@@ -281,25 +281,38 @@ func TestAgentsDirRecreatedIsWatchedAgain(t *testing.T) {
 
 // TestScanCatchesWatcherMiss: a write the watcher cannot see
 // (through a hard link in an unwatched directory: inotify reports it to
-// the link's directory only) is caught by the periodic scan.
+// the link's directory only) is caught by the periodic scan, to an
+// agent's memory file or to one of its session files.
 func TestScanCatchesWatcherMiss(t *testing.T) {
-	a := openHome(t, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"300ms\"\n[reflector]\ninterval = \"0s\"\n",
-		map[string]string{"ann": "# Memory\n\n## 2026-11-01 — a\nannfirst\n"})
-	p, _ := a.Home.MemoryPath("ann")
-	alias := filepath.Join(t.TempDir(), "alias.md")
-	if err := os.Link(p, alias); err != nil {
-		t.Skipf("hard link: %v", err)
+	tests := []struct {
+		name, file, content, first, more string
+	}{
+		{"memory file", "memory.md", "# Memory\n\n## 2026-11-01 — a\nannfirst\n", "annfirst", "## 2026-11-02 — b\nthroughthelink\n"},
+		{"session file", "sessions/2026-12-01-zebra.md", sessionFile("zebrafish"), "zebrafish",
+			"\n## 2026-12-01 — session zebra, later\n\n- user: throughthelink\n"},
 	}
-	_, stop := running(t, a)
-	waitUntil(t, 10*time.Second, "ann to be mined", func() (bool, string) { return searchableCount(t, a, "annfirst") == 1, "" })
-	filetest.Append(t, alias, "## 2026-11-02 — b\nthroughthelink\n")
-	waitUntil(t, 10*time.Second, "the scan to mine a write the watcher missed", func() (bool, string) {
-		return searchableCount(t, a, "throughthelink") == 1, ""
-	})
-	if err := stop(); err != nil {
-		t.Fatal(err)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := openHome(t, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"300ms\"\n[reflector]\ninterval = \"0s\"\n", nil)
+			dir, _ := a.Home.AgentDir("ann")
+			p := filepath.Join(dir, filepath.FromSlash(tc.file))
+			filetest.Write(t, p, tc.content)
+			alias := filepath.Join(t.TempDir(), "alias.md")
+			if err := os.Link(p, alias); err != nil {
+				t.Skipf("hard link: %v", err)
+			}
+			_, stop := running(t, a)
+			waitUntil(t, 10*time.Second, "the file to be mined", func() (bool, string) { return searchableCount(t, a, tc.first) == 1, "" })
+			filetest.Append(t, alias, tc.more)
+			waitUntil(t, 10*time.Second, "the scan to mine a write the watcher missed", func() (bool, string) {
+				return searchableCount(t, a, "throughthelink") == 1, ""
+			})
+			if err := stop(); err != nil {
+				t.Fatal(err)
+			}
+			waitConverged(t, a, time.Second, "the final index")
+		})
 	}
-	waitConverged(t, a, time.Second, "the final index")
 }
 
 // TestFIFOMemoryFileIsSkipped: one agent's memory.md is a FIFO. The
@@ -502,7 +515,10 @@ func TestWatcherMinesSessionFiles(t *testing.T) {
 	a := openHome(t, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"1h\"\n[reflector]\ninterval = \"0s\"\n",
 		map[string]string{"alice": "# Memory\n\n## 2026-11-01 — a\nalphanote\n"})
 	m, stop := running(t, a)
-	waitUntil(t, 10*time.Second, "alice to be mined", func() (bool, string) { return searchableCount(t, a, "alphanote") == 1, "" })
+	// From the end of the start-up scan, only the watcher mines.
+	waitUntil(t, 10*time.Second, "the start-up scan", func() (bool, string) {
+		return !m.Status(t.Context()).LastScan.IsZero(), ""
+	})
 	sessions, err := a.Home.SessionsDir("alice")
 	if err != nil {
 		t.Fatal(err)
@@ -560,35 +576,4 @@ func TestWatcherMinesSessionFiles(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// TestScanMinesSessionFilesTheWatcherMissed: a session file written
-// through a hard link in an unwatched directory (inotify tells only the
-// link's directory) is mined by the periodic scan, as is one there before
-// the manager started.
-func TestScanMinesSessionFilesTheWatcherMissed(t *testing.T) {
-	a := openHome(t, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"300ms\"\n[reflector]\ninterval = \"0s\"\n",
-		map[string]string{"alice": "# Memory\n\n## 2026-11-01 — a\nalphanote\n"})
-	sessions, err := a.Home.SessionsDir("alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(sessions, "2026-12-01-zebra.md")
-	filetest.Write(t, p, sessionFile("zebrafish"))
-	alias := filepath.Join(t.TempDir(), "alias.md")
-	if err := os.Link(p, alias); err != nil {
-		t.Skipf("hard link: %v", err)
-	}
-	_, stop := running(t, a)
-	waitUntil(t, 10*time.Second, "the start-up scan to mine the session file", func() (bool, string) {
-		return searchableCount(t, a, "zebrafish") == 1, ""
-	})
-	filetest.Append(t, alias, "\n## 2026-12-01 — session zebra, later\n\n- user: throughthelink\n")
-	waitUntil(t, 10*time.Second, "the scan to mine a session write the watcher missed", func() (bool, string) {
-		return searchableCount(t, a, "throughthelink") == 1, ""
-	})
-	if err := stop(); err != nil {
-		t.Fatal(err)
-	}
-	waitConverged(t, a, time.Second, "the final index")
 }
