@@ -190,7 +190,11 @@ func (m *Manager) mineAgent(ctx context.Context, id string, since time.Time, who
 	if err != nil {
 		return
 	}
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+	fi, err := os.Stat(path)
+	if whole && err == nil && !fi.IsDir() {
+		return // a file in hive/agents named like an agent: no agent's
+	}
+	if errors.Is(err, os.ErrNotExist) {
 		// Nothing to mine; drawers of a deleted file are removed below.
 		files, ferr := m.app.Store.Files(ctx, prefix)
 		if ferr == nil && len(files) == 0 {

@@ -163,9 +163,8 @@ func (m *Manager) handleEvent(w *fsnotify.Watcher, ev fsnotify.Event, pending pe
 		// A watched directory itself went away (an agent's, or hive/agents
 		// removed and made again): forget its watch, which a renamed
 		// directory would keep, so the next scan sets one on whatever is
-		// there then.
-		// The same goes for the watches below it (its sessions
-		// directory), which a renamed directory takes along.
+		// there then. The same goes for the watches below it (its
+		// sessions directory), which a renamed directory takes along.
 		m.mu.Lock()
 		var gone []string
 		for dir := range m.watched {

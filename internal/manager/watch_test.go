@@ -556,6 +556,9 @@ func TestWatcherMinesSessionFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "yakherd", 0},
+		{"a file in hive/agents named like an agent (no agent: not mined; the final check tells)", func() {
+			filetest.Write(t, filepath.Join(a.Home.AgentsDir(), "stray"), "# Memory\n\n## 2026-11-01 — s\nstrayword\n")
+		}, "strayword", 0},
 		{"an agent directory moved in with its sessions inside", func() {
 			outside := filepath.Join(t.TempDir(), "bob")
 			filetest.Write(t, filepath.Join(outside, "memory.md"), "# Memory\n\n## 2026-11-01 — b\nbobnote\n")
