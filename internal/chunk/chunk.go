@@ -79,16 +79,29 @@ func contextHeading(heading, text string) string {
 	if !ok {
 		return heading
 	}
+	cut := strings.HasSuffix(topic, "…") // its last word may be cut short
 	want := strings.Join(strings.Fields(strings.TrimSuffix(topic, "…")), " ")
 	if want == "" {
 		return heading
 	}
 	// Compared word by word: a long turn starts on the line after its label.
 	head := strings.Join(strings.Fields(text[:min(len(text), len(topic)+2*maxLabelBytes)]), " ")
-	if i := strings.Index(head, want); i < 0 || i > maxLabelBytes {
+	i := strings.Index(head, want)
+	switch {
+	case i < 0 || i > maxLabelBytes:
+		return heading
+	case i > 0 && head[i-1] != ' ': // inside a word
+		return heading
+	case !cut && i+len(want) < len(head) && isWordByte(head[i+len(want)]): // the start of a longer word
 		return heading
 	}
 	return before
+}
+
+// isWordByte reports whether b continues a word: a letter, a digit, or
+// part of a multi-byte character.
+func isWordByte(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '_' || b >= 0x80
 }
 
 // maxLabelBytes is how far into a text its topic may start and still be
