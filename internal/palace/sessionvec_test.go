@@ -1,4 +1,4 @@
-package palace
+package palace_test
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/hometest"
+	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
-	"github.com/hivemem/hivemem/internal/store/sqlite"
 )
 
 // topicEmbedder gives a text one dimension per topic word it holds, so a
@@ -47,8 +47,10 @@ func (topicEmbedder) Embed(_ context.Context, texts []string) ([][]float32, erro
 func TestSessionVectorsLiftTheConversationNearestTheQuery(t *testing.T) {
 	// alice's best exchange is the strongest single match; bob's whole
 	// conversation is about quinces.
-	alice := []string{"quince jam", "fixed the bike", "paid the tax", "walked the dog", "bike lights"}
-	bob := []string{"quince tree in the garden", "picked a quince", "quince jelly", "quince and the dog"}
+	texts := map[string][]string{
+		"alice": {"quince jam", "fixed the bike", "paid the tax", "walked the dog", "bike lights"},
+		"bob":   {"quince tree in the garden", "picked a quince", "quince jelly", "quince and the dog"},
+	}
 	cases := []struct {
 		name    string
 		file    string // under the agent's directory
@@ -62,20 +64,8 @@ func TestSessionVectorsLiftTheConversationNearestTheQuery(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
-			h := home.Home{Root: t.TempDir()}
-			if err := h.Init(); err != nil {
-				t.Fatal(err)
-			}
-			st, err := sqlite.Open(ctx, filepath.Join(h.PalaceDir(), "palace.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
-			p, err := New(ctx, h, st, topicEmbedder{}, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			texts := map[string][]string{"alice": alice, "bob": bob}
+			h := hometest.New(t)
+			p, st := hometest.Palace(t, h, topicEmbedder{}, palace.Options{})
 			for _, a := range c.agents {
 				var b strings.Builder
 				b.WriteString("# Session\n\n")
@@ -90,35 +80,35 @@ func TestSessionVectorsLiftTheConversationNearestTheQuery(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if _, err := p.Mine(ctx, h.AgentsDir(), MineOptions{}); err != nil {
+			if _, err := p.Mine(ctx, h.AgentsDir(), palace.MineOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			// Each agent's first drawer as ranked by the fusion: alice's
 			// ahead by a little.
-			var rs []rankedDrawer
+			var ds []store.Drawer
+			var scores []float64
+			agentOf := map[string]string{}
 			for i, a := range c.agents {
-				ds, err := st.Drawers(ctx, h.Rel(filepath.Join(h.AgentsDir(), a, c.file)))
-				if err != nil || len(ds) == 0 {
-					t.Fatalf("drawers of %s: %v %d", a, err, len(ds))
+				got, err := st.Drawers(ctx, h.Rel(filepath.Join(h.AgentsDir(), a, c.file)))
+				if err != nil || len(got) == 0 {
+					t.Fatalf("drawers of %s: %v %d", a, err, len(got))
 				}
-				rs = append(rs, rankedDrawer{ds[0], Fused{ID: ds[0].ID, Score: 1 - 0.1*float64(i)}})
+				ds, scores = append(ds, got[0]), append(scores, 1-0.1*float64(i))
+				agentOf[got[0].ID] = a
 			}
 			qv, err := topicEmbedder{}.Embed(ctx, []string{"quince"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := p.sessionVectors(ctx, qv[0], rs, sessionVectorWeight)
+			order, err := p.SessionVectorsOrder(ctx, qv[0], ds, scores)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(out) != len(rs) {
-				t.Fatalf("%d drawers out of %d", len(out), len(rs))
+			if len(order) != len(ds) {
+				t.Fatalf("%d drawers out of %d", len(order), len(ds))
 			}
-			if out[0].d.Agent != c.wantTop {
-				for _, r := range out {
-					t.Logf("%s %s score %.3f", r.d.Agent, r.d.Room, r.f.Score)
-				}
-				t.Fatalf("first drawer is %s's, want %s's", out[0].d.Agent, c.wantTop)
+			if got := agentOf[order[0]]; got != c.wantTop {
+				t.Fatalf("first drawer is %s's, want %s's", got, c.wantTop)
 			}
 		})
 	}
@@ -126,25 +116,10 @@ func TestSessionVectorsLiftTheConversationNearestTheQuery(t *testing.T) {
 
 // A store that fails is an error of the search, not a silent reorder.
 func TestSessionVectorsReportAStoreError(t *testing.T) {
-	ctx := context.Background()
-	h := home.Home{Root: t.TempDir()}
-	if err := h.Init(); err != nil {
-		t.Fatal(err)
-	}
-	st, err := sqlite.Open(ctx, filepath.Join(h.PalaceDir(), "palace.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := New(ctx, h, st, topicEmbedder{}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, st := hometest.Palace(t, hometest.New(t), topicEmbedder{}, palace.Options{})
 	st.Close()
-	rs := []rankedDrawer{
-		{store.Drawer{ID: "a", Source: "a.md", Room: "session"}, Fused{ID: "a", Score: 1}},
-		{store.Drawer{ID: "b", Source: "b.md", Room: "session"}, Fused{ID: "b", Score: 0.9}},
-	}
-	if _, err := p.sessionVectors(ctx, make([]float32, len(topics)+1), rs, sessionVectorWeight); err == nil || !strings.Contains(err.Error(), "session vectors") {
+	ds := []store.Drawer{{ID: "a", Source: "a.md", Room: "session"}, {ID: "b", Source: "b.md", Room: "session"}}
+	if _, err := p.SessionVectorsOrder(context.Background(), make([]float32, len(topics)+1), ds, []float64{1, 0.9}); err == nil || !strings.Contains(err.Error(), "session vectors") {
 		t.Fatalf("closed store: err = %v", err)
 	}
 }
