@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemem/hivemem/internal/chunk"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/memfile"
@@ -632,5 +633,55 @@ func BenchmarkImportManySessions(b *testing.B) {
 		b.StopTimer()
 		st.Close()
 		b.StartTimer()
+	}
+}
+
+// An exchange's heading repeats the opening of its first turn; the miner
+// embeds that opening once (chunk.Chunk.EmbedText), which holds only as
+// long as the heading is written the way the chunker recognises.
+func TestExchangeOpeningIsEmbeddedOnce(t *testing.T) {
+	at := time.Date(2023, 5, 22, 1, 26, 0, 0, time.UTC)
+	cases := []struct {
+		name    string
+		turns   []Turn
+		opening string // "" when the heading must stay whole
+	}{
+		{"a long turn, its heading cut", []Turn{
+			{Key: "1", Role: RoleUser, Time: at, Text: "I'm looking for some healthy meal ideas for my busy weekdays. By the way, I had Domino's Pizza three times last week!"},
+			{Key: "2", Role: RoleAssistant, Time: at, Text: "Here are a few."},
+		}, "I'm looking for some healthy meal ideas"},
+		{"a short turn", []Turn{{Key: "1", Role: RoleUser, Time: at, Text: "fix the login test"}}, "fix the login test"},
+		{"a turn of several lines", []Turn{{Key: "1", Role: RoleUser, Time: at, Text: "first line\nsecond line\n\nthird paragraph"}}, "first line"},
+		{"an exchange the assistant opens", []Turn{{Key: "1", Role: RoleAssistant, Time: at, Text: "Welcome back."}}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			data, err := appendSections([]byte(header(Conversation{Format: "generic", ID: "x", Turns: c.turns}, "a")), sections(c.turns, fixedNow), 1<<40, new(int))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := memfile.Parse(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			chunks := chunk.File(f, 0)
+			if len(chunks) != 1 {
+				t.Fatalf("%d chunks, want 1:\n%s", len(chunks), data)
+			}
+			ch := chunks[0]
+			got := ch.EmbedText()
+			if c.opening == "" {
+				if got != ch.Heading+"\n"+ch.Text {
+					t.Fatalf("heading not kept whole: %q", got)
+				}
+				return
+			}
+			if n := strings.Count(got, c.opening); n != 1 {
+				t.Fatalf("opening %q embedded %d times in %q", c.opening, n, got)
+			}
+			if want := "2023-05-22 01:26\n" + ch.Text; got != want {
+				t.Fatalf("EmbedText = %q, want %q", got, want)
+			}
+		})
 	}
 }

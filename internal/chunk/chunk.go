@@ -49,7 +49,8 @@ type Chunk struct {
 }
 
 // EmbedText is what the embedder and the content hash see: the heading
-// gives every piece of a split section its context.
+// gives every piece of a split section its context — all of it but the
+// words that only repeat the start of the text (see contextHeading).
 func (c Chunk) EmbedText() string {
 	if c.Heading == "" {
 		return c.Text
@@ -57,8 +58,55 @@ func (c Chunk) EmbedText() string {
 	if c.Text == "" {
 		return c.Heading
 	}
-	return c.Heading + "\n" + c.Text
+	return contextHeading(c.Heading, c.Text) + "\n" + c.Text
 }
+
+// headingTopicSep parts a dated heading's date from its topic, as the
+// session importer writes it ("2026-11-29 14:03 — fix the login test").
+const headingTopicSep = " — "
+
+// contextHeading is the part of heading that adds to text. An imported
+// exchange's heading is its date and the opening words of its first turn,
+// which the text starts with again: embedded twice, the opening would
+// outweigh the rest of the turn (where an aside such as "by the way, I
+// bought …" often is). When the words after the first " — " (a trailing
+// "…" of a cut topic aside) start the text, after at most a short label
+// (a turn's "- **user**:"), only the part before them is kept. Any other
+// heading, and the heading of a later piece of a split section (whose
+// text starts elsewhere), stays whole.
+func contextHeading(heading, text string) string {
+	before, topic, ok := strings.Cut(heading, headingTopicSep)
+	if !ok {
+		return heading
+	}
+	cut := strings.HasSuffix(topic, "…") // its last word may be cut short
+	want := strings.Join(strings.Fields(strings.TrimSuffix(topic, "…")), " ")
+	if want == "" {
+		return heading
+	}
+	// Compared word by word: a long turn starts on the line after its label.
+	head := strings.Join(strings.Fields(text[:min(len(text), len(topic)+2*maxLabelBytes)]), " ")
+	i := strings.Index(head, want)
+	switch {
+	case i < 0 || i > maxLabelBytes:
+		return heading
+	case i > 0 && head[i-1] != ' ': // inside a word
+		return heading
+	case !cut && i+len(want) < len(head) && isWordByte(head[i+len(want)]): // the start of a longer word
+		return heading
+	}
+	return before
+}
+
+// isWordByte reports whether b continues a word: a letter, a digit, or
+// part of a multi-byte character.
+func isWordByte(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '_' || b >= 0x80
+}
+
+// maxLabelBytes is how far into a text its topic may start and still be
+// its opening: past a role label such as "- **user (subagent)**: ".
+const maxLabelBytes = 32
 
 // File chunks a whole parsed file. maxTokens <= 0 means DefaultMaxTokens.
 func File(f *memfile.File, maxTokens int) []Chunk {

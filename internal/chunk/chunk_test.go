@@ -187,3 +187,52 @@ func TestAppendStability(t *testing.T) {
 		prev = cur
 	}
 }
+
+func TestEmbedTextLeavesOutAHeadingThatRepeatsTheText(t *testing.T) {
+	long := "I'm looking for some healthy meal ideas for my busy weekdays. By the way, I had Domino's Pizza three times last week!"
+	cases := []struct {
+		name, heading, text, want string
+	}{
+		{"exchange heading: the first turn's opening, cut",
+			"2023-05-22 01:26 — I'm looking for some healthy meal ideas for my busy weekday…",
+			"- **user**: " + long,
+			"2023-05-22 01:26\n- **user**: " + long},
+		{"exchange heading: the whole short turn",
+			"2026-11-29 14:03 — fix the login test",
+			"- **user**: fix the login test\n- **assistant**: Fixed.",
+			"2026-11-29 14:03\n- **user**: fix the login test\n- **assistant**: Fixed."},
+		{"a turn of several lines starts after its role",
+			"2026-11-29 14:03 — first line of a long turn",
+			"- **user**:\nfirst line\nof a long turn\nand more",
+			"2026-11-29 14:03\n- **user**:\nfirst line\nof a long turn\nand more"},
+		{"a topic the text does not start with stays",
+			"2022-01-21 — session 1 (7:31 pm on 21 January, 2022)",
+			"[D1:1] Nate: Hey Joanna! Long time no see!",
+			"2022-01-21 — session 1 (7:31 pm on 21 January, 2022)\n[D1:1] Nate: Hey Joanna! Long time no see!"},
+		{"a later piece of a split section keeps the whole heading",
+			"2026-11-29 14:03 — fix the login test",
+			"the third paragraph of this long section, which says fix the login test only near its end",
+			"2026-11-29 14:03 — fix the login test\nthe third paragraph of this long section, which says fix the login test only near its end"},
+		{"a continued exchange",
+			"2026-11-29 14:03 — (continued)",
+			"- **assistant**: Done.",
+			"2026-11-29 14:03 — (continued)\n- **assistant**: Done."},
+		{"a short topic inside a word of the text stays",
+			"2026-11-29 — cat", "the location of the cat", "2026-11-29 — cat\nthe location of the cat"},
+		{"a topic that only starts a longer word stays",
+			"2026-11-29 — deploy", "deployment went fine", "2026-11-29 — deploy\ndeployment went fine"},
+		{"a topic followed by punctuation",
+			"2026-11-29 — deploy", "deploy: done", "2026-11-29\ndeploy: done"},
+		{"no date part", "Notes", "Notes on the build", "Notes\nNotes on the build"},
+		{"an empty topic", "2026-11-29 — ", "- **user**: hi", "2026-11-29 — \n- **user**: hi"},
+		{"no text", "2026-11-29 — hi", "", "2026-11-29 — hi"},
+		{"no heading", "", "- **user**: hi", "- **user**: hi"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := (Chunk{Heading: c.heading, Text: c.text}).EmbedText(); got != c.want {
+				t.Fatalf("EmbedText = %q, want %q", got, c.want)
+			}
+		})
+	}
+}

@@ -1,5 +1,11 @@
 package palace
 
+import (
+	"context"
+
+	"github.com/hivemem/hivemem/internal/store"
+)
+
 // EmbedWaiting reports how many mining and query calls wait for the
 // embedder, for tests of their order.
 func (p *Palace) EmbedWaiting() (mine, query int) {
@@ -9,4 +15,23 @@ func (p *Palace) EmbedWaiting() (mine, query int) {
 	p.gate.mu.Lock()
 	defer p.gate.mu.Unlock()
 	return len(p.gate.mine), len(p.gate.query)
+}
+
+// SessionVectorsOrder runs sessionVectors (at its weight) on drawers
+// ranked with the given fused scores, best first, and returns their ids in
+// the order it leaves them.
+func (p *Palace) SessionVectorsOrder(ctx context.Context, qv []float32, ds []store.Drawer, scores []float64) ([]string, error) {
+	rs := make([]rankedDrawer, len(ds))
+	for i, d := range ds {
+		rs[i] = rankedDrawer{d, Fused{ID: d.ID, Score: scores[i]}}
+	}
+	out, err := p.sessionVectors(ctx, qv, rs, sessionVectorWeight)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(out))
+	for i, r := range out {
+		ids[i] = r.d.ID
+	}
+	return ids, nil
 }

@@ -211,6 +211,7 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 
 	// The two rankers are independent: run them side by side.
 	var lex, vec []store.Scored
+	var qvec []float32
 	var lexErr, vecErr error
 	var wg sync.WaitGroup
 	if mode != ModeVector {
@@ -221,7 +222,7 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 		}()
 	}
 	if mode != ModeLexical {
-		vec, vecErr = p.vectorRank(ctx, q.Text, q.Filter, pool)
+		qvec, vec, vecErr = p.vectorRank(ctx, q.Text, q.Filter, pool)
 	}
 	wg.Wait()
 	if err := errors.Join(lexErr, vecErr); err != nil {
@@ -251,6 +252,11 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 		ranked = weighSessions(ranked, p.opts.VectorWeight, sessionVectorFactor*p.opts.VectorWeight)
 	}
 	ranked = boostSessions(ranked, sessionWeight)
+	if qvec != nil {
+		if ranked, err = p.sessionVectors(ctx, qvec, ranked, sessionVectorWeight); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+	}
 	ranked = foldArchiveTwins(ranked)
 	ranked, marks := p.supersede(ctx, q, ranked)
 	if len(ranked) > q.Results {
@@ -476,12 +482,14 @@ func (p *Palace) checkWing(ctx context.Context, wing string) error {
 	return fmt.Errorf("%w %q: no agent or mined file has it", ErrUnknownWing, wing)
 }
 
-func (p *Palace) vectorRank(ctx context.Context, text string, f store.Filter, k int) ([]store.Scored, error) {
+// vectorRank is the vector side's candidates, and the query's vector.
+func (p *Palace) vectorRank(ctx context.Context, text string, f store.Filter, k int) ([]float32, []store.Scored, error) {
 	q, err := p.embedQuery(ctx, text)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return p.store.Vector(ctx, q, f, k)
+	res, err := p.store.Vector(ctx, q, f, k)
+	return q, res, err
 }
 
 // embedQuery embeds a query, or takes its vector from the cache. The

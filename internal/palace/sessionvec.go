@@ -1,0 +1,97 @@
+package palace
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/hivemem/hivemem/internal/chunk"
+	"github.com/hivemem/hivemem/internal/kernel"
+)
+
+// sessionVectorWeight is what sessionVectors adds, at most, to a drawer of
+// the conversation whose vector is nearest the query.
+const sessionVectorWeight = 0.5
+
+// sessionVectors adds to each drawer of an imported conversation (room
+// session, one file per conversation) among the best sessionWindow of rs
+// weight times how near the conversation as a whole is to the query —
+// the cosine of the query vector qv with the normalised sum of the
+// conversation's drawer vectors, min-max scaled over the conversations
+// seen — and orders rs again, best first (ties keep their order). It is
+// the session-level view a ranker of whole conversations has, taken from
+// the vectors the mine already made (the embedding cache holds every
+// drawer's, by its text hash): a conversation about the subject of the
+// query throughout outranks one that mentions it in one exchange, which
+// lifts the sessions a question about several conversations needs
+// (LongMemEval recall_all@5, README "Drawers and headings of imported
+// sessions"). Drawers of memory files are left as they are, as in
+// boostSessions; so is rs when fewer than two conversations are seen.
+func (p *Palace) sessionVectors(ctx context.Context, qv []float32, rs []rankedDrawer, weight float64) ([]rankedDrawer, error) {
+	var sources []string
+	seen := map[string]bool{}
+	for _, r := range rs[:min(len(rs), sessionWindow)] {
+		if r.d.Room == chunk.RoomSession && !seen[r.d.Source] {
+			seen[r.d.Source] = true
+			sources = append(sources, r.d.Source)
+		}
+	}
+	if len(sources) < 2 || p.emb == nil {
+		return rs, nil
+	}
+	hashesOf := make(map[string][]string, len(sources))
+	var hashes []string
+	for _, src := range sources {
+		ds, err := p.store.Drawers(ctx, src)
+		if err != nil {
+			return nil, fmt.Errorf("session vectors: %w", err)
+		}
+		for _, d := range ds {
+			if d.Hash != "" {
+				hashesOf[src] = append(hashesOf[src], d.Hash)
+				hashes = append(hashes, d.Hash)
+			}
+		}
+	}
+	vecs, err := p.store.CachedEmbeddings(ctx, p.emb.ModelID(), hashes)
+	if err != nil {
+		return nil, fmt.Errorf("session vectors: %w", err)
+	}
+	near := make(map[string]float64, len(sources))
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, src := range sources {
+		var sum []float32
+		for _, h := range hashesOf[src] {
+			v, ok := vecs[h]
+			if !ok || len(v) != len(qv) {
+				continue // scrubbed, or another model's
+			}
+			if sum == nil {
+				sum = make([]float32, len(v))
+			}
+			for i, x := range v {
+				sum[i] += x
+			}
+		}
+		n := math.Sqrt(float64(kernel.Dot(sum, sum)))
+		if sum == nil || n == 0 {
+			continue
+		}
+		c := float64(kernel.Dot(qv, sum)) / n
+		near[src] = c
+		lo, hi = min(lo, c), max(hi, c)
+	}
+	if len(near) < 2 || hi <= lo {
+		return rs, nil
+	}
+	out := make([]rankedDrawer, len(rs))
+	copy(out, rs)
+	for i := range out {
+		if c, ok := near[out[i].d.Source]; ok && out[i].d.Room == chunk.RoomSession {
+			out[i].f.Score += weight * (c - lo) / (hi - lo)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].f.Score > out[j].f.Score })
+	return out, nil
+}

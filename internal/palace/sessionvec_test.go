@@ -1,0 +1,125 @@
+package palace_test
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hivemem/hivemem/internal/hometest"
+	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/store"
+)
+
+// topicEmbedder gives a text one dimension per topic word it holds, so a
+// drawer's nearness to a query is plain to read off the test.
+type topicEmbedder struct{}
+
+var topics = []string{"quince", "bike", "tax", "dog", "garden"}
+
+func (topicEmbedder) Dim() int        { return len(topics) + 1 }
+func (topicEmbedder) ModelID() string { return "test-topics" }
+func (topicEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		v := make([]float32, len(topics)+1)
+		v[len(topics)] = 0.1 // no text is orthogonal to every other
+		for j, w := range topics {
+			v[j] = float32(strings.Count(strings.ToLower(t), w))
+		}
+		var n float64
+		for _, x := range v {
+			n += float64(x * x)
+		}
+		for j := range v {
+			v[j] /= float32(math.Sqrt(n))
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// A conversation about the query throughout outranks one with a single
+// matching exchange among others (sessionVectors); memory files, and a
+// search that sees one conversation only, keep their order.
+func TestSessionVectorsLiftTheConversationNearestTheQuery(t *testing.T) {
+	// alice's best exchange is the strongest single match; bob's whole
+	// conversation is about quinces.
+	texts := map[string][]string{
+		"alice": {"quince jam", "fixed the bike", "paid the tax", "walked the dog", "bike lights"},
+		"bob":   {"quince tree in the garden", "picked a quince", "quince jelly", "quince and the dog"},
+	}
+	cases := []struct {
+		name    string
+		file    string // under the agent's directory
+		agents  []string
+		wantTop string // agent of the first drawer after sessionVectors
+	}{
+		{"conversations", "sessions/2026-11-01-talk.md", []string{"alice", "bob"}, "bob"},
+		{"memory files", "memory.md", []string{"alice", "bob"}, "alice"},
+		{"one conversation", "sessions/2026-11-01-talk.md", []string{"alice"}, "alice"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			h := hometest.New(t)
+			p, st := hometest.Palace(t, h, topicEmbedder{}, palace.Options{})
+			for _, a := range c.agents {
+				var b strings.Builder
+				b.WriteString("# Session\n\n")
+				for i, x := range texts[a] {
+					b.WriteString("## 2026-11-01 10:0" + string(rune('0'+i)) + " — exchange\n- **user**: " + x + "\n\n")
+				}
+				path := filepath.Join(h.AgentsDir(), a, c.file)
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := p.Mine(ctx, h.AgentsDir(), palace.MineOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			// Each agent's first drawer as ranked by the fusion: alice's
+			// ahead by a little.
+			var ds []store.Drawer
+			var scores []float64
+			agentOf := map[string]string{}
+			for i, a := range c.agents {
+				got, err := st.Drawers(ctx, h.Rel(filepath.Join(h.AgentsDir(), a, c.file)))
+				if err != nil || len(got) == 0 {
+					t.Fatalf("drawers of %s: %v %d", a, err, len(got))
+				}
+				ds, scores = append(ds, got[0]), append(scores, 1-0.1*float64(i))
+				agentOf[got[0].ID] = a
+			}
+			qv, err := topicEmbedder{}.Embed(ctx, []string{"quince"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			order, err := p.SessionVectorsOrder(ctx, qv[0], ds, scores)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(order) != len(ds) {
+				t.Fatalf("%d drawers out of %d", len(order), len(ds))
+			}
+			if got := agentOf[order[0]]; got != c.wantTop {
+				t.Fatalf("first drawer is %s's, want %s's", got, c.wantTop)
+			}
+		})
+	}
+}
+
+// A store that fails is an error of the search, not a silent reorder.
+func TestSessionVectorsReportAStoreError(t *testing.T) {
+	p, st := hometest.Palace(t, hometest.New(t), topicEmbedder{}, palace.Options{})
+	st.Close()
+	ds := []store.Drawer{{ID: "a", Source: "a.md", Room: "session"}, {ID: "b", Source: "b.md", Room: "session"}}
+	if _, err := p.SessionVectorsOrder(context.Background(), make([]float32, len(topics)+1), ds, []float64{1, 0.9}); err == nil || !strings.Contains(err.Error(), "session vectors") {
+		t.Fatalf("closed store: err = %v", err)
+	}
+}
