@@ -239,6 +239,47 @@ func TestFIFOMemoryFileDoesNotHang(t *testing.T) {
 	}
 }
 
+// TestMineKeepsAMemoryFileReplacedByAFIFO: a memory.md that becomes a
+// FIFO after it was mined is skipped with its reason and keeps its
+// drawers whether the file itself or its directory is mined: a directory
+// mine (the manager's scan) must not hide the skip from status.
+func TestMineKeepsAMemoryFileReplacedByAFIFO(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		given func(f *fixture, path string) string
+	}{
+		{"the file", func(_ *fixture, path string) string { return path }},
+		{"its agent directory", func(_ *fixture, path string) string { return filepath.Dir(path) }},
+		{"the hive", func(f *fixture, _ string) string { return f.h.HiveDir() }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			path := f.write("alice", "# Memory\n\n## 2026-11-01 — a\nalicewalrus note\n")
+			f.mineDir(f.h.HiveDir())
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(filetest.FIFO(t, path))
+			rep, err := f.p.Mine(context.Background(), c.given(f, path), palace.MineOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var reasons []string
+			for _, s := range rep.Skipped {
+				if s.Path == path {
+					reasons = append(reasons, s.Reason)
+				}
+			}
+			if len(reasons) != 1 || !strings.HasPrefix(reasons[0], "not a regular file") {
+				t.Errorf("mining %s with a FIFO at memory.md: skipped %+v, want one \"not a regular file\" skip for %s", c.name, rep.Skipped, path)
+			}
+			if hits := f.lexical("alicewalrus"); len(hits) != 1 || rep.FilesRemoved != 0 {
+				t.Errorf("mining %s with a FIFO at memory.md: %d of alice's drawers left, %d files removed; want 1 and 0", c.name, len(hits), rep.FilesRemoved)
+			}
+		})
+	}
+}
+
 // TestMineHomeRootRemovesVanished: mining the home directory itself
 // (`hivemem mine .` from the home, or `mine $HIVEMEM_HOME`) must, like
 // mining any other directory, remove the drawers of files that are gone.

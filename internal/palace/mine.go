@@ -304,7 +304,10 @@ func (c *collector) walk(dir, given string) error {
 		if d.Type()&fs.ModeSymlink != 0 {
 			return c.link(path, givenPath(path), md)
 		}
-		if !md || !d.Type().IsRegular() {
+		// A .md that is not a regular file (a FIFO, a device) goes to
+		// mineFile too, which skips it with its reason and keeps the
+		// drawers it had, as when that one file is mined.
+		if !md {
 			return nil
 		}
 		c.add(path, givenPath(path))
