@@ -62,7 +62,9 @@ func newBenchLocomoCommand(g *globals) *cobra.Command {
 	cmd := leafCommand("locomo <locomo.json>", "LoCoMo retrieval benchmark: session/turn recall@5/@10, MRR, latency; lexical, vector and hybrid in one run", cobra.ExactArgs(1),
 		func(ctx context.Context, args []string) error { return runBenchLocomo(ctx, g, o, args[0]) })
 	cmd.Long = "Renders each conversation as one agent's memory.md (a section per session), mines it with the normal miner into a\n" +
-		"fresh temporary home, and runs every question through the normal search path scoped to its wing."
+		"fresh temporary home, and runs every question through the normal search path scoped to its wing. With\n" +
+		"--as-sessions each conversation is imported instead as its agent's session files through the generic importer\n" +
+		"(as `bench longmemeval` imports a haystack), and the search is scoped to room session too."
 	f := cmd.Flags()
 	f.IntVar(&o.limit, "limit", 0, "questions per conversation (0 = all)")
 	o.addFlags(f, keepTempHome)
