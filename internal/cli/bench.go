@@ -210,15 +210,8 @@ func runBenchCoverage(ctx context.Context, g *globals, o benchOptions, a *app.Ap
 		r := a.ScratchReflector(h, cfg)
 		texts := map[string]locomo.MemoryText{}
 		for _, s := range samples {
-			data, _ := locomo.Render(s, !o.noCapt)
-			path, err := h.MemoryPath(s.ID)
+			path, err := locomo.WriteMemory(h, s, !o.noCapt)
 			if err != nil {
-				return fmt.Errorf("locomo: sample id %q is not a usable agent id: %w", s.ID, err)
-			}
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				return err
-			}
-			if err := os.WriteFile(path, data, 0o644); err != nil {
 				return err
 			}
 			res, err := r.Condense(ctx, s.ID, reflector.Options{Force: true})
@@ -233,7 +226,7 @@ func runBenchCoverage(ctx context.Context, g *globals, o benchOptions, a *app.Ap
 			case res.Status == reflector.StatusCondensed:
 				condensed[budget]++
 			}
-			data, err = os.ReadFile(path)
+			data, err := os.ReadFile(path)
 			if err != nil {
 				return err
 			}

@@ -179,20 +179,29 @@ func Run(ctx context.Context, p *palace.Palace, samples []Sample, opts Options) 
 	return res, nil
 }
 
+// WriteMemory writes a conversation (Render) as its agent's memory file in
+// h, a benchmark home, and returns the file's path.
+func WriteMemory(h home.Home, s Sample, captions bool) (string, error) {
+	data, _ := Render(s, captions)
+	path, err := h.MemoryPath(s.ID)
+	if err != nil {
+		return "", fmt.Errorf("locomo: sample id %q is not a usable agent id: %w", s.ID, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", fmt.Errorf("locomo: %w", err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return "", fmt.Errorf("locomo: %w", err)
+	}
+	return path, nil
+}
+
 // writeAndMine writes every conversation as its agent's memory file
 // (Render), prepares it and mines the hive.
 func writeAndMine(ctx context.Context, p *palace.Palace, samples []Sample, opts Options, res *Result) error {
 	h := p.Home()
 	for _, s := range samples {
-		data, _ := Render(s, !opts.NoCaptions)
-		path, err := h.MemoryPath(s.ID)
-		if err != nil {
-			return fmt.Errorf("locomo: sample id %q is not a usable agent id: %w", s.ID, err)
-		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(path, data, 0o644); err != nil {
+		if _, err := WriteMemory(h, s, !opts.NoCaptions); err != nil {
 			return err
 		}
 		if opts.Prepare != nil {

@@ -14,10 +14,7 @@ import (
 )
 
 func TestHaystackRendersSessionsForTheGenericImporter(t *testing.T) {
-	ss, err := Load("testdata/sessions.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ss := mustLoad(t, "testdata/sessions.json")
 	q, dias := Haystack(ss[0], true)
 	if q.ID != "conv-s1" || len(q.Sessions) != 3 || len(dias) != 3 {
 		t.Fatalf("haystack %q with %d sessions, %d dia lists; want conv-s1 with 3", q.ID, len(q.Sessions), len(dias))
@@ -63,10 +60,7 @@ func TestHaystackRendersSessionsForTheGenericImporter(t *testing.T) {
 // session's turn lines carry its dia ids, and the scores come from the
 // session room alone.
 func TestRunAsSessionsMapsTurnsThroughTheImport(t *testing.T) {
-	ss, err := Load("testdata/sessions.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ss := mustLoad(t, "testdata/sessions.json")
 	p, _ := hometest.Palace(t, hometest.New(t), nil, palace.Options{})
 	res, err := Run(context.Background(), p, ss, Options{Dataset: "sessions", AsSessions: true})
 	if err != nil {
