@@ -44,6 +44,7 @@ type benchOptions struct {
 	condense bool
 	coverage bool
 	noCapt   bool
+	sessions bool
 	dataset  string
 }
 
@@ -61,18 +62,24 @@ func newBenchLocomoCommand(g *globals) *cobra.Command {
 	cmd := leafCommand("locomo <locomo.json>", "LoCoMo retrieval benchmark: session/turn recall@5/@10, MRR, latency; lexical, vector and hybrid in one run", cobra.ExactArgs(1),
 		func(ctx context.Context, args []string) error { return runBenchLocomo(ctx, g, o, args[0]) })
 	cmd.Long = "Renders each conversation as one agent's memory.md (a section per session), mines it with the normal miner into a\n" +
-		"fresh temporary home, and runs every question through the normal search path scoped to its wing."
+		"fresh temporary home, and runs every question through the normal search path scoped to its wing. With\n" +
+		"--as-sessions each conversation is imported instead as its agent's session files through the generic importer\n" +
+		"(as `bench longmemeval` imports a haystack), and the search is scoped to room session too."
 	f := cmd.Flags()
 	f.IntVar(&o.limit, "limit", 0, "questions per conversation (0 = all)")
 	o.addFlags(f, keepTempHome)
 	f.BoolVar(&o.condense, "condense", false, "force-condense every conversation (extractive summariser) before mining, to measure what condensation costs recall")
 	f.BoolVar(&o.coverage, "coverage", false, "with --condense: instead of searching, report the fraction of questions (categories 1-4) whose answer is written in the condensed memory file, and in its condensed region alone, for word_budget 600, 1500 and 3000")
+	f.BoolVar(&o.sessions, "as-sessions", false, "import each conversation through the generic importer as its agent's session files (one per LoCoMo session, speaker_a as the user, speaker_b as the assistant; the path `bench longmemeval` takes) instead of writing it as a memory file, and search room session")
 	f.BoolVar(&o.noCapt, "no-captions", false, "leave images shared in a turn out of the rendered memory files (ablation: by default a turn keeps its image caption)")
 	return cmd
 }
 
 func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string) error {
 	o.dataset = path
+	if o.sessions && o.condense {
+		return fmt.Errorf("bench locomo: --condense condenses memory files: not with --as-sessions")
+	}
 	samples, err := locomo.Load(path)
 	if err != nil {
 		return err
@@ -92,7 +99,7 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 		}
 		return runBenchCoverage(ctx, g, o, a, samples, dir)
 	}
-	lo := locomo.Options{Modes: o.modes, Limit: o.limit, Dataset: path, NoCaptions: o.noCapt}
+	lo := locomo.Options{Modes: o.modes, Limit: o.limit, Dataset: path, NoCaptions: o.noCapt, AsSessions: o.sessions}
 	condensed := 0
 	if o.condense {
 		enabled := a.Config
@@ -133,7 +140,11 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 		return writeJSON(g.stdout, res)
 	}
 	w := g.stdout
-	fmt.Fprintf(w, "LoCoMo %s: %d conversations, %d questions, %d drawers, mined in %.1fs\n\n", path, res.Conversations, res.Questions, res.Drawers, res.MineSeconds)
+	as := "memory files"
+	if res.AsSessions {
+		as = "session files"
+	}
+	fmt.Fprintf(w, "LoCoMo %s: %d conversations as %s, %d questions, %d drawers, mined in %.1fs\n\n", path, res.Conversations, as, res.Questions, res.Drawers, res.MineSeconds)
 	fmt.Fprintf(w, "%-8s %8s %8s %10s %8s %8s %6s %7s %8s %8s\n", "mode", "sess@5", "sess@10", "sess@10c14", "turn@5", "turn@10", "MRR", "w/drw", "p50 ms", "p95 ms")
 	modes := make([]string, 0, len(res.Modes))
 	for m := range res.Modes {
@@ -199,15 +210,8 @@ func runBenchCoverage(ctx context.Context, g *globals, o benchOptions, a *app.Ap
 		r := a.ScratchReflector(h, cfg)
 		texts := map[string]locomo.MemoryText{}
 		for _, s := range samples {
-			data, _ := locomo.Render(s, !o.noCapt)
-			path, err := h.MemoryPath(s.ID)
+			path, err := locomo.WriteMemory(h, s, !o.noCapt)
 			if err != nil {
-				return fmt.Errorf("locomo: sample id %q is not a usable agent id: %w", s.ID, err)
-			}
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				return err
-			}
-			if err := os.WriteFile(path, data, 0o644); err != nil {
 				return err
 			}
 			res, err := r.Condense(ctx, s.ID, reflector.Options{Force: true})
@@ -222,7 +226,7 @@ func runBenchCoverage(ctx context.Context, g *globals, o benchOptions, a *app.Ap
 			case res.Status == reflector.StatusCondensed:
 				condensed[budget]++
 			}
-			data, err = os.ReadFile(path)
+			data, err := os.ReadFile(path)
 			if err != nil {
 				return err
 			}

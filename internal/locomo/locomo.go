@@ -221,14 +221,20 @@ func Render(s Sample, captions bool) ([]byte, map[int]string) {
 		w(fmt.Sprintf("\n## %s — session %d (%s)\n", date, sess.N, sess.DateTime))
 		for _, t := range sess.Turns {
 			lines[line] = t.DiaID
-			text := strings.ReplaceAll(t.Text, "\n", " ")
-			if captions && t.Caption != "" {
-				text += " [shared an image: " + t.Caption + "]"
-			}
-			w(fmt.Sprintf("[%s] %s: %s\n", t.DiaID, t.Speaker, text))
+			w(fmt.Sprintf("[%s] %s: %s\n", t.DiaID, t.Speaker, turnText(t, captions)))
 		}
 	}
 	return []byte(b.String()), lines
+}
+
+// turnText is a turn's text on one line and, with captions, the image it
+// shared written after it.
+func turnText(t Turn, captions bool) string {
+	text := strings.ReplaceAll(t.Text, "\n", " ")
+	if captions && t.Caption != "" {
+		text += " [shared an image: " + t.Caption + "]"
+	}
+	return text
 }
 
 // SessionOf returns the session number of a dia id ("D3:7" → 3).

@@ -10,11 +10,18 @@ import (
 	"github.com/hivemem/hivemem/internal/palace"
 )
 
-func TestLoadNormalisesEvidence(t *testing.T) {
-	ss, err := Load("testdata/tiny.json")
+// mustLoad loads a LoCoMo fixture, failing the test if it does not load.
+func mustLoad(t *testing.T, path string) []Sample {
+	t.Helper()
+	ss, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ss
+}
+
+func TestLoadNormalisesEvidence(t *testing.T) {
+	ss := mustLoad(t, "testdata/tiny.json")
 	s := ss[0]
 	if len(s.Sessions) != 3 || s.Sessions[0].Date != "2023-05-08" || s.Sessions[2].Date != "2023-07-20" {
 		t.Fatalf("sessions: %+v", s.Sessions)
@@ -34,7 +41,7 @@ func TestLoadNormalisesEvidence(t *testing.T) {
 }
 
 func TestRenderKeepsDiaIDs(t *testing.T) {
-	ss, _ := Load("testdata/tiny.json")
+	ss := mustLoad(t, "testdata/tiny.json")
 	data, lines := Render(ss[0], true)
 	text := strings.Split(string(data), "\n")
 	for n, dia := range lines {
@@ -48,10 +55,7 @@ func TestRenderKeepsDiaIDs(t *testing.T) {
 }
 
 func TestRenderCaptions(t *testing.T) {
-	ss, err := Load("testdata/tiny.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ss := mustLoad(t, "testdata/tiny.json")
 	tests := []struct {
 		captions bool
 		want     string
@@ -76,7 +80,7 @@ func TestRenderCaptions(t *testing.T) {
 // TestRunLexical runs the whole benchmark on the tiny set: the questions
 // whose words appear in their evidence turn must be found first.
 func TestRunLexical(t *testing.T) {
-	ss, _ := Load("testdata/tiny.json")
+	ss := mustLoad(t, "testdata/tiny.json")
 	p, _ := hometest.Palace(t, hometest.New(t), nil, palace.Options{})
 	res, err := Run(context.Background(), p, ss, Options{Dataset: "tiny"})
 	if err != nil {

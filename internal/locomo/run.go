@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hivemem/hivemem/internal/chunk"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/quantile"
@@ -24,7 +25,12 @@ type Options struct {
 	Dataset string
 	// NoCaptions leaves shared images out of the rendered turns (see Render).
 	NoCaptions bool
-	// Prepare runs on each rendered memory file before mining (e.g. condensation).
+	// AsSessions imports each conversation as its agent's session files
+	// through capture's generic importer (see Haystack) instead of writing
+	// it as a memory file, and searches the session room.
+	AsSessions bool
+	// Prepare runs on each rendered memory file before mining (e.g.
+	// condensation); not with AsSessions.
 	Prepare  func(ctx context.Context, agent string) error
 	Progress func(done, total int)
 }
@@ -58,6 +64,7 @@ type Category struct {
 type Result struct {
 	Dataset       string             `json:"dataset"`
 	Conversations int                `json:"conversations"`
+	AsSessions    bool               `json:"as_sessions"`
 	Questions     int                `json:"questions"`
 	MineSeconds   float64            `json:"mine_seconds"`
 	Drawers       int                `json:"drawers"`
@@ -71,6 +78,8 @@ type Result struct {
 type lineMaps struct {
 	home  home.Home
 	bySrc map[string]map[int]string
+	// sessOf is each session file's session number (AsSessions).
+	sessOf map[string]int
 }
 
 // of returns line → dia id for a drawer source (relative to the home). A
@@ -91,7 +100,10 @@ func (m *lineMaps) of(source string) map[int]string {
 
 // Run renders, mines and queries every sample through p.
 func Run(ctx context.Context, p *palace.Palace, samples []Sample, opts Options) (Result, error) {
-	res := Result{Dataset: opts.Dataset, Conversations: len(samples), Modes: map[string]Metrics{}}
+	res := Result{Dataset: opts.Dataset, Conversations: len(samples), AsSessions: opts.AsSessions, Modes: map[string]Metrics{}}
+	if opts.AsSessions && opts.Prepare != nil {
+		return res, errors.New("locomo: session files are not prepared (condensed) before mining")
+	}
 	modes := opts.Modes
 	if len(modes) == 0 {
 		modes = []string{palace.ModeLexical}
@@ -99,34 +111,21 @@ func Run(ctx context.Context, p *palace.Palace, samples []Sample, opts Options) 
 			modes = append(modes, palace.ModeVector, palace.ModeHybrid)
 		}
 	}
-	h := p.Home()
-	maps := &lineMaps{home: h, bySrc: map[string]map[int]string{}}
-	for _, s := range samples {
-		data, _ := Render(s, !opts.NoCaptions)
-		path, err := h.MemoryPath(s.ID)
+	maps := &lineMaps{home: p.Home(), bySrc: map[string]map[int]string{}, sessOf: map[string]int{}}
+	room := "" // every drawer of the wing: the memory file's
+	if opts.AsSessions {
+		room = chunk.RoomSession
+		secs, err := importSessions(ctx, p, samples, !opts.NoCaptions, maps)
 		if err != nil {
-			return res, fmt.Errorf("locomo: sample id %q is not a usable agent id: %w", s.ID, err)
-		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return res, err
 		}
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			return res, err
-		}
-		if opts.Prepare != nil {
-			if err := opts.Prepare(ctx, s.ID); err != nil {
-				return res, fmt.Errorf("locomo: prepare %s: %w", s.ID, err)
-			}
-		}
+		res.MineSeconds = secs
+	} else if err := writeAndMine(ctx, p, samples, opts, &res); err != nil {
+		return res, err
 	}
-	start := time.Now()
-	if _, err := p.Mine(ctx, h.HiveDir(), palace.MineOptions{}); err != nil {
-		return res, fmt.Errorf("locomo: mine: %w", err)
-	}
-	res.MineSeconds = time.Since(start).Seconds()
 
 	words, drawers := 0, 0
-	all, err := p.Store().List(ctx, store.Filter{}, 0)
+	all, err := p.Store().List(ctx, store.Filter{Room: room}, 0)
 	if err != nil {
 		return res, err
 	}
@@ -156,7 +155,7 @@ func Run(ctx context.Context, p *palace.Palace, samples []Sample, opts Options) 
 			}
 			for _, q := range qs {
 				t0 := time.Now()
-				hits, err := p.Search(ctx, palace.Query{Text: q.Text, Mode: mode, Results: 50, Filter: store.Filter{Wing: s.ID}})
+				hits, err := p.Search(ctx, palace.Query{Text: q.Text, Mode: mode, Results: 50, Filter: store.Filter{Wing: s.ID, Room: room}})
 				lat := time.Since(t0)
 				if errors.Is(err, palace.ErrNoWords) {
 					err = nil // nothing a lexical search can look for: a miss
@@ -178,6 +177,45 @@ func Run(ctx context.Context, p *palace.Palace, samples []Sample, opts Options) 
 		res.Modes[mode] = m
 	}
 	return res, nil
+}
+
+// WriteMemory writes a conversation (Render) as its agent's memory file in
+// h, a benchmark home, and returns the file's path.
+func WriteMemory(h home.Home, s Sample, captions bool) (string, error) {
+	data, _ := Render(s, captions)
+	path, err := h.MemoryPath(s.ID)
+	if err != nil {
+		return "", fmt.Errorf("locomo: sample id %q is not a usable agent id: %w", s.ID, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", fmt.Errorf("locomo: %w", err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return "", fmt.Errorf("locomo: %w", err)
+	}
+	return path, nil
+}
+
+// writeAndMine writes every conversation as its agent's memory file
+// (Render), prepares it and mines the hive.
+func writeAndMine(ctx context.Context, p *palace.Palace, samples []Sample, opts Options, res *Result) error {
+	h := p.Home()
+	for _, s := range samples {
+		if _, err := WriteMemory(h, s, !opts.NoCaptions); err != nil {
+			return err
+		}
+		if opts.Prepare != nil {
+			if err := opts.Prepare(ctx, s.ID); err != nil {
+				return fmt.Errorf("locomo: prepare %s: %w", s.ID, err)
+			}
+		}
+	}
+	start := time.Now()
+	if _, err := p.Mine(ctx, h.HiveDir(), palace.MineOptions{}); err != nil {
+		return fmt.Errorf("locomo: mine: %w", err)
+	}
+	res.MineSeconds = time.Since(start).Seconds()
+	return nil
 }
 
 // mapLines recovers line → dia id from a rendered (possibly condensed) file.
@@ -239,6 +277,9 @@ func (a *accum) add(q Question, hits []palace.Hit, maps *lineMaps, lat time.Dura
 			if d, ok := lines[l]; ok {
 				sess = SessionOf(d)
 			}
+		}
+		if sess == 0 {
+			sess = maps.sessOf[h.Source]
 		}
 		if sess == 0 {
 			sess = sessionFromHeading(h.Heading)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hivemem/hivemem/internal/capture"
 	"github.com/hivemem/hivemem/internal/chunk"
+	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/quantile"
 	"github.com/hivemem/hivemem/internal/store"
@@ -202,10 +203,7 @@ func Run(ctx context.Context, p *palace.Palace, qs []Question, opts Options) (Re
 	progress(PhaseMine, 0, len(qs))
 	for i, q := range qs {
 		miner.secs = 0
-		imp, err := capture.Import(ctx, h, miner, []string{inputs[i]}, capture.Options{Agent: q.ID, Format: "generic"})
-		if err == nil {
-			err = imp.MineErr
-		}
+		imp, files, err := ImportGeneric(ctx, h, miner, q.ID, inputs[i], q.Sessions)
 		if err != nil {
 			return res, fmt.Errorf("longmemeval %s: %w", q.ID, err)
 		}
@@ -214,17 +212,9 @@ func Run(ctx context.Context, p *palace.Palace, qs []Question, opts Options) (Re
 		res.Embedded += imp.Mine.Embedded
 		res.EmbedCacheHits += imp.Mine.CacheHits
 		sessionOf[i] = map[string]string{}
-		ids := map[string]string{}
-		for _, s := range q.Sessions {
-			ids[Alias(s.ID)] = s.ID
-		}
-		for _, sr := range imp.Sessions {
-			id, ok := ids[sr.Conversation]
-			if !ok {
-				return res, fmt.Errorf("longmemeval %s: the import gave a conversation %q that is no session of the haystack", q.ID, sr.Conversation)
-			}
-			for _, f := range sr.Files() {
-				sessionOf[i][h.Rel(f)] = id
+		for id, fs := range files {
+			for _, f := range fs {
+				sessionOf[i][f] = id
 			}
 		}
 		ds, err := p.Store().List(ctx, store.Filter{Wing: q.ID, Room: chunk.RoomSession}, 0)
@@ -301,6 +291,36 @@ func Run(ctx context.Context, p *palace.Palace, qs []Question, opts Options) (Re
 		res.Modes[mode] = m
 	}
 	return res, nil
+}
+
+// ImportGeneric imports input (GenericInput of sessions) as agent's
+// session files through capture's generic importer, which mines them with
+// m, and returns the import and each session's files (home-relative, first
+// part to last) by session id. A mine that failed is an error here: a
+// benchmark must not score a palace that is behind its files.
+func ImportGeneric(ctx context.Context, h home.Home, m capture.Miner, agent, input string, sessions []Session) (capture.Result, map[string][]string, error) {
+	imp, err := capture.Import(ctx, h, m, []string{input}, capture.Options{Agent: agent, Format: "generic"})
+	if err == nil {
+		err = imp.MineErr
+	}
+	if err != nil {
+		return imp, nil, err
+	}
+	ids := map[string]string{}
+	for _, s := range sessions {
+		ids[Alias(s.ID)] = s.ID
+	}
+	files := map[string][]string{}
+	for _, sr := range imp.Sessions {
+		id, ok := ids[sr.Conversation]
+		if !ok {
+			return imp, nil, fmt.Errorf("the import gave a conversation %q that is none of the sessions given", sr.Conversation)
+		}
+		for _, f := range sr.Files() {
+			files[id] = append(files[id], h.Rel(f))
+		}
+	}
+	return imp, files, nil
 }
 
 // timedMiner is the palace as capture.Import's miner, adding up the time
