@@ -248,9 +248,6 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 			ranked = append(ranked, rankedDrawer{d, f})
 		}
 	}
-	if mode == ModeHybrid && p.opts.Fusion != FusionRRF && len(vec) > 0 { // no vectors yet: nothing to weigh
-		ranked = weighSessions(ranked, p.opts.VectorWeight, sessionVectorFactor*p.opts.VectorWeight)
-	}
 	ranked = boostSessions(ranked, sessionWeight)
 	if qvec != nil {
 		if ranked, err = p.sessionVectors(ctx, qvec, ranked, sessionVectorWeight); err != nil {
@@ -316,40 +313,6 @@ func (p *Palace) checkRoom(ctx context.Context, room string) error {
 type rankedDrawer struct {
 	d store.Drawer
 	f Fused
-}
-
-// sessionVectorFactor multiplies the vector side's weight (against
-// lexical's 1) in the fused score of a drawer of an imported conversation
-// (weighSessions): at the default 0.5 the two sides count alike.
-const sessionVectorFactor = 2.0
-
-// weighSessions scores each drawer of an imported conversation (room
-// session) anew as lexical + ws·vector from its normalised parts (see
-// FuseScores), scaled by (1+w)/(1+ws) so that its best possible score stays
-// that of any other drawer (1+w), and orders rs again, best first (ties
-// keep their order). Other drawers keep lexical + w·vector. A transcript's
-// turns are long and chatty: the words of a request ("can you suggest",
-// "how many different types") match in conversation after conversation,
-// and a match on them says less than in an agent's notes, where the
-// default w is measured (LoCoMo, whose conversations are memory files).
-// On LongMemEval (session files) equal weights (ws = 1 at w = 0.5) lifted
-// recall_all@5 on questions the weight was not chosen on (README,
-// "Benchmarks").
-func weighSessions(rs []rankedDrawer, w, ws float64) []rankedDrawer {
-	out := make([]rankedDrawer, len(rs))
-	copy(out, rs)
-	changed := false
-	for i := range out {
-		if out[i].d.Room == chunk.RoomSession {
-			f := &out[i].f
-			f.Score = (f.lexPart + ws*f.vecPart/w) * (1 + w) / (1 + ws)
-			changed = true
-		}
-	}
-	if changed {
-		sort.SliceStable(out, func(i, j int) bool { return out[i].f.Score > out[j].f.Score })
-	}
-	return out
 }
 
 // sessionWeight is the share of the best other candidate of the same
@@ -522,8 +485,6 @@ type Fused struct {
 	LexicalRank int
 	Vector      float64
 	VectorRank  int
-	// lexPart and vecPart are what each ranking added to Score.
-	lexPart, vecPart float64
 }
 
 // Fuse combines two rankings by reciprocal rank fusion:
@@ -589,14 +550,12 @@ func combine(lex, vec []store.Scored, lexPart, vecPart func(rank int, score floa
 	for i, s := range lex {
 		f := get(s.ID)
 		f.Lexical, f.LexicalRank = s.Score, i+1
-		f.lexPart = lexPart(i+1, s.Score)
-		f.Score += f.lexPart
+		f.Score += lexPart(i+1, s.Score)
 	}
 	for i, s := range vec {
 		f := get(s.ID)
 		f.Vector, f.VectorRank = s.Score, i+1
-		f.vecPart = vecPart(i+1, s.Score)
-		f.Score += f.vecPart
+		f.Score += vecPart(i+1, s.Score)
 	}
 	out := make([]Fused, 0, len(m))
 	for _, f := range m {
