@@ -1,7 +1,7 @@
 // Package mcpserver serves hivemem's memory to AI agents over the Model
-// Context Protocol: search, wake-up, remember, pin, read, status and
-// condense as typed tools with JSON schemas, over stdio (`hivemem mcp`) or
-// streamable HTTP (HTTPHandler, mounted at /mcp by `hivemem run`).
+// Context Protocol: search, wake-up, remember, pin, unpin, forget, read,
+// status, condense and events as typed tools with JSON schemas, over stdio
+// (`hivemem mcp`) or streamable HTTP (HTTPHandler, mounted at /mcp by `hivemem run`).
 //
 // A server has an identity: the agent it acts for (or none) and a scope.
 // An agent-bound server writes only to its own agent's memory file; scope
