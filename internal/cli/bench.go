@@ -70,7 +70,7 @@ func newBenchLocomoCommand(g *globals) *cobra.Command {
 	o.addFlags(f, keepTempHome)
 	f.BoolVar(&o.condense, "condense", false, "force-condense every conversation (extractive summariser) before mining, to measure what condensation costs recall")
 	f.BoolVar(&o.coverage, "coverage", false, "with --condense: instead of searching, report the fraction of questions (categories 1-4) whose answer is written in the condensed memory file, and in its condensed region alone, for word_budget 600, 1500 and 3000")
-	f.BoolVar(&o.sessions, "as-sessions", false, "import each conversation through the generic importer as its agent's session files (one per LoCoMo session, speaker_a as the user, speaker_b as the assistant; the path `bench longmemeval` takes) instead of writing it as a memory file, and search room session")
+	f.BoolVar(&o.sessions, "as-sessions", false, "import each conversation through the generic importer as its agent's session files (one per LoCoMo session, speaker_a as the user, speaker_b as the assistant; the path bench longmemeval takes) instead of writing it as a memory file, and search room session")
 	f.BoolVar(&o.noCapt, "no-captions", false, "leave images shared in a turn out of the rendered memory files (ablation: by default a turn keeps its image caption)")
 	return cmd
 }

@@ -26,7 +26,7 @@ func newMineCommand(g *globals) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.wing, "wing", "", "wing for the drawers (default: the agent id)")
 	f.StringVar(&o.agent, "agent", "", "agent the files belong to (default: from hive/agents/<id>/)")
-	f.StringVar(&o.room, "room", "", "room for every drawer (default: from the section: pinned, condensed, recent, archive)")
+	f.StringVar(&o.room, "room", "", "room for every drawer (default: from where the section stands: header, pinned, condensed, recent; archive and session for those files)")
 	f.StringVar(&o.mode, "mode", "projects", `projects (memory files) or convos (import the conversation files found: see "import")`)
 	f.BoolVar(&o.asJSON, "json", false, "print a JSON summary")
 	refuseEmpty(cmd, "wing", "agent", "room")

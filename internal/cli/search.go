@@ -27,7 +27,7 @@ func newSearchCommand(g *globals) *cobra.Command {
 	takesText(cmd)
 	f := cmd.Flags()
 	f.StringVar(&o.wing, "wing", "", "only this wing")
-	f.StringVar(&o.room, "room", "", "only this room (pinned, condensed, recent, archive, header)")
+	f.StringVar(&o.room, "room", "", "only this room (pinned, condensed, recent, archive, header, session; or one given to mine --room)")
 	f.StringVar(&o.agent, "agent", "", "only this agent")
 	f.StringVar(&o.since, "since", "", "only sections dated on or after YYYY-MM-DD")
 	f.StringVar(&o.until, "until", "", "only sections dated on or before YYYY-MM-DD")

@@ -28,7 +28,7 @@ const (
 type SearchInput struct {
 	Query   string `json:"query" jsonschema:"what to look for, in plain words; matched by keywords and by meaning (not a query language)"`
 	Wing    string `json:"wing,omitempty" jsonschema:"only this wing (a wing is usually an agent id)"`
-	Room    string `json:"room,omitempty" jsonschema:"only this room: pinned, condensed, recent or archive"`
+	Room    string `json:"room,omitempty" jsonschema:"only this room: pinned, condensed, recent, archive, header, session (imported conversations), or one given to mine --room"`
 	Agent   string `json:"agent,omitempty" jsonschema:"only memory written by this agent id"`
 	Results int    `json:"results,omitempty" jsonschema:"how many hits to return (default: the server's search.results setting, 5 unless configured)"`
 	Since   string `json:"since,omitempty" jsonschema:"only sections dated on or after this day (YYYY-MM-DD)"`
