@@ -142,7 +142,7 @@ func (q Query) Validate(maxResults int) error {
 		return badQuery{err}
 	}
 	if f.Room != "" && !roomRE.MatchString(f.Room) {
-		return bad("unknown room %q: want a room name such as pinned, condensed, recent, archive", f.Room)
+		return bad("unknown room %q: want a room name such as pinned, condensed, recent, archive, session", f.Room)
 	}
 	if f.Agent != "" {
 		if err := home.ValidateAgentID(f.Agent); err != nil {
@@ -179,7 +179,8 @@ func (p *Palace) Mode() string {
 
 // Search ranks drawers for a plain-text query. Hybrid search takes the BM25
 // candidates and the exact cosine ranking over every drawer in scope and
-// fuses them by reciprocal rank; without an embedder it is lexical-only.
+// fuses them (by score, or by reciprocal rank with FusionRRF); without an
+// embedder it is lexical-only.
 // Query text is data: it is never interpreted as FTS or SQL syntax.
 func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 	if err := q.Validate(MaxResults); err != nil {
@@ -249,7 +250,9 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 		}
 	}
 	ranked = boostSessions(ranked, sessionWeight)
-	if qvec != nil {
+	// The conversation bonus is on score fusion's scale (0 to 1+w); RRF's
+	// scores are a hundredth of that, where it would drown the ranking.
+	if qvec != nil && p.opts.Fusion != FusionRRF {
 		if ranked, err = p.sessionVectors(ctx, qvec, ranked, sessionVectorWeight); err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}
@@ -304,7 +307,7 @@ func (p *Palace) checkRoom(ctx context.Context, room string) error {
 		return err
 	}
 	if len(ds) == 0 {
-		return fmt.Errorf("%w %q: no drawer has it (rooms come from the sections: pinned, condensed, recent, archive, header; or from mine --room)", ErrUnknownRoom, room)
+		return fmt.Errorf("%w %q: no drawer has it (rooms come from the sections: pinned, condensed, recent, archive, header; session for imported conversations; or from mine --room)", ErrUnknownRoom, room)
 	}
 	return nil
 }

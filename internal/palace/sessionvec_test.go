@@ -123,3 +123,47 @@ func TestSessionVectorsReportAStoreError(t *testing.T) {
 		t.Fatalf("closed store: err = %v", err)
 	}
 }
+
+// Under reciprocal rank fusion a hit's score stays on RRF's scale: the
+// session rules add shares of fused scores (boostSessions), never the
+// conversation bonus, whose 0 to sessionVectorWeight would outweigh every
+// RRF score (at most (1+w)/(k+1)).
+func TestRRFScoresKeepTheirScaleInConversations(t *testing.T) {
+	ctx := context.Background()
+	h := hometest.New(t)
+	opts := palace.Options{Fusion: palace.FusionRRF, RRFK: 60, VectorWeight: 0.5}
+	p, _ := hometest.Palace(t, h, topicEmbedder{}, opts)
+	for a, xs := range map[string][]string{
+		"alice": {"quince jam", "fixed the bike", "paid the tax"},
+		"bob":   {"quince tree in the garden", "picked a quince", "quince jelly"},
+	} {
+		var b strings.Builder
+		b.WriteString("# Session\n\n")
+		for i, x := range xs {
+			b.WriteString("## 2026-11-01 10:0" + string(rune('0'+i)) + " — exchange\n- **user**: " + x + "\n\n")
+		}
+		path := filepath.Join(h.AgentsDir(), a, "sessions", "2026-11-01-talk.md")
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.Mine(ctx, h.AgentsDir(), palace.MineOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := p.Search(ctx, palace.Query{Text: "quince", Results: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) < 2 {
+		t.Fatalf("%d hits, want the quince exchanges of both conversations", len(hits))
+	}
+	top := (1 + opts.VectorWeight) / float64(opts.RRFK+1)
+	for _, hit := range hits {
+		if hit.Score > (1+0.3)*top+1e-9 { // boostSessions adds at most 0.3 of a score
+			t.Errorf("%s %q: RRF score %.4f, above RRF's scale (at most %.4f with the session boost)", hit.Agent, hit.Text, hit.Score, 1.3*top)
+		}
+	}
+}
