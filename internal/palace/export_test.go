@@ -3,6 +3,7 @@ package palace
 import (
 	"context"
 
+	"github.com/hivemem/hivemem/internal/kernel"
 	"github.com/hivemem/hivemem/internal/store"
 )
 
@@ -18,12 +19,17 @@ func (p *Palace) EmbedWaiting() (mine, query int) {
 }
 
 // SessionVectorsOrder runs sessionVectors (at its weight) on drawers
-// ranked with the given fused scores, best first, and returns their ids in
-// the order it leaves them.
+// ranked with the given fused scores, best first, each with its cosine
+// with qv as the vector side's score, and returns their ids in the order
+// it leaves them.
 func (p *Palace) SessionVectorsOrder(ctx context.Context, qv []float32, ds []store.Drawer, scores []float64) ([]string, error) {
 	rs := make([]rankedDrawer, len(ds))
 	for i, d := range ds {
-		rs[i] = rankedDrawer{d, Fused{ID: d.ID, Score: scores[i]}}
+		vs, err := p.emb.Embed(ctx, []string{d.Text})
+		if err != nil {
+			return nil, err
+		}
+		rs[i] = rankedDrawer{d, Fused{ID: d.ID, Score: scores[i], Vector: float64(kernel.Dot(qv, vs[0])), VectorRank: i + 1}}
 	}
 	out, err := p.sessionVectors(ctx, qv, rs, sessionVectorWeight)
 	if err != nil {

@@ -11,18 +11,20 @@ import (
 )
 
 // sessionVectorWeight is what sessionVectors adds, at most, to a drawer of
-// the conversation whose vector is nearest the query. 0.5 lifted
-// LongMemEval more but cost LoCoMo rendered as session files 2 points of
-// R@5; 0.25 keeps most of the one and nearly all of the other (README,
-// "The session rules on both data sets").
+// a conversation as near the query as the search's best drawer. Larger
+// weights lift LongMemEval more and cost LoCoMo rendered as session files
+// (README, "The session rules on both data sets").
 const sessionVectorWeight = 0.25
 
 // sessionVectors adds to each drawer of an imported conversation (room
 // session, one file per conversation) among the best sessionWindow of rs
 // weight times how near the conversation as a whole is to the query —
 // the cosine of the query vector qv with the normalised sum of the
-// conversation's drawer vectors, min-max scaled over the conversations
-// seen — and orders rs again, best first (ties keep their order). It is
+// conversation's drawer vectors, scaled on the candidates' own cosines (0
+// at the lowest candidate drawer's or below, 1 at the best's or above, so
+// a conversation no nearer than the weakest candidate gains nothing, even
+// when it is the nearest conversation seen) — and orders rs again, best
+// first (ties keep their order). It is
 // the session-level view a ranker of whole conversations has, taken from
 // the vectors the mine already made (the embedding cache holds every
 // drawer's, by its text hash): a conversation about the subject of the
@@ -85,14 +87,21 @@ func (p *Palace) sessionVectors(ctx context.Context, qv []float32, rs []rankedDr
 		near[src] = c
 		lo, hi = min(lo, c), max(hi, c)
 	}
-	if len(near) < 2 || hi <= lo {
+	// The scale: the vector side's cosines of the candidates.
+	vlo, vhi := math.Inf(1), math.Inf(-1)
+	for _, r := range rs {
+		if r.f.VectorRank > 0 {
+			vlo, vhi = min(vlo, r.f.Vector), max(vhi, r.f.Vector)
+		}
+	}
+	if len(near) < 2 || hi <= lo || vhi <= vlo {
 		return rs, nil
 	}
 	out := make([]rankedDrawer, len(rs))
 	copy(out, rs)
 	for i := range out {
 		if c, ok := near[out[i].d.Source]; ok && out[i].d.Room == chunk.RoomSession {
-			out[i].f.Score += weight * (c - lo) / (hi - lo)
+			out[i].f.Score += weight * min(max((c-vlo)/(vhi-vlo), 0), 1)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].f.Score > out[j].f.Score })

@@ -167,3 +167,49 @@ func TestRRFScoresKeepTheirScaleInConversations(t *testing.T) {
 		}
 	}
 }
+
+// The bonus is scaled on the candidates' own cosines, not over the
+// conversations seen: conversations no nearer the query as a whole than
+// the weakest candidate drawer gain nothing, so the nearest of two poor
+// ones does not pass a note that matches better.
+func TestSessionVectorsLiftNoConversationFarFromTheQuery(t *testing.T) {
+	ctx := context.Background()
+	h := hometest.New(t)
+	p, st := hometest.Palace(t, h, topicEmbedder{}, palace.Options{})
+	files := map[string]string{
+		"notes/memory.md":                "# Memory\n\n## 2026-11-01 — pie\nquince pie\n",
+		"alice/sessions/2026-11-01-a.md": "# Session\n\n## 2026-11-01 10:00 — a\n- **user**: quince and the bike\n\n## 2026-11-01 10:01 — b\n- **user**: bike\n\n## 2026-11-01 10:02 — c\n- **user**: tax\n\n## 2026-11-01 10:03 — d\n- **user**: dog\n",
+		"bob/sessions/2026-11-01-b.md":   "# Session\n\n## 2026-11-01 10:00 — a\n- **user**: quince and the tax\n\n## 2026-11-01 10:01 — b\n- **user**: tax\n\n## 2026-11-01 10:02 — c\n- **user**: garden\n",
+	}
+	var ds []store.Drawer
+	for _, f := range []string{"notes/memory.md", "alice/sessions/2026-11-01-a.md", "bob/sessions/2026-11-01-b.md"} {
+		path := filepath.Join(h.AgentsDir(), f)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(files[f]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.Mine(ctx, h.AgentsDir(), palace.MineOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"notes/memory.md", "alice/sessions/2026-11-01-a.md", "bob/sessions/2026-11-01-b.md"} {
+		got, err := st.Drawers(ctx, h.Rel(filepath.Join(h.AgentsDir(), f)))
+		if err != nil || len(got) == 0 {
+			t.Fatalf("drawers of %s: %v %d", f, err, len(got))
+		}
+		ds = append(ds, got[0]) // the quince line
+	}
+	qv, err := topicEmbedder{}.Embed(ctx, []string{"quince"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	order, err := p.SessionVectorsOrder(ctx, qv[0], ds, []float64{1, 0.99, 0.98})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{ds[0].ID, ds[1].ID, ds[2].ID}; strings.Join(order, " ") != strings.Join(want, " ") {
+		t.Errorf("order %v, want the note first and the conversations as fused (%v)", order, want)
+	}
+}
