@@ -208,3 +208,38 @@ func (a *App) EventsFrom(off, limit int64, f EventFilter, skipped *int) ([]Event
 	}
 	return out, pos, nil
 }
+
+// HookError logs a problem of an agent hook (`hivemem hook NAME`) as a
+// hook-error event of the hive log.
+func (a *App) HookError(hook, agent string, problem error) error {
+	return appendHookError(a.Events, hook, agent, problem)
+}
+
+// HomeHookError logs a hook's problem met before the app is open (hook
+// input that does not parse, an invalid agent id, an unknown hook, a
+// palace that does not open) in the log of the home dir names (--home,
+// else $HIVEMEM_HOME, else the default), without opening the palace. A
+// home that does not exist is not created: that is NoHome's error.
+func HomeHookError(dir, hook, agent string, problem error) error {
+	h, err := home.Resolve(dir)
+	if err != nil {
+		return err
+	}
+	if !h.Exists() {
+		return NoHome(h)
+	}
+	return appendHookError(eventlog.Open(h.LogPath()), hook, agent, problem)
+}
+
+// appendHookError is the hook-error event: an agent id that is not valid
+// is kept in data.agent, not as the event's agent.
+func appendHookError(l *eventlog.Log, hook, agent string, problem error) error {
+	ev := eventlog.Event{Kind: "hook-error", Reason: problem.Error(), Data: map[string]any{"hook": hook}}
+	switch {
+	case home.ValidateAgentID(agent) == nil:
+		ev.Agent = agent
+	case agent != "":
+		ev.Data["agent"] = agent
+	}
+	return l.Append(ev)
+}

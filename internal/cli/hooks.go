@@ -19,7 +19,6 @@ import (
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/atomicio"
 	"github.com/hivemem/hivemem/internal/capture"
-	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/home"
 )
 
@@ -559,14 +558,24 @@ func readHookInput(ctx context.Context, r io.Reader) (hookInput, error) {
 	return in, nil
 }
 
-// hookWarn logs a hook's problem (stderr, and the event log when the home
-// is open); the hook still exits 0.
+// hookWarn logs a hook's problem: a warning on stderr, and a hook-error
+// event in the home's log, a (when open) or the home --home names (when it
+// exists: a hook creates no home to log in); the hook still exits 0.
 func hookWarn(g *globals, a *app.App, hook, agent string, err error) {
-	if g.logger != nil {
-		g.logger.Warn("hivemem hook "+hook+": "+err.Error(), "agent", agent)
+	warn := func(msg string) {
+		if g.logger != nil {
+			g.logger.Warn("hivemem hook "+hook+": "+msg, "agent", agent)
+		}
 	}
+	warn(err.Error())
+	var lerr error
 	if a != nil {
-		_ = a.Events.Append(eventlog.Event{Kind: "hook-error", Agent: agent, Reason: err.Error(), Data: map[string]any{"hook": hook}})
+		lerr = a.HookError(hook, agent, err)
+	} else {
+		lerr = app.HomeHookError(g.home, hook, agent, err)
+	}
+	if lerr != nil {
+		warn("not logged as a hook-error event: " + lerr.Error())
 	}
 }
 
