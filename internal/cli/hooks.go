@@ -497,7 +497,7 @@ func newHookCommand(g *globals) *cobra.Command {
 			runHookSave(ctx, g, o)
 			return nil
 		})
-	save.Flags().StringVar(&o.format, "format", "auto", "transcript format (default: detected)")
+	save.Flags().StringVar(&o.format, "format", "auto", "transcript format: an import format, or auto (detected per file)")
 	for _, c := range []*cobra.Command{start, save} {
 		c.Flags().StringVar(&o.agent, "agent", "", "agent id (default $HIVEMEM_AGENT)")
 		// A hook must not fail on a flag a later version adds.

@@ -30,6 +30,27 @@ func TestBoolFlagsShowNoValueInHelp(t *testing.T) {
 	walk(newMempalaceCommand(&globals{}))
 }
 
+// TestFlagHelpShowsItsDefaultOnce: a flag whose default pflag prints
+// ("(default \"auto\")") does not name a default in its usage too, which
+// --help would show as two defaults.
+func TestFlagHelpShowsItsDefaultOnce(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			one := pflag.NewFlagSet("", pflag.ContinueOnError)
+			one.AddFlag(f)
+			if line := one.FlagUsages(); strings.Count(line, "(default") > 1 {
+				t.Errorf("%s --%s: help names the default twice: %s", c.CommandPath(), f.Name, strings.TrimSpace(line))
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCommand(&globals{}))
+	walk(newMempalaceCommand(&globals{}))
+}
+
 // TestSearchRoomHelpNamesEveryRoom: `search --room`'s help lists every
 // room the miner gives a drawer, so none is found only by reading code.
 func TestSearchRoomHelpNamesEveryRoom(t *testing.T) {
