@@ -90,7 +90,7 @@ stderr and the palace's own model. $MEMPALACE_EMBEDDING_DEVICE is ignored.`,
 					}
 				}
 			}
-			if w := checkEmbeddingModel(g.home, os.Getenv("MEMPALACE_EMBEDDING_MODEL")); w != "" {
+			if w := checkEmbeddingModel(g.home, os.Getenv("MEMPALACE_EMBEDDING_MODEL"), os.Getenv("MEMPALACE_EMBEDDING_DEVICE")); w != "" {
 				fmt.Fprintln(g.stderr, w)
 			}
 			return nil
@@ -182,8 +182,9 @@ func miniLMName(name string) bool {
 // Any other (MemPalace's "embeddinggemma", an unknown name) must not fail
 // the harness's call: MemPalace itself falls back to its default for an
 // unknown name. The palace's own model is used, and the returned warning
-// says so, for one line on stderr.
-func checkEmbeddingModel(homeDir, model string) string {
+// says so, for one line on stderr; it names the MEMPALACE_EMBEDDING_DEVICE
+// asked for (device), which is ignored, when that is set.
+func checkEmbeddingModel(homeDir, model, device string) string {
 	if strings.TrimSpace(model) == "" {
 		return ""
 	}
@@ -209,5 +210,9 @@ func checkEmbeddingModel(homeDir, model string) string {
 			return ""
 		}
 	}
-	return fmt.Sprintf("warning: MEMPALACE_EMBEDDING_MODEL %q is not a model hivemem runs; using the palace's own model, %s (MEMPALACE_EMBEDDING_DEVICE is ignored)", model, used)
+	w := fmt.Sprintf("warning: MEMPALACE_EMBEDDING_MODEL %q is not a model hivemem runs; using the palace's own model, %s", model, used)
+	if strings.TrimSpace(device) != "" {
+		w += fmt.Sprintf(" (MEMPALACE_EMBEDDING_DEVICE %q is ignored)", device)
+	}
+	return w
 }
