@@ -98,20 +98,11 @@ func (a *App) vectors() dedup.Vectors {
 	}
 }
 
-// noteText is a section's body as dedup compares it: supersession markers
-// left out, trimmed.
+// noteText is a section's body as dedup compares it: the note as it was
+// written (memfile's Note: the supersession markers at its start left
+// out; a quoted marker-like line further down is the note's text), trimmed.
 func noteText(s memfile.Section) string {
-	var b strings.Builder
-	for _, l := range strings.Split(s.Body(), "\n") {
-		t := strings.TrimSpace(l)
-		if strings.HasPrefix(strings.ToLower(t), strings.TrimSpace(memfile.SupersededByMarker)) ||
-			strings.HasPrefix(strings.ToLower(t), strings.TrimSpace(memfile.SupersedesMarker)) {
-			continue
-		}
-		b.WriteString(l)
-		b.WriteByte('\n')
-	}
-	return strings.TrimSpace(b.String())
+	return strings.TrimSpace(s.Note())
 }
 
 // findDuplicate looks for a note of agent that text repeats: a current
