@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/client"
 	"github.com/hivemem/hivemem/internal/eventlog"
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/manager"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/reflector"
@@ -36,14 +36,7 @@ func server(t *testing.T) (*app.App, *client.Client) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	path, _ := a.Home.MemoryPath("alice")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	text := "# Memory — Alice (alice)\n\n## 2026-11-20 — fixed flaky login test\nThe login test was flaky.\n\n## 2026-11-21 — login rate limit\nRate limit on login.\n"
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := hometest.WriteMemory(t, a.Home, "alice", "# Memory — Alice (alice)\n\n## 2026-11-20 — fixed flaky login test\nThe login test was flaky.\n\n## 2026-11-21 — login rate limit\nRate limit on login.\n")
 	if _, err := a.Palace.Mine(ctx, path, palace.MineOptions{}); err != nil {
 		t.Fatal(err)
 	}

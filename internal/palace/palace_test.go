@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/chunk"
+	"github.com/hivemem/hivemem/internal/filetest"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/palace"
@@ -1031,13 +1032,7 @@ func TestSearchRanksAConversationWithSeveralMatchesAboveALoneMatch(t *testing.T)
 		{"memory.md", chunk.RoomRecent, []string{"alice", "bob", "bob"}},
 	} {
 		for agent, body := range map[string]string{"alice": alice, "bob": bob} {
-			path := filepath.Join(f.h.AgentsDir(), agent, c.file)
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, []byte("# Notes\n\n"+body), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			filetest.Write(t, filepath.Join(f.h.AgentsDir(), agent, c.file), "# Notes\n\n"+body)
 		}
 		f.mine()
 		hits := f.search("quince marmalade", store.Filter{Room: c.room})

@@ -2,12 +2,13 @@ package palace_test
 
 import (
 	"context"
+	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/hivemem/hivemem/internal/filetest"
 	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
@@ -41,6 +42,16 @@ func (topicEmbedder) Embed(_ context.Context, texts []string) ([][]float32, erro
 	return out, nil
 }
 
+// conversation is a session file with one exchange per user turn.
+func conversation(turns ...string) string {
+	var b strings.Builder
+	b.WriteString("# Session\n\n")
+	for i, x := range turns {
+		fmt.Fprintf(&b, "## 2026-11-01 10:%02d — exchange\n- **user**: %s\n\n", i, x)
+	}
+	return b.String()
+}
+
 // A conversation about the query throughout outranks one with a single
 // matching exchange among others (sessionVectors); memory files, and a
 // search that sees one conversation only, keep their order.
@@ -67,18 +78,7 @@ func TestSessionVectorsLiftTheConversationNearestTheQuery(t *testing.T) {
 			h := hometest.New(t)
 			p, st := hometest.Palace(t, h, topicEmbedder{}, palace.Options{})
 			for _, a := range c.agents {
-				var b strings.Builder
-				b.WriteString("# Session\n\n")
-				for i, x := range texts[a] {
-					b.WriteString("## 2026-11-01 10:0" + string(rune('0'+i)) + " — exchange\n- **user**: " + x + "\n\n")
-				}
-				path := filepath.Join(h.AgentsDir(), a, c.file)
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
+				filetest.Write(t, filepath.Join(h.AgentsDir(), a, c.file), conversation(texts[a]...))
 			}
 			if _, err := p.Mine(ctx, h.AgentsDir(), palace.MineOptions{}); err != nil {
 				t.Fatal(err)
@@ -137,18 +137,7 @@ func TestRRFScoresKeepTheirScaleInConversations(t *testing.T) {
 		"alice": {"quince jam", "fixed the bike", "paid the tax"},
 		"bob":   {"quince tree in the garden", "picked a quince", "quince jelly"},
 	} {
-		var b strings.Builder
-		b.WriteString("# Session\n\n")
-		for i, x := range xs {
-			b.WriteString("## 2026-11-01 10:0" + string(rune('0'+i)) + " — exchange\n- **user**: " + x + "\n\n")
-		}
-		path := filepath.Join(h.AgentsDir(), a, "sessions", "2026-11-01-talk.md")
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		filetest.Write(t, filepath.Join(h.AgentsDir(), a, "sessions", "2026-11-01-talk.md"), conversation(xs...))
 	}
 	if _, err := p.Mine(ctx, h.AgentsDir(), palace.MineOptions{}); err != nil {
 		t.Fatal(err)
@@ -178,18 +167,12 @@ func TestSessionVectorsLiftNoConversationFarFromTheQuery(t *testing.T) {
 	p, st := hometest.Palace(t, h, topicEmbedder{}, palace.Options{})
 	files := map[string]string{
 		"notes/memory.md":                "# Memory\n\n## 2026-11-01 — pie\nquince pie\n",
-		"alice/sessions/2026-11-01-a.md": "# Session\n\n## 2026-11-01 10:00 — a\n- **user**: quince and the bike\n\n## 2026-11-01 10:01 — b\n- **user**: bike\n\n## 2026-11-01 10:02 — c\n- **user**: tax\n\n## 2026-11-01 10:03 — d\n- **user**: dog\n",
-		"bob/sessions/2026-11-01-b.md":   "# Session\n\n## 2026-11-01 10:00 — a\n- **user**: quince and the tax\n\n## 2026-11-01 10:01 — b\n- **user**: tax\n\n## 2026-11-01 10:02 — c\n- **user**: garden\n",
+		"alice/sessions/2026-11-01-a.md": conversation("quince and the bike", "bike", "tax", "dog"),
+		"bob/sessions/2026-11-01-b.md":   conversation("quince and the tax", "tax", "garden"),
 	}
 	var ds []store.Drawer
-	for _, f := range []string{"notes/memory.md", "alice/sessions/2026-11-01-a.md", "bob/sessions/2026-11-01-b.md"} {
-		path := filepath.Join(h.AgentsDir(), f)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(files[f]), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	for f, text := range files {
+		filetest.Write(t, filepath.Join(h.AgentsDir(), f), text)
 	}
 	if _, err := p.Mine(ctx, h.AgentsDir(), palace.MineOptions{}); err != nil {
 		t.Fatal(err)
