@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -18,10 +19,24 @@ type wakeUpOptions struct {
 
 func newWakeUpCommand(g *globals) *cobra.Command {
 	var o wakeUpOptions
-	cmd := noArgsCommand("wake-up", "Print a short digest for a new session: pinned facts, condensed history, newest sections",
-		func(ctx context.Context) error { return runWakeUp(ctx, g, o) })
+	// The agent may be named as remember, pin and forget name it (an
+	// argument) or as MemPalace's harness does (--wing); given both ways,
+	// the two must agree.
+	cmd := leafCommand("wake-up [agent]", "Print a short digest for a new session: pinned facts, condensed history, newest sections",
+		cobra.MaximumNArgs(1), func(ctx context.Context, args []string) error {
+			if len(args) == 1 {
+				switch {
+				case args[0] == "":
+					return errors.New("agent is empty: give an agent id, or leave the argument out for one line per agent")
+				case o.wing != "" && o.wing != args[0]:
+					return fmt.Errorf("agent given twice: %q and --wing %q; give it once", args[0], o.wing)
+				}
+				o.wing = args[0]
+			}
+			return runWakeUp(ctx, g, o)
+		})
 	f := cmd.Flags()
-	f.StringVar(&o.wing, "wing", "", "the agent (wing) to wake up; without it, one line per agent")
+	f.StringVar(&o.wing, "wing", "", "the agent (wing) to wake up, as the argument does; without either, one line per agent")
 	f.IntVar(&o.budget, "budget", 0, "token budget, 1 to 100000 (default 800, or search.wake_up_budget)")
 	jsonFlag(cmd, &o.asJSON)
 	refuseEmpty(cmd, "wing")
