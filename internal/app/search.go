@@ -84,8 +84,9 @@ type SearchResult struct {
 }
 
 // Search validates r and searches the palace. A wing the palace does not
-// have is palace.ErrUnknownWing, except the caller's own (no memory yet):
-// no hits.
+// have is palace.ErrUnknownWing, an agent it does not know
+// palace.ErrUnknownAgent, except the caller's own (no memory yet): no
+// hits.
 func (a *App) Search(ctx context.Context, r SearchRequest) (SearchResult, error) {
 	start := time.Now()
 	if r.Scope.Own && r.Wing == "" {
@@ -101,7 +102,8 @@ func (a *App) Search(ctx context.Context, r SearchRequest) (SearchResult, error)
 		}
 	}
 	hits, err := a.Palace.Search(ctx, r.query())
-	if errors.Is(err, palace.ErrUnknownWing) && r.Scope.Caller != "" && r.Wing == r.Scope.Caller {
+	if r.Scope.Caller != "" && (errors.Is(err, palace.ErrUnknownWing) && r.Wing == r.Scope.Caller ||
+		errors.Is(err, palace.ErrUnknownAgent) && r.Agent == r.Scope.Caller) {
 		hits, err = nil, nil
 	}
 	if err != nil {

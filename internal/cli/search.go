@@ -55,8 +55,8 @@ func runSearch(ctx context.Context, g *globals, o searchOptions, q string) error
 	defer a.Close()
 	res, err := a.Search(ctx, app.SearchRequest{Query: q, Results: o.results, Mode: o.mode,
 		Wing: o.wing, Room: o.room, Agent: o.agent, Since: o.since, Until: o.until, IncludeSuperseded: o.superseded})
-	if g.mempalace && (errors.Is(err, palace.ErrUnknownWing) || errors.Is(err, palace.ErrUnknownRoom)) {
-		// MemPalace answers a wing (or room) it has no drawers in with no
+	if g.mempalace && (errors.Is(err, palace.ErrUnknownWing) || errors.Is(err, palace.ErrUnknownAgent) || errors.Is(err, palace.ErrUnknownRoom)) {
+		// MemPalace answers a wing (or agent, or room) it has no drawers in with no
 		// results, and a harness written for it may search a wing not
 		// mined yet.
 		res, err = app.SearchResult{Query: q, Mode: modeOf(a.Palace, o.mode), Results: o.results, Hits: []app.SearchHit{}}, nil

@@ -9,7 +9,8 @@ import (
 
 // TestSearchOwnWingBeforeFirstNote: a server bound to an agent that has no
 // memory file yet answers a search in its own wing (the default in scope
-// own) with no hits, not "unknown wing"; another unknown wing is refused.
+// own) with no hits, not "unknown wing"; another unknown wing (or agent) is
+// refused.
 func TestSearchOwnWingBeforeFirstNote(t *testing.T) {
 	a := newHome(t, testFiles, true)
 	for _, scope := range []string{mcpserver.ScopeOwn, mcpserver.ScopeAll} {
@@ -25,6 +26,12 @@ func TestSearchOwnWingBeforeFirstNote(t *testing.T) {
 	}
 	cs := connect(t, mcpserver.Deps{App: a, Agent: "newbie"})
 	fails(t, cs, mcpserver.ToolSearch, map[string]any{"query": "login", "wing": "alise"}, `unknown wing "alise"`)
+	// The same for an agent filter: its own is empty, a typo refused.
+	all := connect(t, mcpserver.Deps{App: a, Agent: "newbie", Scope: mcpserver.ScopeAll})
+	if out := ok[mcpserver.SearchOutput](t, all, mcpserver.ToolSearch, map[string]any{"query": "login", "agent": "newbie"}); len(out.Hits) != 0 {
+		t.Errorf("hits for an agent with no memory: %+v", out.Hits)
+	}
+	fails(t, all, mcpserver.ToolSearch, map[string]any{"query": "login", "agent": "alise"}, `unknown agent "alise"`)
 	// A known wing whose filter matches nothing is an empty result.
 	out := ok[mcpserver.SearchOutput](t, cs, mcpserver.ToolSearch, map[string]any{"query": "login", "wing": "alice", "since": "2030-01-01"})
 	if len(out.Hits) != 0 {

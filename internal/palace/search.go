@@ -49,6 +49,10 @@ var ErrNoWords = errors.New("query has no words to search for")
 // does not have.
 var ErrUnknownWing = errors.New("unknown wing")
 
+// ErrUnknownAgent is returned for a search filtered to an agent the home
+// and the palace do not know.
+var ErrUnknownAgent = errors.New("unknown agent")
+
 // ErrUnknownRoom is returned for a search filtered to a room no drawer
 // has.
 var ErrUnknownRoom = errors.New("unknown room")
@@ -286,6 +290,11 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 			return nil, fmt.Errorf("search: %w", err)
 		}
 	}
+	if len(hits) == 0 && q.Filter.Agent != "" {
+		if err := p.checkAgent(ctx, q.Filter.Agent); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+	}
 	if len(hits) == 0 && q.Filter.Room != "" {
 		if err := p.checkRoom(ctx, q.Filter.Room); err != nil {
 			return nil, fmt.Errorf("search: %w", err)
@@ -446,6 +455,26 @@ func (p *Palace) checkWing(ctx context.Context, wing string) error {
 		}
 	}
 	return fmt.Errorf("%w %q: no agent or mined file has it", ErrUnknownWing, wing)
+}
+
+// checkAgent returns ErrUnknownAgent for an agent with neither a
+// directory under hive/agents nor a drawer in the palace, so that a
+// mistyped --agent is told apart from an agent with nothing on the
+// subject.
+func (p *Palace) checkAgent(ctx context.Context, id string) error {
+	if dir, err := p.home.AgentDir(id); err == nil {
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			return nil
+		}
+	}
+	ds, err := p.store.List(ctx, store.Filter{Agent: id}, 1)
+	if err != nil {
+		return err
+	}
+	if len(ds) == 0 {
+		return fmt.Errorf("%w %q: no directory under hive/agents and no drawer has it", ErrUnknownAgent, id)
+	}
+	return nil
 }
 
 // vectorRank is the vector side's candidates, and the query's vector.

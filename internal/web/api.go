@@ -157,7 +157,7 @@ func appError(err error) error {
 		return errBadRequest("q is empty: give some text to search for")
 	case errors.Is(err, palace.ErrBadQuery), errors.Is(err, palace.ErrNoWords):
 		return statusError(http.StatusBadRequest, err)
-	case errors.Is(err, app.ErrNotFound), errors.Is(err, palace.ErrUnknownWing), errors.Is(err, palace.ErrUnknownRoom):
+	case errors.Is(err, app.ErrNotFound), errors.Is(err, palace.ErrUnknownWing), errors.Is(err, palace.ErrUnknownAgent), errors.Is(err, palace.ErrUnknownRoom):
 		return statusError(http.StatusNotFound, err)
 	case errors.Is(err, app.ErrConflict):
 		return statusError(http.StatusConflict, err)

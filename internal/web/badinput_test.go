@@ -669,8 +669,8 @@ func TestHybridQuerySyntax(t *testing.T) {
 	})
 }
 
-// TestSearchUnknownWing: a wing no drawer has (a typo) is a silent
-// empty result, while /api/v1/wake-up answers the same wing with 404
+// TestSearchUnknownWing: a wing (or agent) no drawer has (a typo) is a
+// 404, as /api/v1/wake-up answers the same wing with 404
 // "unknown wing". The palace knows its wings (status lists them).
 func TestSearchUnknownWing(t *testing.T) {
 	e := newEnv(t, web.Deps{})
@@ -681,6 +681,8 @@ func TestSearchUnknownWing(t *testing.T) {
 		t.Fatalf("search with the unknown wing %q = 200 %s; want 404 unknown wing, as wake-up answers", "planer", strings.Join(strings.Fields(w.Body.String()), " "))
 	}
 	wantError(t, w, 404, "unknown wing")
+	// An agent filter the same way.
+	wantError(t, e.do(t, req{target: "/api/v1/search?q=flaky&agent=planer"}), 404, `unknown agent "planer"`)
 }
 
 // TestWakeUpHiveBudget: the digest stays within its token budget. An
