@@ -311,14 +311,16 @@ func (p *Palace) checkRoom(ctx context.Context, room string) error {
 	case chunk.RoomHeader, chunk.RoomPinned, chunk.RoomCondensed, chunk.RoomRecent, chunk.RoomArchive, chunk.RoomSession:
 		return nil
 	}
-	ds, err := p.store.List(ctx, store.Filter{Room: room}, 1)
-	if err != nil {
+	if ok, err := p.hasDrawer(ctx, store.Filter{Room: room}); err != nil || ok {
 		return err
 	}
-	if len(ds) == 0 {
-		return fmt.Errorf("%w %q: no drawer has it (rooms come from the sections: pinned, condensed, recent, archive, header; session for imported conversations; or from mine --room)", ErrUnknownRoom, room)
-	}
-	return nil
+	return fmt.Errorf("%w %q: no drawer has it (rooms come from the sections: pinned, condensed, recent, archive, header; session for imported conversations; or from mine --room)", ErrUnknownRoom, room)
+}
+
+// hasDrawer reports whether any drawer matches f.
+func (p *Palace) hasDrawer(ctx context.Context, f store.Filter) (bool, error) {
+	ds, err := p.store.List(ctx, f, 1)
+	return len(ds) > 0, err
 }
 
 // rankedDrawer is a drawer with the fused scores that ranked it.
@@ -467,14 +469,10 @@ func (p *Palace) checkAgent(ctx context.Context, id string) error {
 			return nil
 		}
 	}
-	ds, err := p.store.List(ctx, store.Filter{Agent: id}, 1)
-	if err != nil {
+	if ok, err := p.hasDrawer(ctx, store.Filter{Agent: id}); err != nil || ok {
 		return err
 	}
-	if len(ds) == 0 {
-		return fmt.Errorf("%w %q: no directory under hive/agents and no drawer has it", ErrUnknownAgent, id)
-	}
-	return nil
+	return fmt.Errorf("%w %q: no directory under hive/agents and no drawer has it", ErrUnknownAgent, id)
 }
 
 // vectorRank is the vector side's candidates, and the query's vector.
