@@ -18,6 +18,7 @@ type benchLMEOptions struct {
 	limit       int
 	assistant   bool
 	embedSample int
+	noDate      bool
 }
 
 func newBenchLongMemEvalCommand(g *globals) *cobra.Command {
@@ -29,12 +30,13 @@ func newBenchLongMemEvalCommand(g *globals) *cobra.Command {
 		"session files (one per session, named by a digest of its id, a dated \"## \" section per exchange, one line per\n" +
 		"user turn), all in one palace so sessions shared between haystacks share the embedding cache, mined by the normal\n" +
 		"miner; every question runs through the normal search path scoped to its wing and room session. Sessions are\n" +
-		"ranked by their best drawer. Scores are given over all questions, without the abstention (_abs) questions,\n" +
+		"ranked by their best drawer; each question is searched as of its question_date. Scores are given over all questions, without the abstention (_abs) questions,\n" +
 		"and in the paper's view (abstention and single-session-assistant questions left out), and per question type."
 	f := cmd.Flags()
 	f.IntVar(&o.limit, "limit", 0, "questions to run, spread evenly over the file (0 = all)")
 	o.addFlags(f, "build the benchmark home in this directory and keep it; a later run on it reuses the mined palace and its embedding cache")
 	f.BoolVar(&o.assistant, "assistant-turns", false, "import assistant turns too (otherwise only user turns are imported)")
+	f.BoolVar(&o.noDate, "no-question-date", false, "search as of today instead of each question's question_date (ablation: \"a week ago\" is then counted from today)")
 	f.IntVar(&o.embedSample, "embedder-sample", longmemeval.DefaultEmbedSample, "distinct drawer texts to time the embedder alone on, after the mine (0 = skip)")
 	return cmd
 }
@@ -61,7 +63,7 @@ func runBenchLongMemEval(ctx context.Context, g *globals, o benchLMEOptions, pat
 	}
 	p := newPhaseProgress(g, !o.asJSON)
 	res, err := longmemeval.Run(ctx, a.Palace, qs, longmemeval.Options{
-		Modes: o.modes, Dataset: path, AssistantTurns: o.assistant, EmbedSample: sample, Progress: p.report,
+		Modes: o.modes, Dataset: path, AssistantTurns: o.assistant, NoQuestionDate: o.noDate, EmbedSample: sample, Progress: p.report,
 	})
 	p.finish()
 	if err != nil {

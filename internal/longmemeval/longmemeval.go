@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 )
 
 // Question is one LongMemEval question with its haystack.
@@ -27,6 +28,7 @@ type Question struct {
 	Type     string
 	Text     string
 	Date     string // question_date as given
+	AsOf     string // the day of Date, YYYY-MM-DD ("" when the file has none)
 	Answers  []string
 	Sessions []Session // haystack, in the file's order; IDs as given
 	Repeated int       // haystack sessions left out as repeats of an earlier one (same id)
@@ -145,9 +147,12 @@ func spread(qs []Question, n int) []Question {
 
 func convert(r rawQuestion, opts LoadOptions) (Question, error) {
 	q := Question{ID: r.ID, Type: r.Type, Text: r.Question, Date: r.Date, Answers: r.Answers}
+	asOf, err := questionDay(r.Date)
 	switch {
 	case q.ID == "":
 		return q, errors.New("no question_id")
+	case err != nil:
+		return q, fmt.Errorf("%s: %w", q.ID, err)
 	case strings.TrimSpace(q.Text) == "":
 		return q, fmt.Errorf("%s: empty question", q.ID)
 	case len(r.IDs) != len(r.Sessions):
@@ -155,6 +160,7 @@ func convert(r rawQuestion, opts LoadOptions) (Question, error) {
 	case len(r.Dates) != 0 && len(r.Dates) != len(r.Sessions):
 		return q, fmt.Errorf("%s: %d haystack_dates for %d haystack_sessions", q.ID, len(r.Dates), len(r.Sessions))
 	}
+	q.AsOf = asOf
 	ids := map[string]bool{}
 	for i, sess := range r.Sessions {
 		s := Session{ID: r.IDs[i]}
@@ -191,4 +197,18 @@ func convert(r rawQuestion, opts LoadOptions) (Question, error) {
 func Alias(id string) string {
 	h := sha256.Sum256([]byte(id))
 	return hex.EncodeToString(h[:5])
+}
+
+// questionDay is the day (YYYY-MM-DD) of a question_date such as
+// "2023/05/20 (Sat) 02:21"; "" for none.
+func questionDay(date string) (string, error) {
+	if date == "" {
+		return "", nil
+	}
+	for _, layout := range []string{"2006/01/02 (Mon) 15:04", "2006/01/02 15:04", time.DateOnly} {
+		if t, err := time.Parse(layout, date); err == nil {
+			return t.Format(time.DateOnly), nil
+		}
+	}
+	return "", fmt.Errorf("question_date %q is not a date (want such as 2023/05/20 (Sat) 02:21)", date)
 }

@@ -41,6 +41,10 @@ type Options struct {
 	Modes          []string // default: lexical, vector, hybrid (vector/hybrid only with an embedder)
 	Dataset        string
 	AssistantTurns bool // import assistant turns too (otherwise they are left out before the import)
+	// NoQuestionDate searches as of today instead of each question's
+	// question_date (an ablation: a time the question names, "a week
+	// ago", is then counted from today).
+	NoQuestionDate bool
 	// EmbedSample is how many of the texts the mine embedded the embedder
 	// alone is timed on, spread over the files (0 = DefaultEmbedSample,
 	// < 0 = not timed).
@@ -102,6 +106,7 @@ type Result struct {
 	Questions        int     `json:"questions"`
 	Abstention       int     `json:"abstention_questions"`
 	AssistantTurns   bool    `json:"assistant_turns"`
+	NoQuestionDate   bool    `json:"no_question_date,omitempty"`
 	Sessions         int     `json:"sessions"`
 	RepeatedSessions int     `json:"repeated_sessions"`
 	DistinctSessions int     `json:"distinct_sessions"`
@@ -132,7 +137,7 @@ func PaperView(q Question) bool {
 // Run imports (capture.Import, format generic: which mines), and queries
 // every question through p.
 func Run(ctx context.Context, p *palace.Palace, qs []Question, opts Options) (Result, error) {
-	res := Result{Dataset: opts.Dataset, Questions: len(qs), AssistantTurns: opts.AssistantTurns, Modes: map[string]Metrics{}}
+	res := Result{Dataset: opts.Dataset, Questions: len(qs), AssistantTurns: opts.AssistantTurns, NoQuestionDate: opts.NoQuestionDate, Modes: map[string]Metrics{}}
 	modes := opts.Modes
 	if len(modes) == 0 {
 		modes = []string{palace.ModeLexical}
@@ -271,8 +276,13 @@ func Run(ctx context.Context, p *palace.Palace, qs []Question, opts Options) (Re
 	for _, mode := range modes {
 		var acc accum
 		for i, q := range qs {
+			asOf := q.AsOf
+			if opts.NoQuestionDate {
+				asOf = ""
+			}
 			t0 := time.Now()
-			hits, err := p.Search(ctx, palace.Query{Text: q.Text, Mode: mode, Results: results, Filter: store.Filter{Wing: q.ID, Room: chunk.RoomSession}})
+			hits, err := p.Search(ctx, palace.Query{Text: q.Text, Mode: mode, Results: results, AsOf: asOf,
+				Filter: store.Filter{Wing: q.ID, Room: chunk.RoomSession}})
 			lat := time.Since(t0)
 			if errors.Is(err, palace.ErrNoWords) {
 				err = nil // nothing a lexical search can look for: a miss

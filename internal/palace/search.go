@@ -38,6 +38,10 @@ type Query struct {
 	// IncludeSuperseded keeps drawers of sections marked as replaced by a
 	// later one (store.Drawer.SupersededBy), which search leaves out.
 	IncludeSuperseded bool
+	// AsOf (YYYY-MM-DD) is the day the query is asked, which a time it
+	// names ("last week", "two months ago") is counted from: drawers
+	// dated then rank higher (boostDateWindow). "" is today.
+	AsOf string
 }
 
 // ErrNoWords is returned for a lexical search whose query has no word to
@@ -116,8 +120,9 @@ func (b badQuery) Is(target error) bool { return target == ErrBadQuery }
 // Validate checks a query once for every front end: the text (UTF-8, at
 // most MaxQueryBytes, not blank), the number of results (0 means the
 // default; else 1 to maxResults, itself at most MaxResults), the mode
-// name, and each filter (wing, room, agent id, dates in order). Every
-// error wraps ErrBadQuery; a blank text also wraps ErrEmptyQuery.
+// name, each filter (wing, room, agent id, dates in order) and the as-of
+// date. Every error wraps ErrBadQuery; a blank text also wraps
+// ErrEmptyQuery.
 func (q Query) Validate(maxResults int) error {
 	if maxResults <= 0 || maxResults > MaxResults {
 		maxResults = MaxResults
@@ -161,6 +166,9 @@ func (q Query) Validate(maxResults int) error {
 	}
 	if f.Since != "" && f.Until != "" && f.Since > f.Until {
 		return bad("since %s is after until %s: no date is in that range", f.Since, f.Until)
+	}
+	if err := ValidateDate(q.AsOf); err != nil {
+		return bad("as-of: %w", err)
 	}
 	return nil
 }
@@ -261,6 +269,11 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 			return nil, fmt.Errorf("search: %w", err)
 		}
 	}
+	ref, err := q.asOf()
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	ranked = boostDateWindow(ranked, q.Text, ref, dateWeight)
 	ranked = foldArchiveTwins(ranked)
 	ranked, marks := p.supersede(ctx, q, ranked)
 	if len(ranked) > q.Results {

@@ -1,0 +1,88 @@
+package palace_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/store"
+)
+
+// concerts is a memory file with two sections that match a query about
+// the concert equally, on two Saturdays five weeks apart.
+const concerts = "# Memory — Alice\n\n" +
+	"## 2023-03-04 — concert\nWent to the jazz concert at the harbour hall with Ben.\n\n" +
+	"## 2023-04-15 — concert\nWent to the jazz concert at the harbour hall with Ana.\n\n" +
+	"## notes\nThe jazz concert tickets are in the drawer.\n"
+
+// A section dated at the time the query names outranks an equally
+// matching one dated elsewhere, whichever of the two it is; the undated
+// section keeps its score.
+func TestSearchFavoursTheSectionDatedWhenTheQuerySays(t *testing.T) {
+	f := newFixture(t, nil)
+	f.write("alice", concerts)
+	f.mine()
+	ctx := context.Background()
+	for _, c := range []struct {
+		asOf, want string
+	}{
+		{"2023-04-22", "2023-04-15"}, // last Saturday: the 15th
+		{"2023-03-08", "2023-03-04"}, // last Saturday: the 4th
+	} {
+		hits, err := f.p.Search(ctx, palace.Query{Text: "who came to the jazz concert last Saturday", AsOf: c.asOf, Results: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != 3 || hits[0].Date != c.want {
+			t.Fatalf("as of %s: hits %v, want the section of %s first", c.asOf, dates(hits), c.want)
+		}
+		for _, h := range hits {
+			if h.Date != c.want && h.Score > 1 {
+				t.Errorf("as of %s: the section of %q gained (score %v)", c.asOf, h.Date, h.Score)
+			}
+		}
+	}
+}
+
+// Without a time in the query, or with one no candidate is dated in, the
+// ranking is the plain one: the same hits with the same scores.
+func TestSearchWithoutADatedCandidateKeepsTheRanking(t *testing.T) {
+	f := newFixture(t, nil)
+	f.write("alice", concerts)
+	f.mine()
+	ctx := context.Background()
+	search := func(text, asOf string) []palace.Hit {
+		hits, err := f.p.Search(ctx, palace.Query{Text: text, AsOf: asOf, Results: 3, Filter: store.Filter{Wing: "alice"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hits
+	}
+	plain := search("who came to the jazz concert", "")
+	for _, c := range []struct{ text, asOf string }{
+		{"who came to the jazz concert", "2023-04-22"},               // no time named
+		{"who came to the jazz concert last Saturday", "2024-06-01"}, // no section dated then
+		{"who came to the jazz concert last Saturday", ""},           // as of today
+	} {
+		got := search(c.text, c.asOf)
+		if len(got) != len(plain) {
+			t.Fatalf("%q as of %q: %d hits, want %d", c.text, c.asOf, len(got), len(plain))
+		}
+		for i := range got {
+			if got[i].ID != plain[i].ID || got[i].Score != plain[i].Score {
+				t.Errorf("%q as of %q: hit %d is %s (%v), want %s (%v)", c.text, c.asOf, i, got[i].Date, got[i].Score, plain[i].Date, plain[i].Score)
+			}
+		}
+	}
+}
+
+func dates(hits []palace.Hit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.Date
+		if out[i] == "" {
+			out[i] = "undated"
+		}
+	}
+	return out
+}
