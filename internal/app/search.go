@@ -33,6 +33,10 @@ type SearchRequest struct {
 	Agent   string `json:"agent,omitempty"`
 	Since   string `json:"since,omitempty"` // YYYY-MM-DD
 	Until   string `json:"until,omitempty"`
+	// AsOf (YYYY-MM-DD) is the day the query is asked: a time it names
+	// ("last week", "two months ago") is counted from it, and sections
+	// dated then rank higher. "" is today.
+	AsOf string `json:"as_of,omitempty"`
 	// IncludeSuperseded keeps sections marked as replaced by a later one
 	// (remember --supersedes), which search leaves out.
 	IncludeSuperseded bool `json:"include_superseded,omitempty"`
@@ -45,7 +49,7 @@ type SearchRequest struct {
 }
 
 func (r SearchRequest) query() palace.Query {
-	return palace.Query{Text: r.Query, Results: r.Results, Mode: r.Mode, IncludeSuperseded: r.IncludeSuperseded,
+	return palace.Query{Text: r.Query, Results: r.Results, Mode: r.Mode, IncludeSuperseded: r.IncludeSuperseded, AsOf: r.AsOf,
 		Filter: store.Filter{Wing: r.Wing, Room: r.Room, Agent: r.Agent, Since: r.Since, Until: r.Until}}
 }
 

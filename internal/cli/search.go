@@ -13,9 +13,9 @@ import (
 )
 
 type searchOptions struct {
-	wing, room, agent, since, until, mode string
-	results                               int
-	asJSON, superseded                    bool
+	wing, room, agent, since, until, asOf, mode string
+	results                                     int
+	asJSON, superseded                          bool
 }
 
 func newSearchCommand(g *globals) *cobra.Command {
@@ -31,6 +31,7 @@ func newSearchCommand(g *globals) *cobra.Command {
 	f.StringVar(&o.agent, "agent", "", "only this agent")
 	f.StringVar(&o.since, "since", "", "only sections dated on or after YYYY-MM-DD")
 	f.StringVar(&o.until, "until", "", "only sections dated on or before YYYY-MM-DD")
+	f.StringVar(&o.asOf, "as-of", "", "the day the query is asked, YYYY-MM-DD (default today): a time it names (\"last week\", \"two months ago\") is counted from it, and sections dated then rank higher")
 	f.StringVar(&o.mode, "mode", "", "hybrid, lexical or vector (default: hybrid when a model is installed)")
 	f.IntVarP(&o.results, "results", "n", 0, "number of results (default: search.results in config.toml, 5)")
 	jsonFlag(cmd, &o.asJSON)
@@ -54,7 +55,7 @@ func runSearch(ctx context.Context, g *globals, o searchOptions, q string) error
 	}
 	defer a.Close()
 	res, err := a.Search(ctx, app.SearchRequest{Query: q, Results: o.results, Mode: o.mode,
-		Wing: o.wing, Room: o.room, Agent: o.agent, Since: o.since, Until: o.until, IncludeSuperseded: o.superseded})
+		Wing: o.wing, Room: o.room, Agent: o.agent, Since: o.since, Until: o.until, AsOf: o.asOf, IncludeSuperseded: o.superseded})
 	if g.mempalace && (errors.Is(err, palace.ErrUnknownWing) || errors.Is(err, palace.ErrUnknownAgent) || errors.Is(err, palace.ErrUnknownRoom)) {
 		// MemPalace answers a wing (or agent, or room) it has no drawers in with no
 		// results, and a harness written for it may search a wing not

@@ -223,7 +223,7 @@ func (c *Client) MemoryRaw(ctx context.Context, agent string) ([]byte, error) {
 // does; a malformed request is an *Error with status 400.
 func (c *Client) Search(ctx context.Context, r app.SearchRequest) (app.SearchResult, error) {
 	q := url.Values{"q": {r.Query}}
-	for k, v := range map[string]string{"mode": r.Mode, "wing": r.Wing, "room": r.Room, "agent": r.Agent, "since": r.Since, "until": r.Until} {
+	for k, v := range map[string]string{"mode": r.Mode, "wing": r.Wing, "room": r.Room, "agent": r.Agent, "since": r.Since, "until": r.Until, "as_of": r.AsOf} {
 		if v != "" {
 			q.Set(k, v)
 		}

@@ -98,6 +98,7 @@ func TestClientReportsTheServersRefusal(t *testing.T) {
 		status int
 	}{
 		{"bad date", app.SearchRequest{Query: "login", Since: "2026-13-01"}, http.StatusBadRequest},
+		{"bad as-of date", app.SearchRequest{Query: "login", AsOf: "2026-13-01"}, http.StatusBadRequest},
 		{"unknown wing", app.SearchRequest{Query: "login", Wing: "nobody"}, http.StatusNotFound},
 	} {
 		_, err := c.Search(ctx, tc.req)

@@ -81,6 +81,9 @@ func TestSearch(t *testing.T) {
 		{"room filter", map[string]any{"query": "Tuesdays", "room": "pinned"}, "📌 Durable facts (pinned — never condensed)", 1},
 		{"since", map[string]any{"query": "login", "since": "2026-11-24"}, "2026-11-25 — login page redesign", 1},
 		{"until", map[string]any{"query": "login", "until": "2026-11-21"}, "2026-11-20 — fixed flaky login test", 1},
+		// The time the query names, counted from as_of, lifts the section dated then.
+		{"as_of a week ago", map[string]any{"query": "login a week ago", "as_of": "2026-11-27"}, "2026-11-20 — fixed flaky login test", -1},
+		{"as_of two days ago", map[string]any{"query": "login two days ago", "as_of": "2026-11-27"}, "2026-11-25 — login page redesign", -1},
 		{"results", map[string]any{"query": "login", "results": 1}, "", -1},
 		{"nothing matches", map[string]any{"query": "kubernetes"}, "", 0},
 		{"query syntax is data", map[string]any{"query": `"login" OR (NEAR AND *) -- ; DROP TABLE drawers`}, "", -1},
@@ -129,6 +132,8 @@ func TestSearchErrors(t *testing.T) {
 		{"results not a number", map[string]any{"query": "x", "results": "five"}, "results"},
 		{"bad since", map[string]any{"query": "x", "since": "2026-13-01"}, "since"},
 		{"since not a date", map[string]any{"query": "x", "since": "yesterday"}, "since"},
+		{"bad as_of", map[string]any{"query": "x", "as_of": "2026-02-30"}, "as-of"},
+		{"as_of not a date", map[string]any{"query": "x", "as_of": "yesterday"}, "as_of"},
 		{"bad until", map[string]any{"query": "x", "until": "2026-02-30"}, "until"},
 		{"bad agent", map[string]any{"query": "x", "agent": "../bob"}, "invalid agent id"},
 		{"wing too long", map[string]any{"query": "x", "wing": strings.Repeat("w", 201)}, "wing"},

@@ -33,6 +33,7 @@ type SearchInput struct {
 	Results int    `json:"results,omitempty" jsonschema:"how many hits to return (default: the server's search.results setting, 5 unless configured)"`
 	Since   string `json:"since,omitempty" jsonschema:"only sections dated on or after this day (YYYY-MM-DD)"`
 	Until   string `json:"until,omitempty" jsonschema:"only sections dated on or before this day (YYYY-MM-DD)"`
+	AsOf    string `json:"as_of,omitempty" jsonschema:"the day the query is asked (YYYY-MM-DD; default today): a time the query names, such as last week or two months ago, is counted from it, and sections dated then rank higher"`
 	// IncludeSuperseded: see app.SearchRequest.
 	IncludeSuperseded bool `json:"include_superseded,omitempty" jsonschema:"also search sections marked as superseded by a later one (left out by default)"`
 }
@@ -141,6 +142,7 @@ var loadSchemas = sync.OnceValues(func() (*inputSchemas, error) {
 		name(p["room"])
 		date(p["since"])
 		date(p["until"])
+		date(p["as_of"])
 	}); err != nil {
 		return nil, err
 	}
@@ -275,7 +277,7 @@ func (s *server) scope() app.Scope {
 
 func (s *server) search(ctx context.Context, in SearchInput) (SearchOutput, string, error) {
 	res, err := s.d.App.Search(ctx, app.SearchRequest{Query: in.Query, Results: in.Results,
-		Wing: in.Wing, Room: in.Room, Agent: in.Agent, Since: in.Since, Until: in.Until, IncludeSuperseded: in.IncludeSuperseded,
+		Wing: in.Wing, Room: in.Room, Agent: in.Agent, Since: in.Since, Until: in.Until, AsOf: in.AsOf, IncludeSuperseded: in.IncludeSuperseded,
 		MaxResults: MaxResults, Scope: s.scope()})
 	if err != nil {
 		return SearchOutput{}, "", err

@@ -130,7 +130,7 @@ type SearchResponse = app.SearchResult
 func parseSearch(q url.Values) (app.SearchRequest, error) {
 	req := app.SearchRequest{Query: q.Get("q"), Mode: q.Get("mode"),
 		Wing: strings.TrimSpace(q.Get("wing")), Room: strings.TrimSpace(q.Get("room")),
-		Agent: strings.TrimSpace(q.Get("agent")), Since: q.Get("since"), Until: q.Get("until")}
+		Agent: strings.TrimSpace(q.Get("agent")), Since: q.Get("since"), Until: q.Get("until"), AsOf: q.Get("as_of")}
 	if s := q.Get("include_superseded"); s != "" {
 		b, err := strconv.ParseBool(s)
 		if err != nil {
