@@ -8,13 +8,15 @@ import (
 	"github.com/hivemem/hivemem/internal/when"
 )
 
-// dateWeight is the share of the best candidate's score that a drawer
-// dated at the time the query names gains (less the farther from it,
-// nothing outside the window's slack). Scaling by the best score puts the
-// bonus on the ranking's own scale, so it means the same under score
-// fusion and under RRF. Chosen on the even-indexed LongMemEval questions
-// and checked on the odd ones (README, "Benchmarks").
-const dateWeight = 0.3
+// dateWeight is the share of its own score that a candidate dated at the
+// time the query names gains (less the farther its date is from it,
+// nothing outside the window's slack). A share of its own score, not a
+// fixed amount: among the candidates dated then, the best matches gain
+// the most, and a weak match is not carried over strong ones only by its
+// date; and it is the same under score fusion and under RRF, whatever
+// their scales. Chosen on the even-indexed LongMemEval questions and
+// checked on the odd ones (README, "Benchmarks").
+const dateWeight = 0.6
 
 // asOf is the moment a query is asked: its AsOf date, else now.
 func (q Query) asOf() (time.Time, error) {
@@ -28,28 +30,37 @@ func (q Query) asOf() (time.Time, error) {
 	return t, nil
 }
 
+// namesPast reports whether the query names a time over before the day
+// it is asked ("last Friday", "in the past two weeks" is not): a question
+// about then, not about what is current.
+func (q Query) namesPast() bool {
+	ref, err := q.asOf()
+	if err != nil {
+		return false
+	}
+	today := ref.Format(time.DateOnly)
+	for _, w := range when.Find(q.Text, ref) {
+		if w.To.Format(time.DateOnly) < today {
+			return true
+		}
+	}
+	return false
+}
+
 // boostDateWindow lifts the candidates dated in the windows of the time
 // expressions in text ("a week ago", "last Saturday", "in the past two
 // months"; package when), resolved against ref: each gains weight times
-// the best candidate's score times how well its date fits (1 inside a
-// window, falling off with the distance outside), and rs is ordered
-// again, best first (ties keep their order). It only re-ranks: undated
-// drawers and those outside every window keep their scores, and with no
-// time expression, or no candidate dated in a window, rs comes back as
-// it was.
+// its own score times how well its date fits (1 inside a window, falling
+// off with the distance outside), and rs is ordered again, best first
+// (ties keep their order). It only re-ranks: undated drawers and those
+// outside every window keep their scores, and with no time expression,
+// or no candidate dated in a window, rs comes back as it was.
 func boostDateWindow(rs []rankedDrawer, text string, ref time.Time, weight float64) []rankedDrawer {
 	if len(rs) == 0 {
 		return rs
 	}
 	ws := when.Find(text, ref)
 	if len(ws) == 0 {
-		return rs
-	}
-	top := rs[0].f.Score
-	for _, r := range rs[1:] {
-		top = max(top, r.f.Score)
-	}
-	if top <= 0 {
 		return rs
 	}
 	var out []rankedDrawer
@@ -74,7 +85,7 @@ func boostDateWindow(rs []rankedDrawer, text string, ref time.Time, weight float
 			out = make([]rankedDrawer, len(rs))
 			copy(out, rs)
 		}
-		out[i].f.Score += weight * top * g
+		out[i].f.Score += weight * out[i].f.Score * g
 	}
 	if out == nil {
 		return rs
