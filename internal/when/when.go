@@ -60,24 +60,24 @@ const MaxWindows = 8
 // calendar date in its own location is "today"). It returns nil when text
 // names no time.
 func Find(text string, ref time.Time) []Window {
-	today := dayOf(ref)
-	var out []Window
-	// ISO dates first, from the raw text: the tokenizer splits them.
-	isoAt := map[int]bool{}
-	for _, m := range isoRE.FindAllStringSubmatchIndex(text, MaxWindows) {
+	// ISO dates are found in the raw text (the tokenizer splits them) and
+	// taken where their first word is.
+	iso := map[int]Window{}
+	for _, m := range isoRE.FindAllStringSubmatchIndex(text, -1) {
 		y, _ := strconv.Atoi(text[m[2]:m[3]])
 		mo, _ := strconv.Atoi(text[m[4]:m[5]])
 		d, _ := strconv.Atoi(text[m[6]:m[7]])
 		if day, ok := date(y, mo, d); ok {
-			out = append(out, Window{From: day, To: day, Slack: 1, Text: text[m[0]:m[1]]})
-			isoAt[m[0]] = true
+			iso[m[0]] = Window{From: day, To: day, Slack: 1, Text: text[m[0]:m[1]]}
 		}
 	}
 	toks := tokenize(text)
-	p := parser{toks: toks, today: today}
+	p := parser{toks: toks, today: dayOf(ref)}
+	var out []Window
 	for i := 0; i < len(toks) && len(out) < MaxWindows; {
-		if isoAt[toks[i].at] {
-			i += 3 // year, month, day of an ISO date already taken
+		if w, ok := iso[toks[i].at]; ok {
+			out = append(out, w)
+			i += 3 // its year, month and day
 			continue
 		}
 		w, n := p.match(i)
@@ -593,7 +593,7 @@ func (p parser) weekend(i int) (Window, int) {
 
 func weekday(s string) (time.Weekday, bool) {
 	for d := time.Sunday; d <= time.Saturday; d++ {
-		if full := strings.ToLower(d.String()); s == full || s == full+"s" {
+		if s == strings.ToLower(d.String()) {
 			return d, true
 		}
 	}
@@ -610,14 +610,23 @@ func nearestWeekday(d time.Time, wd time.Weekday) time.Time {
 	return d.AddDate(0, 0, diff)
 }
 
+// month reads a month's name or its abbreviation.
 func month(s string) (time.Month, bool) {
+	if m, ok := monthAbbrev[s]; ok {
+		return m, true
+	}
 	for m := time.January; m <= time.December; m++ {
-		full := strings.ToLower(m.String())
-		if s == full || len(s) >= 3 && s != "may" && s != "mar" && strings.HasPrefix(full, s) && (len(s) == 3 || s == "sept") {
+		if s == strings.ToLower(m.String()) {
 			return m, true
 		}
 	}
 	return 0, false
+}
+
+var monthAbbrev = map[string]time.Month{
+	"jan": time.January, "feb": time.February, "mar": time.March, "apr": time.April, "jun": time.June,
+	"jul": time.July, "aug": time.August, "sep": time.September, "sept": time.September,
+	"oct": time.October, "nov": time.November, "dec": time.December,
 }
 
 // year reads a four-digit year from 1900 to 2199.

@@ -71,6 +71,7 @@ func TestFindResolvesTimeExpressions(t *testing.T) {
 		{"the 5th of June", sat, "2022-06-05", "2022-06-05", 1},
 		{"on 14 Feb", sat, "2023-02-14", "2023-02-14", 1},
 		{"Dec 24", sat, "2022-12-24", "2022-12-24", 1},
+		{"on Mar 3rd", sat, "2023-03-03", "2023-03-03", 1},
 		{"in May 2023", sat, "2023-05-01", "2023-05-31", 3},
 		{"in May", sat, "2022-05-01", "2022-05-31", 3},
 		{"during April", sat, "2023-04-01", "2023-04-30", 3},
@@ -118,6 +119,7 @@ func TestFindIgnoresTextWithoutATime(t *testing.T) {
 		"two days later we left",     // from another event, not from today
 		"a week earlier she called",  // same
 		"on Monday",                  // ahead or behind: unknown
+		"on Mondays",                 // every Monday
 		"the 5 may help",             // not a date
 		"version 2023",               // a number, not a year named as a time
 		"999 weeks", "1000 days ago", // not a count of the grammar
@@ -131,13 +133,13 @@ func TestFindIgnoresTextWithoutATime(t *testing.T) {
 
 func TestFindReturnsEveryExpressionInOrder(t *testing.T) {
 	ref := time.Date(2023, 4, 22, 0, 0, 0, 0, time.UTC)
-	ws := Find("between 2023-01-05 and last week, or yesterday", ref)
+	ws := Find("yesterday, or between 2023-01-05 and last week", ref)
 	var got []string
 	for _, w := range ws {
 		got = append(got, w.Text)
 	}
-	if strings.Join(got, "|") != "2023-01-05|last week|yesterday" {
-		t.Errorf("Find = %q, want the ISO date, last week, yesterday", got)
+	if strings.Join(got, "|") != "yesterday|2023-01-05|last week" {
+		t.Errorf("Find = %q, want yesterday, the ISO date, last week", got)
 	}
 	many := strings.Repeat("yesterday ", 50)
 	if n := len(Find(many, ref)); n != MaxWindows {
