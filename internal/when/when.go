@@ -661,6 +661,9 @@ func (p parser) monthDay(i int) (Window, int) {
 			j, sure = j+1, true
 		}
 		mm, ok := month(p.at(j))
+		if _, y := year(p.at(j + 1)); y {
+			sure = true
+		}
 		if !ok || !sure && (mm == time.May || mm == time.March) {
 			return Window{}, 0 // "the 5 may help": a verb, not a month
 		}
