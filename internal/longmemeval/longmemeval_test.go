@@ -99,6 +99,9 @@ func TestLoadReadsPlainAndGzippedFiles(t *testing.T) {
 		if s.ID != "q1_sc" || s.Date != "2023/05/12 (Sat) 09:00" || len(s.Turns) != 1 || s.Turns[0].Role != "user" {
 			t.Fatalf("gzip %v: session %+v (user turns only by default)", gz, s)
 		}
+		if qs[0].Date != "2023/06/01 (Thu) 10:00" || qs[0].AsOf != "2023-06-01" {
+			t.Fatalf("gzip %v: question date %q, as of %q; want the day 2023-06-01", gz, qs[0].Date, qs[0].AsOf)
+		}
 		if !qs[2].Abstention() || qs[0].Abstention() || PaperView(qs[3]) || !PaperView(qs[0]) {
 			t.Fatalf("abstention/paper view wrong")
 		}
@@ -140,6 +143,8 @@ func TestLoadRefusesBadInput(t *testing.T) {
 	dup := append(dataset()[:1], dataset()[0])
 	noID := dataset()[:1]
 	noID[0].ID = ""
+	badDate := dataset()[:1]
+	badDate[0].Date = "June 1st"
 	dir := t.TempDir()
 	notList := filepath.Join(dir, "obj.json")
 	os.WriteFile(notList, []byte(`{"question_id": "x"}`), 0o644)
@@ -157,6 +162,7 @@ func TestLoadRefusesBadInput(t *testing.T) {
 		{"ids and sessions disagree", write(t, mismatch, false), "2 haystack_session_ids for 4 haystack_sessions"},
 		{"duplicate question", write(t, dup, false), `duplicate question_id "q1"`},
 		{"no question id", write(t, noID, false), "no question_id"},
+		{"question date not a date", write(t, badDate, false), `q1: question_date "June 1st" is not a date`},
 	}
 	for _, tt := range tests {
 		_, err := Load(tt.path, LoadOptions{})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
 )
@@ -16,31 +17,50 @@ const concerts = "# Memory — Alice\n\n" +
 	"## notes\nThe jazz concert tickets are in the drawer.\n"
 
 // A section dated at the time the query names outranks an equally
-// matching one dated elsewhere, whichever of the two it is; the undated
-// section keeps its score.
+// matching one dated elsewhere, whichever of the two it is, under score
+// fusion and under RRF alike; every other hit keeps the score it has for
+// the query without the time.
 func TestSearchFavoursTheSectionDatedWhenTheQuerySays(t *testing.T) {
-	f := newFixture(t, nil)
-	f.write("alice", concerts)
-	f.mine()
-	ctx := context.Background()
-	for _, c := range []struct {
-		asOf, want string
-	}{
-		{"2023-04-22", "2023-04-15"}, // last Saturday: the 15th
-		{"2023-03-08", "2023-03-04"}, // last Saturday: the 4th
-	} {
-		hits, err := f.p.Search(ctx, palace.Query{Text: "who came to the jazz concert last Saturday", AsOf: c.asOf, Results: 3})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(hits) != 3 || hits[0].Date != c.want {
-			t.Fatalf("as of %s: hits %v, want the section of %s first", c.asOf, dates(hits), c.want)
-		}
-		for _, h := range hits {
-			if h.Date != c.want && h.Score > 1 {
-				t.Errorf("as of %s: the section of %q gained (score %v)", c.asOf, h.Date, h.Score)
+	for _, fusion := range []string{palace.FusionScore, palace.FusionRRF} {
+		t.Run(fusion, func(t *testing.T) {
+			h := hometest.New(t)
+			p, _ := hometest.Palace(t, h, nil, palace.Options{Fusion: fusion})
+			hometest.WriteMemory(t, h, "alice", concerts)
+			ctx := context.Background()
+			if _, err := p.Mine(ctx, h.AgentsDir(), palace.MineOptions{}); err != nil {
+				t.Fatal(err)
 			}
-		}
+			search := func(text, asOf string) []palace.Hit {
+				hits, err := p.Search(ctx, palace.Query{Text: text, AsOf: asOf, Results: 3})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(hits) != 3 {
+					t.Fatalf("%q: %d hits, want 3", text, len(hits))
+				}
+				return hits
+			}
+			plain := map[string]float64{}
+			for _, h := range search("who came to the jazz concert", "") {
+				plain[h.ID] = h.Score
+			}
+			for _, c := range []struct {
+				asOf, want string
+			}{
+				{"2023-04-22", "2023-04-15"}, // last Saturday: the 15th
+				{"2023-03-08", "2023-03-04"}, // last Saturday: the 4th
+			} {
+				hits := search("who came to the jazz concert last Saturday", c.asOf)
+				if hits[0].Date != c.want {
+					t.Fatalf("as of %s: hits %v, want the section of %s first", c.asOf, dates(hits), c.want)
+				}
+				for _, h := range hits[1:] {
+					if h.Score != plain[h.ID] {
+						t.Errorf("as of %s: the section of %q scores %v, %v without the time", c.asOf, h.Date, h.Score, plain[h.ID])
+					}
+				}
+			}
+		})
 	}
 }
 
