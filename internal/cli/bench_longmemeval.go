@@ -30,7 +30,8 @@ func newBenchLongMemEvalCommand(g *globals) *cobra.Command {
 		"session files (one per session, named by a digest of its id, a dated \"## \" section per exchange, one line per\n" +
 		"user turn), all in one palace so sessions shared between haystacks share the embedding cache, mined by the normal\n" +
 		"miner; every question runs through the normal search path scoped to its wing and room session. Sessions are\n" +
-		"ranked by their best drawer; each question is searched as of its question_date. Scores are given over all questions, without the abstention (_abs) questions,\n" +
+		"ranked by their best drawer. Each question is searched as of its question_date (a time it names, \"a week\n" +
+		"ago\", is counted from that day). Scores are given over all questions, without the abstention (_abs) questions,\n" +
 		"and in the paper's view (abstention and single-session-assistant questions left out), and per question type."
 	f := cmd.Flags()
 	f.IntVar(&o.limit, "limit", 0, "questions to run, spread evenly over the file (0 = all)")
