@@ -63,7 +63,7 @@ func Find(text string, ref time.Time) []Window {
 	// ISO dates are found in the raw text (the tokenizer splits them) and
 	// taken where their first word is.
 	iso := map[int]Window{}
-	for _, m := range isoRE.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range isoMatches(text) {
 		y, _ := strconv.Atoi(text[m[2]:m[3]])
 		mo, _ := strconv.Atoi(text[m[4]:m[5]])
 		d, _ := strconv.Atoi(text[m[6]:m[7]])
@@ -95,6 +95,15 @@ func Find(text string, ref time.Time) []Window {
 // isoRE is a date written YYYY-MM-DD or YYYY/MM/DD.
 var isoRE = regexp.MustCompile(`\b(\d{4})[-/](\d{1,2})[-/](\d{1,2})\b`)
 
+// isoMatches are isoRE's submatches in text; a text without a dash or a
+// slash has none, and is not scanned.
+func isoMatches(text string) [][]int {
+	if !strings.ContainsAny(text, "-/") {
+		return nil
+	}
+	return isoRE.FindAllStringSubmatchIndex(text, -1)
+}
+
 // token is one lower-cased word (letters or digits; an ordinal's suffix
 // is dropped: "3rd" is "3", with ord set) and where it starts in the text.
 type token struct {
@@ -108,7 +117,7 @@ type token struct {
 const maxTokenBytes = 16
 
 func tokenize(text string) []token {
-	var toks []token
+	toks := make([]token, 0, len(text)/6)
 	start := -1
 	flush := func(end int) {
 		if start < 0 {
@@ -592,13 +601,17 @@ func (p parser) weekend(i int) (Window, int) {
 }
 
 func weekday(s string) (time.Weekday, bool) {
-	for d := time.Sunday; d <= time.Saturday; d++ {
-		if s == strings.ToLower(d.String()) {
-			return d, true
-		}
-	}
-	return 0, false
+	d, ok := weekdays[s]
+	return d, ok
 }
+
+var weekdays = func() map[string]time.Weekday {
+	m := map[string]time.Weekday{}
+	for d := time.Sunday; d <= time.Saturday; d++ {
+		m[strings.ToLower(d.String())] = d
+	}
+	return m
+}()
 
 // nearestWeekday is the day with weekday wd nearest d (ahead on a tie of
 // none: the distance is at most three days either way).
@@ -612,22 +625,21 @@ func nearestWeekday(d time.Time, wd time.Weekday) time.Time {
 
 // month reads a month's name or its abbreviation.
 func month(s string) (time.Month, bool) {
-	if m, ok := monthAbbrev[s]; ok {
-		return m, true
-	}
-	for m := time.January; m <= time.December; m++ {
-		if s == strings.ToLower(m.String()) {
-			return m, true
-		}
-	}
-	return 0, false
+	m, ok := monthNames[s]
+	return m, ok
 }
 
-var monthAbbrev = map[string]time.Month{
-	"jan": time.January, "feb": time.February, "mar": time.March, "apr": time.April, "jun": time.June,
-	"jul": time.July, "aug": time.August, "sep": time.September, "sept": time.September,
-	"oct": time.October, "nov": time.November, "dec": time.December,
-}
+var monthNames = func() map[string]time.Month {
+	m := map[string]time.Month{"sept": time.September}
+	for mo := time.January; mo <= time.December; mo++ {
+		name := strings.ToLower(mo.String())
+		m[name] = mo
+		if mo != time.May {
+			m[name[:3]] = mo
+		}
+	}
+	return m
+}()
 
 // year reads a four-digit year from 1900 to 2199.
 func year(s string) (int, bool) {

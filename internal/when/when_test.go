@@ -216,3 +216,15 @@ func FuzzFind(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkFindLongQuery is Find on a query of the largest size search
+// takes (4 KiB) that is dense with near-expressions.
+func BenchmarkFindLongQuery(b *testing.B) {
+	ref := time.Date(2023, 4, 22, 0, 0, 0, 0, time.UTC)
+	unit := "the last a couple of few weeks on the Wednesday of 3rd may in "
+	q := strings.Repeat(unit, 4096/len(unit))
+	b.SetBytes(int64(len(q)))
+	for b.Loop() {
+		Find(q, ref)
+	}
+}
