@@ -31,8 +31,8 @@ func (q Query) asOf() (time.Time, error) {
 }
 
 // namesPast reports whether the query names a time over before the day
-// it is asked ("last Friday", "in the past two weeks" is not): a question
-// about then, not about what is current.
+// it is asked ("last Friday" does; "in the past two weeks", which runs to
+// that day, does not): a question about then, not about what is current.
 func (q Query) namesPast() bool {
 	ref, err := q.asOf()
 	if err != nil {
