@@ -45,18 +45,18 @@ func (p *Palace) sessionVectors(ctx context.Context, qv []float32, rs []rankedDr
 	if len(sources) < 2 || p.emb == nil {
 		return rs, nil
 	}
+	// One read for every conversation's drawers (a round trip each would
+	// be up to sessionWindow of them), one for their vectors.
+	ds, err := p.store.DrawersOf(ctx, sources)
+	if err != nil {
+		return nil, fmt.Errorf("session vectors: %w", err)
+	}
 	hashesOf := make(map[string][]string, len(sources))
 	var hashes []string
-	for _, src := range sources {
-		ds, err := p.store.Drawers(ctx, src)
-		if err != nil {
-			return nil, fmt.Errorf("session vectors: %w", err)
-		}
-		for _, d := range ds {
-			if d.Hash != "" {
-				hashesOf[src] = append(hashesOf[src], d.Hash)
-				hashes = append(hashes, d.Hash)
-			}
+	for _, d := range ds {
+		if d.Hash != "" {
+			hashesOf[d.Source] = append(hashesOf[d.Source], d.Hash)
+			hashes = append(hashes, d.Hash)
 		}
 	}
 	vecs, err := p.store.CachedEmbeddings(ctx, p.emb.ModelID(), hashes)

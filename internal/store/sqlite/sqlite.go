@@ -387,6 +387,24 @@ func (s *Store) Drawers(ctx context.Context, source string) ([]store.Drawer, err
 	return ds, nil
 }
 
+// DrawersOf implements store.Store.
+func (s *Store) DrawersOf(ctx context.Context, sources []string) ([]store.Drawer, error) {
+	var all []store.Drawer
+	for _, batch := range store.SourceBatches(sources) {
+		args := make([]any, len(batch))
+		for i, src := range batch {
+			args[i] = src
+		}
+		q := `SELECT ` + drawerCols + ` FROM drawers WHERE source IN (?` + strings.Repeat(", ?", len(batch)-1) + `) ORDER BY source, line_start, rowid`
+		ds, err := s.queryDrawers(ctx, q, args...)
+		if err != nil {
+			return nil, fmt.Errorf("list drawers of %d sources: %w", len(sources), err)
+		}
+		all = append(all, ds...)
+	}
+	return all, nil
+}
+
 // vectorBlob encodes v after checking it against the recorded dimension;
 // an empty vector is stored as NULL (not embedded yet).
 func vectorBlob(v []float32, dim int) (any, error) {

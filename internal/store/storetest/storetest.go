@@ -32,6 +32,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	}{
 		{"RoundTrip", testRoundTrip},
 		{"FilesPrefix", testFilesPrefix},
+		{"DrawersOf", testDrawersOf},
 		{"UpdateMetadata", testUpdateMetadata},
 		{"ApplyIsAtomic", testApplyIsAtomic},
 		{"BadDrawers", testBadDrawers},
@@ -259,6 +260,44 @@ func testFilesPrefix(t *testing.T, s store.Store) {
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("Files(%q) = %q, want %q", tt.prefix, got, tt.want)
 		}
+	}
+}
+
+func testDrawersOf(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	// Byte order puts "B.md" before "a.md" (a locale's collation would
+	// not); "zz.md" sorts after the padding below, "B.md" and "a.md"
+	// before it.
+	a := []store.Drawer{drawer("a.md", 2, "w", "session", "ag", "", "h", "third"), drawer("a.md", 0, "w", "session", "ag", "", "h", "first"), drawer("a.md", 1, "w", "session", "ag", "", "h", "second")}
+	b := []store.Drawer{drawer("B.md", 0, "w", "session", "ag", "", "h", "only")}
+	z := []store.Drawer{drawer("zz.md", 0, "w", "session", "ag", "", "h", "last")}
+	other := []store.Drawer{drawer("other.md", 0, "w", "session", "ag", "", "h", "not asked")}
+	apply(t, s, store.FileUpdate{File: file("a.md", "w", "ag"), Insert: a})
+	apply(t, s, store.FileUpdate{File: file("B.md", "w", "ag"), Insert: b})
+	apply(t, s, store.FileUpdate{File: file("zz.md", "w", "ag"), Insert: z})
+	apply(t, s, store.FileUpdate{File: file("other.md", "w", "ag"), Insert: other})
+	apply(t, s, store.FileUpdate{File: file("empty.md", "w", "ag")})
+
+	var padding []string
+	for i := range store.MaxSources {
+		padding = append(padding, fmt.Sprintf("pad/%04d.md", i))
+	}
+	for _, tt := range []struct {
+		name    string
+		sources []string
+		want    []store.Drawer
+	}{
+		{"none", nil, nil},
+		{"one", []string{"a.md"}, []store.Drawer{a[1], a[2], a[0]}},
+		{"several, repeated, unknown and empty", []string{"zz.md", "a.md", "missing.md", "empty.md", "B.md", "a.md"}, []store.Drawer{b[0], a[1], a[2], a[0], z[0]}},
+		{"not storable everywhere", []string{"a\x00.md", "\xff.md", "B.md"}, b},
+		{"more than one statement holds", append(append([]string{"zz.md"}, padding...), "a.md"), []store.Drawer{a[1], a[2], a[0], z[0]}},
+	} {
+		got, err := s.DrawersOf(ctx, tt.sources)
+		if err != nil {
+			t.Fatalf("DrawersOf(%s): %v", tt.name, err)
+		}
+		sameDrawers(t, "DrawersOf("+tt.name+")", got, tt.want)
 	}
 }
 
