@@ -274,6 +274,14 @@ type Reader interface {
 	// equal scores by drawer id. q must have the recorded model's
 	// dimension; with no vectors stored the result is empty.
 	Vector(ctx context.Context, q []float32, f Filter, k int) ([]Scored, error)
+	// Vectors returns the stored vectors of drawers by id, each a copy of
+	// its own: the vectors a ranking looks at beyond a search's
+	// candidates (the whole conversations of the palace's session
+	// vectors), taken from the copy Vector scans where the backend keeps
+	// one. An id that does not exist or has no vector is left out. As
+	// for Vector, a handle whose model is no longer the palace's gets
+	// ErrModelChanged.
+	Vectors(ctx context.Context, ids []string) (map[string][]float32, error)
 }
 
 // Writer is what mining reads and writes: files, their drawers and the

@@ -663,13 +663,32 @@ func (s *Store) Vector(ctx context.Context, q []float32, f store.Filter, k int) 
 	if k <= 0 {
 		return nil, nil
 	}
+	if err := vecindex.CheckFinite(q); err != nil {
+		return nil, fmt.Errorf("vector search: query %w", err)
+	}
+	if err := s.readVectors(ctx); err != nil {
+		return nil, fmt.Errorf("vector search: %w", err)
+	}
+	defer s.vec.mu.RUnlock()
+	dim := s.vec.idx.Dim()
+	if dim == 0 {
+		return nil, nil
+	}
+	if len(q) != dim {
+		return nil, fmt.Errorf("vector search: query has dimension %d, the model's is %d", len(q), dim)
+	}
+	return s.vec.search(q, f, k), nil
+}
+
+// readVectors read-locks the in-memory vectors once they reflect what
+// another process wrote up to now (one small query says), and checks that
+// this handle's model is still theirs; the caller read-unlocks them
+// (s.vec.mu) unless it gets an error.
+func (s *Store) readVectors(ctx context.Context) error {
 	s.followFile()
 	gen, err := readGeneration(ctx, s.rdb)
 	if err != nil {
-		return nil, fmt.Errorf("vector search: %w", err)
-	}
-	if err := vecindex.CheckFinite(q); err != nil {
-		return nil, fmt.Errorf("vector search: query %w", err)
+		return err
 	}
 	s.vec.mu.RLock()
 	// Only an older copy is reloaded: a newer one is this process's own
@@ -684,26 +703,34 @@ func (s *Store) Vector(ctx context.Context, q []float32, f store.Filter, k int) 
 			if err := s.vec.load(ctx, s.rdb); err != nil {
 				s.vec.loaded = false
 				s.vec.mu.Unlock()
-				return nil, fmt.Errorf("vector search: %w", err)
+				return err
 			}
 		}
 		s.vec.mu.Unlock()
 		s.vec.mu.RLock()
 	}
-	defer s.vec.mu.RUnlock()
-	// A query of another model than the vectors' would be scored without
-	// meaning.
+	// Vectors of another model than the handle's would be compared
+	// without meaning.
 	if err := store.CheckModel(s.ownModel(), s.vec.model); err != nil {
-		return nil, fmt.Errorf("vector search: %w", err)
+		s.vec.mu.RUnlock()
+		return err
 	}
-	dim := s.vec.idx.Dim()
-	if dim == 0 {
-		return nil, nil
+	return nil
+}
+
+// Vectors implements store.Store, from the in-memory vectors.
+func (s *Store) Vectors(ctx context.Context, ids []string) (map[string][]float32, error) {
+	if err := s.readVectors(ctx); err != nil {
+		return nil, fmt.Errorf("read vectors: %w", err)
 	}
-	if len(q) != dim {
-		return nil, fmt.Errorf("vector search: query has dimension %d, the model's is %d", len(q), dim)
+	defer s.vec.mu.RUnlock()
+	out := make(map[string][]float32, len(ids))
+	for _, id := range ids {
+		if v, ok := s.vec.idx.Vec(id); ok {
+			out[id] = v
+		}
 	}
-	return s.vec.search(q, f, k), nil
+	return out, nil
 }
 
 // CachedEmbeddings implements store.Store.

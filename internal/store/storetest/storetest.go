@@ -1018,6 +1018,31 @@ func testVectorsFollowWrites(t *testing.T, s store.Store) {
 	wings := []string{"w1", "w2"}
 	next := 0
 	query := func(step int) {
+		// Vectors by id: every id there ever was (and some never), each
+		// with its vector while it has one. The copies are scribbled on
+		// before the search below, which must not see it.
+		var all []string
+		for _, src := range append(sources, "never.md") {
+			for n := range next + 1 {
+				all = append(all, fmt.Sprintf("%s#%d", src, n))
+			}
+		}
+		vecs, err := s.Vectors(ctx, all)
+		if err != nil {
+			t.Fatalf("step %d: Vectors: %v", step, err)
+		}
+		want := map[string][]float32{}
+		for id, d := range ref {
+			if len(d.Vector) > 0 {
+				want[id] = d.Vector
+			}
+		}
+		if !maps.EqualFunc(vecs, want, slices.Equal) {
+			t.Fatalf("step %d: Vectors: %d vectors, want %d (of %v)", step, len(vecs), len(want), slices.Sorted(maps.Keys(want)))
+		}
+		for _, v := range vecs {
+			v[0] = 42
+		}
 		q := UnitVector(rng, dim)
 		f := []store.Filter{{}, {Wing: "w1"}, {Room: "r1"}, {Since: "2026-01-10"}}[rng.IntN(4)]
 		got, err := s.Vector(ctx, q, f, 7)

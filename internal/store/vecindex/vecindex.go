@@ -171,8 +171,18 @@ func (x *Index) Row(id string) (r Row, ok bool) {
 	if d := x.date[i]; d != 0 {
 		r.Date = fmt.Sprintf("%04d-%02d-%02d", d/10000, d/100%100, d%100)
 	}
-	r.Vec = slices.Clone(x.vecs[i*x.dim : (i+1)*x.dim])
+	r.Vec, _ = x.Vec(id)
 	return r, true
+}
+
+// Vec returns a copy of the vector of drawer id, ok false when it is not
+// in the index.
+func (x *Index) Vec(id string) (v []float32, ok bool) {
+	i, ok := x.pos[id]
+	if !ok {
+		return nil, false
+	}
+	return slices.Clone(x.vecs[i*x.dim : (i+1)*x.dim]), true
 }
 
 // Check verifies the index's own invariants: the id -> row map, the
