@@ -25,10 +25,12 @@ const (
 // conversations of a palace of benchConversations, then their vectors from
 // the embedding cache. "per-source" reads each conversation's drawers with
 // Drawers, a statement each; "batched" reads them all with DrawersOf;
-// "batched+embeddings" adds the read of their vectors from the embedding
-// cache, "batched+vectors" takes the drawers' own with Vectors instead
-// (the backend's in-memory copy, where it keeps one). Each reports the
-// median and 90th percentile over the same sequence of windows.
+// "+embeddings" adds the read of their vectors from the embedding cache
+// (per-source+embeddings is what sessionVectors did first), and
+// "batched+vectors" takes the drawers' own with Vectors instead (the
+// backend's in-memory copy, where it keeps one: what it does now). Each
+// reports the median and 90th percentile over the same sequence of
+// windows.
 func BenchSessionReads(b *testing.B, s store.Store) {
 	ctx := b.Context()
 	rng := rand.New(rand.NewPCG(5, 8))
@@ -76,55 +78,47 @@ func BenchSessionReads(b *testing.B, s store.Store) {
 		return all, nil
 	}
 	batched := func(window []string) ([]store.Drawer, error) { return s.DrawersOf(ctx, window) }
-	// cached is the read that follows either: the drawers' vectors.
-	cached := func(window []string) ([]store.Drawer, error) {
-		ds, err := batched(window)
-		if err != nil {
-			return nil, err
+	type read func(window []string) ([]store.Drawer, error)
+	// then is read followed by a read of the drawers' vectors: vectors
+	// keyed by key(d), every drawer's there.
+	then := func(r read, key func(d store.Drawer) string, vectors func(keys []string) (map[string][]float32, error)) read {
+		return func(window []string) ([]store.Drawer, error) {
+			ds, err := r(window)
+			if err != nil {
+				return nil, err
+			}
+			keys := make([]string, len(ds))
+			for i, d := range ds {
+				keys[i] = key(d)
+			}
+			vecs, err := vectors(keys)
+			if err != nil {
+				return nil, err
+			}
+			if len(vecs) != len(ds) {
+				return nil, fmt.Errorf("%d vectors for %d drawers", len(vecs), len(ds))
+			}
+			return ds, nil
 		}
-		hashes := make([]string, len(ds))
-		for i, d := range ds {
-			hashes[i] = d.Hash
-		}
-		vecs, err := s.CachedEmbeddings(ctx, benchModel, hashes)
-		if err != nil {
-			return nil, err
-		}
-		if len(vecs) != len(ds) {
-			return nil, fmt.Errorf("%d vectors for %d drawers", len(vecs), len(ds))
-		}
-		return ds, nil
 	}
-	// stored is the other way to the vectors: the drawers' own, by id.
-	stored := func(window []string) ([]store.Drawer, error) {
-		ds, err := batched(window)
-		if err != nil {
-			return nil, err
-		}
-		ids := make([]string, len(ds))
-		for i, d := range ds {
-			ids[i] = d.ID
-		}
-		vecs, err := s.Vectors(ctx, ids)
-		if err != nil {
-			return nil, err
-		}
-		if len(vecs) != len(ds) {
-			return nil, fmt.Errorf("%d vectors for %d drawers", len(vecs), len(ds))
-		}
-		return ds, nil
+	cache := func(hashes []string) (map[string][]float32, error) {
+		return s.CachedEmbeddings(ctx, benchModel, hashes)
 	}
+	byHash := func(d store.Drawer) string { return d.Hash }
+	byID := func(d store.Drawer) string { return d.ID }
+	stored := then(batched, byID, func(ids []string) (map[string][]float32, error) { return s.Vectors(ctx, ids) })
 	// The vectors' copy is loaded before the timing.
 	if _, err := stored(windows[0]); err != nil {
 		b.Fatal(err)
 	}
 	for _, c := range []struct {
 		name string
-		read func(window []string) ([]store.Drawer, error)
+		read read
 	}{
 		{"per-source", perSource},
 		{"batched", batched},
-		{"batched+embeddings", cached},
+		{"per-source+embeddings", then(perSource, byHash, cache)},
+		{"batched+embeddings", then(batched, byHash, cache)},
 		{"batched+vectors", stored},
 	} {
 		b.Run(c.name, func(b *testing.B) {
