@@ -64,20 +64,11 @@ const maxEfSearch = 1000
 // iterative scans keep filtered queries from coming back short.
 func (s *Store) vectorSQL(ctx context.Context, q []float32, f store.Filter, k int, exact bool) ([]store.Scored, error) {
 	iterative := s.iterative() // before the transaction: the pool may have one connection
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	tx, dim, err := s.modelTx(ctx)
 	if err != nil {
-		return nil, s.wrap(err)
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only
-	model, dim, err := readModel(ctx, tx)
-	if err != nil {
-		return nil, s.wrap(err)
-	}
-	// A query of another model than the vectors' would be scored without
-	// meaning.
-	if err := store.CheckModel(s.ownModel(), model); err != nil {
 		return nil, err
 	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only
 	if dim == 0 {
 		return nil, nil
 	}
@@ -168,16 +159,8 @@ func (s *Store) vectorScan(ctx context.Context, q []float32, f store.Filter, k i
 	if err := s.readVectors(ctx); err != nil {
 		return nil, err
 	}
-	v := &s.vec
-	defer v.mu.RUnlock()
-	dim := v.dim()
-	if dim == 0 {
-		return nil, nil
-	}
-	if len(q) != dim {
-		return nil, fmt.Errorf("query has dimension %d, the model's is %d", len(q), dim)
-	}
-	return v.idx.Search(q, f, k), nil
+	defer s.vec.mu.RUnlock()
+	return s.vec.idx.SearchQuery(q, f, k)
 }
 
 // readVectors read-locks the in-memory copy once it reflects the current
@@ -233,30 +216,39 @@ func (s *Store) Vectors(ctx context.Context, ids []string) (map[string][]float32
 		return nil, fmt.Errorf("read vectors: %w", err)
 	}
 	defer s.vec.mu.RUnlock()
-	out := make(map[string][]float32, len(ids))
-	for _, id := range ids {
-		if v, ok := s.vec.idx.Vec(id); ok {
-			out[id] = v
-		}
-	}
-	return out, nil
+	return s.vec.idx.Vecs(ids), nil
 }
 
-// vectorsSQL reads the vectors of ids and the palace's model in one
-// read-only transaction.
+// modelTx begins the read-only transaction of a read of vectors in SQL
+// and reads the palace's model dimension in it, after checking that this
+// handle's model is still the palace's: vectors of another model would
+// be compared without meaning. The caller rolls tx back.
+func (s *Store) modelTx(ctx context.Context) (tx pgx.Tx, dim int, err error) {
+	tx, err = s.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, 0, s.wrap(err)
+	}
+	model, dim, err := readModel(ctx, tx)
+	if err == nil {
+		err = store.CheckModel(s.ownModel(), model)
+	} else {
+		err = s.wrap(err)
+	}
+	if err != nil {
+		tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only
+		return nil, 0, err
+	}
+	return tx, dim, nil
+}
+
+// vectorsSQL reads the vectors of ids in one read-only transaction with
+// the palace's model.
 func (s *Store) vectorsSQL(ctx context.Context, ids []string) (map[string][]float32, error) {
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	tx, _, err := s.modelTx(ctx)
 	if err != nil {
-		return nil, s.wrap(err)
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only
-	model, _, err := readModel(ctx, tx)
-	if err != nil {
-		return nil, s.wrap(err)
-	}
-	if err := store.CheckModel(s.ownModel(), model); err != nil {
 		return nil, err
 	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only
 	out := make(map[string][]float32, len(ids))
 	if len(ids) == 0 {
 		return out, nil

@@ -670,14 +670,11 @@ func (s *Store) Vector(ctx context.Context, q []float32, f store.Filter, k int) 
 		return nil, fmt.Errorf("vector search: %w", err)
 	}
 	defer s.vec.mu.RUnlock()
-	dim := s.vec.idx.Dim()
-	if dim == 0 {
-		return nil, nil
+	res, err := s.vec.idx.SearchQuery(q, f, k)
+	if err != nil {
+		return nil, fmt.Errorf("vector search: %w", err)
 	}
-	if len(q) != dim {
-		return nil, fmt.Errorf("vector search: query has dimension %d, the model's is %d", len(q), dim)
-	}
-	return s.vec.search(q, f, k), nil
+	return res, nil
 }
 
 // readVectors read-locks the in-memory vectors once they reflect what
@@ -724,13 +721,7 @@ func (s *Store) Vectors(ctx context.Context, ids []string) (map[string][]float32
 		return nil, fmt.Errorf("read vectors: %w", err)
 	}
 	defer s.vec.mu.RUnlock()
-	out := make(map[string][]float32, len(ids))
-	for _, id := range ids {
-		if v, ok := s.vec.idx.Vec(id); ok {
-			out[id] = v
-		}
-	}
-	return out, nil
+	return s.vec.idx.Vecs(ids), nil
 }
 
 // CachedEmbeddings implements store.Store.

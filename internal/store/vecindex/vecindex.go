@@ -185,6 +185,30 @@ func (x *Index) Vec(id string) (v []float32, ok bool) {
 	return slices.Clone(x.vecs[i*x.dim : (i+1)*x.dim]), true
 }
 
+// Vecs is Vec of each of ids, the ones in the index (store.Vectors).
+func (x *Index) Vecs(ids []string) map[string][]float32 {
+	out := make(map[string][]float32, len(ids))
+	for _, id := range ids {
+		if v, ok := x.Vec(id); ok {
+			out[id] = v
+		}
+	}
+	return out
+}
+
+// SearchQuery is Search for a store's Vector: no results while the index
+// has no dimension (no model recorded), an error for a query of another
+// dimension than the model's.
+func (x *Index) SearchQuery(q []float32, f store.Filter, k int) ([]store.Scored, error) {
+	if x.dim == 0 {
+		return nil, nil
+	}
+	if len(q) != x.dim {
+		return nil, fmt.Errorf("query has dimension %d, the model's is %d", len(q), x.dim)
+	}
+	return x.Search(q, f, k), nil
+}
+
 // Check verifies the index's own invariants: the id -> row map, the
 // parallel slices and the contiguous vectors agree.
 func (x *Index) Check() error {
