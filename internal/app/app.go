@@ -285,10 +285,13 @@ func OpenHome(opts Options) (home.Home, config.Config, error) {
 
 // NoHome is the error of a command run on a home that does not exist: only
 // `hivemem init` creates one, so that a mistyped --home or HIVEMEM_HOME is
-// not a new, empty home.
+// not a new, empty home. It wraps ErrNoHome.
 func NoHome(h home.Home) error {
-	return fmt.Errorf("no hivemem home at %s: run `hivemem init` (or set HIVEMEM_HOME / --home)", h.Root)
+	return fmt.Errorf("%w at %s: run `hivemem init` (or set HIVEMEM_HOME / --home)", ErrNoHome, h.Root)
 }
+
+// ErrNoHome is what NoHome's errors wrap.
+var ErrNoHome = errors.New("no hivemem home")
 
 // IndexDamaged reports whether err (from Open or from using the index)
 // says the SQLite index file is damaged; `hivemem reindex` then sets it

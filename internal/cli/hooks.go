@@ -574,7 +574,8 @@ func hookWarn(g *globals, a *app.App, hook, agent string, err error) {
 	} else {
 		lerr = app.HomeHookError(g.home, hook, agent, err)
 	}
-	if lerr != nil {
+	// With no home the problem itself said so: no second line for it.
+	if lerr != nil && !(errors.Is(lerr, app.ErrNoHome) && errors.Is(err, app.ErrNoHome)) {
 		warn("not logged as a hook-error event: " + lerr.Error())
 	}
 }

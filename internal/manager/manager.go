@@ -130,10 +130,13 @@ type Manager struct {
 	agents  map[string]*agentState
 	watched map[string]bool
 	// whole is the agents whose next mine covers their whole directory
-	// (memory.md and sessions/): a session file, the sessions directory or
-	// the agent directory itself changed. Other changes are to memory.md
-	// and mine that file alone.
+	// (memory.md and sessions/): a session file went (removed or renamed),
+	// or the sessions directory or the agent directory itself changed.
+	// files is, for the others, the files that changed (memory.md, session
+	// files), which their next mine covers alone; an agent with neither
+	// mark mines its memory.md.
 	whole    map[string]bool
+	files    map[string]map[string]bool
 	pendingN int
 	working  int // agents (or a scan) taken by the worker and not done yet
 	// pendingSince and miningSince are the first unmined change of the
@@ -179,6 +182,7 @@ func New(opts Options) (*Manager, error) {
 		agents:     map[string]*agentState{},
 		watched:    map[string]bool{},
 		whole:      map[string]bool{},
+		files:      map[string]map[string]bool{},
 		backoffMin: MineBackoffMin,
 	}
 	// The app's reflector reads the manager's live settings and mines

@@ -162,13 +162,16 @@ func (m *Manager) mineArchives(ctx context.Context) error {
 	return err
 }
 
-// mineAgent brings one agent's drawers in step with its memory file,
-// honouring the agent's backoff; since is the file's first change this
-// mine catches up with (zero for a scan), for the mine lag in Status.
-// With whole (a scan), or when the watcher saw more than memory.md change
-// (Manager.whole), it mines the agent's whole directory instead, as
-// `hivemem mine --agent` does: memory.md and the imported conversations
-// in sessions/ (room session), files gone from it losing their drawers.
+// mineAgent brings one agent's drawers in step with its files, honouring
+// the agent's backoff; since is the first change this mine catches up with
+// (zero for a scan), for the mine lag in Status. With whole (a scan), or
+// when the watcher saw a session file go or a directory change
+// (Manager.whole), it mines the agent's whole directory, as `hivemem mine
+// --agent` does: memory.md and the imported conversations in sessions/
+// (room session), files gone from it losing their drawers. Otherwise it
+// mines the files the watcher saw change (Manager.files), each alone, so
+// that a change to one conversation costs no hash of the others; with
+// none marked, memory.md.
 func (m *Manager) mineAgent(ctx context.Context, id string, since time.Time, whole bool) {
 	if !m.Config().Manager.Mining {
 		return // manager.mining = false; switching it on scans everything
@@ -185,44 +188,58 @@ func (m *Manager) mineAgent(ctx context.Context, id string, since time.Time, who
 		m.requestRetry(id, wait)
 		return
 	}
-	whole = m.takeWhole(id) || whole
-	path, prefix, err := m.agentPath(id, whole)
-	if err != nil {
-		return
-	}
-	fi, err := os.Stat(path)
-	if whole && err == nil && !fi.IsDir() {
-		return // a file in hive/agents named like an agent: no agent's
-	}
-	if errors.Is(err, os.ErrNotExist) {
-		// Nothing to mine; drawers of a deleted file are removed below.
-		files, ferr := m.app.Store.Files(ctx, prefix)
-		if ferr == nil && len(files) == 0 {
-			m.mu.Lock()
-			delete(m.agents, id)
-			m.mu.Unlock()
-			return
-		}
-	}
+	marked, files := m.takeMarks(id)
+	whole = marked || whole
 	failed := func(err error) {
 		if whole {
 			m.mineWhole(id) // the retry mines the directory again
 		}
+		for _, f := range files {
+			m.mineFile(id, f) // and these files
+		}
 		if ctx.Err() == nil {
 			m.mineFailed(id, err)
 		}
+	}
+	path, prefix, err := m.agentPath(id, whole)
+	if err != nil {
+		return
+	}
+	paths := files
+	if whole || len(files) == 0 || len(files) == 1 && files[0] == path {
+		fi, err := os.Stat(path)
+		if whole && err == nil && !fi.IsDir() {
+			return // a file in hive/agents named like an agent: no agent's
+		}
+		if errors.Is(err, os.ErrNotExist) {
+			// Nothing to mine; drawers of a deleted file are removed below.
+			known, ferr := m.app.Store.Files(ctx, prefix)
+			if ferr == nil && len(known) == 0 {
+				m.mu.Lock()
+				delete(m.agents, id)
+				m.mu.Unlock()
+				return
+			}
+		}
+		paths, files = []string{path}, nil
 	}
 	release, err := m.lock.Acquire(ctx, nil)
 	if err != nil {
 		failed(err)
 		return
 	}
-	rep, err := palaceMiner{m}.Mine(ctx, path, palace.MineOptions{})
-	release()
-	if err != nil {
-		failed(err)
-		return
+	var rep palace.MineReport
+	for _, path := range paths {
+		r, err := palaceMiner{m}.Mine(ctx, path, palace.MineOptions{})
+		rep.Add(r)
+		rep.Seconds += r.Seconds
+		if err != nil {
+			release()
+			failed(err)
+			return
+		}
 	}
+	release()
 	m.mined(id, rep, since)
 }
 

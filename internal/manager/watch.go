@@ -8,8 +8,10 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -153,8 +155,10 @@ func (m *Manager) scan(ctx context.Context, stop <-chan struct{}) {
 // in it. Temp files of atomic saves (".memory.md.*.tmp"), lock files and
 // editors' backups are other names and are ignored; an atomic save shows
 // as a create of memory.md when its temp file is renamed over it. A change
-// to memory.md mines that file; any other mines the agent's whole
-// directory (see Manager.whole).
+// to memory.md or to one session file mines that file; a session file
+// removed or renamed away, and any other change, mines the agent's whole
+// directory (see Manager.whole), so that the files gone lose their
+// drawers.
 func (m *Manager) handleEvent(w *fsnotify.Watcher, ev fsnotify.Event, pending pendingSet) bool {
 	h := m.app.Home
 	path := filepath.Clean(ev.Name)
@@ -200,6 +204,7 @@ func (m *Manager) handleEvent(w *fsnotify.Watcher, ev fsnotify.Event, pending pe
 		switch name {
 		case "memory.md":
 			m.log.Debug("memory file changed", "agent", id, "op", ev.Op.String())
+			m.mineFile(id, path)
 		case sessionsDir:
 			if ev.Has(fsnotify.Create) {
 				m.watchAgent(w, dir)
@@ -215,7 +220,11 @@ func (m *Manager) handleEvent(w *fsnotify.Watcher, ev fsnotify.Event, pending pe
 			return false
 		}
 		m.log.Debug("session file changed", "agent", id, "file", name, "op", ev.Op.String())
-		m.mineWhole(id)
+		if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+			m.mineWhole(id)
+		} else {
+			m.mineFile(id, path)
+		}
 		pending.touch(id, time.Now(), m.Config().Manager.Debounce.Duration)
 	}
 	return false
@@ -232,14 +241,30 @@ func (m *Manager) mineWhole(id string) {
 	m.mu.Unlock()
 }
 
-// takeWhole reports whether the agent's mine is to cover its whole
-// directory, and clears the mark.
-func (m *Manager) takeWhole(id string) bool {
+// mineFile makes the agent's next mine cover path, one of its files that
+// changed (memory.md or a session file).
+func (m *Manager) mineFile(id, path string) {
+	m.mu.Lock()
+	if m.files[id] == nil {
+		m.files[id] = map[string]bool{}
+	}
+	m.files[id][path] = true
+	m.mu.Unlock()
+}
+
+// takeMarks reports what the agent's mine is to cover, and clears the
+// marks: its whole directory, or else the files that changed, sorted
+// (none: its memory.md).
+func (m *Manager) takeMarks(id string) (whole bool, files []string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	w := m.whole[id]
+	whole = m.whole[id]
+	if !whole {
+		files = slices.Sorted(maps.Keys(m.files[id]))
+	}
 	delete(m.whole, id)
-	return w
+	delete(m.files, id)
+	return whole, files
 }
 
 // watchAll watches the home (for config.toml), hive/agents (for new

@@ -12,8 +12,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -574,6 +576,95 @@ func TestWatcherMinesSessionFiles(t *testing.T) {
 	}
 	if n := searchableCount(t, a, "zebrafish"); n != 1 {
 		t.Errorf("zebrafish: %d hits after the other file was removed, want 1", n)
+	}
+	waitConverged(t, a, 5*time.Second, "the manager's index to equal a fresh mine")
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWatcherMinesOnlyTheChangedSessionFile: a change to one imported
+// conversation mines that file alone (the other conversations are not
+// read again), a change to memory.md and a session file mines those two,
+// and a conversation removed mines the agent's whole directory, so that
+// its drawers go. Every mine goes through the manager's miner, whose
+// reports say which path it was given and how many files it looked at.
+func TestWatcherMinesOnlyTheChangedSessionFile(t *testing.T) {
+	files := map[string]string{"alice": "# Memory\n\n## 2026-11-01 — a\nalphanote\n"}
+	a := openHome(t, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"1h\"\n[reflector]\ninterval = \"0s\"\n", files)
+	sessions, err := a.Home.SessionsDir("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	memory, _ := a.Home.MemoryPath("alice")
+	dir := filepath.Dir(memory)
+	conv := func(name string) string { return filepath.Join(sessions, "2026-12-01-"+name+".md") }
+	for _, name := range []string{"zebra", "yak", "otter"} {
+		filetest.Write(t, conv(name), sessionFile(name+"herd"))
+	}
+	m, err := New(Options{App: a, HTTP: HTTPOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type mine struct {
+		path  string
+		files int
+	}
+	var mu sync.Mutex
+	var mines []mine
+	m.mineFn = func(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
+		rep, err := a.Palace.Mine(ctx, path, opts)
+		mu.Lock()
+		mines = append(mines, mine{path, rep.Files})
+		mu.Unlock()
+		return rep, err
+	}
+	_, stop := start(t, m)
+	waitUntil(t, 10*time.Second, "the start-up scan", func() (bool, string) {
+		return !m.Status(t.Context()).LastScan.IsZero() && searchableCount(t, a, "otterherd") == 1, ""
+	})
+	steps := []struct {
+		name  string
+		write func()
+		word  string
+		hits  int
+		want  []mine
+	}{
+		{"one session file appended to", func() {
+			filetest.Append(t, conv("zebra"), "\n## 2026-12-01 — session zebra, later\n\n- assistant: the axolotl tank is next\n")
+		}, "axolotl", 1, []mine{{conv("zebra"), 1}}},
+		{"memory.md and one session file changed", func() {
+			filetest.Append(t, memory, "\n## 2026-11-02 — b\nbetanote\n")
+			filetest.Append(t, conv("yak"), "\n## 2026-12-01 — session yak, later\n\n- user: the bison came too\n")
+		}, "bison", 1, []mine{{conv("yak"), 1}, {memory, 1}}},
+		{"one session file removed", func() {
+			if err := os.Remove(conv("otter")); err != nil {
+				t.Fatal(err)
+			}
+		}, "otterherd", 0, []mine{{dir, 3}}},
+	}
+	for _, s := range steps {
+		mu.Lock()
+		mines = nil
+		mu.Unlock()
+		s.write()
+		waitUntil(t, 5*time.Second, s.name, func() (bool, string) {
+			mu.Lock()
+			defer mu.Unlock()
+			n := searchableCount(t, a, s.word)
+			return n == s.hits && len(mines) >= len(s.want), fmt.Sprintf("%q: %d hits, want %d; mines %v", s.word, n, s.hits, mines)
+		})
+		// The debounce gathers both writes of a step into one mine; let
+		// a late one show.
+		time.Sleep(100 * time.Millisecond)
+		mu.Lock()
+		got := slices.Clone(mines)
+		mu.Unlock()
+		slices.SortFunc(got, func(x, y mine) int { return strings.Compare(x.path, y.path) })
+		slices.SortFunc(s.want, func(x, y mine) int { return strings.Compare(x.path, y.path) })
+		if !slices.Equal(got, s.want) {
+			t.Errorf("%s: mined %v, want %v", s.name, got, s.want)
+		}
 	}
 	waitConverged(t, a, 5*time.Second, "the manager's index to equal a fresh mine")
 	if err := stop(); err != nil {

@@ -60,7 +60,7 @@ func (p *Palace) Reindex(ctx context.Context) (MineReport, error) {
 		if err != nil {
 			return rep, fmt.Errorf("reindex: %w", err)
 		}
-		rep.add(r)
+		rep.Add(r)
 	}
 	return rep, nil
 }

@@ -51,7 +51,9 @@ type MineReport struct {
 	Seconds      float64 `json:"seconds"`
 }
 
-func (r *MineReport) add(o MineReport) {
+// Add adds the counts of o (a mine of other files) to r; Seconds is the
+// caller's to set.
+func (r *MineReport) Add(o MineReport) {
 	r.Files += o.Files
 	r.Unchanged += o.Unchanged
 	r.Changed += o.Changed
@@ -131,7 +133,7 @@ func (p *Palace) Mine(ctx context.Context, path string, opts MineOptions) (MineR
 			}
 			return rep, err
 		}
-		rep.add(r)
+		rep.Add(r)
 		progress(ctx, func(pr *Progress) { pr.FilesDone++ })
 		if opts.Progress != nil {
 			opts.Progress(i+1, len(files), f.path)

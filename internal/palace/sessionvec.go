@@ -26,9 +26,9 @@ const sessionVectorWeight = 0.25
 // when it is the nearest conversation seen) — and orders rs again, best
 // first (ties keep their order). It is
 // the session-level view a ranker of whole conversations has, taken from
-// the vectors the mine already made (the embedding cache holds every
-// drawer's, by its text hash): a conversation about the subject of the
-// query throughout outranks one that mentions it in one exchange, which
+// the vectors the mine already made (store.Vectors, the copy the vector
+// search scans): a conversation about the subject of the query throughout
+// outranks one that mentions it in one exchange, which
 // lifts the sessions a question about several conversations needs
 // (LongMemEval recall_all@5, README "Drawers and headings of imported
 // sessions"). Drawers of memory files are left as they are, as in
@@ -45,21 +45,20 @@ func (p *Palace) sessionVectors(ctx context.Context, qv []float32, rs []rankedDr
 	if len(sources) < 2 || p.emb == nil {
 		return rs, nil
 	}
-	hashesOf := make(map[string][]string, len(sources))
-	var hashes []string
-	for _, src := range sources {
-		ds, err := p.store.Drawers(ctx, src)
-		if err != nil {
-			return nil, fmt.Errorf("session vectors: %w", err)
-		}
-		for _, d := range ds {
-			if d.Hash != "" {
-				hashesOf[src] = append(hashesOf[src], d.Hash)
-				hashes = append(hashes, d.Hash)
-			}
-		}
+	// One read for every conversation's drawers (a round trip each would
+	// be up to sessionWindow of them), their vectors from the copy the
+	// vector search scans (no read of the embedding cache).
+	ds, err := p.store.DrawersOf(ctx, sources)
+	if err != nil {
+		return nil, fmt.Errorf("session vectors: %w", err)
 	}
-	vecs, err := p.store.CachedEmbeddings(ctx, p.emb.ModelID(), hashes)
+	idsOf := make(map[string][]string, len(sources))
+	ids := make([]string, len(ds))
+	for i, d := range ds {
+		idsOf[d.Source] = append(idsOf[d.Source], d.ID)
+		ids[i] = d.ID
+	}
+	vecs, err := p.store.Vectors(ctx, ids)
 	if err != nil {
 		return nil, fmt.Errorf("session vectors: %w", err)
 	}
@@ -67,10 +66,10 @@ func (p *Palace) sessionVectors(ctx context.Context, qv []float32, rs []rankedDr
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, src := range sources {
 		var sum []float32
-		for _, h := range hashesOf[src] {
-			v, ok := vecs[h]
+		for _, id := range idsOf[src] {
+			v, ok := vecs[id]
 			if !ok || len(v) != len(qv) {
-				continue // scrubbed, or another model's
+				continue // not embedded yet
 			}
 			if sum == nil {
 				sum = make([]float32, len(v))

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -198,6 +199,22 @@ func CheckEmbeddings(model string, hashes []string, vecs [][]float32) error {
 	return nil
 }
 
+// MaxSources is the most sources one statement of DrawersOf names; a
+// longer list is read in statements of that many.
+const MaxSources = 500
+
+// SourceBatches is sources sorted (byte order), without repeats, in
+// batches of at most MaxSources: the statements of DrawersOf, whose
+// results, read batch after batch, are then in source order.
+func SourceBatches(sources []string) [][]string {
+	sorted := slices.Compact(slices.Sorted(slices.Values(sources)))
+	var out [][]string
+	for lo := 0; lo < len(sorted); lo += MaxSources {
+		out = append(out, sorted[lo:min(lo+MaxSources, len(sorted))])
+	}
+	return out
+}
+
 // Stats summarises the index for `status`.
 type Stats struct {
 	Files     int         `json:"files"`
@@ -239,6 +256,13 @@ type Reader interface {
 	// List returns drawers in scope ordered by source then LineStart, without
 	// vectors; at most limit of them (all when limit <= 0).
 	List(ctx context.Context, f Filter, limit int) ([]Drawer, error)
+	// DrawersOf returns the drawers of several sources at once (with
+	// text, without vectors), ordered by source (byte order), then as
+	// Drawers orders one source's: the read of a search that looks at
+	// whole conversations, one statement (per MaxSources sources) where
+	// one Drawers call per source would be a round trip each. A source
+	// given twice counts once; one with no drawers adds none.
+	DrawersOf(ctx context.Context, sources []string) ([]Drawer, error)
 
 	// Lexical ranks drawers in scope by full-text relevance (BM25) for a
 	// plain-text query; the backend escapes it, so no user text is ever
@@ -250,6 +274,14 @@ type Reader interface {
 	// equal scores by drawer id. q must have the recorded model's
 	// dimension; with no vectors stored the result is empty.
 	Vector(ctx context.Context, q []float32, f Filter, k int) ([]Scored, error)
+	// Vectors returns the stored vectors of drawers by id, each a copy of
+	// its own: the vectors a ranking looks at beyond a search's
+	// candidates (the whole conversations of the palace's session
+	// vectors), taken from the copy Vector scans where the backend keeps
+	// one. An id that does not exist or has no vector is left out. As
+	// for Vector, a handle whose model is no longer the palace's gets
+	// ErrModelChanged.
+	Vectors(ctx context.Context, ids []string) (map[string][]float32, error)
 }
 
 // Writer is what mining reads and writes: files, their drawers and the

@@ -375,3 +375,15 @@ func pct(ds []time.Duration, p int) string {
 	d := s[min(len(s)-1, len(s)*p/100)]
 	return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000)
 }
+
+// BenchmarkSessionReads is storetest.BenchSessionReads on PostgreSQL
+// (exact vectors; the reads are the same in either vector mode): a
+// search's reads of its candidate conversations, one round trip per
+// conversation against one for all.
+//
+//	eval "$(scripts/pg-test.sh start)"
+//	go test -run '^$' -bench SessionReads ./internal/store/postgres
+func BenchmarkSessionReads(b *testing.B) {
+	dsn := pgtest.Schema(b, pgtest.EnvPostgres)
+	storetest.BenchSessionReads(b, storetest.MustOpen(b, func() (*postgres.Store, error) { return postgres.Open(b.Context(), postgres.Options{DSN: dsn}) }))
+}

@@ -490,6 +490,20 @@ func (s *Store) Drawers(ctx context.Context, source string) ([]store.Drawer, err
 	return ds, nil
 }
 
+// DrawersOf implements store.Store; a source PostgreSQL could not store
+// has no drawers and is not sent.
+func (s *Store) DrawersOf(ctx context.Context, sources []string) ([]store.Drawer, error) {
+	var all []store.Drawer
+	for _, batch := range store.SourceBatches(slices.DeleteFunc(slices.Clone(sources), func(src string) bool { return !storable(src) })) {
+		ds, err := s.queryDrawers(ctx, `SELECT `+drawerCols+` FROM drawers d WHERE d.source = ANY($1) ORDER BY d.source COLLATE "C", d.line_start, d.rowid`, batch)
+		if err != nil {
+			return nil, fmt.Errorf("list drawers of %d sources: %w", len(sources), err)
+		}
+		all = append(all, ds...)
+	}
+	return all, nil
+}
+
 // checkDrawer is store.CheckDrawer, and refuses text PostgreSQL cannot
 // store.
 func checkDrawer(d *store.Drawer, source string) error {

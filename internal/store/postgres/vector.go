@@ -64,20 +64,11 @@ const maxEfSearch = 1000
 // iterative scans keep filtered queries from coming back short.
 func (s *Store) vectorSQL(ctx context.Context, q []float32, f store.Filter, k int, exact bool) ([]store.Scored, error) {
 	iterative := s.iterative() // before the transaction: the pool may have one connection
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	tx, dim, err := s.modelTx(ctx)
 	if err != nil {
-		return nil, s.wrap(err)
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only
-	model, dim, err := readModel(ctx, tx)
-	if err != nil {
-		return nil, s.wrap(err)
-	}
-	// A query of another model than the vectors' would be scored without
-	// meaning.
-	if err := store.CheckModel(s.ownModel(), model); err != nil {
 		return nil, err
 	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only
 	if dim == 0 {
 		return nil, nil
 	}
@@ -165,9 +156,21 @@ func (v *vecCache) dim() int {
 // vectorScan answers from the in-memory copy after checking (one small
 // query) that it reflects the current generation.
 func (s *Store) vectorScan(ctx context.Context, q []float32, f store.Filter, k int) ([]store.Scored, error) {
+	if err := s.readVectors(ctx); err != nil {
+		return nil, err
+	}
+	defer s.vec.mu.RUnlock()
+	return s.vec.idx.SearchQuery(q, f, k)
+}
+
+// readVectors read-locks the in-memory copy once it reflects the current
+// generation (one small query says), and checks that this handle's model
+// is still the vectors'; the caller read-unlocks it (s.vec.mu) unless it
+// gets an error.
+func (s *Store) readVectors(ctx context.Context) error {
 	var gen int64
 	if err := s.pool.QueryRow(ctx, `SELECT generation FROM palace WHERE id = 1`).Scan(&gen); err != nil {
-		return nil, s.wrap(err)
+		return s.wrap(err)
 	}
 	v := &s.vec
 	v.mu.RLock()
@@ -179,7 +182,7 @@ func (s *Store) vectorScan(ctx context.Context, q []float32, f store.Filter, k i
 			// A half-applied delta must not be searched: reload next time.
 			v.loaded = false
 			v.mu.Unlock()
-			return nil, err
+			return err
 		}
 		v.mu.Unlock()
 		v.mu.RLock()
@@ -189,20 +192,84 @@ func (s *Store) vectorScan(ctx context.Context, q []float32, f store.Filter, k i
 		// vectors'): never scan that, refresh again.
 		stale = !v.loaded
 	}
-	defer v.mu.RUnlock()
-	// A query of another model than the vectors' would be scored without
-	// meaning.
+	// Vectors of another model than the handle's would be compared
+	// without meaning.
 	if err := store.CheckModel(s.ownModel(), v.model); err != nil {
+		v.mu.RUnlock()
+		return err
+	}
+	return nil
+}
+
+// Vectors implements store.Store: from the in-memory copy in exact mode,
+// from the table in pgvector mode (which keeps no copy).
+func (s *Store) Vectors(ctx context.Context, ids []string) (map[string][]float32, error) {
+	ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return !storable(id) })
+	if s.mode == ModePGVector {
+		out, err := s.vectorsSQL(ctx, ids)
+		if err != nil {
+			return nil, fmt.Errorf("read vectors: %w", err)
+		}
+		return out, nil
+	}
+	if err := s.readVectors(ctx); err != nil {
+		return nil, fmt.Errorf("read vectors: %w", err)
+	}
+	defer s.vec.mu.RUnlock()
+	return s.vec.idx.Vecs(ids), nil
+}
+
+// modelTx begins the read-only transaction of a read of vectors in SQL
+// and reads the palace's model dimension in it, after checking that this
+// handle's model is still the palace's: vectors of another model would
+// be compared without meaning. The caller rolls tx back.
+func (s *Store) modelTx(ctx context.Context) (tx pgx.Tx, dim int, err error) {
+	tx, err = s.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, 0, s.wrap(err)
+	}
+	model, dim, err := readModel(ctx, tx)
+	if err == nil {
+		err = store.CheckModel(s.ownModel(), model)
+	} else {
+		err = s.wrap(err)
+	}
+	if err != nil {
+		tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only
+		return nil, 0, err
+	}
+	return tx, dim, nil
+}
+
+// vectorsSQL reads the vectors of ids in one read-only transaction with
+// the palace's model.
+func (s *Store) vectorsSQL(ctx context.Context, ids []string) (map[string][]float32, error) {
+	tx, _, err := s.modelTx(ctx)
+	if err != nil {
 		return nil, err
 	}
-	dim := v.dim()
-	if dim == 0 {
-		return nil, nil
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only
+	out := make(map[string][]float32, len(ids))
+	if len(ids) == 0 {
+		return out, nil
 	}
-	if len(q) != dim {
-		return nil, fmt.Errorf("query has dimension %d, the model's is %d", len(q), dim)
+	rows, err := tx.Query(ctx, `SELECT id, embedding FROM drawers WHERE id = ANY($1) AND embedding IS NOT NULL`, ids)
+	if err != nil {
+		return nil, s.wrap(err)
 	}
-	return v.idx.Search(q, f, k), nil
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var v pgvector.Vector
+		if err := rows.Scan(&id, &v); err != nil {
+			return nil, s.wrap(err)
+		}
+		out[id] = v.Slice()
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap(err)
+	}
+	return out, nil
 }
 
 // refreshVectors brings the copy up to the current generation; callers

@@ -382,3 +382,11 @@ func BenchmarkApply100(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkSessionReads is storetest.BenchSessionReads on SQLite: a
+// search's reads of its candidate conversations, one statement per
+// conversation against one for all.
+func BenchmarkSessionReads(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "palace.db")
+	storetest.BenchSessionReads(b, storetest.MustOpen(b, func() (*Store, error) { return Open(b.Context(), path) }))
+}

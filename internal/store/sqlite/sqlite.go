@@ -387,6 +387,24 @@ func (s *Store) Drawers(ctx context.Context, source string) ([]store.Drawer, err
 	return ds, nil
 }
 
+// DrawersOf implements store.Store.
+func (s *Store) DrawersOf(ctx context.Context, sources []string) ([]store.Drawer, error) {
+	var all []store.Drawer
+	for _, batch := range store.SourceBatches(sources) {
+		args := make([]any, len(batch))
+		for i, src := range batch {
+			args[i] = src
+		}
+		q := `SELECT ` + drawerCols + ` FROM drawers WHERE source IN (?` + strings.Repeat(", ?", len(batch)-1) + `) ORDER BY source, line_start, rowid`
+		ds, err := s.queryDrawers(ctx, q, args...)
+		if err != nil {
+			return nil, fmt.Errorf("list drawers of %d sources: %w", len(sources), err)
+		}
+		all = append(all, ds...)
+	}
+	return all, nil
+}
+
 // vectorBlob encodes v after checking it against the recorded dimension;
 // an empty vector is stored as NULL (not embedded yet).
 func vectorBlob(v []float32, dim int) (any, error) {
@@ -645,13 +663,29 @@ func (s *Store) Vector(ctx context.Context, q []float32, f store.Filter, k int) 
 	if k <= 0 {
 		return nil, nil
 	}
-	s.followFile()
-	gen, err := readGeneration(ctx, s.rdb)
+	if err := vecindex.CheckFinite(q); err != nil {
+		return nil, fmt.Errorf("vector search: query %w", err)
+	}
+	if err := s.readVectors(ctx); err != nil {
+		return nil, fmt.Errorf("vector search: %w", err)
+	}
+	defer s.vec.mu.RUnlock()
+	res, err := s.vec.idx.SearchQuery(q, f, k)
 	if err != nil {
 		return nil, fmt.Errorf("vector search: %w", err)
 	}
-	if err := vecindex.CheckFinite(q); err != nil {
-		return nil, fmt.Errorf("vector search: query %w", err)
+	return res, nil
+}
+
+// readVectors read-locks the in-memory vectors once they reflect what
+// another process wrote up to now (one small query says), and checks that
+// this handle's model is still theirs; the caller read-unlocks them
+// (s.vec.mu) unless it gets an error.
+func (s *Store) readVectors(ctx context.Context) error {
+	s.followFile()
+	gen, err := readGeneration(ctx, s.rdb)
+	if err != nil {
+		return err
 	}
 	s.vec.mu.RLock()
 	// Only an older copy is reloaded: a newer one is this process's own
@@ -666,26 +700,28 @@ func (s *Store) Vector(ctx context.Context, q []float32, f store.Filter, k int) 
 			if err := s.vec.load(ctx, s.rdb); err != nil {
 				s.vec.loaded = false
 				s.vec.mu.Unlock()
-				return nil, fmt.Errorf("vector search: %w", err)
+				return err
 			}
 		}
 		s.vec.mu.Unlock()
 		s.vec.mu.RLock()
 	}
-	defer s.vec.mu.RUnlock()
-	// A query of another model than the vectors' would be scored without
-	// meaning.
+	// Vectors of another model than the handle's would be compared
+	// without meaning.
 	if err := store.CheckModel(s.ownModel(), s.vec.model); err != nil {
-		return nil, fmt.Errorf("vector search: %w", err)
+		s.vec.mu.RUnlock()
+		return err
 	}
-	dim := s.vec.idx.Dim()
-	if dim == 0 {
-		return nil, nil
+	return nil
+}
+
+// Vectors implements store.Store, from the in-memory vectors.
+func (s *Store) Vectors(ctx context.Context, ids []string) (map[string][]float32, error) {
+	if err := s.readVectors(ctx); err != nil {
+		return nil, fmt.Errorf("read vectors: %w", err)
 	}
-	if len(q) != dim {
-		return nil, fmt.Errorf("vector search: query has dimension %d, the model's is %d", len(q), dim)
-	}
-	return s.vec.search(q, f, k), nil
+	defer s.vec.mu.RUnlock()
+	return s.vec.idx.Vecs(ids), nil
 }
 
 // CachedEmbeddings implements store.Store.

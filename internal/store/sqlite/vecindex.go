@@ -7,7 +7,6 @@ import (
 	"math"
 	"sync"
 
-	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/vecindex"
 )
 
@@ -155,10 +154,4 @@ func (v *vecIndex) loadRange(ctx context.Context, db *sql.DB, sizeHint int, from
 	}
 	v.gen, v.model = gen, model
 	return nil
-}
-
-// search returns the k rows in scope with the highest dot product with q,
-// best first (ties broken by id). Callers hold the read lock.
-func (v *vecIndex) search(q []float32, f store.Filter, k int) []store.Scored {
-	return v.idx.Search(q, f, k)
 }

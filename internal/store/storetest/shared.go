@@ -16,8 +16,8 @@ import (
 // its model (as palace.New does: ClearVectors, then SetModel), a handle
 // still embedding with the old one (same dimension, so no dimension check
 // catches it) must neither store its vectors nor score its queries
-// against the new model's vectors: both fail with store.ErrModelChanged,
-// saying to restart. Its other work goes on.
+// against the new model's vectors (nor read them, Vectors): each fails
+// with store.ErrModelChanged, saying to restart. Its other work goes on.
 func ModelChangeByAnotherProcess(t *testing.T, open func(t *testing.T) store.Store) {
 	ctx := t.Context()
 	const dim = 4
@@ -61,6 +61,8 @@ func ModelChangeByAnotherProcess(t *testing.T, open func(t *testing.T) store.Sto
 	refused("SetVectors", a.SetVectors(ctx, []string{d1.ID}, [][]float32{axis(0)}))
 	_, err := a.Vector(ctx, axis(0), store.Filter{}, 5)
 	refused("Vector", err)
+	_, err = a.Vectors(ctx, []string{d1.ID})
+	refused("Vectors", err)
 	// Work without vectors goes on.
 	apply(t, a, store.FileUpdate{File: file("a.md", "w", ""), Insert: []store.Drawer{d3}})
 	if res, err := a.Lexical(ctx, "alpha", store.Filter{}, 5); err != nil || len(res) != 2 {

@@ -32,6 +32,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	}{
 		{"RoundTrip", testRoundTrip},
 		{"FilesPrefix", testFilesPrefix},
+		{"DrawersOf", testDrawersOf},
 		{"UpdateMetadata", testUpdateMetadata},
 		{"ApplyIsAtomic", testApplyIsAtomic},
 		{"BadDrawers", testBadDrawers},
@@ -259,6 +260,44 @@ func testFilesPrefix(t *testing.T, s store.Store) {
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("Files(%q) = %q, want %q", tt.prefix, got, tt.want)
 		}
+	}
+}
+
+func testDrawersOf(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	// Byte order puts "B.md" before "a.md" (a locale's collation would
+	// not); "zz.md" sorts after the padding below, "B.md" and "a.md"
+	// before it.
+	a := []store.Drawer{drawer("a.md", 2, "w", "session", "ag", "", "h", "third"), drawer("a.md", 0, "w", "session", "ag", "", "h", "first"), drawer("a.md", 1, "w", "session", "ag", "", "h", "second")}
+	b := []store.Drawer{drawer("B.md", 0, "w", "session", "ag", "", "h", "only")}
+	z := []store.Drawer{drawer("zz.md", 0, "w", "session", "ag", "", "h", "last")}
+	other := []store.Drawer{drawer("other.md", 0, "w", "session", "ag", "", "h", "not asked")}
+	apply(t, s, store.FileUpdate{File: file("a.md", "w", "ag"), Insert: a})
+	apply(t, s, store.FileUpdate{File: file("B.md", "w", "ag"), Insert: b})
+	apply(t, s, store.FileUpdate{File: file("zz.md", "w", "ag"), Insert: z})
+	apply(t, s, store.FileUpdate{File: file("other.md", "w", "ag"), Insert: other})
+	apply(t, s, store.FileUpdate{File: file("empty.md", "w", "ag")})
+
+	var padding []string
+	for i := range store.MaxSources {
+		padding = append(padding, fmt.Sprintf("pad/%04d.md", i))
+	}
+	for _, tt := range []struct {
+		name    string
+		sources []string
+		want    []store.Drawer
+	}{
+		{"none", nil, nil},
+		{"one", []string{"a.md"}, []store.Drawer{a[1], a[2], a[0]}},
+		{"several, repeated, unknown and empty", []string{"zz.md", "a.md", "missing.md", "empty.md", "B.md", "a.md"}, []store.Drawer{b[0], a[1], a[2], a[0], z[0]}},
+		{"not storable everywhere", []string{"a\x00.md", "\xff.md", "B.md"}, b},
+		{"more than one statement holds", append(append([]string{"zz.md"}, padding...), "a.md"), []store.Drawer{a[1], a[2], a[0], z[0]}},
+	} {
+		got, err := s.DrawersOf(ctx, tt.sources)
+		if err != nil {
+			t.Fatalf("DrawersOf(%s): %v", tt.name, err)
+		}
+		sameDrawers(t, "DrawersOf("+tt.name+")", got, tt.want)
 	}
 }
 
@@ -979,6 +1018,31 @@ func testVectorsFollowWrites(t *testing.T, s store.Store) {
 	wings := []string{"w1", "w2"}
 	next := 0
 	query := func(step int) {
+		// Vectors by id: every id there ever was (and some never), each
+		// with its vector while it has one. The copies are scribbled on
+		// before the search below, which must not see it.
+		var all []string
+		for _, src := range append(sources, "never.md") {
+			for n := range next + 1 {
+				all = append(all, fmt.Sprintf("%s#%d", src, n))
+			}
+		}
+		vecs, err := s.Vectors(ctx, all)
+		if err != nil {
+			t.Fatalf("step %d: Vectors: %v", step, err)
+		}
+		want := map[string][]float32{}
+		for id, d := range ref {
+			if len(d.Vector) > 0 {
+				want[id] = d.Vector
+			}
+		}
+		if !maps.EqualFunc(vecs, want, slices.Equal) {
+			t.Fatalf("step %d: Vectors: %d vectors, want %d (of %v)", step, len(vecs), len(want), slices.Sorted(maps.Keys(want)))
+		}
+		for _, v := range vecs {
+			v[0] = 42
+		}
 		q := UnitVector(rng, dim)
 		f := []store.Filter{{}, {Wing: "w1"}, {Room: "r1"}, {Since: "2026-01-10"}}[rng.IntN(4)]
 		got, err := s.Vector(ctx, q, f, 7)

@@ -171,8 +171,42 @@ func (x *Index) Row(id string) (r Row, ok bool) {
 	if d := x.date[i]; d != 0 {
 		r.Date = fmt.Sprintf("%04d-%02d-%02d", d/10000, d/100%100, d%100)
 	}
-	r.Vec = slices.Clone(x.vecs[i*x.dim : (i+1)*x.dim])
+	r.Vec, _ = x.Vec(id)
 	return r, true
+}
+
+// Vec returns a copy of the vector of drawer id, ok false when it is not
+// in the index.
+func (x *Index) Vec(id string) (v []float32, ok bool) {
+	i, ok := x.pos[id]
+	if !ok {
+		return nil, false
+	}
+	return slices.Clone(x.vecs[i*x.dim : (i+1)*x.dim]), true
+}
+
+// Vecs is Vec of each of ids, the ones in the index (store.Vectors).
+func (x *Index) Vecs(ids []string) map[string][]float32 {
+	out := make(map[string][]float32, len(ids))
+	for _, id := range ids {
+		if v, ok := x.Vec(id); ok {
+			out[id] = v
+		}
+	}
+	return out
+}
+
+// SearchQuery is Search for a store's Vector: no results while the index
+// has no dimension (no model recorded), an error for a query of another
+// dimension than the model's.
+func (x *Index) SearchQuery(q []float32, f store.Filter, k int) ([]store.Scored, error) {
+	if x.dim == 0 {
+		return nil, nil
+	}
+	if len(q) != x.dim {
+		return nil, fmt.Errorf("query has dimension %d, the model's is %d", len(q), x.dim)
+	}
+	return x.Search(q, f, k), nil
 }
 
 // Check verifies the index's own invariants: the id -> row map, the
