@@ -317,15 +317,18 @@ func reverse[T any](s []T) []T {
 // searchData is the search page.
 type searchData struct {
 	Q, Wing, Room, Agent, Since, Until, Mode string
-	Results                                  int
-	Agents                                   []string
-	Rooms                                    []string
-	Wings                                    []string
-	Searched                                 bool
-	Error                                    string
-	Resp                                     app.SearchResult
-	Hits                                     []hitView
-	Lexical                                  bool
+	// AsOf is the day the query is asked (as_of, as the API takes it):
+	// a time the query names counts from it.
+	AsOf     string
+	Results  int
+	Agents   []string
+	Rooms    []string
+	Wings    []string
+	Searched bool
+	Error    string
+	Resp     app.SearchResult
+	Hits     []hitView
+	Lexical  bool
 }
 
 // hitView is one search hit as the page shows it.
@@ -342,7 +345,7 @@ func (h *Handler) pageSearch(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	d := searchData{
 		Q: q.Get("q"), Wing: q.Get("wing"), Room: q.Get("room"), Agent: q.Get("agent"),
-		Since: q.Get("since"), Until: q.Get("until"), Mode: q.Get("mode"),
+		Since: q.Get("since"), Until: q.Get("until"), AsOf: q.Get("as_of"), Mode: q.Get("mode"),
 		Results: h.cfg().Search.Results, Rooms: allRooms, Lexical: h.app.Palace.Embedder() == nil,
 	}
 	if n, err := strconv.Atoi(q.Get("results")); err == nil {

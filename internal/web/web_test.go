@@ -996,3 +996,50 @@ func TestAgentSummaryExtendsAgentStatus(t *testing.T) {
 		t.Errorf("researcher's mining backoff on the dashboard: %v", dashboard["researcher"])
 	}
 }
+
+// TestSearchPageAsOf: the search page's "as of" field is the API's as_of,
+// passed to the same app request: a query naming a time ranks the
+// sections dated then first, counted from that day; the field keeps the
+// date; a bad date is the form's error.
+func TestSearchPageAsOf(t *testing.T) {
+	e := newEnv(t, web.Deps{})
+	// The tester's "nightly run" sections are dated every sixth day from
+	// Today-32; the one of Today-20 is "yesterday" as of Today-19.
+	asOf := webtest.Today.AddDate(0, 0, -19).Format(time.DateOnly)
+	yesterday := webtest.Today.AddDate(0, 0, -20).Format(time.DateOnly)
+	dateChip := regexp.MustCompile(`<span class="chip">(\d{4}-\d{2}-\d{2})</span>`)
+	first := func(target string) (string, string) {
+		t.Helper()
+		w := e.do(t, req{target: target})
+		body := w.Body.String()
+		if w.Code != 200 {
+			t.Fatalf("%s = %d: %.300s", target, w.Code, body)
+		}
+		m := dateChip.FindStringSubmatch(body)
+		if m == nil {
+			t.Fatalf("%s: no dated hit", target)
+		}
+		return m[1], body
+	}
+	got, body := first("/search?q=nightly+run+yesterday&agent=tester&as_of=" + asOf)
+	if got != yesterday {
+		t.Errorf("as of %s, the first hit of \"nightly run yesterday\" is dated %s, want %s", asOf, got, yesterday)
+	}
+	if want := `name="as_of" value="` + asOf + `"`; !strings.Contains(body, want) {
+		t.Errorf("the form lacks %s", want)
+	}
+	// The same query as of another day ranks another section first: the
+	// date comes from the field, not from the text.
+	if got, _ := first("/search?q=nightly+run+yesterday&agent=tester&as_of=" + webtest.Today.AddDate(0, 0, -1).Format(time.DateOnly)); got == yesterday {
+		t.Errorf("as of the day before Today, the first hit is still dated %s", got)
+	}
+
+	w := e.do(t, req{target: "/search?q=nightly+run&as_of=2026-13-01"})
+	body = w.Body.String()
+	if w.Code != 400 || !strings.Contains(body, `class="alert bad" role="alert">search: as-of`) {
+		t.Errorf("bad as_of = %d, want 400 with the as-of error on the form: %.600s", w.Code, body)
+	}
+	if !strings.Contains(body, `name="as_of" value="2026-13-01"`) {
+		t.Error("the form does not keep the bad date to correct")
+	}
+}

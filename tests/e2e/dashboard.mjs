@@ -1,8 +1,8 @@
 // Browser end-to-end test of the hivemem dashboard, run by e2e_test.go
 // against a demo home (internal/web/webtest). It drives Debian's chromium
-// through playwright-core: overview, search, opening a hit in the viewer,
-// condense with preview, live events, backup diff and restore, corrections
-// (supersede, forget, purge) in the viewer, settings,
+// through playwright-core: overview, search (also as of a day), opening a
+// hit in the viewer, condense with preview, live events, backup diff and
+// restore, corrections (supersede, forget, purge) in the viewer, settings,
 // token login, a phone-sized screen — and checks that HTML in a memory
 // file never runs. Screenshots go to $HIVEMEM_ARTIFACTS.
 //
@@ -112,6 +112,23 @@ try {
     const box = await target.boundingBox();
     assert.ok(box && box.y >= 0 && box.y < 960, `hit line scrolled into view (y=${box && box.y})`);
     await snap(page, 'viewer-hit', false);
+  });
+
+  await run('search as of a day ranks the sections of the time the query names', async () => {
+    // The tester's "nightly run" sections are six days apart; as of
+    // 2026-11-10, "yesterday" is the one of 2026-11-09.
+    await page.goto(base + '/search');
+    await page.locator('details.filters summary').click();
+    await page.fill('input[name="q"]', 'nightly run yesterday');
+    await page.selectOption('select[name="agent"]', 'tester');
+    await page.fill('input[name="as_of"]', '2026-11-10');
+    await Promise.all([page.waitForURL(/as_of=2026-11-10/), page.press('input[name="q"]', 'Enter')]);
+    const hits = page.locator('.hit-card');
+    assert.ok(await hits.count() >= 2, 'several hits');
+    assert.match(await hits.first().locator('.hit-meta').textContent(), /2026-11-09/);
+    assert.equal(await page.inputValue('input[name="as_of"]'), '2026-11-10', 'the field keeps the day');
+    assert.ok(await page.locator('details.filters[open]').count() === 1, 'filters open with a date set');
+    await snap(page, 'search-as-of');
   });
 
   await run('the viewer marks the regions of a condensed file', async () => {
