@@ -11,6 +11,7 @@ package when
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -72,7 +73,7 @@ func Find(text string, ref time.Time) []Window {
 		}
 	}
 	toks := tokenize(text)
-	p := parser{toks: toks, today: dayOf(ref)}
+	p := parser{toks: toks, today: dayOf(ref), iso: iso}
 	var out []Window
 	for i := 0; i < len(toks) && len(out) < MaxWindows; {
 		if w, ok := iso[toks[i].at]; ok {
@@ -164,6 +165,7 @@ func allDigits(s string) bool {
 type parser struct {
 	toks  []token
 	today time.Time
+	iso   map[int]Window // the ISO dates, by the offset of their first word
 }
 
 // at is the i-th word, "" past the end.
@@ -196,7 +198,7 @@ func (p parser) text(i, n int) string {
 // window and how many words it took (0: none matched).
 func (p parser) match(i int) (Window, int) {
 	for _, rule := range []func(parser, int) (Window, int){
-		parser.dayWords, parser.weekdayAgo, parser.ago, parser.rolling,
+		parser.span, parser.dayWords, parser.weekdayAgo, parser.ago, parser.rolling,
 		parser.calendar, parser.lastWeekday, parser.weekend, parser.monthDay, parser.monthName,
 	} {
 		if w, n := rule(p, i); n > 0 {
@@ -650,9 +652,44 @@ func year(s string) (int, bool) {
 	return y, y >= 1900 && y < 2200
 }
 
-// monthDay: "<month> <day> (<year>)", "(the) <day> (of) <month> (<year>)":
-// that day; without a year, the latest one not after today.
-func (p parser) monthDay(i int) (Window, int) {
+// calDate is a date as written: a month and a day (0: the whole month),
+// and the year when one is written (0: none).
+type calDate struct {
+	y int
+	m time.Month
+	d int
+}
+
+// first and last are c's first and last day in year y, if it is a real
+// date.
+func (c calDate) first(y int) (time.Time, bool) {
+	if c.d == 0 {
+		return time.Date(y, c.m, 1, 0, 0, 0, 0, time.UTC), true
+	}
+	return date(y, int(c.m), c.d)
+}
+
+func (c calDate) last(y int) (time.Time, bool) {
+	if c.d == 0 {
+		return time.Date(y, c.m+1, 0, 0, 0, 0, 0, time.UTC), true
+	}
+	return date(y, int(c.m), c.d)
+}
+
+// latestYear is the year of c's latest start not after today, looking
+// back eight years (a 29 February).
+func (p parser) latestYear(c calDate) (int, bool) {
+	for y := p.today.Year(); y > p.today.Year()-8; y-- {
+		if day, ok := c.first(y); ok && !day.After(p.today) {
+			return y, true
+		}
+	}
+	return 0, false
+}
+
+// dayMonth reads "<month> <day> (<year>)", "(the) <day> (of) <month>
+// (<year>)" at word i.
+func (p parser) dayMonth(i int) (calDate, int) {
 	var m time.Month
 	var d, k int
 	if mm, ok := month(p.at(i)); ok && allDigits(p.at(i+1)) && len(p.at(i+1)) <= 2 {
@@ -664,7 +701,7 @@ func (p parser) monthDay(i int) (Window, int) {
 			j++
 		}
 		if !allDigits(p.at(j)) || len(p.at(j)) > 2 {
-			return Window{}, 0
+			return calDate{}, 0
 		}
 		d, _ = strconv.Atoi(p.at(j))
 		sure := p.toks[j].ord
@@ -677,23 +714,135 @@ func (p parser) monthDay(i int) (Window, int) {
 			sure = true
 		}
 		if !ok || !sure && (mm == time.May || mm == time.March) {
-			return Window{}, 0 // "the 5 may help": a verb, not a month
+			return calDate{}, 0 // "the 5 may help": a verb, not a month
 		}
 		m, k = mm, j+1-i
 	}
 	if y, ok := year(p.at(i + k)); ok {
-		day, ok := date(y, int(m), d)
+		return calDate{y: y, m: m, d: d}, k + 1
+	}
+	return calDate{m: m, d: d}, k
+}
+
+// monthDay: "<month> <day> (<year>)", "(the) <day> (of) <month> (<year>)":
+// that day; without a year, the latest one not after today.
+func (p parser) monthDay(i int) (Window, int) {
+	c, k := p.dayMonth(i)
+	if k == 0 {
+		return Window{}, 0
+	}
+	if c.y == 0 {
+		y, ok := p.latestYear(c)
 		if !ok {
 			return Window{}, 0
 		}
-		return Window{From: day, To: day, Slack: 1}, k + 1
+		c.y = y
 	}
-	for y := p.today.Year(); y > p.today.Year()-8; y-- {
-		if day, ok := date(y, int(m), d); ok && !day.After(p.today) {
-			return Window{From: day, To: day, Slack: 1}, k
+	day, ok := c.first(c.y)
+	if !ok {
+		return Window{}, 0
+	}
+	return Window{From: day, To: day, Slack: 1}, k
+}
+
+// endpoint reads one end of a span at word i: an ISO date, a day and
+// month, a month, or "(the) <day>" (month 0: the other end's), each
+// with its year if one is written.
+func (p parser) endpoint(i int) (calDate, int) {
+	if i < len(p.toks) {
+		if w, ok := p.iso[p.toks[i].at]; ok {
+			return calDate{y: w.From.Year(), m: w.From.Month(), d: w.From.Day()}, 3
 		}
 	}
-	return Window{}, 0
+	if c, k := p.dayMonth(i); k > 0 {
+		return c, k
+	}
+	if m, ok := month(p.at(i)); ok {
+		if y, ok := year(p.at(i + 1)); ok {
+			return calDate{y: y, m: m}, 2
+		}
+		return calDate{m: m}, 1
+	}
+	k := 0
+	if p.at(i) == "the" {
+		k++
+	}
+	if w := p.at(i + k); allDigits(w) && len(w) <= 2 {
+		d, _ := strconv.Atoi(w)
+		if y, ok := year(p.at(i + k + 1)); ok {
+			return calDate{y: y, d: d}, k + 2
+		}
+		return calDate{d: d}, k + 1
+	}
+	return calDate{}, 0
+}
+
+// span: "between <date> and <date>", "from <date> to|until|till|through
+// <date>", each date an endpoint: one window from the first's start to
+// the second's end. A year written at either end holds for the other
+// ("between August 11 and August 15 2023"; the first end goes back a
+// year if it would fall after the second, "from December 28 to January
+// 3 2024"), a day without a month is in the other end's ("from the 11th
+// to the 15th of August"); without any year, the first end is the latest
+// not after today. Ends in the wrong order are no span.
+func (p parser) span(i int) (Window, int) {
+	var seps []string
+	switch p.at(i) {
+	case "between":
+		seps = []string{"and"}
+	case "from":
+		seps = []string{"to", "until", "till", "through"}
+	default:
+		return Window{}, 0
+	}
+	a, ka := p.endpoint(i + 1)
+	if ka == 0 || !slices.Contains(seps, p.at(i+1+ka)) {
+		return Window{}, 0
+	}
+	b, kb := p.endpoint(i + 2 + ka)
+	if kb == 0 {
+		return Window{}, 0
+	}
+	switch {
+	case a.m == 0 && b.m == 0, a.m == 0 && b.d == 0, b.m == 0 && a.d == 0:
+		return Window{}, 0 // no month, or a day against a whole month
+	case a.m == 0:
+		a.m = b.m
+	case b.m == 0:
+		b.m = a.m
+	}
+	// A first end in a later month than the second is in the year before.
+	switch {
+	case a.y == 0 && b.y == 0:
+		y, ok := p.latestYear(a)
+		if !ok {
+			return Window{}, 0
+		}
+		a.y, b.y = y, y
+		if a.m > b.m {
+			b.y++
+		}
+	case a.y == 0:
+		a.y = b.y
+		if a.m > b.m {
+			a.y--
+		}
+	case b.y == 0:
+		b.y = a.y
+		if a.m > b.m {
+			b.y++
+		}
+	}
+	from, ok := a.first(a.y)
+	to, ok2 := b.last(b.y)
+	if !ok || !ok2 || to.Before(from) {
+		return Window{}, 0
+	}
+	slack := 1
+	if a.d == 0 || b.d == 0 {
+		slack = 3
+	}
+	return Window{From: from, To: to, Slack: slack}, 2 + ka + kb
 }
 
 // monthName: "<month> <year>", and "in|during|of|since|early|mid|late|last

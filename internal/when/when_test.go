@@ -85,6 +85,19 @@ func TestFindResolvesTimeExpressions(t *testing.T) {
 		{"since March", sat, "2023-03-01", "2023-04-22", 3},
 		{"September 2022", sat, "2022-09-01", "2022-09-30", 3},
 		{"in 2021", sat, "2021-01-01", "2021-12-31", 15},
+		// spans between two dates: one window, a year written once holds for both
+		{"between August 11 and August 15 2023", sat, "2023-08-11", "2023-08-15", 1},
+		{"what happened between August 11 and August 15, 2023", sat, "2023-08-11", "2023-08-15", 1},
+		{"from August 11 to August 15 2023", sat, "2023-08-11", "2023-08-15", 1},
+		{"from August 11, 2023 until August 15", sat, "2023-08-11", "2023-08-15", 1},
+		{"between August 11 and 15, 2023", sat, "2023-08-11", "2023-08-15", 1},
+		{"from the 11th to the 15th of August 2023", sat, "2023-08-11", "2023-08-15", 1},
+		{"from December 28 to January 3 2024", sat, "2023-12-28", "2024-01-03", 1},
+		{"between March and May 2022", sat, "2022-03-01", "2022-05-31", 3},
+		{"between 2023-01-05 and 2023-01-09", sat, "2023-01-05", "2023-01-09", 1},
+		{"between March 3 and March 10", sat, "2023-03-03", "2023-03-10", 1},
+		{"from December 20 to January 5", wed, "2022-12-20", "2023-01-05", 1},
+		{"between April 20 and April 25", sat, "2023-04-20", "2023-04-25", 1},
 	} {
 		ws := Find(tc.text, tc.ref)
 		if len(ws) != 1 {
@@ -126,7 +139,8 @@ func TestFindIgnoresTextWithoutATime(t *testing.T) {
 		"the 5 may help",             // not a date
 		"version 2023",               // a number, not a year named as a time
 		"999 weeks", "1000 days ago", // not a count of the grammar
-		"2023-02-30", // no such day
+		"2023-02-30",   // no such day
+		"from 5 to 10", // numbers, no month
 	} {
 		if ws := Find(text, ref); len(ws) != 0 {
 			t.Errorf("Find(%q) = %v, want none", text, ws)
@@ -191,6 +205,7 @@ func FuzzFind(f *testing.F) {
 		"what did we decide last week", "on the Wednesday two months ago", "2023-05-04", "the 5th of June 2021",
 		"in the past 400 years", "a couple of a few several weeks ago ago", "last last last", "since may of 2023",
 		"twenty twenty days ago", "mid-late-early may", "the day before the day before yesterday", strings.Repeat("9", 5000),
+		"between the 15th and 3 of June 2023 from December to January 2199", "from 2023-01-05 through the 9th",
 	} {
 		f.Add(s, int64(1682160060))
 	}
