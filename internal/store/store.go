@@ -44,7 +44,7 @@ type Drawer struct {
 	LineStart int    // 1-based, inclusive
 	LineEnd   int    // 1-based, inclusive
 	Date      string // YYYY-MM-DD when the heading carries a date, else ""
-	Hash      string // hex sha256 of Text
+	Hash      string // hex sha256 of what is embedded, chunk.Chunk.EmbedText (context heading + Text): the embedding cache's key
 	Text      string // the chunk as it stands in the file (without the heading)
 	// SupersededBy is set when the drawer's section is marked as replaced
 	// by a later one ("> superseded by:" in the markdown, see memfile): the
