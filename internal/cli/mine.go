@@ -55,7 +55,8 @@ func runMine(ctx context.Context, g *globals, o mineOptions, args []string) erro
 		return err
 	}
 	defer a.Close()
-	req := app.MineRequest{Options: palace.MineOptions{Wing: o.wing, Agent: o.agent, Room: o.room}}
+	// The skips are this command's warnings below, not also log lines.
+	req := app.MineRequest{Options: palace.MineOptions{Wing: o.wing, Agent: o.agent, Room: o.room, ReportsSkips: true}}
 	if len(args) == 1 {
 		if args[0] == "" { // "$DIR" with DIR unset: not the whole hive
 			return errors.New("mine: the path is empty: name a directory or a file")

@@ -28,6 +28,10 @@ type MineOptions struct {
 	Agent    string // default: derived from hive/agents/<id>/ or hive/archive/<id>/
 	Room     string // default: derived from the section (pinned, condensed, recent, archive)
 	Progress func(done, total int, path string)
+	// ReportsSkips says the caller shows the report's Skipped itself (the
+	// CLI's warnings): the palace does not log them too. Otherwise each
+	// skip is a log warning, where `hivemem run` shows it.
+	ReportsSkips bool
 }
 
 // Skip is a file the miner passed over, and why.
@@ -71,9 +75,20 @@ func (r *MineReport) Add(o MineReport) {
 // only their new drawers; files that vanished lose their drawers. Files that
 // cannot be mined (binary, invalid UTF-8 in the text or the path, too
 // large, unreadable, not a regular file) are skipped with a reason, keep
-// the drawers they had (see keepSkipped), and never stop the run. A path
-// that is gone and was never mined is nothing to do.
+// the drawers they had (see keepSkipped), and never stop the run; each is
+// logged unless opts.ReportsSkips. A path that is gone and was never
+// mined is nothing to do.
 func (p *Palace) Mine(ctx context.Context, path string, opts MineOptions) (MineReport, error) {
+	rep, err := p.mine(ctx, path, opts)
+	if !opts.ReportsSkips {
+		for _, s := range rep.Skipped {
+			p.log.Warn("mine: skipping file", "path", s.Path, "reason", s.Reason)
+		}
+	}
+	return rep, err
+}
+
+func (p *Palace) mine(ctx context.Context, path string, opts MineOptions) (MineReport, error) {
 	start := time.Now()
 	var rep MineReport
 	if path == "" {
@@ -324,7 +339,6 @@ func (c *collector) link(path, given string, md bool) error {
 	switch {
 	case reason != "":
 		c.skipped = append(c.skipped, Skip{Path: path, Reason: reason})
-		c.p.log.Warn("mine: skipping", "path", path, "reason", reason)
 	case errors.Is(err, fs.ErrNotExist):
 		// A dangling link inside the home: nothing to mine yet.
 	case err != nil:
@@ -503,8 +517,8 @@ func (p *Palace) tooLarge(size int64) string {
 	return fmt.Sprintf("too large: %d bytes, the limit is %d (palace.max_file_bytes)", size, p.opts.MaxFileBytes)
 }
 
+// skip is the report of a file skipped (Mine logs it).
 func (p *Palace) skip(path, reason string) MineReport {
-	p.log.Warn("mine: skipping file", "path", path, "reason", reason)
 	return MineReport{Skipped: []Skip{{Path: path, Reason: reason}}}
 }
 

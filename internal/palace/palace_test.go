@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -282,6 +283,58 @@ func TestMineSkipsBadFiles(t *testing.T) {
 	}
 	if rep.Files != 1 || rep.Added != 1 {
 		t.Fatalf("good file not mined: %+v", rep)
+	}
+}
+
+// TestMineLogsEachSkipOnce: every skip of a mine, found in the walk (a
+// link out of the home) or at the file (binary), is one log warning,
+// which is where `hivemem run` shows it; a caller that shows the
+// report's skips itself (ReportsSkips, the CLI) gets none.
+func TestMineLogsEachSkipOnce(t *testing.T) {
+	f := newFixture(t, nil)
+	f.write("good", "# Memory — good\n\n## 2026-11-01 — fine\nOrdinary text about gardening.\n")
+	dir := filepath.Join(f.h.AgentsDir(), "binary")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "memory.md"), []byte("# x\n\nab\x00cd\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "outside.md")
+	if err := os.WriteFile(outside, []byte("# outside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(f.h.AgentsDir(), "good", "linked.md")); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "p.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	p, err := palace.New(context.Background(), f.h, st, nil, palace.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, reports := range []bool{false, true} {
+		log.Reset()
+		rep, err := p.Mine(context.Background(), f.h.AgentsDir(), palace.MineOptions{ReportsSkips: reports})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Skipped) != 2 {
+			t.Fatalf("skipped %+v, want the binary file and the link", rep.Skipped)
+		}
+		want := 0
+		if !reports {
+			want = 1
+		}
+		for _, s := range rep.Skipped {
+			if n := strings.Count(log.String(), "path="+s.Path+" "); n != want {
+				t.Errorf("ReportsSkips %v: %s logged %d times, want %d:\n%s", reports, s.Path, n, want, log.String())
+			}
+		}
 	}
 }
 
