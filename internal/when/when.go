@@ -784,7 +784,8 @@ func (p parser) endpoint(i int) (calDate, int) {
 // year if it would fall after the second, "from December 28 to January
 // 3 2024"), a day without a month is in the other end's ("from the 11th
 // to the 15th of August"); without any year, the first end is the latest
-// not after today. Ends in the wrong order are no span.
+// not after today. Ends in the wrong order, or more than maxCount years
+// apart, are no span.
 func (p parser) span(i int) (Window, int) {
 	var seps []string
 	switch p.at(i) {
@@ -835,7 +836,7 @@ func (p parser) span(i int) (Window, int) {
 	}
 	from, ok := a.first(a.y)
 	to, ok2 := b.last(b.y)
-	if !ok || !ok2 || to.Before(from) {
+	if !ok || !ok2 || to.Before(from) || to.After(from.AddDate(maxCount, 0, 0)) {
 		return Window{}, 0
 	}
 	slack := 1

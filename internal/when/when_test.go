@@ -158,6 +158,13 @@ func TestFindReturnsEveryExpressionInOrder(t *testing.T) {
 	if strings.Join(got, "|") != "yesterday|2023-01-05|last week" {
 		t.Errorf("Find = %q, want yesterday, the ISO date, last week", got)
 	}
+	// Ends in the wrong order, or centuries apart, are no span: each is
+	// its own day.
+	for _, text := range []string{"between 2023-05-04 and 2023-01-05", "from 0001-01-01 to 9999-12-31", "from June 9 2023 to June 3"} {
+		if ws := Find(text, ref); len(ws) != 2 || ws[0].From != ws[0].To || ws[1].From != ws[1].To {
+			t.Errorf("Find(%q) = %v, want its two days apart", text, ws)
+		}
+	}
 	many := strings.Repeat("yesterday ", 50)
 	if n := len(Find(many, ref)); n != MaxWindows {
 		t.Errorf("Find of 50 expressions = %d windows, want MaxWindows (%d)", n, MaxWindows)
@@ -205,7 +212,7 @@ func FuzzFind(f *testing.F) {
 		"what did we decide last week", "on the Wednesday two months ago", "2023-05-04", "the 5th of June 2021",
 		"in the past 400 years", "a couple of a few several weeks ago ago", "last last last", "since may of 2023",
 		"twenty twenty days ago", "mid-late-early may", "the day before the day before yesterday", strings.Repeat("9", 5000),
-		"between the 15th and 3 of June 2023 from December to January 2199", "from 2023-01-05 through the 9th",
+		"between the 15th and 3 of June 2023 from December to January 2199", "from 2023-01-05 through the 9th", "between 0001-01-01 and 9999-12-31",
 	} {
 		f.Add(s, int64(1682160060))
 	}
