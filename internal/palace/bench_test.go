@@ -57,8 +57,9 @@ func (e fixedEmbedder) Embed(_ context.Context, texts []string) ([][]float32, er
 }
 
 // BenchmarkSearch100k is search over a 100 000-drawer palace (synthetic
-// text, random 384-d vectors) in each mode, scoped to the whole palace and
-// to one of 50 wings.
+// text, random 384-d vectors) in each mode, over the whole palace and
+// scoped to few drawers (one of 50 wings, 2 %), half of them (one of two
+// agents) and most of them (the room nine drawers in ten are in).
 func BenchmarkSearch100k(b *testing.B) {
 	const n, dim, wings = 100_000, 384, 50
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -83,8 +84,13 @@ func BenchmarkSearch100k(b *testing.B) {
 	for f := 0; f < n/1000; f++ {
 		wing := fmt.Sprintf("agent%02d", f%wings)
 		src := fmt.Sprintf("hive/agents/%s/memory-%d.md", wing, f)
-		u := store.FileUpdate{File: store.File{Source: src, Hash: fmt.Sprint(f), Wing: wing, Agent: wing}}
+		agent := []string{"ada", "bob"}[f%2]
+		u := store.FileUpdate{File: store.File{Source: src, Hash: fmt.Sprint(f), Wing: wing, Agent: agent}}
 		for i := 0; i < 1000; i++ {
+			room := "recent"
+			if i%10 == 0 {
+				room = "archive"
+			}
 			words := make([]string, 60+rng.IntN(40))
 			for j := range words {
 				if rng.IntN(8) == 0 {
@@ -95,7 +101,7 @@ func BenchmarkSearch100k(b *testing.B) {
 			}
 			text := strings.Join(words, " ")
 			u.Insert = append(u.Insert, store.Drawer{
-				ID: fmt.Sprintf("%d-%d", f, i), Wing: wing, Room: "recent", Agent: wing, Source: src,
+				ID: fmt.Sprintf("%d-%d", f, i), Wing: wing, Room: room, Agent: agent, Source: src,
 				Heading: "note", LineStart: i*3 + 1, LineEnd: i*3 + 2, Hash: fmt.Sprintf("h%d-%d", f, i),
 				Text: text, Vector: storetest.UnitVector(rng, dim),
 			})
@@ -106,11 +112,16 @@ func BenchmarkSearch100k(b *testing.B) {
 	}
 	queries := []string{"deploy17 timeout42 handler", "database3 migration88", "login5 cookie19 expiry", "queue7 latency140 review", "billing12 upload31 cache9"}
 	for _, mode := range []string{palace.ModeLexical, palace.ModeVector, palace.ModeHybrid} {
-		for _, scope := range []string{"all", "wing"} {
+		for _, scope := range []string{"all", "wing", "agent", "room"} {
 			b.Run(mode+"/"+scope, func(b *testing.B) {
 				f := store.Filter{}
-				if scope == "wing" {
+				switch scope {
+				case "wing": // few: 2 %
 					f.Wing = "agent07"
+				case "agent": // half
+					f.Agent = "ada"
+				case "room": // most: 90 %
+					f.Room = "recent"
 				}
 				// Warm the in-memory vector copy outside the timing.
 				if _, err := p.Search(ctx, palace.Query{Text: queries[0], Mode: mode, Filter: f}); err != nil {

@@ -507,3 +507,112 @@ func TestSmallScopeSkipsTier(t *testing.T) {
 		}
 	}
 }
+
+// TestLexicalScopeIsPostFilter holds a search scoped to a wing, room or
+// agent to the unscoped search with the drawers out of scope taken out (the
+// same drawers in the same order, the same scores), for scopes holding
+// every drawer, most of them, half and few, alone, combined and with date
+// bounds. The drawers out of the "most" scope hold the rare words often, so
+// that the best unscoped matches are out of scope and a search that takes
+// the best unscoped rows and keeps those in scope must look deeper.
+func TestLexicalScopeIsPostFilter(t *testing.T) {
+	ctx := t.Context()
+	s := openTemp(t)
+	const n = 6000
+	rng := rand.New(rand.NewPCG(5, 6))
+	words := storetest.Vocabulary(rng, benchVocab)[:2000]
+	word := storetest.Zipf(rng, words)
+	rare := func() string { return words[1500+rng.IntN(8)] }
+	byID := map[string]store.Drawer{}
+	for b := range n / 1000 {
+		src := fmt.Sprintf("f%d.md", b)
+		u := store.FileUpdate{File: store.File{Source: src}}
+		for i := range 1000 {
+			at := b*1000 + i
+			d := store.Drawer{ID: fmt.Sprintf("%s#%d", src, i), Source: src, Room: "recent", Agent: "ada",
+				Wing: []string{"even", "odd"}[at%2], Date: fmt.Sprintf("2026-01-%02d", 1+at%28)}
+			if at%50 == 1 {
+				d.Wing = "few" // 2 %
+			}
+			ws := make([]string, 10+rng.IntN(60))
+			for j := range ws {
+				ws[j] = word()
+			}
+			if at%10 == 3 { // 10 %: out of the agent's scope, and rich in rare words
+				d.Agent = "bob"
+				for j := 0; j < len(ws); j += 3 {
+					ws[j] = rare()
+				}
+			}
+			d.Heading, d.Text = strings.Join(ws[:3], " "), strings.Join(ws[3:], " ")
+			byID[d.ID] = d
+			u.Insert = append(u.Insert, d)
+		}
+		if err := s.Apply(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	qrng := rand.New(rand.NewPCG(7, 8))
+	var queries []string
+	unscoped := map[string][]store.Scored{}
+	for qi := range 30 {
+		ws := make([]string, 1+qrng.IntN(4))
+		for j := range ws {
+			ws[j] = words[[]int{qrng.IntN(10), qrng.IntN(100), 100 + qrng.IntN(1900)}[qrng.IntN(3)]]
+		}
+		if qi%2 == 0 {
+			ws[0] = words[1500+qrng.IntN(8)]
+		}
+		q := strings.Join(ws, " ")
+		all, err := s.Lexical(ctx, q, store.Filter{}, math.MaxInt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		queries, unscoped[q] = append(queries, q), all
+	}
+	for _, tc := range []struct {
+		name string
+		f    store.Filter
+	}{
+		{"all", store.Filter{Room: "recent"}},
+		{"most", store.Filter{Agent: "ada"}},
+		{"half", store.Filter{Wing: "odd"}},
+		{"few", store.Filter{Wing: "few"}},
+		{"most and half", store.Filter{Agent: "ada", Wing: "even"}},
+		{"all and most", store.Filter{Room: "recent", Agent: "ada"}},
+		{"most and few", store.Filter{Agent: "ada", Wing: "few"}},
+		{"most, dated", store.Filter{Agent: "ada", Since: "2026-01-05", Until: "2026-01-20"}},
+		{"none", store.Filter{Wing: "nobody"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for qi, q := range queries {
+				k := []int{1, 5, 10, 100}[qi%4]
+				got, err := s.Lexical(ctx, q, tc.f, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var want []store.Scored
+				for _, sc := range unscoped[q] {
+					if tc.f.Matches(byID[sc.ID]) && len(want) < k {
+						sc.Rank = len(want) + 1
+						want = append(want, sc)
+					}
+				}
+				if len(got) != len(want) {
+					t.Errorf("Lexical(%q, %+v, %d): %d hits, the unscoped search post-filtered %d", q, tc.f, k, len(got), len(want))
+					continue
+				}
+				// Scores within 1e-9 relative (the rare-terms tier sums
+				// them another way); ids where the scores are not tied.
+				near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Abs(b) }
+				for i := range want {
+					tied := i > 0 && near(want[i-1].Score, want[i].Score) || i+1 < len(want) && near(want[i+1].Score, want[i].Score)
+					if got[i].ID != want[i].ID && !tied || got[i].Rank != want[i].Rank || !near(got[i].Score, want[i].Score) {
+						t.Errorf("Lexical(%q, %+v, %d) rank %d: %+v, the unscoped search post-filtered %+v", q, tc.f, k, i+1, got[i], want[i])
+						break
+					}
+				}
+			}
+		})
+	}
+}
