@@ -282,7 +282,7 @@ func benchPlain(b *testing.B, withCommon bool) {
 	ctx := context.Background()
 	timed(b, nil, func(i int) {
 		match := matchExpr(store.QueryTerms(qs[i%len(qs)]), store.Filter{})
-		if _, err := s.topK(ctx, s.rdb, bm25SQL, []any{match}, store.Filter{}, 10); err != nil {
+		if _, err := s.topK(ctx, s.rdb, bm25SQL, []any{match}, exactScope(store.Filter{}), 10); err != nil {
 			b.Fatal(err)
 		}
 	})

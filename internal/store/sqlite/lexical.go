@@ -57,12 +57,24 @@ func matchExpr(terms []string, f store.Filter) string {
 	return expr
 }
 
+// scopeField is a filter field with a scope token: its token prefix and
+// the field.
+type scopeField struct {
+	prefix string
+	val    *string
+}
+
+// scopeFields are f's wing, room and agent.
+func scopeFields(f *store.Filter) []scopeField {
+	return []scopeField{{"w", &f.Wing}, {"r", &f.Room}, {"a", &f.Agent}}
+}
+
 // filterScopeTokens are the scope tokens of f's wing, room and agent, those set.
 func filterScopeTokens(f store.Filter) []string {
 	var toks []string
-	for _, p := range []struct{ prefix, val string }{{"w", f.Wing}, {"r", f.Room}, {"a", f.Agent}} {
-		if p.val != "" {
-			toks = append(toks, scopeToken(p.prefix, p.val))
+	for _, p := range scopeFields(&f) {
+		if *p.val != "" {
+			toks = append(toks, scopeToken(p.prefix, *p.val))
 		}
 	}
 	return toks
@@ -84,14 +96,17 @@ func scopeToken(prefix, val string) string {
 //     rarer terms remain: bm25 clamps their IDF to 1e-6, so they change no
 //     ranking (scores move by less than 1e-5), yet they would make FTS5
 //     score most of the palace.
-//   - Wing, room and agent filters are part of the FTS5 query (scope
-//     tokens), so only drawers in scope are scored; the drawers table is
-//     read for the k results only, to re-check the filter exactly. Date
-//     bounds are applied in SQL to every match.
+//   - A wing, room or agent filter that holds few drawers is part of the
+//     FTS5 query (a scope token), so only drawers in scope are scored; one
+//     that holds many is not, as FTS5 would walk its long posting list in
+//     every statement (see planScope), and the best matches are taken
+//     deeper instead until k of them are in scope (see topK). The drawers
+//     table is read for the rows ranked only, to check the filter exactly.
+//     Date bounds are applied in SQL to every match.
 //   - When the query mixes rare and common terms, it is first answered from
 //     the drawers matching the rare terms (see lexicalTier), which is exact
 //     whenever it can be proven to be, and skips scoring the common terms'
-//     long posting lists — unless the filter's scope is small (smallScope),
+//     long posting lists — unless the filter's scope is small (planScope),
 //     where the full query is the cheaper one.
 //
 // In a process that opted in (WarmLexical), an in-memory index answers
@@ -127,12 +142,12 @@ func (s *Store) Lexical(ctx context.Context, query string, f store.Filter, k int
 	if len(infos) == 0 {
 		return nil, nil
 	}
-	small, err := s.smallScope(ctx, tx, f)
+	sc, err := s.planScope(ctx, tx, f, n)
 	if err != nil {
 		return nil, fmt.Errorf("lexical search: %w", err)
 	}
-	if !small {
-		res, ok, err := s.lexicalTier(ctx, tx, infos, n, f, k)
+	if !sc.small {
+		res, ok, err := s.lexicalTier(ctx, tx, infos, n, sc, k)
 		if err != nil {
 			return nil, fmt.Errorf("lexical search: %w", err)
 		}
@@ -146,67 +161,138 @@ func (s *Store) Lexical(ctx context.Context, query string, f store.Filter, k int
 	for _, ti := range infos {
 		terms = append(terms, ti.term)
 	}
-	res, err := s.topK(ctx, tx, bm25SQL, []any{matchExpr(terms, f)}, f, k)
+	res, err := s.topK(ctx, tx, bm25SQL, []any{matchExpr(terms, sc.match)}, sc, k)
 	if err != nil {
 		return nil, fmt.Errorf("lexical search: %w", err)
 	}
 	return res, nil
 }
 
-// smallScope reports whether f's wing, room or agent holds at most
-// tierBudget drawers. Then the full query is cheaper than lexicalTier:
-// bm25 counts every term's matches over the whole palace once per query
-// (its IDF), which the tier's final query pays as well, so the tier can
-// only save scoring rows outside E, and the scope tokens already keep the
-// full query to at most that many rows; the tier's probes would be extra
-// work. On LongMemEval (a wing per question) skipping them cut the hybrid
-// p50 by a fifth (README, "Benchmarks").
-func (s *Store) smallScope(ctx context.Context, db querier, f store.Filter) (bool, error) {
+// scope is a lexical search's filter as Lexical plans it (see planScope).
+type scope struct {
+	f     store.Filter // the filter, which every result is held to
+	match store.Filter // its wing, room and agent whose scope tokens are in MATCH
+	small bool         // one of f's wing, room and agent holds at most tierBudget drawers
+	share float64      // the share of MATCH's rows expected in f's scope, in (0, 1]
+}
+
+// exactScope is f with every scope token in MATCH.
+func exactScope(f store.Filter) scope {
+	return scope{f: f, match: store.Filter{Wing: f.Wing, Room: f.Room, Agent: f.Agent}, share: 1}
+}
+
+// maxTokenShare is the largest share of the palace a wing, room or agent
+// may hold for its scope token to go into MATCH. FTS5 walks a query
+// token's whole posting list in each statement that names it, for the AND
+// and again for bm25's IDF (about 60 ns a drawer): over 100 000 drawers a
+// room most of them are in made a search four times slower than the same
+// search unscoped. Without the token, FTS5 scores the matches out of scope
+// too (about 1 µs each, but a query's terms match few drawers next to the
+// scope), and topK looks up about 1/share times more of the best rows to
+// find k in scope.
+const maxTokenShare = 0.25
+
+// planScope reads how many drawers f's wing, room and agent each hold
+// (cached, see termStats) among the palace's n, and plans the search:
+//
+//   - small: one of them holds at most tierBudget drawers. Then the full
+//     query is cheaper than lexicalTier: bm25 counts every term's matches
+//     over the whole palace once per query (its IDF), which the tier's
+//     final query pays as well, so the tier can only save scoring rows
+//     outside E, and the scope tokens already keep the full query to at
+//     most that many rows; the tier's probes would be extra work. On
+//     LongMemEval (a wing per question) skipping them cut the hybrid p50
+//     by a fifth (README, "Benchmarks").
+//   - match: those holding at most maxTokenShare of the drawers, whose
+//     scope tokens go into MATCH; share is the product of the others'
+//     shares (as if independent of each other), which topK is told to
+//     expect. The scope weighs nothing in bm25, so the scores are the same
+//     with or without a token.
+func (s *Store) planScope(ctx context.Context, db querier, f store.Filter, n int) (scope, error) {
+	sc := scope{f: f, share: 1}
 	toks := filterScopeTokens(f)
 	if len(toks) == 0 {
-		return false, nil
+		return sc, nil
 	}
 	infos, _, err := s.termStats(ctx, db, toks)
 	if err != nil {
-		return false, err
+		return scope{}, err
 	}
+	share := make(map[string]float64, len(infos))
 	for _, ti := range infos {
 		if ti.known && ti.df <= tierBudget {
-			return true, nil
+			sc.small = true
+		}
+		if ti.known && n > 0 {
+			share[ti.term] = min(1, float64(ti.df)/float64(n))
 		}
 	}
-	return false, nil
+	ff := scopeFields(&f)
+	for i, p := range scopeFields(&sc.match) {
+		v := *ff[i].val
+		if v == "" {
+			continue
+		}
+		if sh := share[scopeToken(p.prefix, v)]; sh > maxTokenShare {
+			sc.share *= sh
+		} else {
+			*p.val = v
+		}
+	}
+	return sc, nil
 }
 
 // bm25SQL scores every drawer matching its MATCH argument.
 const bm25SQL = `SELECT rowid, -bm25(drawers_fts, ` + bm25Weights + `) AS score FROM drawers_fts WHERE drawers_fts MATCH ?`
 
 // topK returns the k best rows of scoreSQL (a query of rowid and score,
-// higher is better, already restricted to f's scope tokens), as drawer ids
-// in f's scope, ties by drawer id: it depends on the files alone, where the
-// rowid depends on the order they were mined in. Without date bounds, only
-// the best k+1 rows are looked up in drawers (a lookup costs microseconds:
-// the rows are large), and the scope is re-checked on them; when the k-th
-// and the next tie, every row of that score is read so that the smallest
-// ids among them rank. Should a scope token ever have matched a drawer out
-// of scope, or with date bounds, every row is joined and filtered.
-func (s *Store) topK(ctx context.Context, db querier, scoreSQL string, args []any, f store.Filter, k int) ([]store.Scored, error) {
-	if f.Since == "" && f.Until == "" {
-		lim := k
-		if lim < math.MaxInt {
-			lim++ // one more, to see a tie at the cut
-		}
-		out, inScope, err := topRows(ctx, db, `SELECT rowid, score FROM (`+scoreSQL+`) ORDER BY score DESC LIMIT ?`, append(slices.Clone(args), lim), f)
-		if err != nil {
-			return nil, err
-		}
-		if inScope && k > 0 && len(out) > k && out[k].Score == out[k-1].Score {
-			out, inScope, err = topRows(ctx, db, `SELECT rowid, score FROM (`+scoreSQL+`) WHERE score >= ?`, append(slices.Clone(args), out[k-1].Score), f)
+// higher is better, already restricted to sc.match's scope tokens), as
+// drawer ids in sc.f's scope, ties by drawer id: it depends on the files
+// alone, where the rowid depends on the order they were mined in.
+//
+// Without date bounds, only the best rows are looked up in drawers (a
+// lookup costs microseconds: the rows are large), and the scope is checked
+// on them: about (k+1)/sc.share of them at first, twice as many each time
+// fewer than k of them are in scope, until k are found or every row has
+// been read. The rows looked up are all those scoring above the last one,
+// so k in scope above it are the k best; when the k-th in scope ties the
+// last, every row of at least that score is read so that the smallest ids
+// among them rank. Should that take many rounds (a scope that holds far
+// less of the matches than expected), or with date bounds, every row is
+// joined and filtered in SQL.
+func (s *Store) topK(ctx context.Context, db querier, scoreSQL string, args []any, sc scope, k int) ([]store.Scored, error) {
+	f := sc.f
+	if f.Since == "" && f.Until == "" && k > 0 {
+		best := `SELECT rowid, score FROM (` + scoreSQL + `) ORDER BY score DESC LIMIT ?`
+		lim := deepLimit(k, sc.share)
+		for round := 0; round < maxDeepRounds; round++ {
+			rows, err := topRows(ctx, db, best, append(slices.Clone(args), lim), f)
 			if err != nil {
 				return nil, err
 			}
-		}
-		if inScope {
+			var out []store.Scored
+			for _, r := range rows {
+				if r.in {
+					out = append(out, r.Scored)
+				}
+			}
+			switch {
+			case len(rows) < lim: // every row
+			case len(out) < k:
+				lim = satMul(lim, 2)
+				continue
+			case out[k-1].Score == minScore(rows):
+				rows, err = topRows(ctx, db, `SELECT rowid, score FROM (`+scoreSQL+`) WHERE score >= ?`, append(slices.Clone(args), out[k-1].Score), f)
+				if err != nil {
+					return nil, err
+				}
+				out = out[:0]
+				for _, r := range rows {
+					if r.in {
+						out = append(out, r.Scored)
+					}
+				}
+			}
 			out = out[:min(k, len(out))]
 			for i := range out {
 				out[i].Rank = i + 1
@@ -220,31 +306,63 @@ func (s *Store) topK(ctx context.Context, db querier, scoreSQL string, args []an
 	return scored(ctx, db, q, append(append(slices.Clone(args), fargs...), k)...)
 }
 
+// maxDeepRounds bounds topK's rounds of looking deeper; the first round
+// usually finds k in scope.
+const maxDeepRounds = 4
+
+// deepLimit is how many of the best rows topK looks up first to find k+1
+// in a scope expected to hold share of them: a quarter more than expected
+// to be needed, and a few, so that a scope holding a little less than
+// expected rarely needs a second round.
+func deepLimit(k int, share float64) int {
+	if share >= 1 {
+		return satAdd(k, 1)
+	}
+	want := float64(k+1)/max(share, 1e-9)*1.25 + 8
+	if want >= math.MaxInt/2 {
+		return math.MaxInt / 2
+	}
+	return int(want)
+}
+
+// satAdd and satMul are a+b and a·b for non-negative ints, at most
+// math.MaxInt/2 (SQLite's LIMIT takes int64; math.MaxInt/2 is all rows).
+func satAdd(a, b int) int { return min(a, math.MaxInt/2-b) + b }
+func satMul(a, b int) int { return min(a, math.MaxInt/2/b) * b }
+
+// minScore is the score of the last of rows (best first).
+func minScore(rows []scopedRow) float64 { return rows[len(rows)-1].Score }
+
+// scopedRow is a ranked drawer and whether it is in the filter's scope.
+type scopedRow struct {
+	store.Scored
+	in bool
+}
+
 // topRows looks up the rows of rowsSQL (rowid and score) in drawers, best
-// first, ties by id, and reports whether all of them are in f's scope.
-func topRows(ctx context.Context, db querier, rowsSQL string, args []any, f store.Filter) ([]store.Scored, bool, error) {
+// first, ties by id, with whether each is in f's scope.
+func topRows(ctx context.Context, db querier, rowsSQL string, args []any, f store.Filter) ([]scopedRow, error) {
 	q := `SELECT d.id, r.score, d.wing, d.room, d.agent, d.date FROM (` + rowsSQL + `) r
 		JOIN drawers d ON d.rowid = r.rowid ORDER BY r.score DESC, d.id`
 	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	defer rows.Close()
-	var out []store.Scored
-	inScope := true
+	var out []scopedRow
 	for rows.Next() {
-		var sc store.Scored
+		var r scopedRow
 		var d store.Drawer
-		if err := rows.Scan(&sc.ID, &sc.Score, &d.Wing, &d.Room, &d.Agent, &d.Date); err != nil {
-			return nil, false, err
+		if err := rows.Scan(&r.ID, &r.Score, &d.Wing, &d.Room, &d.Agent, &d.Date); err != nil {
+			return nil, err
 		}
-		inScope = inScope && f.Matches(d)
-		out = append(out, sc)
+		r.in = f.Matches(d)
+		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	return out, inScope, nil
+	return out, nil
 }
 
 // tierBudget bounds how many drawers the rare terms of a tiered query may
@@ -265,7 +383,8 @@ const tierBudget = 3000
 // part again (E appears twice), which a second query over E alone
 // subtracts. E grows from the rarest term while it stays within budget; if
 // no split is proven, ok is false and the caller runs the full query.
-func (s *Store) lexicalTier(ctx context.Context, db querier, infos []termInfo, n int, f store.Filter, k int) (_ []store.Scored, ok bool, err error) {
+func (s *Store) lexicalTier(ctx context.Context, db querier, infos []termInfo, n int, sc scope, k int) (_ []store.Scored, ok bool, err error) {
+	f := sc.f
 	if len(infos) < 2 {
 		return nil, false, nil
 	}
@@ -298,12 +417,13 @@ func (s *Store) lexicalTier(ctx context.Context, db querier, infos []termInfo, n
 		// Slack for float rounding and for a drawer count a write ahead of FTS5's.
 		bound = bound*1.001 + 1e-9
 		rare := all[:j]
-		eExpr := matchExpr(rare, f)
+		eExpr := matchExpr(rare, sc.match)
 
-		// The k-th best E part. Scope tokens are enough here: the bound
-		// is re-checked on the final, exactly filtered, result.
+		// The k-th best E part. Scope tokens are enough here, and where
+		// the scope has none in MATCH, the E part expected k-th in scope:
+		// the bound is re-checked on the final, exactly filtered, result.
 		kthSQL := `SELECT score FROM (` + bm25SQL + `) ORDER BY score DESC LIMIT 1 OFFSET ?`
-		kthArgs := []any{eExpr, k - 1}
+		kthArgs := []any{eExpr, int(min(float64(k)/sc.share, math.MaxInt/2)) - 1}
 		if f.Since != "" || f.Until != "" {
 			where, fargs := sqlq.Where(sqlq.SQLite, f, 1)
 			kthSQL = `SELECT r.score FROM (` + bm25SQL + ` LIMIT -1) r JOIN drawers d ON d.rowid = r.rowid
@@ -328,8 +448,8 @@ func (s *Store) lexicalTier(ctx context.Context, db querier, infos []termInfo, n
 				SELECT rowid, -score AS score FROM (` + bm25SQL + `)
 				UNION ALL ` + bm25SQL + `
 			) GROUP BY rowid`
-		q2 := matchExpr(all, f) + " AND " + matchExpr(rare, store.Filter{})
-		res, err := s.topK(ctx, db, tierSQL, []any{eExpr, q2}, f, k)
+		q2 := matchExpr(all, sc.match) + " AND " + matchExpr(rare, store.Filter{})
+		res, err := s.topK(ctx, db, tierSQL, []any{eExpr, q2}, sc, k)
 		if err != nil {
 			return nil, false, err
 		}

@@ -75,14 +75,14 @@ func TestLexicalMatchesPlainQuery(t *testing.T) {
 			t.Fatalf("Lexical(%q): %v", q, err)
 		}
 		// One more than asked, to see ties at rank k.
-		want, err := s.topK(ctx, s.rdb, bm25SQL, []any{matchExpr(store.QueryTerms(q), store.Filter{})}, f, k+1)
+		want, err := s.topK(ctx, s.rdb, bm25SQL, []any{matchExpr(store.QueryTerms(q), store.Filter{})}, scope{f: f, share: 1}, k+1)
 		if err != nil {
 			t.Fatal(err)
 		}
 		next := want[min(k, len(want)):]
 		want = want[:min(k, len(want))]
 		if infos, nd, err := s.termStats(ctx, s.rdb, store.QueryTerms(q)); err == nil {
-			if _, ok, _ := s.lexicalTier(ctx, s.rdb, lexindex.Prune(infos, nd, termInfo.freq), nd, f, k); ok {
+			if _, ok, _ := s.lexicalTier(ctx, s.rdb, lexindex.Prune(infos, nd, termInfo.freq), nd, exactScope(f), k); ok {
 				tiers++
 			}
 		}
@@ -469,41 +469,54 @@ func TestLexicalWarmClose(t *testing.T) {
 	}
 }
 
-// TestSmallScopeSkipsTier holds which filters make Lexical run the full
-// query at once: a wing, room or agent of at most tierBudget drawers.
-func TestSmallScopeSkipsTier(t *testing.T) {
+// TestPlanScope holds which filters make Lexical run the full query at
+// once (a wing, room or agent of at most tierBudget drawers), which scope
+// tokens go into MATCH (those of a value at most maxTokenShare of the
+// drawers have), and the share of MATCH's rows expected in scope.
+func TestPlanScope(t *testing.T) {
 	ctx := t.Context()
 	s := openTemp(t)
+	const n = 16000 // a fifth is above tierBudget
 	u := store.FileUpdate{File: store.File{Source: "f.md"}}
-	for i := range tierBudget + 4 { // big: tierBudget+1 drawers
-		wing := "big"
+	for i := range n {
+		wing := "big" // n-3 drawers
 		if i < 3 {
 			wing = "small"
 		}
-		u.Insert = append(u.Insert, store.Drawer{ID: fmt.Sprintf("f.md#%d", i), Source: "f.md", Wing: wing, Room: "recent", Agent: wing, Text: "some words"})
+		room := []string{"even", "odd"}[i%2]
+		agent := "most" // 80 %
+		if i%5 == 0 {
+			agent = "fifth"
+		}
+		u.Insert = append(u.Insert, store.Drawer{ID: fmt.Sprintf("f.md#%d", i), Source: "f.md", Wing: wing, Room: room, Agent: agent, Text: "some words"})
 	}
 	if err := s.Apply(ctx, u); err != nil {
 		t.Fatal(err)
 	}
+	big := float64(n-3) / n
 	for _, tc := range []struct {
-		f    store.Filter
-		want bool
+		f         store.Filter
+		wantSmall bool
+		wantMatch store.Filter
+		wantShare float64
 	}{
-		{store.Filter{}, false},
-		{store.Filter{Wing: "big"}, false},
-		{store.Filter{Room: "recent"}, false},
-		{store.Filter{Since: "2026-01-01"}, false},
-		{store.Filter{Wing: "small"}, true},
-		{store.Filter{Agent: "small"}, true},
-		{store.Filter{Wing: "big", Agent: "small"}, true},
-		{store.Filter{Wing: "nobody"}, true},
+		{store.Filter{}, false, store.Filter{}, 1},
+		{store.Filter{Since: "2026-01-01"}, false, store.Filter{}, 1},
+		{store.Filter{Wing: "big"}, false, store.Filter{}, big},
+		{store.Filter{Room: "odd"}, false, store.Filter{}, 0.5},
+		{store.Filter{Agent: "most", Room: "even", Since: "2026-01-01"}, false, store.Filter{}, 0.4},
+		{store.Filter{Agent: "fifth"}, false, store.Filter{Agent: "fifth"}, 1},
+		{store.Filter{Agent: "fifth", Wing: "big"}, false, store.Filter{Agent: "fifth"}, big},
+		{store.Filter{Wing: "small"}, true, store.Filter{Wing: "small"}, 1},
+		{store.Filter{Wing: "small", Room: "odd"}, true, store.Filter{Wing: "small"}, 0.5},
+		{store.Filter{Wing: "nobody", Agent: "most"}, true, store.Filter{Wing: "nobody"}, 0.8},
 	} {
-		got, err := s.smallScope(ctx, s.rdb, tc.f)
+		sc, err := s.planScope(ctx, s.rdb, tc.f, n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got != tc.want {
-			t.Errorf("smallScope(%+v) = %v, want %v", tc.f, got, tc.want)
+		if sc.f != tc.f || sc.small != tc.wantSmall || sc.match != tc.wantMatch || math.Abs(sc.share-tc.wantShare) > 1e-12 {
+			t.Errorf("planScope(%+v) = %+v; want small %v, match %+v, share %g", tc.f, sc, tc.wantSmall, tc.wantMatch, tc.wantShare)
 		}
 	}
 }
