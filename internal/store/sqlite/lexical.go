@@ -41,7 +41,8 @@ func ftsQuery(q string) string {
 
 // matchExpr ORs the terms over heading and text, and ANDs the wing, room
 // and agent of f as scope tokens, so that FTS5 intersects posting lists
-// instead of ranking every match and leaving SQL to drop most of them.
+// instead of ranking every match and leaving SQL to drop most of them
+// (Lexical passes only those of few drawers, see planScope).
 func matchExpr(terms []string, f store.Filter) string {
 	if len(terms) == 0 {
 		return ""
