@@ -58,8 +58,9 @@ func (e fixedEmbedder) Embed(_ context.Context, texts []string) ([][]float32, er
 
 // BenchmarkSearch100k is search over a 100 000-drawer palace (synthetic
 // text, random 384-d vectors) in each mode, over the whole palace and
-// scoped to few drawers (one of 50 wings, 2 %), half of them (one of two
-// agents) and most of them (the room nine drawers in ten are in).
+// scoped to few drawers (one of 50 wings, 2 %), a tenth (the room one
+// drawer in ten is in), half (one of two agents) and most (the room nine
+// drawers in ten are in).
 func BenchmarkSearch100k(b *testing.B) {
 	const n, dim, wings = 100_000, 384, 50
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -112,12 +113,14 @@ func BenchmarkSearch100k(b *testing.B) {
 	}
 	queries := []string{"deploy17 timeout42 handler", "database3 migration88", "login5 cookie19 expiry", "queue7 latency140 review", "billing12 upload31 cache9"}
 	for _, mode := range []string{palace.ModeLexical, palace.ModeVector, palace.ModeHybrid} {
-		for _, scope := range []string{"all", "wing", "agent", "room"} {
+		for _, scope := range []string{"all", "wing", "tenth", "agent", "room"} {
 			b.Run(mode+"/"+scope, func(b *testing.B) {
 				f := store.Filter{}
 				switch scope {
 				case "wing": // few: 2 %
 					f.Wing = "agent07"
+				case "tenth":
+					f.Room = "archive"
 				case "agent": // half
 					f.Agent = "ada"
 				case "room": // most: 90 %
