@@ -319,7 +319,7 @@ func deepLimit(k int, share float64) int {
 	if share >= 1 {
 		return satAdd(k, 1)
 	}
-	want := float64(k+1)/max(share, 1e-9)*1.25 + 8
+	want := (float64(k)+1)/max(share, 1e-9)*1.25 + 8
 	if want >= math.MaxInt/2 {
 		return math.MaxInt / 2
 	}

@@ -599,7 +599,7 @@ func TestLexicalScopeIsPostFilter(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for qi, q := range queries {
-				k := []int{1, 5, 10, 100}[qi%4]
+				k := []int{1, 5, 10, 100, math.MaxInt}[qi%5]
 				got, err := s.Lexical(ctx, q, tc.f, k)
 				if err != nil {
 					t.Fatal(err)
