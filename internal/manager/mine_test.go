@@ -2,12 +2,10 @@ package manager
 
 import (
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/hometest"
 )
 
@@ -17,14 +15,9 @@ import (
 // mine of the file alone (what the watcher starts) is told of the skips
 // the scans logged. The status lists the skip at every mine all the same.
 func TestManagerLogsASkipOnce(t *testing.T) {
-	t.Setenv("HIVEMEM_MODEL_DIR", filepath.Join(t.TempDir(), "no-model"))
-	h := hometest.NewWith(t, "", map[string]string{"good": goodFile})
-	var log strings.Builder // the scans below run on this goroutine alone
-	a, err := app.Open(t.Context(), app.Options{Home: h.Root, Logger: slog.New(slog.NewTextHandler(&log, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
+	var log strings.Builder // the mines below run on this goroutine alone
+	a := openHomeLogging(t, slog.New(slog.NewTextHandler(&log, nil)), "", map[string]string{"good": goodFile})
+	h := a.Home
 	m, err := New(Options{App: a, HTTP: HTTPOff})
 	if err != nil {
 		t.Fatal(err)
