@@ -286,7 +286,7 @@ func TestSessionsAreMinedIntoRoomSession(t *testing.T) {
 	}
 	// The index is disposable: rebuilt from the markdown, sessions are
 	// back in their room.
-	if _, err := p.Reindex(context.Background()); err != nil {
+	if _, err := p.Reindex(context.Background(), palace.ReindexOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	hits, err = p.Search(context.Background(), palace.Query{Text: "readiness pool warm", Filter: store.Filter{Room: "session", Agent: "alice"}, Mode: "lexical"})

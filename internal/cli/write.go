@@ -158,7 +158,8 @@ func runReindex(ctx context.Context, g *globals, asJSON bool) error {
 	}
 	defer a.Close()
 	pctx, done := g.mineProgress(ctx, "reindexing", asJSON)
-	res, err := a.Reindex(pctx, app.ReindexRequest{})
+	// The skips are this command's warnings below, not also log lines.
+	res, err := a.Reindex(pctx, app.ReindexRequest{Options: palace.ReindexOptions{ReportsSkips: true}})
 	done()
 	if res.SetAside != "" {
 		fmt.Fprintf(g.stderr, "hivemem: the index was damaged (%s); moved it to %s and rebuilding it from the markdown\n", res.Damage, res.SetAside)

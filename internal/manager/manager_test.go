@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -30,10 +31,17 @@ import (
 // config.toml, and opens it.
 func openHome(t *testing.T, configTOML string, files map[string]string) *app.App {
 	t.Helper()
+	return openHomeLogging(t, nil, configTOML, files)
+}
+
+// openHomeLogging is openHome with the app logging to lg (nil: the
+// default).
+func openHomeLogging(t *testing.T, lg *slog.Logger, configTOML string, files map[string]string) *app.App {
+	t.Helper()
 	dir := t.TempDir()
 	t.Setenv("HIVEMEM_MODEL_DIR", filepath.Join(dir, "no-model"))
 	root := hometest.NewWith(t, configTOML, files).Root
-	a, err := app.Open(t.Context(), app.Options{Home: root})
+	a, err := app.Open(t.Context(), app.Options{Home: root, Logger: lg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -172,7 +172,7 @@ func (m *Manager) handleEvent(w *fsnotify.Watcher, ev fsnotify.Event, pending pe
 		m.mu.Lock()
 		var gone []string
 		for dir := range m.watched {
-			if dir == path || strings.HasPrefix(dir, path+string(filepath.Separator)) {
+			if under(dir, path) {
 				gone = append(gone, dir)
 				delete(m.watched, dir)
 			}

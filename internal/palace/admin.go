@@ -10,12 +10,20 @@ import (
 	"github.com/hivemem/hivemem/internal/store"
 )
 
+// ReindexOptions are a reindex's choices.
+type ReindexOptions struct {
+	// ReportsSkips says the caller shows the report's Skipped itself, as
+	// MineOptions.ReportsSkips.
+	ReportsSkips bool
+}
+
 // Reindex drops the index and rebuilds it from the markdown: the hive, and
 // every file mined from outside it that still exists (with its wing, agent
 // and room). Embeddings come back from the cache, so it costs no model time
 // for text seen before. In a shared palace (store.Writer.Shared) only
-// this home's files are dropped and rebuilt; other machines' stay.
-func (p *Palace) Reindex(ctx context.Context) (MineReport, error) {
+// this home's files are dropped and rebuilt; other machines' stay. Each
+// skipped file is logged unless opts.ReportsSkips, as for Mine.
+func (p *Palace) Reindex(ctx context.Context, opts ReindexOptions) (MineReport, error) {
 	files, err := p.store.Files(ctx, "")
 	if err != nil {
 		return MineReport{}, fmt.Errorf("reindex: %w", err)
@@ -41,7 +49,7 @@ func (p *Palace) Reindex(ctx context.Context) (MineReport, error) {
 	if err := p.home.Init(); err != nil {
 		return MineReport{}, fmt.Errorf("reindex: %w", err)
 	}
-	rep, err := p.Mine(ctx, p.home.HiveDir(), MineOptions{})
+	rep, err := p.Mine(ctx, p.home.HiveDir(), MineOptions{ReportsSkips: opts.ReportsSkips})
 	if err != nil {
 		return rep, fmt.Errorf("reindex: %w", err)
 	}
@@ -56,7 +64,7 @@ func (p *Palace) Reindex(ctx context.Context) (MineReport, error) {
 			p.log.Warn("reindex: dropping an invalid agent id", "source", f.Source, "agent", agent)
 			agent = ""
 		}
-		r, err := p.Mine(ctx, p.home.Abs(f.Source), MineOptions{Wing: f.Wing, Agent: agent, Room: f.Room})
+		r, err := p.Mine(ctx, p.home.Abs(f.Source), MineOptions{Wing: f.Wing, Agent: agent, Room: f.Room, ReportsSkips: opts.ReportsSkips})
 		if err != nil {
 			return rep, fmt.Errorf("reindex: %w", err)
 		}

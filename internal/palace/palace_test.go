@@ -547,7 +547,7 @@ func TestReindexMatchesMine(t *testing.T) {
 	f.write("big", content)
 	f.mine()
 	f.emb.reset()
-	rep, err := f.p.Reindex(context.Background())
+	rep, err := f.p.Reindex(context.Background(), palace.ReindexOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -683,7 +683,7 @@ func TestReindexKeepsMineOptions(t *testing.T) {
 		t.Fatalf("mining again with the same options: %+v, %v", rep, err)
 	}
 	before, beforeFiles := dumpIndex(t, f.st)
-	if _, err := f.p.Reindex(ctx); err != nil {
+	if _, err := f.p.Reindex(ctx, palace.ReindexOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	after, afterFiles := dumpIndex(t, f.st)

@@ -58,7 +58,7 @@ func TestMineReportsEmbeddingProgressWithinAFile(t *testing.T) {
 	// Without WithProgress nothing is reported; a reindex under it counts
 	// its files (its vectors come from the cache, so none is embedded).
 	got = nil
-	if _, err := f.p.Reindex(ctx); err != nil {
+	if _, err := f.p.Reindex(ctx, palace.ReindexOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) == 0 || got[len(got)-1].FilesDone != 4 || got[len(got)-1].Embedded != last.Embedded {

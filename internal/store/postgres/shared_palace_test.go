@@ -283,7 +283,7 @@ func TestDivergedCopiesMinedAtOnce(t *testing.T) {
 	before := sharedNow()
 	for _, m := range ms {
 		if id, _ := m.h.ID(); id == f.Origin {
-			if _, err := m.p.Reindex(ctx); err != nil {
+			if _, err := m.p.Reindex(ctx, palace.ReindexOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}

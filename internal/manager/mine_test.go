@@ -1,0 +1,83 @@
+package manager
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hivemem/hivemem/internal/hometest"
+)
+
+// TestManagerLogsASkipOnce: a file that stays skipped across scans is one
+// log warning, at the scan that first finds it; a new reason is logged
+// again, and a file mined again is logged once as no longer skipped; a
+// mine of the file alone (what the watcher starts) is told of the skips
+// the scans logged. The status lists the skip at every mine all the same.
+func TestManagerLogsASkipOnce(t *testing.T) {
+	var log strings.Builder // the mines below run on this goroutine alone
+	a := openHomeLogging(t, slog.New(slog.NewTextHandler(&log, nil)), "", map[string]string{"good": goodFile})
+	h := a.Home
+	m, err := New(Options{App: a, HTTP: HTTPOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := h.MemoryPath("broken")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const binary, invalid = "binary file", "not valid UTF-8"
+	steps := []struct {
+		name, content string
+		skipped       string // the reason in the status ("": not skipped)
+		logged        string // the reason logged by this scan ("": none)
+		noLonger      bool   // the scan logs the file as no longer skipped
+		alone         bool   // mine the file alone, as a change to it does, not a scan
+	}{
+		{"binary, first scan", "# Memory\x00 binary\x00", binary, binary, false, false},
+		{"binary, second scan", "# Memory\x00 binary\x00", binary, "", false, false},
+		{"binary, third scan", "# Memory\x00 binary\x00", binary, "", false, false},
+		{"invalid UTF-8", "# Memory \xff\xfe\n", invalid, invalid, false, false},
+		{"invalid UTF-8 again", "# Memory \xff\xfe\n", invalid, "", false, false},
+		{"mined", "# Memory — broken (broken)\n\n## 2026-11-01 — fixed\nplain text now\n", "", "", true, false},
+		{"mined again", "# Memory — broken (broken)\n\n## 2026-11-01 — fixed\nplain text now\n", "", "", false, false},
+		{"binary once more", "# Memory\x00 binary\x00", binary, binary, false, false},
+		{"binary, the file mined alone", "# Memory\x00 binary\x00", binary, "", false, true},
+		{"mined, the file alone", "# Memory — broken (broken)\n\n## 2026-11-02 — fixed\nplain text\n", "", "", true, true},
+	}
+	for _, st := range steps {
+		hometest.WriteMemory(t, h, "broken", st.content)
+		log.Reset()
+		if st.alone {
+			m.mineAgent(t.Context(), "broken", time.Now(), false)
+		} else {
+			m.scan(t.Context(), make(chan struct{}))
+		}
+		var warned []string
+		noLonger := 0
+		for l := range strings.Lines(log.String()) {
+			if !strings.Contains(l, "path="+path) {
+				continue
+			}
+			switch {
+			case strings.Contains(l, "no longer skipping"):
+				noLonger++
+			case strings.Contains(l, "skipping"):
+				warned = append(warned, l)
+			}
+		}
+		switch {
+		case st.logged == "" && len(warned) != 0:
+			t.Errorf("%s: the skip was logged again:\n%s", st.name, log.String())
+		case st.logged != "" && (len(warned) != 1 || !strings.Contains(warned[0], st.logged)):
+			t.Errorf("%s: want one warning with %q, got %d:\n%s", st.name, st.logged, len(warned), log.String())
+		}
+		if want := map[bool]int{true: 1}[st.noLonger]; noLonger != want {
+			t.Errorf("%s: logged %d times as no longer skipped, want %d:\n%s", st.name, noLonger, want, log.String())
+		}
+		got := agentStatus(m.Status(t.Context()), "broken").Skipped
+		if st.skipped == "" && got != "" || !strings.Contains(got, st.skipped) {
+			t.Errorf("%s: status says skipped %q, want %q", st.name, got, st.skipped)
+		}
+	}
+}
