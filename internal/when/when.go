@@ -166,6 +166,9 @@ type parser struct {
 	toks  []token
 	today time.Time
 	iso   map[int]Window // the ISO dates, by the offset of their first word
+	// inOffset: the parser reads the time an offset counts from, which is
+	// not itself one (so that a chain of them stays linear work).
+	inOffset bool
 }
 
 // at is the i-th word, "" past the end.
@@ -198,7 +201,7 @@ func (p parser) text(i, n int) string {
 // window and how many words it took (0: none matched).
 func (p parser) match(i int) (Window, int) {
 	for _, rule := range []func(parser, int) (Window, int){
-		parser.span, parser.dayWords, parser.weekdayAgo, parser.ago, parser.rolling,
+		parser.span, parser.dayWords, parser.weekdayAgo, parser.ago, parser.offset, parser.rolling,
 		parser.calendar, parser.lastWeekday, parser.weekend, parser.monthDay, parser.monthName,
 	} {
 		if w, n := rule(p, i); n > 0 {
@@ -380,6 +383,46 @@ func (p parser) ago(i int) (Window, int) {
 	}
 	d := back(p.today, sign*n, u)
 	return Window{From: d, To: d, Slack: slackFor(abs(daysBetween(d, p.today)), rough)}, k
+}
+
+// offset: "<count> <unit> before|after|from <time>" ("a week after March
+// 3", "two days before yesterday", "a week from today"): the time the
+// rest names, moved by the amount, less sure the farther it moves. A time
+// counted from something that is no time ("two days before the launch")
+// is none: the anchor alone would be the wrong day.
+func (p parser) offset(i int) (Window, int) {
+	if p.inOffset {
+		return Window{}, 0
+	}
+	n, rough, u, k := p.amount(i)
+	if k == 0 {
+		return Window{}, 0
+	}
+	sign := 1
+	switch p.at(i + k) {
+	case "before":
+	case "after", "from":
+		sign = -1
+	default:
+		return Window{}, 0
+	}
+	a := i + k + 1
+	w, m := Window{}, 0
+	if a < len(p.toks) {
+		if iw, ok := p.iso[p.toks[a].at]; ok {
+			w, m = iw, 3 // its year, month and day
+		}
+	}
+	if m == 0 {
+		q := p
+		q.inOffset = true
+		if w, m = q.match(a); m == 0 {
+			return Window{}, 0
+		}
+	}
+	from, to := back(w.From, sign*n, u), back(w.To, sign*n, u)
+	slack := max(w.Slack, slackFor(abs(daysBetween(from, w.From)), rough))
+	return Window{From: from, To: to, Slack: slack}, k + 1 + m
 }
 
 // weekdayAgo: "(on) (the) <weekday> <count> <unit> ago", and "(on) (the)

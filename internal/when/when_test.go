@@ -98,6 +98,13 @@ func TestFindResolvesTimeExpressions(t *testing.T) {
 		{"between March 3 and March 10", sat, "2023-03-03", "2023-03-10", 1},
 		{"from December 20 to January 5", wed, "2022-12-20", "2023-01-05", 1},
 		{"between April 20 and April 25", sat, "2023-04-20", "2023-04-25", 1},
+		// a time counted from another one: the anchor moved by the amount
+		{"a week after March 3", sat, "2023-03-10", "2023-03-10", 2},
+		{"two weeks before August 15 2023", sat, "2023-08-01", "2023-08-01", 4},
+		{"a week from today", sat, "2023-04-29", "2023-04-29", 2},
+		{"two days before yesterday", sat, "2023-04-19", "2023-04-19", 1},
+		{"a month before last Saturday", sat, "2023-03-15", "2023-03-15", 8},
+		{"3 days after 2023-01-09", sat, "2023-01-12", "2023-01-12", 1},
 	} {
 		ws := Find(tc.text, tc.ref)
 		if len(ws) != 1 {
@@ -134,6 +141,7 @@ func TestFindIgnoresTextWithoutATime(t *testing.T) {
 		"the days before the trip",
 		"two days later we left",     // from another event, not from today
 		"a week earlier she called",  // same
+		"two days before the launch", // counted from an event, not a time
 		"on Monday",                  // ahead or behind: unknown
 		"on Mondays",                 // every Monday
 		"the 5 may help",             // not a date
