@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"time"
 
 	"github.com/hivemem/hivemem/internal/capture"
@@ -20,11 +22,18 @@ type ImportRequest struct {
 	LockWait time.Duration `json:"-"`
 }
 
-// Validate checks the agent; the formats and files are checked as they
-// are read (capture.Import), before anything is written.
+// Validate checks the agent and that every path is there; the formats
+// and files are checked as they are read (capture.Import), before
+// anything is written. It needs no home, so that a command that makes one
+// for its sessions (import, hook save) can refuse such input first.
 func (r ImportRequest) Validate() error {
 	if err := home.ValidateAgentID(r.Agent); err != nil {
 		return palace.BadQuery(err)
+	}
+	for _, p := range r.Paths {
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
 	}
 	return nil
 }

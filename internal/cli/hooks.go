@@ -666,13 +666,18 @@ func runHookSave(ctx context.Context, g *globals, o hookOptions) {
 		hookWarn(g, nil, "save", agent, errors.New("the hook input names no transcript_path: nothing to save"))
 		return
 	}
+	req := app.ImportRequest{Agent: agent, Format: o.format, Paths: []string{in.TranscriptPath}}
+	if err := req.Validate(); err != nil { // before the home is made for it
+		hookWarn(g, nil, "save", agent, err)
+		return
+	}
 	a, err := g.open(ctx, true)
 	if err != nil {
 		hookWarn(g, nil, "save", agent, err)
 		return
 	}
 	defer a.Close()
-	res, err := a.Import(ctx, app.ImportRequest{Agent: agent, Format: o.format, Paths: []string{in.TranscriptPath}})
+	res, err := a.Import(ctx, req)
 	if err != nil {
 		hookWarn(g, a, "save", agent, err)
 		return

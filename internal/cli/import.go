@@ -46,12 +46,16 @@ func runImport(ctx context.Context, g *globals, format string, paths []string, a
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
+	req := app.ImportRequest{Agent: agent, Format: format, Paths: paths}
+	if err := req.Validate(); err != nil { // before the home is made for it
+		return err
+	}
 	a, err := g.open(ctx, true)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	res, err := a.Import(ctx, app.ImportRequest{Agent: agent, Format: format, Paths: paths})
+	res, err := a.Import(ctx, req)
 	if err != nil {
 		return err
 	}
