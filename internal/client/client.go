@@ -231,6 +231,9 @@ func (c *Client) Search(ctx context.Context, r app.SearchRequest) (app.SearchRes
 	if r.Results != 0 {
 		q.Set("results", strconv.Itoa(r.Results))
 	}
+	if r.IncludeSuperseded {
+		q.Set("include_superseded", "true")
+	}
 	return decode[app.SearchResult](ctx, c, call{route: web.RouteSearch, query: q})
 }
 

@@ -87,6 +87,30 @@ func TestClientSearchAndWakeUpAreTheAppsAnswers(t *testing.T) {
 	}
 }
 
+// TestClientSearchSendsIncludeSuperseded: a search with
+// IncludeSuperseded finds, through the client, the section marked as
+// replaced, as the app does.
+func TestClientSearchSendsIncludeSuperseded(t *testing.T) {
+	a, c := server(t)
+	ctx := context.Background()
+	path := hometest.WriteMemory(t, a.Home, "bob", "# Memory — Bob (bob)\n\n## 2026-11-02 — deploy command\n> superseded by: 2026-12-01 — deploy command\nDeploy the shop with make deploy.\n\n## 2026-12-01 — deploy command\nDeploy the shop with make ship.\n")
+	if _, err := a.Palace.Mine(ctx, path, palace.MineOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	req := app.SearchRequest{Query: "deploy shop", Wing: "bob", IncludeSuperseded: true}
+	want, err := a.Search(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Search(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Hits) != 2 || len(got.Hits) != len(want.Hits) {
+		t.Fatalf("client search with include_superseded = %d hits, the app's %d (want 2)", len(got.Hits), len(want.Hits))
+	}
+}
+
 // TestClientReportsTheServersRefusal: a request the server refuses comes
 // back as an *Error with its status and message.
 func TestClientReportsTheServersRefusal(t *testing.T) {
