@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -188,7 +189,25 @@ func (h *Handler) search(ctx context.Context, req app.SearchRequest) (app.Search
 	return res, nil
 }
 
+// onlyParams refuses a query parameter that is none of names (a typo such
+// as "asof" was ignored: the answer to another question), as MCP refuses
+// an argument its tool does not have.
+func onlyParams(q url.Values, names ...string) error {
+	for k := range q {
+		if !slices.Contains(names, k) {
+			return errBadRequest("unknown parameter %q (want %s)", k, strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
+
+// searchParams are the parameters of GET /api/v1/search (parseSearch).
+var searchParams = []string{"q", "wing", "room", "agent", "since", "until", "as_of", "results", "mode", "include_superseded"}
+
 func (h *Handler) apiSearch(w http.ResponseWriter, r *http.Request) error {
+	if err := onlyParams(r.URL.Query(), searchParams...); err != nil {
+		return err
+	}
 	req, err := parseSearch(r.URL.Query())
 	if err != nil {
 		return err
@@ -247,6 +266,9 @@ func (h *Handler) viewURL(source string, from, to int, q string) string {
 
 func (h *Handler) apiWakeUp(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
+	if err := onlyParams(q, "wing", "budget"); err != nil {
+		return err
+	}
 	req := app.WakeUpRequest{Wing: strings.TrimSpace(q.Get("wing"))}
 	if s := q.Get("budget"); s != "" {
 		n, err := strconv.Atoi(s)

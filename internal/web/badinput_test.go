@@ -362,6 +362,9 @@ func TestMalformedQueryParams(t *testing.T) {
 		status int
 		want   string
 	}{
+		{"/api/v1/search?q=login&asof=2026-11-27", 400, `unknown parameter "asof"`},
+		{"/api/v1/search?q=login&agents=planner", 400, `unknown parameter "agents"`},
+		{"/api/v1/wake-up?agent=planner", 400, `unknown parameter "agent"`},
 		{"/api/v1/wake-up?budget=-1", 400, "budget"},
 		{"/api/v1/wake-up?budget=1e9", 400, "budget"},
 		{"/api/v1/wake-up?budget=abc", 400, "budget"},
