@@ -49,21 +49,27 @@ func server(t *testing.T) (*app.App, *client.Client) {
 	return a, client.New(srv.URL, "")
 }
 
+// searchBoth asks req of the client and of the app in process.
+func searchBoth(t *testing.T, a *app.App, c *client.Client, req app.SearchRequest) (got, want app.SearchResult) {
+	t.Helper()
+	ctx := context.Background()
+	got, err := c.Search(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, err = a.Search(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	return got, want
+}
+
 // TestClientSearchAndWakeUpAreTheAppsAnswers: the typed client's search
 // and wake-up over real HTTP decode into the app's own result, equal to
 // asking the app in process (timings and dashboard links aside).
 func TestClientSearchAndWakeUpAreTheAppsAnswers(t *testing.T) {
 	a, c := server(t)
 	ctx := context.Background()
-	req := app.SearchRequest{Query: "login", Results: 2, Wing: "alice"}
-	got, err := c.Search(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := a.Search(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, want := searchBoth(t, a, c, app.SearchRequest{Query: "login", Results: 2, Wing: "alice"})
 	got.TookMS, want.TookMS = 0, 0
 	for i := range got.Hits {
 		if got.Hits[i].View == "" {
@@ -97,15 +103,7 @@ func TestClientSearchSendsIncludeSuperseded(t *testing.T) {
 	if _, err := a.Palace.Mine(ctx, path, palace.MineOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	req := app.SearchRequest{Query: "deploy shop", Wing: "bob", IncludeSuperseded: true}
-	want, err := a.Search(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := c.Search(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, want := searchBoth(t, a, c, app.SearchRequest{Query: "deploy shop", Wing: "bob", IncludeSuperseded: true})
 	if len(want.Hits) != 2 || len(got.Hits) != len(want.Hits) {
 		t.Fatalf("client search with include_superseded = %d hits, the app's %d (want 2)", len(got.Hits), len(want.Hits))
 	}
