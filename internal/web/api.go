@@ -191,11 +191,17 @@ func (h *Handler) search(ctx context.Context, req app.SearchRequest) (app.Search
 
 // onlyParams refuses a query parameter that is none of names (a typo such
 // as "asof" was ignored: the answer to another question), as MCP refuses
-// an argument its tool does not have.
+// an argument its tool does not have, and one given twice with different
+// values (only the first was read, the other silently dropped).
 func onlyParams(q url.Values, names ...string) error {
-	for k := range q {
+	for k, vs := range q {
 		if !slices.Contains(names, k) {
 			return errBadRequest("unknown parameter %q (want %s)", k, strings.Join(names, ", "))
+		}
+		for _, v := range vs[1:] {
+			if v != vs[0] {
+				return errBadRequest("parameter %q given %d times with different values (%q, %q): give it once", k, len(vs), vs[0], v)
+			}
 		}
 	}
 	return nil

@@ -365,6 +365,8 @@ func TestMalformedQueryParams(t *testing.T) {
 		{"/api/v1/search?q=login&asof=2026-11-27", 400, `unknown parameter "asof"`},
 		{"/api/v1/search?q=login&agents=planner", 400, `unknown parameter "agents"`},
 		{"/api/v1/wake-up?agent=planner", 400, `unknown parameter "agent"`},
+		{"/api/v1/search?q=login&as_of=2026-11-27&as_of=2026-11-28", 400, `parameter "as_of" given 2 times with different values`},
+		{"/api/v1/wake-up?wing=planner&wing=coder", 400, `parameter "wing" given 2 times`},
 		{"/api/v1/wake-up?budget=-1", 400, "budget"},
 		{"/api/v1/wake-up?budget=1e9", 400, "budget"},
 		{"/api/v1/wake-up?budget=abc", 400, "budget"},
