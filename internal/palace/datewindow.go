@@ -30,16 +30,13 @@ func (q Query) asOf() (time.Time, error) {
 	return t, nil
 }
 
-// namesPast reports whether the query names a time over before the day
-// it is asked ("last Friday" does; "in the past two weeks", which runs to
-// that day, does not): a question about then, not about what is current.
-func (q Query) namesPast() bool {
-	ref, err := q.asOf()
-	if err != nil {
-		return false
-	}
+// namesPast reports whether one of ws, the times a query names resolved
+// against ref, is over before the day it is asked ("last Friday" is; "in
+// the past two weeks", which runs to that day, is not): a question about
+// then, not about what is current.
+func namesPast(ws []when.Window, ref time.Time) bool {
 	today := ref.Format(time.DateOnly)
-	for _, w := range when.Find(q.Text, ref) {
+	for _, w := range ws {
 		if w.To.Format(time.DateOnly) < today {
 			return true
 		}
@@ -47,20 +44,16 @@ func (q Query) namesPast() bool {
 	return false
 }
 
-// boostDateWindow lifts the candidates dated in the windows of the time
-// expressions in text ("a week ago", "last Saturday", "in the past two
-// months"; package when), resolved against ref: each gains weight times
+// boostDateWindow lifts the candidates dated in ws, the windows of the
+// time expressions of a query ("a week ago", "last Saturday", "in the past
+// two months"; when.Find against the day it is asked): each gains weight times
 // its own score times how well its date fits (1 inside a window, falling
 // off with the distance outside), and rs is ordered again, best first
 // (ties keep their order). It only re-ranks: undated drawers and those
 // outside every window keep their scores, and with no time expression,
 // or no candidate dated in a window, rs comes back as it was.
-func boostDateWindow(rs []rankedDrawer, text string, ref time.Time, weight float64) []rankedDrawer {
-	if len(rs) == 0 {
-		return rs
-	}
-	ws := when.Find(text, ref)
-	if len(ws) == 0 {
+func boostDateWindow(rs []rankedDrawer, ws []when.Window, weight float64) []rankedDrawer {
+	if len(rs) == 0 || len(ws) == 0 {
 		return rs
 	}
 	var out []rankedDrawer

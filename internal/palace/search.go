@@ -14,6 +14,7 @@ import (
 	"github.com/hivemem/hivemem/internal/chunk"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/when"
 )
 
 // Search modes.
@@ -273,9 +274,10 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	ranked = boostDateWindow(ranked, q.Text, ref, dateWeight)
+	times := when.Find(q.Text, ref) // read once, for both stages
+	ranked = boostDateWindow(ranked, times, dateWeight)
 	ranked = foldArchiveTwins(ranked)
-	ranked, marks := p.supersede(ctx, q, ranked)
+	ranked, marks := p.supersede(ctx, q, ranked, asksAboutPast(q.Text) || namesPast(times, ref))
 	if len(ranked) > q.Results {
 		ranked = ranked[:q.Results]
 	}

@@ -55,9 +55,10 @@ type supersession struct{ by, reason string }
 //
 // It is not a recency boost: a drawer that pairs with no other keeps its
 // rank whatever its date, and a question about the past (it names a
-// date, or a time gone by, or asks what came before or first) is answered
-// in the order the rankers gave, the marks kept.
-func (p *Palace) supersede(ctx context.Context, q Query, rs []rankedDrawer) ([]rankedDrawer, map[string]supersession) {
+// date, or a time gone by, or asks what came before or first: past, which
+// Search works out) is answered in the order the rankers gave, the marks
+// kept.
+func (p *Palace) supersede(ctx context.Context, q Query, rs []rankedDrawer, past bool) ([]rankedDrawer, map[string]supersession) {
 	cfg := supersedeDefaults
 	n := min(len(rs), cfg.window)
 	if n < 2 {
@@ -182,7 +183,7 @@ func (p *Palace) supersede(ctx context.Context, q Query, rs []rankedDrawer) ([]r
 			marks[top[i].d.ID] = supersession{by: top[best].d.ID, reason: SupersededNewer}
 		}
 	}
-	if asksAboutPast(q.Text) || q.namesPast() {
+	if past {
 		return rs, marks
 	}
 	// Each group keeps its places; within it, newest first (equal dates

@@ -267,31 +267,19 @@ func (s *Store) topK(ctx context.Context, db querier, scoreSQL string, args []an
 		best := `SELECT rowid, score FROM (` + scoreSQL + `) ORDER BY score DESC LIMIT ?`
 		lim := deepLimit(k, sc.share)
 		for round := 0; round < maxDeepRounds; round++ {
-			rows, err := topRows(ctx, db, best, append(slices.Clone(args), lim), f)
+			out, n, last, err := topRows(ctx, db, best, append(slices.Clone(args), lim), f)
 			if err != nil {
 				return nil, err
 			}
-			var out []store.Scored
-			for _, r := range rows {
-				if r.in {
-					out = append(out, r.Scored)
-				}
-			}
 			switch {
-			case len(rows) < lim: // every row
+			case n < lim: // every row
 			case len(out) < k:
 				lim = satMul(lim, 2)
 				continue
-			case out[k-1].Score == minScore(rows):
-				rows, err = topRows(ctx, db, `SELECT rowid, score FROM (`+scoreSQL+`) WHERE score >= ?`, append(slices.Clone(args), out[k-1].Score), f)
+			case out[k-1].Score == last:
+				out, _, _, err = topRows(ctx, db, `SELECT rowid, score FROM (`+scoreSQL+`) WHERE score >= ?`, append(slices.Clone(args), out[k-1].Score), f)
 				if err != nil {
 					return nil, err
-				}
-				out = out[:0]
-				for _, r := range rows {
-					if r.in {
-						out = append(out, r.Scored)
-					}
 				}
 			}
 			out = out[:min(k, len(out))]
@@ -331,39 +319,32 @@ func deepLimit(k int, share float64) int {
 func satAdd(a, b int) int { return min(a, math.MaxInt/2-b) + b }
 func satMul(a, b int) int { return min(a, math.MaxInt/2/b) * b }
 
-// minScore is the score of the last of rows (best first).
-func minScore(rows []scopedRow) float64 { return rows[len(rows)-1].Score }
-
-// scopedRow is a ranked drawer and whether it is in the filter's scope.
-type scopedRow struct {
-	store.Scored
-	in bool
-}
-
 // topRows looks up the rows of rowsSQL (rowid and score) in drawers, best
-// first, ties by id, with whether each is in f's scope.
-func topRows(ctx context.Context, db querier, rowsSQL string, args []any, f store.Filter) ([]scopedRow, error) {
+// first, ties by id, and returns those in f's scope, how many rows there
+// were and the last one's score.
+func topRows(ctx context.Context, db querier, rowsSQL string, args []any, f store.Filter) (in []store.Scored, n int, last float64, err error) {
 	q := `SELECT d.id, r.score, d.wing, d.room, d.agent, d.date FROM (` + rowsSQL + `) r
 		JOIN drawers d ON d.rowid = r.rowid ORDER BY r.score DESC, d.id`
 	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
 	defer rows.Close()
-	var out []scopedRow
 	for rows.Next() {
-		var r scopedRow
+		var sc store.Scored
 		var d store.Drawer
-		if err := rows.Scan(&r.ID, &r.Score, &d.Wing, &d.Room, &d.Agent, &d.Date); err != nil {
-			return nil, err
+		if err := rows.Scan(&sc.ID, &sc.Score, &d.Wing, &d.Room, &d.Agent, &d.Date); err != nil {
+			return nil, 0, 0, err
 		}
-		r.in = f.Matches(d)
-		out = append(out, r)
+		n, last = n+1, sc.Score
+		if f.Matches(d) {
+			in = append(in, sc)
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
-	return out, nil
+	return in, n, last, nil
 }
 
 // tierBudget bounds how many drawers the rare terms of a tiered query may
