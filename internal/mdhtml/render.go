@@ -21,6 +21,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hivemem/hivemem/internal/chunk"
+	"github.com/hivemem/hivemem/internal/mdfence"
 )
 
 // Line is one numbered line of a file, without its line ending.
@@ -85,42 +86,13 @@ var (
 	tableSepRE = regexp.MustCompile(`^[ \t]*\|?[ \t]*:?-{2,}:?[ \t]*(\|[ \t]*:?-{2,}:?[ \t]*)*\|?[ \t]*$`)
 )
 
-// fenceOpen recognises a code fence opener: up to three spaces, then three
-// or more backticks or tildes.
-func fenceOpen(s string) (ch byte, n int, ok bool) {
-	t := strings.TrimLeft(s, " ")
-	if len(s)-len(t) > 3 || len(t) < 3 || (t[0] != '`' && t[0] != '~') {
-		return 0, 0, false
-	}
-	ch = t[0]
-	for n < len(t) && t[n] == ch {
-		n++
-	}
-	if n < 3 || (ch == '`' && strings.IndexByte(t[n:], '`') >= 0) {
-		return 0, 0, false
-	}
-	return ch, n, true
-}
-
-func fenceClose(s string, ch byte, n int) bool {
-	t := strings.TrimLeft(s, " ")
-	if len(s)-len(t) > 3 {
-		return false
-	}
-	k := 0
-	for k < len(t) && t[k] == ch {
-		k++
-	}
-	return k >= n && strings.TrimSpace(t[k:]) == ""
-}
-
 func isBlank(s string) bool { return strings.TrimSpace(s) == "" }
 
 // startsBlock reports whether a line begins a block other than a
 // paragraph, which ends the paragraph before it.
 func startsBlock(lines []Line, i int) bool {
 	s := lines[i].Text
-	if _, _, ok := fenceOpen(s); ok {
+	if mdfence.IsOpener(s) {
 		return true
 	}
 	t := strings.TrimLeft(s, " ")
@@ -144,7 +116,7 @@ func renderBlocks(lines []Line, o Options) template.HTML {
 			// the raw view has it.
 			anchor(&b, l.N)
 			i++
-		case isFence(l.Text):
+		case mdfence.IsOpener(l.Text):
 			i = renderFence(&b, lines, i, o)
 		case headingRE.MatchString(l.Text):
 			m := headingRE.FindStringSubmatch(l.Text)
@@ -170,8 +142,6 @@ func renderBlocks(lines []Line, o Options) template.HTML {
 	return template.HTML(b.String())
 }
 
-func isFence(s string) bool { _, _, ok := fenceOpen(s); return ok }
-
 func anchor(b *strings.Builder, n int) {
 	b.WriteString(`<span class="ln" id="L` + strconv.Itoa(n) + `"></span>`)
 }
@@ -184,10 +154,10 @@ func hitClass(o Options, a, z int) string {
 }
 
 func renderFence(b *strings.Builder, lines []Line, i int, o Options) int {
-	ch, n, _ := fenceOpen(lines[i].Text)
+	ch, n, _ := mdfence.Opener(lines[i].Text)
 	info := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(lines[i].Text), string(ch)))
 	j := i + 1
-	for j < len(lines) && !fenceClose(lines[j].Text, ch, n) {
+	for j < len(lines) && !mdfence.Closes(lines[j].Text, ch, n) {
 		j++
 	}
 	last := min(j, len(lines)-1)
@@ -243,7 +213,7 @@ func renderList(b *strings.Builder, lines []Line, i int, o Options) int {
 			continue
 		}
 		// A non-blank indented line continues the item above it.
-		if !isBlank(l.Text) && (strings.HasPrefix(l.Text, "  ") || strings.HasPrefix(l.Text, "\t")) && !isFence(l.Text) {
+		if !isBlank(l.Text) && (strings.HasPrefix(l.Text, "  ") || strings.HasPrefix(l.Text, "\t")) && !mdfence.IsOpener(l.Text) {
 			it := &items[len(items)-1]
 			it.body = append(it.body, Line{N: l.N, Text: strings.TrimSpace(l.Text)})
 			it.last = l.N

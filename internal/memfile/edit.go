@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/hivemem/hivemem/internal/mdfence"
 )
 
 // Template returns a new memory file for an agent: a title line and the
@@ -52,8 +54,8 @@ func AppendSection(data []byte, heading, body string) ([]byte, error) {
 	if text != "" && !strings.HasSuffix(text, "\n") {
 		b.WriteString(endLine(text, eol))
 	}
-	if f.tail.open() {
-		b.WriteString(f.tail.closer() + eol)
+	if f.tail.Open() {
+		b.WriteString(f.tail.Closer() + eol)
 	}
 	b.WriteString("## " + heading + eol)
 	b.WriteString(escapeLines(body, eol))
@@ -133,8 +135,8 @@ func AddPinned(data []byte, fact string) (out []byte, ok bool, err error) {
 		if pos > 0 && f.Header != bom && !strings.HasSuffix(f.Header, "\n") {
 			ins.WriteString(endLine(f.Header, eol))
 		}
-		if len(f.Sections) == 0 && f.tail.open() {
-			ins.WriteString(f.tail.closer() + eol)
+		if len(f.Sections) == 0 && f.tail.Open() {
+			ins.WriteString(f.tail.Closer() + eol)
 		}
 		ins.WriteString(HeadingPinned + eol + line + eol)
 		result = text[:pos] + ins.String() + text[pos:]
@@ -289,18 +291,18 @@ func escapeLines(text, eol string) string {
 	text = strings.ReplaceAll(text, "\r", "\n")
 	text = strings.TrimSuffix(text, "\n")
 	var b strings.Builder
-	var fs fenceState
+	var fs mdfence.State
 	for _, line := range strings.Split(text, "\n") {
-		if !fs.open() && isHeading(line) {
+		if !fs.Open() && isHeading(line) {
 			b.WriteByte('\\')
 		} else {
-			fs.step(line)
+			fs.Step(line)
 		}
 		b.WriteString(line)
 		b.WriteString(eol)
 	}
-	if fs.open() {
-		b.WriteString(fs.closer() + eol)
+	if fs.Open() {
+		b.WriteString(fs.Closer() + eol)
 	}
 	return b.String()
 }
@@ -311,7 +313,7 @@ func escapeLines(text, eol string) string {
 // as is.
 func closeBlock(text string, from int, eol string) string {
 	var b strings.Builder
-	var fs fenceState
+	var fs mdfence.State
 	last, changed := 0, false
 	for off := from; off < len(text); {
 		end := lineEnd(text, off)
@@ -320,24 +322,24 @@ func closeBlock(text string, from int, eol string) string {
 			lineStart = len(bom)
 		}
 		content := trimEOL(text[lineStart:end])
-		if !fs.open() && isHeading(content) {
+		if !fs.Open() && isHeading(content) {
 			b.WriteString(text[last:lineStart])
 			b.WriteByte('\\')
 			last, changed = lineStart, true
 		} else {
-			fs.step(content)
+			fs.Step(content)
 		}
 		off = end
 	}
-	if !changed && !fs.open() {
+	if !changed && !fs.Open() {
 		return text
 	}
 	b.WriteString(text[last:])
-	if fs.open() {
+	if fs.Open() {
 		if text != "" && !strings.HasSuffix(text, "\n") {
 			b.WriteString(endLine(text, eol))
 		}
-		b.WriteString(fs.closer() + eol)
+		b.WriteString(fs.Closer() + eol)
 	}
 	return b.String()
 }

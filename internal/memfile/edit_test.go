@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/hivemem/hivemem/internal/mdfence"
 )
 
 func TestTemplate(t *testing.T) {
@@ -166,11 +168,11 @@ func checkAppended(t testing.TB, old, got []byte, heading, body string) {
 	forLines(s.Body(), func(l string) { gotLines = append(gotLines, trimEOL(l)) })
 	if len(gotLines) == len(want)+1 {
 		// A closing fence may have been added.
-		var fs fenceState
+		var fs mdfence.State
 		for _, l := range want {
-			fs.step(l)
+			fs.Step(l)
 		}
-		if !fs.open() || gotLines[len(gotLines)-1] != fs.closer() {
+		if !fs.Open() || gotLines[len(gotLines)-1] != fs.Closer() {
 			t.Fatalf("extra last line %q is not a closing fence", gotLines[len(gotLines)-1])
 		}
 		gotLines = gotLines[:len(want)]
@@ -210,7 +212,7 @@ func checkGrowth(t testing.TB, old, got string) {
 	if extra == "" {
 		return
 	}
-	if _, n := fenceRun(extra); n < 3 || strings.Trim(extra, "`~\r\n") != "" {
+	if _, _, ok := mdfence.Opener(strings.TrimRight(extra, "\r\n")); !ok || strings.Trim(extra, "`~\r\n") != "" {
 		t.Fatalf("old text grew by %q, not by a closing fence", extra)
 	}
 }

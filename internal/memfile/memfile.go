@@ -19,6 +19,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/hivemem/hivemem/internal/mdfence"
 )
 
 // Region headings, verbatim, as written by condensation (compatible with the
@@ -116,7 +118,7 @@ type File struct {
 
 	// tail is the fence state at the end of the file: an unclosed code
 	// fence swallows anything appended after it, so edits must close it.
-	tail fenceState
+	tail mdfence.State
 }
 
 // Parse splits a memory file into header and sections. Every valid UTF-8
@@ -134,7 +136,7 @@ func Parse(data []byte) (*File, error) {
 // parseText parses text already known to be valid (see checkText).
 func parseText(text string) *File {
 	f := &File{}
-	var fs fenceState
+	var fs mdfence.State
 	var starts []int // byte offsets of heading lines
 	var startLines []int
 	lineNo := 0
@@ -149,14 +151,14 @@ func parseText(text string) *File {
 			lineStart = len(bom)
 		}
 		content := trimEOL(line)
-		if !fs.open() && isHeading(content) {
+		if !fs.Open() && isHeading(content) {
 			if len(starts) == 0 {
 				headerEnd = lineStart
 			}
 			starts = append(starts, lineStart)
 			startLines = append(startLines, lineNo)
 		} else {
-			fs.step(content)
+			fs.Step(content)
 		}
 		off = end
 	}

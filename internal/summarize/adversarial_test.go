@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hivemem/hivemem/internal/mdfence"
 	"github.com/hivemem/hivemem/internal/memfile"
 )
 
@@ -57,6 +58,9 @@ func TestParseAdversarialReplies(t *testing.T) {
 		"crlf":           "- a\r\n## Recent\r\n",
 		"bom":            "\uFEFF## Recent",
 		"fence-in-fence": "````\n```\n## x\n```\n",
+		"inline-code":    "- a\n```go`x\n## Recent\n## 2026-01-01 — fake section\n",
+		"tab-fence":      "- a\n\t```\n## Recent\n",
+		"tilde-info":     "- a\n~~~ go`x\n## x\n~~~\n",
 		"placeholder":    "_(none yet)_",
 		"only-hashes":    "##\n#\n## ",
 		"nul":            "a\x00## Recent",
@@ -137,13 +141,13 @@ func TestExtractiveAdversarial(t *testing.T) {
 			have[normFact(p)] = true
 		}
 		for _, raw := range req.Evicted {
-			var fence fence
+			var fs mdfence.State
 			for _, l := range strings.Split(strings.ReplaceAll(raw, "\r\n", "\n"), "\n") {
-				if fence.step(l) {
+				if fs.Step(l) {
 					continue
 				}
 				text := cleanLine(l)
-				if fence != "" || !strings.HasPrefix(text, "📌") {
+				if fs.Open() || !strings.HasPrefix(text, "📌") {
 					continue
 				}
 				if !have[normFact(strings.TrimPrefix(text, "📌"))] {

@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/hivemem/hivemem/internal/mdfence"
 	"github.com/hivemem/hivemem/internal/memfile"
 )
 
@@ -169,7 +170,7 @@ func oldPeriods(text string) []*period {
 	}
 	var out []*period
 	var cur *period
-	var fence fence
+	var fs mdfence.State
 	var block []string
 	lineNo := 0
 	add := func(t string) {
@@ -181,7 +182,7 @@ func oldPeriods(text string) []*period {
 			cur.date = periodDate(t)
 			return
 		}
-		if fenceMarker(t) != "" {
+		if mdfence.IsOpener(t) {
 			cur.cands = append(cur.cands, newCand("", t, len(cur.cands), lineNo))
 			return
 		}
@@ -191,9 +192,9 @@ func oldPeriods(text string) []*period {
 		}
 	}
 	for _, line := range strings.Split(text, "\n") {
-		if open := fence != ""; fence.step(line) || open {
+		if open := fs.Open(); fs.Step(line) || open {
 			block = append(block, line)
-			if open && fence == "" {
+			if open && !fs.Open() {
 				add(strings.Join(block, "\n"))
 				block = nil
 			}
@@ -215,7 +216,7 @@ func oldPeriods(text string) []*period {
 		}
 	}
 	if len(block) > 0 {
-		add(strings.Join(block, "\n") + "\n" + string(fence))
+		add(strings.Join(block, "\n") + "\n" + fs.Closer())
 	}
 	return out
 }
@@ -242,7 +243,7 @@ func sectionPeriod(raw string) *period {
 	}
 	p := &period{sections: 1}
 	seen := map[string]bool{}
-	var fence fence
+	var fs mdfence.State
 	day := periodDate(heading)
 	push := func(lead, text string, line int) {
 		text = truncateWords(resolveRelativeDates(text, day), maxDetailWords)
@@ -255,10 +256,10 @@ func sectionPeriod(raw string) *period {
 	}
 	speakers := speakerNames(lines[start:])
 	for lineNo, line := range lines[start:] {
-		if fence.step(line) {
+		if fs.Step(line) {
 			continue
 		}
-		if fence != "" {
+		if fs.Open() {
 			code := strings.TrimSpace(line)
 			if code == "" || !(isCommand(code) || hasPath(code)) {
 				continue
@@ -813,7 +814,7 @@ func selectLines(ps []*period, budget int) []string {
 			if !c.kept {
 				continue
 			}
-			if prev != nil && prev.line == c.line && prev.lead == c.lead && fenceMarker(c.text) == "" && fenceMarker(prev.text) == "" {
+			if prev != nil && prev.line == c.line && prev.lead == c.lead && !mdfence.IsOpener(c.text) && !mdfence.IsOpener(prev.text) {
 				lines[len(lines)-1] += " " + strings.TrimPrefix(c.text, c.lead)
 			} else {
 				lines = append(lines, indent(c.text))
@@ -827,7 +828,7 @@ func selectLines(ps []*period, budget int) []string {
 // indent renders a kept sentence under its period line; a fenced block
 // keeps its lines, each indented.
 func indent(text string) string {
-	if fenceMarker(strings.SplitN(text, "\n", 2)[0]) != "" {
+	if mdfence.IsOpener(strings.SplitN(text, "\n", 2)[0]) {
 		ls := strings.Split(text, "\n")
 		for i, l := range ls {
 			ls[i] = "  " + l
@@ -1100,9 +1101,9 @@ func extractHoist(req Request) []string {
 	}
 	var pins, keyword []string
 	for _, raw := range req.Evicted {
-		var fence fence
+		var fs mdfence.State
 		for _, line := range strings.Split(strings.ReplaceAll(raw, "\r\n", "\n"), "\n") {
-			if fence.step(line) || fence != "" {
+			if fs.Step(line) || fs.Open() {
 				continue
 			}
 			if _, ok := headingText(line); ok {

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hivemem/hivemem/internal/mdfence"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/extractive")
@@ -21,16 +23,9 @@ func splitSections(t *testing.T, text string) []string {
 	t.Helper()
 	var secs []string
 	var cur []string
-	var fence string
+	var fs mdfence.State
 	for _, line := range strings.Split(text, "\n") {
-		if m := fenceMarker(line); m != "" {
-			if fence == "" {
-				fence = m
-			} else if m[0] == fence[0] {
-				fence = ""
-			}
-		}
-		if fence == "" && strings.HasPrefix(line, "## ") && len(cur) > 0 {
+		if fs.Step(line); !fs.Open() && strings.HasPrefix(line, "## ") && len(cur) > 0 {
 			secs = append(secs, strings.Join(cur, "\n"))
 			cur = nil
 		}
@@ -351,21 +346,16 @@ func TestExtractiveStructureSafe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fence string
+	var fs mdfence.State
 	for _, line := range strings.Split(res.Condensed, "\n") {
-		if m := fenceMarker(line); m != "" {
-			if fence == "" {
-				fence = m
-			} else if m[0] == fence[0] {
-				fence = ""
-			}
+		if fs.Step(line) {
 			continue
 		}
-		if fence == "" && (strings.HasPrefix(line, "# ") || strings.HasPrefix(line, "## ")) {
+		if !fs.Open() && (strings.HasPrefix(line, "# ") || strings.HasPrefix(line, "## ")) {
 			t.Errorf("condensed has a heading line outside a fence: %q", line)
 		}
 	}
-	if fence != "" {
+	if fs.Open() {
 		t.Errorf("condensed leaves a fence open:\n%s", res.Condensed)
 	}
 	for _, s := range []string{"`$ make release VERSION=1.2.3`", "`func main() {} // see cmd/main.go`", "Sub heading with Alice"} {

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/hivemem/hivemem/internal/mdfence"
 )
 
 // maxUnwrap bounds how many envelopes Parse peels off, so a reply that is a
@@ -159,9 +161,9 @@ func resultFromObject(obj map[string]any) (Result, error) {
 // condensed region into code.
 func sanitizeCondensed(s string) string {
 	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
-	var fence fence
+	var fs mdfence.State
 	for i, line := range lines {
-		if fence.step(line) || fence != "" {
+		if fs.Step(line) || fs.Open() {
 			continue
 		}
 		trimmed := strings.TrimLeft(line, " ")
@@ -170,51 +172,10 @@ func sanitizeCondensed(s string) string {
 		}
 	}
 	out := strings.Join(lines, "\n")
-	if fence != "" {
-		out += "\n" + string(fence)
+	if fs.Open() {
+		out += "\n" + fs.Closer()
 	}
 	return out
-}
-
-// fence follows the code fences of markdown text line by line: it holds
-// the opening marker while a fence is open.
-type fence string
-
-// step takes the next line and reports whether it is a fence line, one that
-// opens a fence, closes it (a run of the opening's character at least as
-// long, with nothing after it) or, inside one, merely looks like either.
-func (f *fence) step(line string) bool {
-	m := fenceMarker(line)
-	switch {
-	case m == "":
-		return false
-	case *f == "":
-		*f = fence(m)
-	case m[0] == (*f)[0] && len(m) >= len(*f) && strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), m[:1])) == "":
-		*f = ""
-	}
-	return true
-}
-
-// fenceMarker returns the run of backticks or tildes (at least three) that
-// opens a line indented by at most three spaces, or "".
-func fenceMarker(line string) string {
-	trimmed := strings.TrimLeft(line, " ")
-	if len(line)-len(trimmed) > 3 || len(trimmed) < 3 {
-		return ""
-	}
-	c := trimmed[0]
-	if c != '`' && c != '~' {
-		return ""
-	}
-	n := 0
-	for n < len(trimmed) && trimmed[n] == c {
-		n++
-	}
-	if n < 3 {
-		return ""
-	}
-	return trimmed[:n]
 }
 
 func jsonKind(v any) string {

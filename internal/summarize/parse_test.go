@@ -94,15 +94,3 @@ func TestErrorFormat(t *testing.T) {
 		}
 	}
 }
-
-func TestFenceStepClosesOnlyOnABareRun(t *testing.T) {
-	lines := []string{"text", "```go", "## inside", "```sh", "~~~", "````", "after"}
-	wantLine := []bool{false, true, false, true, true, true, false}
-	wantOpen := []bool{false, true, true, true, true, false, false}
-	var f fence
-	for i, l := range lines {
-		if got := f.step(l); got != wantLine[i] || (f != "") != wantOpen[i] {
-			t.Errorf("line %d %q: fence line %v, open %v; want %v, %v", i, l, got, f != "", wantLine[i], wantOpen[i])
-		}
-	}
-}
