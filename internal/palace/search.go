@@ -277,7 +277,7 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 	times := when.Find(q.Text, ref) // read once, for both stages
 	ranked = boostDateWindow(ranked, times, dateWeight)
 	ranked = foldArchiveTwins(ranked)
-	ranked, marks := p.supersede(ctx, q, ranked, asksAboutPast(q.Text) || namesPast(times, ref))
+	ranked, marks := p.supersede(ctx, q, ranked, asksAboutPast(q.Text, times, ref))
 	if len(ranked) > q.Results {
 		ranked = ranked[:q.Results]
 	}

@@ -7,11 +7,13 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/hivemem/hivemem/internal/kernel"
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/fts"
+	"github.com/hivemem/hivemem/internal/when"
 )
 
 // Reasons a hit is superseded (Hit.SupersededReason).
@@ -55,9 +57,9 @@ type supersession struct{ by, reason string }
 //
 // It is not a recency boost: a drawer that pairs with no other keeps its
 // rank whatever its date, and a question about the past (it names a
-// date, or a time gone by, or asks what came before or first: past, which
-// Search works out) is answered in the order the rankers gave, the marks
-// kept.
+// time over before the day it is asked, or asks what came before or
+// first: past, asksAboutPast) is answered in the order the rankers gave,
+// the marks kept.
 func (p *Palace) supersede(ctx context.Context, q Query, rs []rankedDrawer, past bool) ([]rankedDrawer, map[string]supersession) {
 	cfg := supersedeDefaults
 	n := min(len(rs), cfg.window)
@@ -356,15 +358,24 @@ func stemCounts(s string) map[string]int {
 	return out
 }
 
-// pastRE finds what makes a question one about the past: a date (ISO, a
-// month with a day or a year, a year), a word asking what came before or
-// first, or a verb in the past tense ("what did we…", "what was…").
-var pastRE = regexp.MustCompile(`(?i)\b(\d{4}-\d{2}-\d{2}|\d{4}/\d{1,2}/\d{1,2}|(19|20)\d{2}|` +
-	`(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sep(t(ember)?)?|oct(ober)?|nov(ember)?|dec(ember)?)\.?\s+\d{1,2}(st|nd|rd|th)?\b|` +
-	`before|first|originally|initially|previously|earlier|prior|formerly|used to|at the time|back then|until|ago|last (year|month|week)|did|was|were|had)\b`)
+// pastRE finds the words that make a question one about the past: one
+// asking what came before or first, a time gone by that names no day ("a
+// while ago", "back then"), or a verb in the past tense ("what did we…",
+// "what was…"). It holds no dates: those are when.Find's (asksAboutPast).
+var pastRE = regexp.MustCompile(`(?i)\b(before|first|originally|initially|previously|earlier|prior|formerly|used to|at the time|back then|until|ago|did|was|were|had)\b`)
 
-// asksAboutPast reports whether a question asks about an earlier state.
-func asksAboutPast(text string) bool { return pastRE.MatchString(text) }
+// asksAboutPast reports whether a question asks about an earlier state:
+// pastRE finds one of its words in text, or one of times, the windows
+// when.Find read in text against ref (the day it is asked), is over
+// before that day (namesPast): "on 2026-03-10", "the 10th of March",
+// "last week", "in 2022" are past. A time that reaches that day or lies
+// ahead is not ("today", "this week", "since May", "next week", "in
+// 2030", a date to come), nor a number when.Find does not read as a time
+// ("version 2023", "pre-1920 coins": a four-digit number alone is as
+// often a count or a name as a year).
+func asksAboutPast(text string, times []when.Window, ref time.Time) bool {
+	return pastRE.MatchString(text) || namesPast(times, ref)
+}
 
 // SupersededNote is how text output marks a superseded hit ("" for a
 // current one): "superseded by <id> (a newer section states this
