@@ -41,3 +41,15 @@ func (p *Palace) SessionVectorsOrder(ctx context.Context, qv []float32, ds []sto
 	}
 	return ids, nil
 }
+
+// WordSimilarity is supersession's similarity of the key lines' words
+// (wordSimilarity).
+func WordSimilarity(docs []map[string]int, idf func(string) float64) [][]float64 {
+	return wordSimilarity(docs, idf)
+}
+
+// KeyLine is the stems of the line of a drawer with heading and text that
+// supersession compares for the question's stems qterms (keyLine).
+func KeyLine(heading, text string, qterms []string, idf func(string) float64) map[string]int {
+	return keyLine(store.Drawer{Heading: heading, Text: text}, qterms, idf)
+}

@@ -3,6 +3,7 @@ package palace
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -85,8 +86,9 @@ func (p *Palace) supersede(ctx context.Context, q Query, rs []rankedDrawer, past
 	}
 	idf := func(t string) float64 { return math.Log(1 + float64(n)/float64(max(df[t], 1))) }
 	keys := make([]map[string]int, n)
+	qsorted := slices.Sorted(maps.Keys(qterms))
 	for i, r := range top {
-		keys[i] = keyLine(r.d, qterms, idf)
+		keys[i] = keyLine(r.d, qsorted, idf)
 	}
 	// The most of the question's words one candidate's key line holds:
 	// what a pair must share most of.
@@ -238,17 +240,20 @@ func median(xs []float64) float64 {
 }
 
 // wordSimilarity is the cosine between word counts, each word weighted
-// by idf.
+// by idf. Its sums run over the words in sorted order, so that they come
+// out the same on every run (in map order their last bits vary).
 func wordSimilarity(docs []map[string]int, idf func(string) float64) [][]float64 {
 	n := len(docs)
 	sim := make([][]float64, n)
 	for i := range sim {
 		sim[i] = make([]float64, n)
 	}
+	terms := make([][]string, n)
 	norms := make([]float64, n)
 	for i, d := range docs {
-		for t, c := range d {
-			w := float64(c) * idf(t)
+		terms[i] = slices.Sorted(maps.Keys(d))
+		for _, t := range terms[i] {
+			w := float64(d[t]) * idf(t)
 			norms[i] += w * w
 		}
 		norms[i] = math.Sqrt(norms[i])
@@ -256,10 +261,10 @@ func wordSimilarity(docs []map[string]int, idf func(string) float64) [][]float64
 	for i := range n {
 		for j := i + 1; j < n; j++ {
 			s := 0.0
-			for t, c := range docs[i] {
+			for _, t := range terms[i] {
 				if c2 := docs[j][t]; c2 > 0 {
 					w := idf(t)
-					s += float64(c) * w * float64(c2) * w
+					s += float64(docs[i][t]) * w * float64(c2) * w
 				}
 			}
 			if norms[i] > 0 && norms[j] > 0 {
@@ -314,14 +319,16 @@ func (p *Palace) candidateVectors(ctx context.Context, top []rankedDrawer) [][]f
 }
 
 // keyLine is the stems of the line of d (its heading counted as a line)
-// that holds the most of the question's words, by weight.
-func keyLine(d store.Drawer, qterms map[string]bool, idf func(string) float64) map[string]int {
+// that holds the most of the question's words qterms, by weight (the
+// first of equal lines: qterms come in one order, so that the sums of
+// equal lines are equal to the last bit).
+func keyLine(d store.Drawer, qterms []string, idf func(string) float64) map[string]int {
 	var best map[string]int
 	bestW := -1.0
 	for _, l := range append([]string{d.Heading}, strings.Split(d.Text, "\n")...) {
 		c := stemCounts(l)
 		w := 0.0
-		for t := range qterms {
+		for _, t := range qterms {
 			if c[t] > 0 {
 				w += idf(t)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -181,4 +182,33 @@ func describe(hits []palace.Hit) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// TestSupersessionArithmeticIsTheSameEveryRun: the similarities and the
+// choice of key line, sums of weights over many words, come out bit for
+// bit the same on every run (a sum in map order differs in its last bits,
+// which flips a pair at the margin or a tie between two lines).
+func TestSupersessionArithmeticIsTheSameEveryRun(t *testing.T) {
+	words := strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa")
+	idf := func(w string) float64 { return 1 / float64(3+len(w)%7) * (1 + float64(w[0])/97) }
+	docs := make([]map[string]int, 3)
+	for i := range docs {
+		docs[i] = map[string]int{}
+		for k, w := range words {
+			docs[i][w] = 1 + (k*(i+2))%4
+		}
+	}
+	first := palace.WordSimilarity(docs, idf)
+	// Two lines that hold the same question words: the first one is the
+	// key line, every time.
+	q := words[:12]
+	text := strings.Join(q, " ") + " zulu\n" + strings.Join(q, " ") + " xray"
+	for run := range 200 {
+		if got := palace.WordSimilarity(docs, idf); !slices.EqualFunc(got, first, slices.Equal) {
+			t.Fatalf("run %d: similarities %v, first run %v", run, got, first)
+		}
+		if k := palace.KeyLine("", text, q, idf); k["zulu"] != 1 {
+			t.Fatalf("run %d: key line %v, want the first line", run, k)
+		}
+	}
 }
