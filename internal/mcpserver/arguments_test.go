@@ -20,6 +20,7 @@ import (
 	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/mcpserver"
+	"github.com/hivemem/hivemem/internal/palace"
 )
 
 // badAgentIDs are agent ids that must never name a file.
@@ -86,6 +87,33 @@ func TestSearchSinceAfterUntil(t *testing.T) {
 	}
 	if got := text(res); !strings.Contains(got, "since") {
 		t.Fatalf("error %q does not name since", got)
+	}
+}
+
+// TestEmptyOptionalArgumentsAreAbsent: an optional string argument sent
+// empty, as clients often send one they have no value for, means what
+// leaving it out means, as the HTTP API and the CLI take an empty value:
+// as_of today, since and until no bound, region the whole file.
+func TestEmptyOptionalArgumentsAreAbsent(t *testing.T) {
+	cs := connect(t, mcpserver.Deps{App: newHome(t, testFiles, true), Agent: "alice"})
+	want := ok[mcpserver.SearchOutput](t, cs, mcpserver.ToolSearch, map[string]any{"query": "login"})
+	for _, k := range []string{"as_of", "since", "until", "wing", "room", "agent"} {
+		t.Run(k, func(t *testing.T) {
+			got := ok[mcpserver.SearchOutput](t, cs, mcpserver.ToolSearch, map[string]any{"query": "login", k: ""})
+			if len(got.Hits) == 0 || len(got.Hits) != len(want.Hits) || got.Hits[0].ID != want.Hits[0].ID {
+				t.Errorf("%s \"\": hits %+v, want those of no %s: %+v", k, got.Hits, k, want.Hits)
+			}
+		})
+	}
+	whole := ok[mcpserver.ReadOutput](t, cs, mcpserver.ToolRead, map[string]any{})
+	for _, args := range []map[string]any{{"region": ""}, {"section": ""}, {"agent": ""}} {
+		if got := ok[mcpserver.ReadOutput](t, cs, mcpserver.ToolRead, args); got.Text != whole.Text || got.Region != mcpserver.RegionAll {
+			t.Errorf("read %v: region %q, %d bytes; want the whole file", args, got.Region, len(got.Text))
+		}
+	}
+	digest := ok[palace.Digest](t, cs, mcpserver.ToolWakeUp, map[string]any{"wing": ""})
+	if digest.Wing != "alice" {
+		t.Errorf("wake-up wing \"\": digest of %q, want the bound agent's", digest.Wing)
 	}
 }
 

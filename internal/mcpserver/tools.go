@@ -123,7 +123,11 @@ var schemaCache = mcp.NewSchemaCache()
 
 // inputSchemas are the tools' input schemas: inferred from the input types,
 // then tightened with the limits the handlers enforce, so that clients see
-// them and the SDK refuses out-of-range input before a handler runs.
+// them and the SDK refuses out-of-range input before a handler runs. What
+// a value means is the app's to decide, as for the CLI and the HTTP API:
+// no schema refuses an optional string sent empty (absent, as there), and
+// dates are checked by the app's one date check (its message, not a
+// pattern's).
 type inputSchemas struct {
 	search, wakeUp, remember, pin, read, status, condense, events *jsonschema.Schema
 }
@@ -133,16 +137,12 @@ var loadSchemas = sync.OnceValues(func() (*inputSchemas, error) {
 	var err error
 	ptr := func(v float64) *float64 { return &v }
 	iptr := func(v int) *int { return &v }
-	date := func(p *jsonschema.Schema) { p.Pattern = `^\d{4}-\d{2}-\d{2}$` }
 	name := func(p *jsonschema.Schema) { p.MaxLength = iptr(MaxNameBytes) }
 	if s.search, err = inferInput[SearchInput](func(p map[string]*jsonschema.Schema) {
 		p["query"].MinLength, p["query"].MaxLength = iptr(1), iptr(palace.MaxQueryBytes)
 		p["results"].Minimum, p["results"].Maximum = ptr(1), ptr(MaxResults)
 		name(p["wing"])
 		name(p["room"])
-		date(p["since"])
-		date(p["until"])
-		date(p["as_of"])
 	}); err != nil {
 		return nil, err
 	}
@@ -164,7 +164,7 @@ var loadSchemas = sync.OnceValues(func() (*inputSchemas, error) {
 		return nil, err
 	}
 	if s.read, err = inferInput[ReadInput](func(p map[string]*jsonschema.Schema) {
-		p["region"].Enum = []any{"all", "header", "pinned", "condensed", "recent"}
+		p["region"].Enum = []any{"", RegionAll, RegionHeader, RegionPinned, RegionCondensed, RegionRecent} // "": all
 		name(p["section"])
 	}); err != nil {
 		return nil, err

@@ -1,10 +1,10 @@
 package palace
 
 import (
-	"fmt"
 	"sort"
 	"time"
 
+	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/when"
 )
 
@@ -23,11 +23,10 @@ func (q Query) asOf() (time.Time, error) {
 	if q.AsOf == "" {
 		return time.Now(), nil
 	}
-	t, err := time.Parse(time.DateOnly, q.AsOf)
-	if err != nil {
-		return time.Time{}, badQuery{fmt.Errorf("as-of: %w", err)}
+	if err := store.CheckDate("as of", q.AsOf); err != nil {
+		return time.Time{}, badQuery{err}
 	}
-	return t, nil
+	return time.Parse(time.DateOnly, q.AsOf)
 }
 
 // namesPast reports whether one of ws, the times a query names resolved

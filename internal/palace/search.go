@@ -85,10 +85,6 @@ type Hit struct {
 	SupersededReason string `json:"superseded_reason,omitempty" jsonschema:"newer (a later dated section states the same subject) or explicit (the agent said so)"`
 }
 
-// ValidateDate accepts YYYY-MM-DD (a real calendar date) or "": the
-// store's one date check, for front ends that check a date on its own.
-func ValidateDate(s string) error { return store.ValidDate(s) }
-
 // plainText reports whether s is valid UTF-8 without NUL bytes, as every
 // path and label in the index is (PostgreSQL can store nothing else).
 func plainText(s string) bool {
@@ -159,17 +155,14 @@ func (q Query) Validate(maxResults int) error {
 			return bad("agent: %w", err)
 		}
 	}
-	if err := ValidateDate(f.Since); err != nil {
-		return bad("since: %w", err)
-	}
-	if err := ValidateDate(f.Until); err != nil {
-		return bad("until: %w", err)
+	if err := f.Validate(); err != nil { // since and until
+		return badQuery{err}
 	}
 	if f.Since != "" && f.Until != "" && f.Since > f.Until {
 		return bad("since %s is after until %s: no date is in that range", f.Since, f.Until)
 	}
-	if err := ValidateDate(q.AsOf); err != nil {
-		return bad("as-of: %w", err)
+	if err := store.CheckDate("as of", q.AsOf); err != nil {
+		return badQuery{err}
 	}
 	return nil
 }

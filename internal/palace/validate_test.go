@@ -27,8 +27,11 @@ func TestSearchRefusesBadInput(t *testing.T) {
 		is   error
 	}{
 		{"since after until", palace.Query{Text: "login", Filter: store.Filter{Since: "2026-11-30", Until: "2026-11-01"}}, "since 2026-11-30 is after until 2026-11-01", nil},
-		{"as-of not a date", palace.Query{Text: "login", AsOf: "yesterday"}, `as-of: invalid date "yesterday": want YYYY-MM-DD`, palace.ErrBadQuery},
-		{"as-of no such day", palace.Query{Text: "login", AsOf: "2026-02-30"}, `as-of: invalid date "2026-02-30"`, palace.ErrBadQuery},
+		{"as-of not a date", palace.Query{Text: "login", AsOf: "yesterday"}, `as of date "yesterday" is not a day (want YYYY-MM-DD)`, palace.ErrBadQuery},
+		{"as-of no such day", palace.Query{Text: "login", AsOf: "2026-02-30"}, `as of date "2026-02-30" is not a day (want YYYY-MM-DD)`, palace.ErrBadQuery},
+		{"as-of month 13", palace.Query{Text: "login", AsOf: "2023-13-01"}, `as of date "2023-13-01" is not a day (want YYYY-MM-DD)`, palace.ErrBadQuery},
+		{"since month 13", palace.Query{Text: "login", Filter: store.Filter{Since: "2023-13-01"}}, `since date "2023-13-01" is not a day (want YYYY-MM-DD)`, palace.ErrBadQuery},
+		{"until with a time", palace.Query{Text: "login", Filter: store.Filter{Until: "2023-01-01T00:00:00Z"}}, `until date "2023-01-01T00:00:00Z" is not a day (want YYYY-MM-DD)`, palace.ErrBadQuery},
 		{"agent traversal", palace.Query{Text: "login", Filter: store.Filter{Agent: "../alice"}}, `invalid agent id "../alice"`, nil},
 		{"agent upper", palace.Query{Text: "login", Filter: store.Filter{Agent: "Alice"}}, `invalid agent id "Alice"`, nil},
 		{"results negative", palace.Query{Text: "login", Results: -1}, "results must be between 1 and 1000, got -1", nil},

@@ -27,29 +27,34 @@ func Analyze(text string, f Filter) (Query, error) {
 // Validate reports a malformed date bound, so that a typo such as
 // "2026-13-01" is a clear error instead of a silently empty result.
 func (f Filter) Validate() error {
-	if err := ValidDate(f.Since); err != nil {
-		return fmt.Errorf("since: %w", err)
+	if err := CheckDate("since", f.Since); err != nil {
+		return err
 	}
-	if err := ValidDate(f.Until); err != nil {
-		return fmt.Errorf("until: %w", err)
-	}
-	return nil
+	return CheckDate("until", f.Until)
 }
 
 // ValidDate accepts "" or a real calendar date written YYYY-MM-DD. Dates are
 // compared as strings by every backend, so any other spelling would sort
 // wrongly.
-func ValidDate(s string) error {
+func ValidDate(s string) error { return CheckDate("", s) }
+
+// CheckDate is ValidDate for a date named what ("since", "as of"): the
+// one date check and its one message, the same from every front end
+// (`since date "2026-13-01" is not a day (want YYYY-MM-DD)`), which says
+// what the value is for rather than how a parser failed.
+func CheckDate(what, s string) error {
 	if s == "" {
 		return nil
 	}
-	if !dateShaped(s) {
-		return fmt.Errorf("invalid date %q: want YYYY-MM-DD", s)
+	if dateShaped(s) {
+		if _, err := time.Parse(time.DateOnly, s); err == nil {
+			return nil
+		}
 	}
-	if _, err := time.Parse(time.DateOnly, s); err != nil {
-		return fmt.Errorf("invalid date %q: %w", s, err)
+	if what != "" {
+		what += " "
 	}
-	return nil
+	return fmt.Errorf("%sdate %q is not a day (want YYYY-MM-DD)", what, s)
 }
 
 // dateShaped reports whether s is four, two and two ASCII digits joined by

@@ -83,8 +83,8 @@ func TestAnalyzeChecksDatesAndExtractsTerms(t *testing.T) {
 	}{
 		{"words", "The Login test, flaky?", Filter{Wing: "w"}, []string{"login", "test", "flaky"}, ""},
 		{"no words", "*()", Filter{}, nil, ""},
-		{"bad since", "x", Filter{Since: "2024/01/01"}, nil, `since: invalid date "2024/01/01": want YYYY-MM-DD`},
-		{"impossible until", "x", Filter{Until: "2024-13-45"}, nil, `until: invalid date "2024-13-45": parsing time`},
+		{"bad since", "x", Filter{Since: "2024/01/01"}, nil, `since date "2024/01/01" is not a day (want YYYY-MM-DD)`},
+		{"impossible until", "x", Filter{Until: "2024-13-45"}, nil, `until date "2024-13-45" is not a day (want YYYY-MM-DD)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			q, err := Analyze(c.text, c.f)

@@ -1036,8 +1036,8 @@ func TestSearchPageAsOf(t *testing.T) {
 
 	w := e.do(t, req{target: "/search?q=nightly+run&as_of=2026-13-01"})
 	body = w.Body.String()
-	if w.Code != 400 || !strings.Contains(body, `class="alert bad" role="alert">search: as-of`) {
-		t.Errorf("bad as_of = %d, want 400 with the as-of error on the form: %.600s", w.Code, body)
+	if w.Code != 400 || !strings.Contains(body, `class="alert bad" role="alert">search: as of date`) {
+		t.Errorf("bad as_of = %d, want 400 with the as of date error on the form: %.600s", w.Code, body)
 	}
 	if !strings.Contains(body, `name="as_of" value="2026-13-01"`) {
 		t.Error("the form does not keep the bad date to correct")
