@@ -67,7 +67,14 @@ func TestToolsRefuseBadAgentIDs(t *testing.T) {
 	fails(t, unbound, mcpserver.ToolRead, map[string]any{"agent": "nobody"}, "no memory file")
 	fails(t, unbound, mcpserver.ToolCondense, map[string]any{"agent": "nobody", "dry_run": true}, "no memory file")
 	fails(t, unbound, mcpserver.ToolWakeUp, map[string]any{"wing": "nobody"}, "unknown wing")
-	fails(t, unbound, mcpserver.ToolWakeUp, map[string]any{"wing": "../alice"}, "unknown wing")
+	// A wing that is no agent id (and no mined file's): the id is what is
+	// wrong, as for every other tool, not an unknown wing.
+	for _, id := range badAgentIDs {
+		if !strings.ContainsRune(id, 0) { // a NUL is refused as such, before any lookup
+			fails(t, unbound, mcpserver.ToolWakeUp, map[string]any{"wing": id}, "invalid agent id")
+		}
+	}
+	fails(t, unbound, mcpserver.ToolWakeUp, map[string]any{"wing": "Bad..Id"}, `invalid agent id "Bad..Id"`)
 }
 
 // TestSearchSinceAfterUntil: a date range whose start is after its

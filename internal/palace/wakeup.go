@@ -212,7 +212,9 @@ func current(secs []memfile.Section) []memfile.Section {
 // memoryForWing finds the memory file a wing's digest is built from: the
 // agent's own file when the wing is an agent id, else the mined memory.md
 // recorded under that wing, else (a wing of other mined files, which search
-// accepts too) the wing's most recently mined file.
+// accepts too) the wing's most recently mined file. A wing none of them
+// has is ErrUnknownWing, or, when it is no agent id either, a bad query
+// naming the invalid id.
 func (p *Palace) memoryForWing(ctx context.Context, wing string) (string, error) {
 	if home.ValidateAgentID(wing) == nil {
 		path, _ := p.home.MemoryPath(wing)
@@ -240,6 +242,11 @@ func (p *Palace) memoryForWing(ctx context.Context, wing string) (string, error)
 	}
 	if newest != nil {
 		return p.home.Abs(newest.Source), nil
+	}
+	if err := home.ValidateAgentID(wing); err != nil {
+		// No mined file has it and no agent can: the id is what is wrong
+		// (bad input, as remember and pin say), not an unknown wing.
+		return "", fmt.Errorf("wake-up: %w", badQuery{fmt.Errorf("%w; no mined file has it as its wing either", err)})
 	}
 	return "", fmt.Errorf("wake-up: %w %q: no agent or mined file has it", ErrUnknownWing, wing)
 }

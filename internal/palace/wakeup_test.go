@@ -2,7 +2,10 @@ package palace_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -230,5 +233,38 @@ func TestWakeUpLeavesSupersededSectionsOut(t *testing.T) {
 				t.Errorf("hive text names a newest section though every one is superseded:\n%s", h.Text)
 			}
 		})
+	}
+}
+
+// TestWakeUpNamesAnInvalidAgentID: a wing that is no agent id and no mined
+// file's wing is refused as the bad id it is (bad input, as remember and
+// pin refuse it), not as an unknown wing; a valid id no one has is still an
+// unknown wing, and a mined wing that is no agent id still wakes up.
+func TestWakeUpNamesAnInvalidAgentID(t *testing.T) {
+	f := newFixture(t, nil)
+	f.write("alice", "# Memory — alice (alice)\n\n## 2026-11-20 — note\nbody\n")
+	notes := filepath.Join(t.TempDir(), "notes")
+	if err := os.MkdirAll(notes, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(notes, "plan.md"), []byte("# Plan\n\n## 2026-11-21 — roadmap\nship it\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := f.p.Mine(ctx, notes, palace.MineOptions{Wing: "Team Plan"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, wing := range []string{"Bad..Id", "../alice", "Alice", "a/b", "-x"} {
+		_, err := f.p.WakeUp(ctx, wing, 0)
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("invalid agent id %q", wing)) ||
+			!errors.Is(err, palace.ErrBadQuery) || errors.Is(err, palace.ErrUnknownWing) {
+			t.Errorf("WakeUp(%q) = %v; want a bad query naming the invalid agent id", wing, err)
+		}
+	}
+	if _, err := f.p.WakeUp(ctx, "nobody", 0); !errors.Is(err, palace.ErrUnknownWing) {
+		t.Errorf("WakeUp(nobody) = %v; want unknown wing", err)
+	}
+	if d, err := f.p.WakeUp(ctx, "Team Plan", 0); err != nil || !strings.Contains(d.Text, "roadmap") {
+		t.Errorf("WakeUp of the mined wing %q = %+v, %v", "Team Plan", d, err)
 	}
 }
