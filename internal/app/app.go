@@ -99,6 +99,7 @@ type App struct {
 	settings    atomic.Pointer[func() config.Config]
 	live        atomic.Pointer[LiveConfig]
 	reflMiner   atomic.Pointer[reflector.Miner]
+	miner       atomic.Pointer[writelock.Miner]
 }
 
 // EmbedderInfo describes the embedder in use, for status output.
@@ -246,6 +247,22 @@ func (a *App) LockedMiner() writelock.Miner {
 // swap (by default LockedMiner): the manager's keeps that mine going past
 // the end of the request that started it. m must take the write lock.
 func (a *App) UseReflectorMiner(m reflector.Miner) { a.reflMiner.Store(&m) }
+
+// UseMiner makes m the miner of the app's own mines (after a remember, a
+// pin, a forget; a mine request), which hold the palace write lock around
+// it: the manager's, which logs a file that stays skipped once, as its
+// scans do, rather than at every request (by default the palace logs
+// every skip of every mine). m does not take the write lock.
+func (a *App) UseMiner(m writelock.Miner) { a.miner.Store(&m) }
+
+// mine mines path through the miner set by UseMiner, else the palace. The
+// caller holds the palace write lock.
+func (a *App) mine(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
+	if m := a.miner.Load(); m != nil {
+		return (*m).Mine(ctx, path, opts)
+	}
+	return a.Palace.Mine(ctx, path, opts)
+}
 
 // reflectorMiner is the reflector's miner: the one set by
 // UseReflectorMiner, else the palace under the write lock.

@@ -246,13 +246,13 @@ func (a *App) reindexAgent(ctx context.Context, agent string, archive bool, wait
 	}
 	defer release()
 	mem, _ := a.Home.MemoryPath(agent)
-	rep, err := a.Palace.Mine(ctx, mem, palace.MineOptions{})
+	rep, err := a.mine(ctx, mem, palace.MineOptions{})
 	removed := rep.Removed
 	if err != nil || !archive {
 		return removed, err
 	}
 	arch, _ := a.Home.ArchiveDir(agent)
-	rep, err = a.Palace.Mine(ctx, arch, palace.MineOptions{})
+	rep, err = a.mine(ctx, arch, palace.MineOptions{})
 	return removed + rep.Removed, err
 }
 

@@ -84,7 +84,7 @@ func (a *App) Mine(ctx context.Context, r MineRequest) (MineResult, error) {
 	if err != nil {
 		return MineResult{}, err
 	}
-	rep, err := a.Palace.Mine(ctx, path, r.Options)
+	rep, err := a.mine(ctx, path, r.Options)
 	release()
 	if err != nil {
 		return MineResult{}, err // the palace's errors name the path

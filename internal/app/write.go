@@ -319,7 +319,7 @@ func (a *App) mineWritten(ctx context.Context, path, command string, wait time.D
 		return palace.MineReport{}, err
 	}
 	defer release()
-	return a.Palace.Mine(ctx, path, palace.MineOptions{})
+	return a.mine(ctx, path, palace.MineOptions{})
 }
 
 // LockFor takes the palace write lock for operation op (named in its

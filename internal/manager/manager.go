@@ -194,6 +194,9 @@ func New(opts Options) (*Manager, error) {
 	m.refl = m.app.Reflector
 	m.app.UseSettings(m.Config)
 	m.app.UseReflectorMiner(swapMiner{m, writelock.LockedMiner(m.lock, palaceMiner{m}, nil)})
+	// The app's own mines (after a remember or a forget from the API or
+	// MCP) tell of a skip once, as the manager's do.
+	m.app.UseMiner(palaceMiner{m})
 	return m, nil
 }
 

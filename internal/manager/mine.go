@@ -60,7 +60,7 @@ func (pm palaceMiner) mine(ctx context.Context, path string, opts palace.MineOpt
 }
 
 // reportSkips logs the skips of a mine of path that the log has not told
-// of yet, or with another reason, and remembers them. With complete (the
+// of yet, or with another kind of reason (skipKind), and remembers them. With complete (the
 // mine went through), a file under path that was logged as skipped and is
 // not any more is logged once as such and forgotten.
 func (m *Manager) reportSkips(path string, skipped []palace.Skip, complete bool) {
@@ -73,10 +73,10 @@ func (m *Manager) reportSkips(path string, skipped []palace.Skip, complete bool)
 	now := make(map[string]bool, len(skipped))
 	for _, s := range skipped {
 		now[s.Path] = true
-		if r, ok := m.skips[s.Path]; !ok || r != s.Reason {
-			m.skips[s.Path] = s.Reason
+		if r, ok := m.skips[s.Path]; !ok || skipKind(r) != skipKind(s.Reason) {
 			news = append(news, line{s.Path, s.Reason})
 		}
+		m.skips[s.Path] = s.Reason
 	}
 	if complete {
 		for p := range m.skips {
@@ -94,6 +94,15 @@ func (m *Manager) reportSkips(path string, skipped []palace.Skip, complete bool)
 	for _, p := range gone {
 		m.log.Info("mine: no longer skipping file", "path", p)
 	}
+}
+
+// skipKind is what a skip's reason says is wrong, without its detail: the
+// text before a colon ("too large: 1078 bytes, the limit is 1000 ..."),
+// so that a file too large that grows by a note at every remember is told
+// of once, not at every write.
+func skipKind(reason string) string {
+	kind, _, _ := strings.Cut(reason, ":")
+	return kind
 }
 
 // under reports whether path is root or inside it.

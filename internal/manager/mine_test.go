@@ -1,11 +1,13 @@
 package manager
 
 import (
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/hometest"
 )
 
@@ -79,5 +81,50 @@ func TestManagerLogsASkipOnce(t *testing.T) {
 		if st.skipped == "" && got != "" || !strings.Contains(got, st.skipped) {
 			t.Errorf("%s: status says skipped %q, want %q", st.name, got, st.skipped)
 		}
+	}
+}
+
+// TestAppMinesLogASkipOnce: under the manager, the app's own mines (the
+// one after a remember or a forget, from the HTTP API or MCP) of a file
+// that stays skipped log it once, as the manager's scans do, not at every
+// request; the file mined again is logged once as no longer skipped.
+func TestAppMinesLogASkipOnce(t *testing.T) {
+	var log strings.Builder // the calls below run on this goroutine alone
+	big := "# Memory — big (big)\n\n## 2026-11-01 — old\n" + strings.Repeat("a long line of old notes\n", 40)
+	a := openHomeLogging(t, slog.New(slog.NewTextHandler(&log, nil)), "[palace]\nmax_file_bytes = 1000\n", map[string]string{"big": big})
+	if _, err := New(Options{App: a, HTTP: HTTPOff}); err != nil {
+		t.Fatal(err)
+	}
+	path, err := a.Home.MemoryPath("big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	for i := range 3 {
+		if _, err := a.Remember(ctx, app.RememberRequest{Agent: "big", Text: fmt.Sprintf("note %d", i), Force: true}); err != nil {
+			t.Fatalf("remember %d: %v", i, err)
+		}
+	}
+	if _, err := a.Forget(ctx, app.ForgetRequest{Agent: "big", Heading: "note 1"}); err != nil {
+		t.Fatalf("forget: %v", err)
+	}
+	count := func(what string) int {
+		n := 0
+		for l := range strings.Lines(log.String()) {
+			if strings.Contains(l, "path="+path) && strings.Contains(l, what) {
+				n++
+			}
+		}
+		return n
+	}
+	if n := count("msg=\"mine: skipping file\""); n != 1 {
+		t.Errorf("the skip of a file too large was logged %d times over three remembers and a forget, want once:\n%s", n, log.String())
+	}
+	// Forgetting the old section brings the file under the cap: mined again.
+	if _, err := a.Forget(ctx, app.ForgetRequest{Agent: "big", Heading: "old"}); err != nil {
+		t.Fatalf("forget old: %v", err)
+	}
+	if n := count("no longer skipping"); n != 1 {
+		t.Errorf("the file mined again was logged %d times as no longer skipped, want once:\n%s", n, log.String())
 	}
 }
