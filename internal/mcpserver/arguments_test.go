@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/mcpserver"
@@ -365,5 +366,52 @@ func TestUnreachableSummarizerLeavesFile(t *testing.T) {
 	}
 	if apptest.ReadMemory(t, a, "alice") != testFiles["alice"] {
 		t.Fatal("a failed condensation changed the file")
+	}
+}
+
+// TestOutOfRangeArgumentsGetTheAppsMessage: a text too long or a number
+// too large is refused by the app's own check, with the message the CLI
+// and the HTTP API give for it, not by the input schema with the
+// validator's (`validating "arguments": ... maxLength: "aaaa…"`, which
+// repeated the whole argument, or `maximum: 101/1 is greater than
+// 100.000000`).
+func TestOutOfRangeArgumentsGetTheAppsMessage(t *testing.T) {
+	a := newHome(t, testFiles, true)
+	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
+	ctx := t.Context()
+	appErr := func(err error) string {
+		t.Helper()
+		if err == nil {
+			t.Fatal("the app took the request")
+		}
+		return err.Error()
+	}
+	_, searchLong := a.Search(ctx, app.SearchRequest{Query: strings.Repeat("a", 5000)})
+	_, wingLong := a.Search(ctx, app.SearchRequest{Query: "x", Wing: strings.Repeat("w", 300)})
+	_, roomLong := a.Search(ctx, app.SearchRequest{Query: "x", Room: strings.Repeat("r", 300)})
+	_, tooMany := a.Search(ctx, app.SearchRequest{Query: "x", Results: 101, MaxResults: mcpserver.MaxResults})
+	_, budget := a.WakeUp(ctx, app.WakeUpRequest{Budget: mcpserver.MaxWakeUpBudget + 1, MaxBudget: mcpserver.MaxWakeUpBudget})
+	for _, c := range []struct {
+		name, tool string
+		args       map[string]any
+		want       string
+	}{
+		{"query too long", mcpserver.ToolSearch, map[string]any{"query": strings.Repeat("a", 5000)}, appErr(searchLong)},
+		{"wing too long", mcpserver.ToolSearch, map[string]any{"query": "x", "wing": strings.Repeat("w", 300)}, appErr(wingLong)},
+		{"room too long", mcpserver.ToolSearch, map[string]any{"query": "x", "room": strings.Repeat("r", 300)}, appErr(roomLong)},
+		{"results over the cap", mcpserver.ToolSearch, map[string]any{"query": "x", "results": 101}, appErr(tooMany)},
+		{"budget over the cap", mcpserver.ToolWakeUp, map[string]any{"budget": mcpserver.MaxWakeUpBudget + 1}, appErr(budget)},
+		{"text too long", mcpserver.ToolRemember, map[string]any{"text": strings.Repeat("x", 64<<10+1)}, "text is 65537 bytes"},
+		{"heading too long", mcpserver.ToolRemember, map[string]any{"text": "x", "heading": strings.Repeat("h", 201)}, "heading is 201 bytes"},
+		{"fact too long", mcpserver.ToolPin, map[string]any{"fact": strings.Repeat("f", 2001)}, "fact is 2001 bytes"},
+		{"forget heading too long", mcpserver.ToolForget, map[string]any{"heading": strings.Repeat("h", 401)}, "heading is 401 bytes"},
+		{"events over the cap", mcpserver.ToolEvents, map[string]any{"n": mcpserver.MaxEvents + 1}, "n 501: want a number of events from 1 to 500"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fails(t, cs, c.tool, c.args, c.want)
+			if got := text(call(t, cs, c.tool, c.args)); strings.Contains(got, "validating") || len(got) > 300 {
+				t.Errorf("error %.200q… (%d bytes) is the schema validator's, or repeats the argument", got, len(got))
+			}
+		})
 	}
 }

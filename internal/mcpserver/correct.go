@@ -8,7 +8,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/palace"
 )
 
 // Tool names of the corrections.
@@ -39,19 +38,14 @@ type UnpinInput struct {
 // UnpinOutput is the app's unpin result.
 type UnpinOutput = app.UnpinResult
 
+// correctionSchemas are memory_forget's and memory_unpin's input schemas,
+// inferred as the others are (inputSchemas): the app checks the lengths.
 var correctionSchemas = sync.OnceValues(func() ([2]*jsonschema.Schema, error) {
-	iptr := func(v int) *int { return &v }
-	f, err := inferInput[ForgetInput](func(p map[string]*jsonschema.Schema) {
-		for _, k := range []string{"drawer", "heading", "line", "confirm"} {
-			p[k].MaxLength = iptr(400)
-		}
-	})
+	f, err := inferInput[ForgetInput](nil)
 	if err != nil {
 		return [2]*jsonschema.Schema{}, err
 	}
-	u, err := inferInput[UnpinInput](func(p map[string]*jsonschema.Schema) {
-		p["fact"].MinLength, p["fact"].MaxLength = iptr(1), iptr(palace.MaxFactBytes)
-	})
+	u, err := inferInput[UnpinInput](nil)
 	return [2]*jsonschema.Schema{f, u}, err
 })
 

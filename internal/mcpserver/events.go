@@ -15,7 +15,7 @@ const MaxEvents = 500
 
 // EventsInput is memory_events's arguments.
 type EventsInput struct {
-	N     int    `json:"n,omitempty" jsonschema:"how many of the newest events (default 20)"`
+	N     int    `json:"n,omitempty" jsonschema:"how many of the newest events, 1 to 500 (default 20)"`
 	Agent string `json:"agent,omitempty" jsonschema:"only this agent's events"`
 	Kind  string `json:"kind,omitempty" jsonschema:"only this kind: condense, condense-abort, restore, mine, or a harness's own (spawn, session, drain, ...)"`
 }

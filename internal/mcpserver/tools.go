@@ -26,11 +26,11 @@ const (
 
 // SearchInput is memory_search's arguments.
 type SearchInput struct {
-	Query   string `json:"query" jsonschema:"what to look for, in plain words; matched by keywords and by meaning (not a query language)"`
+	Query   string `json:"query" jsonschema:"what to look for, in plain words (at most 4096 bytes); matched by keywords and by meaning (not a query language)"`
 	Wing    string `json:"wing,omitempty" jsonschema:"only this wing (a wing is usually an agent id)"`
 	Room    string `json:"room,omitempty" jsonschema:"only this room: pinned, condensed, recent, archive, header, session (imported conversations), or one given to mine --room"`
 	Agent   string `json:"agent,omitempty" jsonschema:"only memory written by this agent id"`
-	Results int    `json:"results,omitempty" jsonschema:"how many hits to return (default: the server's search.results setting, 5 unless configured)"`
+	Results int    `json:"results,omitempty" jsonschema:"how many hits to return, 1 to 100 (default: the server's search.results setting, 5 unless configured)"`
 	Since   string `json:"since,omitempty" jsonschema:"only sections dated on or after this day (YYYY-MM-DD)"`
 	Until   string `json:"until,omitempty" jsonschema:"only sections dated on or before this day (YYYY-MM-DD)"`
 	AsOf    string `json:"as_of,omitempty" jsonschema:"the day the query is asked (YYYY-MM-DD; default today): a time the query names, such as last week or two months ago, is counted from it, and sections dated then rank higher"`
@@ -46,13 +46,13 @@ type SearchOutput = app.SearchResult
 // WakeUpInput is memory_wake_up's arguments.
 type WakeUpInput struct {
 	Wing   string `json:"wing,omitempty" jsonschema:"whose digest: an agent id or wing (default: your own agent, or the hive overview when the server is bound to no agent)"`
-	Budget int    `json:"budget,omitempty" jsonschema:"size of the digest in estimated tokens (default 800)"`
+	Budget int    `json:"budget,omitempty" jsonschema:"size of the digest in estimated tokens, 1 to 20000 (default 800)"`
 	Hive   bool   `json:"hive,omitempty" jsonschema:"one line per agent instead of one agent's digest"`
 }
 
 // RememberInput is memory_remember's arguments.
 type RememberInput struct {
-	Text    string `json:"text" jsonschema:"the note, in markdown; stored verbatim as data (it cannot change the file's structure)"`
+	Text    string `json:"text" jsonschema:"the note, in markdown (at most 64 KiB); stored verbatim as data (it cannot change the file's structure)"`
 	Heading string `json:"heading,omitempty" jsonschema:"a short one-line title; the section is headed '<today> — <heading>' (default: the note's first line)"`
 	Agent   string `json:"agent,omitempty" jsonschema:"whose memory to write; needed only when the server is bound to no agent"`
 	// Supersedes and Force: see app.RememberRequest.
@@ -121,13 +121,16 @@ type CondenseOutput = app.CondenseResult
 // of the HTTP handler do not infer the same schemas again.
 var schemaCache = mcp.NewSchemaCache()
 
-// inputSchemas are the tools' input schemas: inferred from the input types,
-// then tightened with the limits the handlers enforce, so that clients see
-// them and the SDK refuses out-of-range input before a handler runs. What
-// a value means is the app's to decide, as for the CLI and the HTTP API:
-// no schema refuses an optional string sent empty (absent, as there), and
-// dates are checked by the app's one date check (its message, not a
-// pattern's).
+// inputSchemas are the tools' input schemas, inferred from the input
+// types: the SDK refuses an argument of the wrong type or one the tool
+// does not have. What a value may be is the app's to decide, once for the
+// CLI, the HTTP API and MCP, with one message: no schema refuses an
+// optional string sent empty (absent, as there), and dates, lengths and
+// caps are the app's checks (its message, not the validator's, which
+// repeated a too-long argument whole). The schemas keep only a minimum of
+// 1 on the counts (results, budget, n), whose 0 the app would take for
+// "not given" where the CLI and the API refuse it; the descriptions give
+// the ranges.
 type inputSchemas struct {
 	search, wakeUp, remember, pin, read, status, condense, events *jsonschema.Schema
 }
@@ -135,37 +138,23 @@ type inputSchemas struct {
 var loadSchemas = sync.OnceValues(func() (*inputSchemas, error) {
 	var s inputSchemas
 	var err error
-	ptr := func(v float64) *float64 { return &v }
-	iptr := func(v int) *int { return &v }
-	name := func(p *jsonschema.Schema) { p.MaxLength = iptr(MaxNameBytes) }
-	if s.search, err = inferInput[SearchInput](func(p map[string]*jsonschema.Schema) {
-		p["query"].MinLength, p["query"].MaxLength = iptr(1), iptr(palace.MaxQueryBytes)
-		p["results"].Minimum, p["results"].Maximum = ptr(1), ptr(MaxResults)
-		name(p["wing"])
-		name(p["room"])
-	}); err != nil {
+	countFrom1 := func(name string) func(map[string]*jsonschema.Schema) {
+		return func(p map[string]*jsonschema.Schema) { p[name].Minimum = new(1.0) }
+	}
+	if s.search, err = inferInput[SearchInput](countFrom1("results")); err != nil {
 		return nil, err
 	}
-	if s.wakeUp, err = inferInput[WakeUpInput](func(p map[string]*jsonschema.Schema) {
-		p["budget"].Minimum, p["budget"].Maximum = ptr(1), ptr(MaxWakeUpBudget)
-		name(p["wing"])
-	}); err != nil {
+	if s.wakeUp, err = inferInput[WakeUpInput](countFrom1("budget")); err != nil {
 		return nil, err
 	}
-	if s.remember, err = inferInput[RememberInput](func(p map[string]*jsonschema.Schema) {
-		p["text"].MinLength, p["text"].MaxLength = iptr(1), iptr(palace.MaxRememberBytes)
-		p["heading"].MaxLength = iptr(MaxNameBytes)
-	}); err != nil {
+	if s.remember, err = inferInput[RememberInput](nil); err != nil {
 		return nil, err
 	}
-	if s.pin, err = inferInput[PinInput](func(p map[string]*jsonschema.Schema) {
-		p["fact"].MinLength, p["fact"].MaxLength = iptr(1), iptr(palace.MaxFactBytes)
-	}); err != nil {
+	if s.pin, err = inferInput[PinInput](nil); err != nil {
 		return nil, err
 	}
 	if s.read, err = inferInput[ReadInput](func(p map[string]*jsonschema.Schema) {
 		p["region"].Enum = []any{"", RegionAll, RegionHeader, RegionPinned, RegionCondensed, RegionRecent} // "": all
-		name(p["section"])
 	}); err != nil {
 		return nil, err
 	}
@@ -175,10 +164,7 @@ var loadSchemas = sync.OnceValues(func() (*inputSchemas, error) {
 	if s.condense, err = inferInput[CondenseInput](nil); err != nil {
 		return nil, err
 	}
-	if s.events, err = inferInput[EventsInput](func(p map[string]*jsonschema.Schema) {
-		p["n"].Minimum, p["n"].Maximum = ptr(1), ptr(MaxEvents)
-		name(p["kind"])
-	}); err != nil {
+	if s.events, err = inferInput[EventsInput](countFrom1("n")); err != nil {
 		return nil, err
 	}
 	return &s, nil
