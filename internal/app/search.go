@@ -40,6 +40,11 @@ type SearchRequest struct {
 	// IncludeSuperseded keeps sections marked as replaced by a later one
 	// (remember --supersedes), which search leaves out.
 	IncludeSuperseded bool `json:"include_superseded,omitempty"`
+	// ResultsGiven says Results came from the caller (a flag, a query
+	// parameter, an argument) rather than being left out: then 0 is
+	// refused as out of range, as a negative number is, instead of
+	// meaning search.results.
+	ResultsGiven bool `json:"-"`
 	// MaxResults caps Results (0: palace.MaxResults). MCP asks at most
 	// 100 hits; the CLI and the API up to palace.MaxResults.
 	MaxResults int `json:"-"`
@@ -56,6 +61,9 @@ func (r SearchRequest) query() palace.Query {
 // Validate checks the request as Search would, without searching. Every
 // error wraps palace.ErrBadQuery.
 func (r SearchRequest) Validate() error {
+	if r.ResultsGiven && r.Results == 0 {
+		return palace.BadQuery(palace.ValidateResults(0, r.MaxResults))
+	}
 	if err := r.query().Validate(r.MaxResults); err != nil {
 		return err
 	}
@@ -131,6 +139,9 @@ type WakeUpRequest struct {
 	Wing   string `json:"wing,omitempty"`
 	Budget int    `json:"budget,omitempty"` // estimated tokens; 0: search.wake_up_budget
 	Hive   bool   `json:"hive,omitempty"`
+	// BudgetGiven says Budget came from the caller: then 0 is refused
+	// as out of range (see SearchRequest.ResultsGiven).
+	BudgetGiven bool `json:"-"`
 	// MaxBudget caps Budget (0: palace.MaxWakeUpBudget).
 	MaxBudget int `json:"-"`
 	// Scope: the wing defaults to the caller's; under an own scope no
@@ -146,7 +157,7 @@ func (r WakeUpRequest) Validate() error {
 	}
 	bad := func(err error) error { return fmt.Errorf("wake-up: %w", palace.BadQuery(err)) }
 	switch {
-	case r.Budget < 0 || r.Budget > maxBudget:
+	case r.Budget < 0 || r.Budget > maxBudget || r.BudgetGiven && r.Budget == 0:
 		if r.Budget > maxBudget {
 			return bad(fmt.Errorf("budget %d is too large (at most %d tokens)", r.Budget, maxBudget))
 		}

@@ -187,6 +187,17 @@ func checkGiven(cmd *cobra.Command, name string, check func() error) {
 	}
 }
 
+// given has cmd set *was, before it runs, to whether its flag name was
+// given: for a count whose absence means a configured default, so that
+// the app refuses an explicit 0 (app.SearchRequest.ResultsGiven) rather
+// than taking it for that default.
+func given(cmd *cobra.Command, name string, was *bool) {
+	checkGiven(cmd, name, func() error {
+		*was = true
+		return nil
+	})
+}
+
 // checkNonEmpty refuses a nonEmpty flag that was given ("Changed") with an
 // empty value.
 func checkNonEmpty(cmd *cobra.Command) error {

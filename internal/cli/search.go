@@ -16,6 +16,7 @@ type searchOptions struct {
 	wing, room, agent, since, until, asOf, mode string
 	results                                     int
 	asJSON, superseded                          bool
+	resultsGiven                                bool // --results was given: 0 is refused, not the default
 }
 
 func newSearchCommand(g *globals) *cobra.Command {
@@ -38,13 +39,8 @@ func newSearchCommand(g *globals) *cobra.Command {
 	f.BoolVar(&o.superseded, "include-superseded", false, "also search sections marked as superseded by a later one")
 	refuseEmpty(cmd, "wing", "room", "agent")
 	// Leaving --results out means search.results from the config, as in
-	// the HTTP API; an explicit 0 is refused.
-	checkGiven(cmd, "results", func() error {
-		if err := palace.ValidateResults(o.results); err != nil {
-			return fmt.Errorf("search: %w", err)
-		}
-		return nil
-	})
+	// the HTTP API; an explicit 0 is refused (by the app).
+	given(cmd, "results", &o.resultsGiven)
 	return cmd
 }
 
@@ -54,7 +50,7 @@ func runSearch(ctx context.Context, g *globals, o searchOptions, q string) error
 		return err
 	}
 	defer a.Close()
-	res, err := a.Search(ctx, app.SearchRequest{Query: q, Results: o.results, Mode: o.mode,
+	res, err := a.Search(ctx, app.SearchRequest{Query: q, Results: o.results, ResultsGiven: o.resultsGiven, Mode: o.mode,
 		Wing: o.wing, Room: o.room, Agent: o.agent, Since: o.since, Until: o.until, AsOf: o.asOf, IncludeSuperseded: o.superseded})
 	if g.mempalace && (errors.Is(err, palace.ErrUnknownWing) || errors.Is(err, palace.ErrUnknownAgent) || errors.Is(err, palace.ErrUnknownRoom)) {
 		// MemPalace answers a wing (or agent, or room) it has no drawers in with no

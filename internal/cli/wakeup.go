@@ -8,13 +8,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/palace"
 )
 
 type wakeUpOptions struct {
-	wing   string
-	budget int
-	asJSON bool
+	wing        string
+	budget      int
+	budgetGiven bool // --budget was given: 0 is refused, not the default
+	asJSON      bool
 }
 
 func newWakeUpCommand(g *globals) *cobra.Command {
@@ -40,19 +40,14 @@ func newWakeUpCommand(g *globals) *cobra.Command {
 	f.IntVar(&o.budget, "budget", 0, "token budget, 1 to 100000 (default 800, or search.wake_up_budget)")
 	jsonFlag(cmd, &o.asJSON)
 	refuseEmpty(cmd, "wing")
-	// An explicit --budget 0 is refused like a negative one: only leaving
-	// the flag out means the default.
-	checkGiven(cmd, "budget", func() error {
-		if o.budget < 1 {
-			return fmt.Errorf("budget must be between 1 and %d tokens, got %d", palace.MaxWakeUpBudget, o.budget)
-		}
-		return nil
-	})
+	// An explicit --budget 0 is refused (by the app) like a negative one:
+	// only leaving the flag out means the default.
+	given(cmd, "budget", &o.budgetGiven)
 	return cmd
 }
 
 func runWakeUp(ctx context.Context, g *globals, o wakeUpOptions) error {
-	d, err := request(ctx, g, (*app.App).WakeUp, app.WakeUpRequest{Wing: o.wing, Budget: o.budget})
+	d, err := request(ctx, g, (*app.App).WakeUp, app.WakeUpRequest{Wing: o.wing, Budget: o.budget, BudgetGiven: o.budgetGiven})
 	if err != nil {
 		return err
 	}

@@ -391,6 +391,8 @@ func TestOutOfRangeArgumentsGetTheAppsMessage(t *testing.T) {
 	_, roomLong := a.Search(ctx, app.SearchRequest{Query: "x", Room: strings.Repeat("r", 300)})
 	_, tooMany := a.Search(ctx, app.SearchRequest{Query: "x", Results: 101, MaxResults: mcpserver.MaxResults})
 	_, budget := a.WakeUp(ctx, app.WakeUpRequest{Budget: mcpserver.MaxWakeUpBudget + 1, MaxBudget: mcpserver.MaxWakeUpBudget})
+	_, zeroResults := a.Search(ctx, app.SearchRequest{Query: "x", ResultsGiven: true, MaxResults: mcpserver.MaxResults})
+	_, zeroBudget := a.WakeUp(ctx, app.WakeUpRequest{BudgetGiven: true, MaxBudget: mcpserver.MaxWakeUpBudget})
 	for _, c := range []struct {
 		name, tool string
 		args       map[string]any
@@ -406,6 +408,12 @@ func TestOutOfRangeArgumentsGetTheAppsMessage(t *testing.T) {
 		{"fact too long", mcpserver.ToolPin, map[string]any{"fact": strings.Repeat("f", 2001)}, "fact is 2001 bytes"},
 		{"forget heading too long", mcpserver.ToolForget, map[string]any{"heading": strings.Repeat("h", 401)}, "heading is 401 bytes"},
 		{"events over the cap", mcpserver.ToolEvents, map[string]any{"n": mcpserver.MaxEvents + 1}, "n 501: want a number of events from 1 to 500"},
+		// A 0 given is refused, as in the CLI and the API, by the app.
+		{"results 0", mcpserver.ToolSearch, map[string]any{"query": "x", "results": 0}, appErr(zeroResults)},
+		{"results -3", mcpserver.ToolSearch, map[string]any{"query": "x", "results": -3}, "results must be between 1 and 100, got -3"},
+		{"budget 0", mcpserver.ToolWakeUp, map[string]any{"budget": 0}, appErr(zeroBudget)},
+		{"budget -1", mcpserver.ToolWakeUp, map[string]any{"budget": -1}, "budget must be between 1 and 20000 tokens, got -1"},
+		{"events 0", mcpserver.ToolEvents, map[string]any{"n": 0}, "n 0: want a number of events from 1 to 500"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fails(t, cs, c.tool, c.args, c.want)

@@ -30,7 +30,7 @@ type SearchInput struct {
 	Wing    string `json:"wing,omitempty" jsonschema:"only this wing (a wing is usually an agent id)"`
 	Room    string `json:"room,omitempty" jsonschema:"only this room: pinned, condensed, recent, archive, header, session (imported conversations), or one given to mine --room"`
 	Agent   string `json:"agent,omitempty" jsonschema:"only memory written by this agent id"`
-	Results int    `json:"results,omitempty" jsonschema:"how many hits to return, 1 to 100 (default: the server's search.results setting, 5 unless configured)"`
+	Results *int   `json:"results,omitempty" jsonschema:"how many hits to return, 1 to 100 (default: the server's search.results setting, 5 unless configured)"`
 	Since   string `json:"since,omitempty" jsonschema:"only sections dated on or after this day (YYYY-MM-DD)"`
 	Until   string `json:"until,omitempty" jsonschema:"only sections dated on or before this day (YYYY-MM-DD)"`
 	AsOf    string `json:"as_of,omitempty" jsonschema:"the day the query is asked (YYYY-MM-DD; default today): a time the query names, such as last week or two months ago, is counted from it, and sections dated then rank higher"`
@@ -46,7 +46,7 @@ type SearchOutput = app.SearchResult
 // WakeUpInput is memory_wake_up's arguments.
 type WakeUpInput struct {
 	Wing   string `json:"wing,omitempty" jsonschema:"whose digest: an agent id or wing (default: your own agent, or the hive overview when the server is bound to no agent)"`
-	Budget int    `json:"budget,omitempty" jsonschema:"size of the digest in estimated tokens, 1 to 20000 (default 800)"`
+	Budget *int   `json:"budget,omitempty" jsonschema:"size of the digest in estimated tokens, 1 to 20000 (default 800)"`
 	Hive   bool   `json:"hive,omitempty" jsonschema:"one line per agent instead of one agent's digest"`
 }
 
@@ -127,10 +127,10 @@ var schemaCache = mcp.NewSchemaCache()
 // CLI, the HTTP API and MCP, with one message: no schema refuses an
 // optional string sent empty (absent, as there), and dates, lengths and
 // caps are the app's checks (its message, not the validator's, which
-// repeated a too-long argument whole). The schemas keep only a minimum of
-// 1 on the counts (results, budget, n), whose 0 the app would take for
-// "not given" where the CLI and the API refuse it; the descriptions give
-// the ranges.
+// repeated a too-long argument whole, or said "minimum: 0/1 is less than
+// 1.000000"); the descriptions give the ranges. The counts (results,
+// budget, n) are pointers so that a 0 given is told from one left out
+// (null is left out), as the CLI and the API tell them apart.
 type inputSchemas struct {
 	search, wakeUp, remember, pin, read, status, condense, events *jsonschema.Schema
 }
@@ -138,13 +138,10 @@ type inputSchemas struct {
 var loadSchemas = sync.OnceValues(func() (*inputSchemas, error) {
 	var s inputSchemas
 	var err error
-	countFrom1 := func(name string) func(map[string]*jsonschema.Schema) {
-		return func(p map[string]*jsonschema.Schema) { p[name].Minimum = new(1.0) }
-	}
-	if s.search, err = inferInput[SearchInput](countFrom1("results")); err != nil {
+	if s.search, err = inferInput[SearchInput](nil); err != nil {
 		return nil, err
 	}
-	if s.wakeUp, err = inferInput[WakeUpInput](countFrom1("budget")); err != nil {
+	if s.wakeUp, err = inferInput[WakeUpInput](nil); err != nil {
 		return nil, err
 	}
 	if s.remember, err = inferInput[RememberInput](nil); err != nil {
@@ -164,7 +161,7 @@ var loadSchemas = sync.OnceValues(func() (*inputSchemas, error) {
 	if s.condense, err = inferInput[CondenseInput](nil); err != nil {
 		return nil, err
 	}
-	if s.events, err = inferInput[EventsInput](countFrom1("n")); err != nil {
+	if s.events, err = inferInput[EventsInput](nil); err != nil {
 		return nil, err
 	}
 	return &s, nil
@@ -256,13 +253,21 @@ func addTool[In, Out any](srv *mcp.Server, s *server, t *mcp.Tool, h handler[In,
 	})
 }
 
+// value is a count argument's value, 0 when it was left out.
+func value(n *int) int {
+	if n == nil {
+		return 0
+	}
+	return *n
+}
+
 // scope is the server's identity as the app's request scope.
 func (s *server) scope() app.Scope {
 	return app.Scope{Caller: s.d.Agent, Own: s.d.Scope == ScopeOwn}
 }
 
 func (s *server) search(ctx context.Context, in SearchInput) (SearchOutput, string, error) {
-	res, err := s.d.App.Search(ctx, app.SearchRequest{Query: in.Query, Results: in.Results,
+	res, err := s.d.App.Search(ctx, app.SearchRequest{Query: in.Query, Results: value(in.Results), ResultsGiven: in.Results != nil,
 		Wing: in.Wing, Room: in.Room, Agent: in.Agent, Since: in.Since, Until: in.Until, AsOf: in.AsOf, IncludeSuperseded: in.IncludeSuperseded,
 		MaxResults: MaxResults, Scope: s.scope()})
 	if err != nil {
@@ -272,7 +277,7 @@ func (s *server) search(ctx context.Context, in SearchInput) (SearchOutput, stri
 }
 
 func (s *server) wakeUp(ctx context.Context, in WakeUpInput) (palace.Digest, string, error) {
-	d, err := s.d.App.WakeUp(ctx, app.WakeUpRequest{Wing: in.Wing, Budget: in.Budget, Hive: in.Hive,
+	d, err := s.d.App.WakeUp(ctx, app.WakeUpRequest{Wing: in.Wing, Budget: value(in.Budget), BudgetGiven: in.Budget != nil, Hive: in.Hive,
 		MaxBudget: MaxWakeUpBudget, Scope: s.scope()})
 	if err != nil {
 		return palace.Digest{}, "", err

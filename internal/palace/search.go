@@ -134,7 +134,7 @@ func (q Query) Validate(maxResults int) error {
 	case strings.TrimSpace(strings.ReplaceAll(q.Text, "\x00", "")) == "":
 		return badQuery{ErrEmptyQuery}
 	case q.Results != 0 && (q.Results < 1 || q.Results > maxResults):
-		return bad("results must be between 1 and %d, got %d", maxResults, q.Results)
+		return badQuery{ValidateResults(q.Results, maxResults)}
 	}
 	switch q.Mode {
 	case "", ModeHybrid, ModeLexical, ModeVector:
@@ -167,10 +167,14 @@ func (q Query) Validate(maxResults int) error {
 	return nil
 }
 
-// ValidateResults accepts a number of hits from 1 to MaxResults.
-func ValidateResults(n int) error {
-	if n < 1 || n > MaxResults {
-		return fmt.Errorf("results must be between 1 and %d, got %d", MaxResults, n)
+// ValidateResults accepts a number of hits from 1 to limit (at most
+// MaxResults; 0: MaxResults), with the one message every front end gives.
+func ValidateResults(n, limit int) error {
+	if limit <= 0 || limit > MaxResults {
+		limit = MaxResults
+	}
+	if n < 1 || n > limit {
+		return fmt.Errorf("results must be between 1 and %d, got %d", limit, n)
 	}
 	return nil
 }

@@ -141,10 +141,10 @@ func parseSearch(q url.Values) (app.SearchRequest, error) {
 	}
 	if s := q.Get("results"); s != "" {
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
+		if err != nil {
 			return req, errBadRequest("results %q: want a number from 1 to %d", s, palace.MaxResults)
 		}
-		req.Results = n
+		req.Results, req.ResultsGiven = n, true // the app checks the range, 0 included
 	}
 	return req, nil
 }
@@ -278,10 +278,10 @@ func (h *Handler) apiWakeUp(w http.ResponseWriter, r *http.Request) error {
 	req := app.WakeUpRequest{Wing: strings.TrimSpace(q.Get("wing"))}
 	if s := q.Get("budget"); s != "" {
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
+		if err != nil {
 			return errBadRequest("budget %q: want a number of tokens from 1 to %d", s, palace.MaxWakeUpBudget)
 		}
-		req.Budget = n
+		req.Budget, req.BudgetGiven = n, true // the app checks the range, 0 included
 	}
 	res, err := h.app.WakeUp(r.Context(), req)
 	return answer(w, res, err)
