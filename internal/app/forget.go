@@ -201,6 +201,12 @@ func badInput(err error) error {
 	msg := err.Error()
 	for _, s := range []string{"no section", "sections are headed", "no line", "lines contain", "forget the section instead", "not a pinned fact", "has no memory file", "not a one-line fact", "is empty", "give the text"} {
 		if strings.Contains(msg, s) {
+			// The innermost error that says it, without the layers of the
+			// write it failed in (atomicio's, with the file's absolute
+			// path on the server), which tell the caller nothing.
+			for u := errors.Unwrap(err); u != nil && strings.Contains(u.Error(), s); u = errors.Unwrap(u) {
+				err = u
+			}
 			return palace.BadQuery(err)
 		}
 	}

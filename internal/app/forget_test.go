@@ -254,3 +254,47 @@ func TestRememberSupersedesByDrawerID(t *testing.T) {
 		t.Errorf("no supersede event in %+v", evs)
 	}
 }
+
+// TestCorrectionsNameWhatIsMissing: a correction whose section, line or
+// fact is not in the file is bad input that says what is missing, not
+// the layers of the write it failed in (atomicio, the file's absolute
+// path on the server), for the CLI, the API and MCP alike.
+func TestCorrectionsNameWhatIsMissing(t *testing.T) {
+	ctx := context.Background()
+	a := openLexical(t)
+	if _, err := a.Remember(ctx, RememberRequest{Agent: "alice", Heading: "login fix", Text: "The cookie skew."}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Pin(ctx, PinRequest{Agent: "alice", Fact: "Releases ship on Tuesdays"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		do   func() error
+		want string
+	}{
+		{"forget a heading", func() error {
+			_, err := a.Forget(ctx, ForgetRequest{Agent: "alice", Heading: "no such heading"})
+			return err
+		}, `forget: no section "no such heading" in the file`},
+		{"forget a line", func() error {
+			_, err := a.Forget(ctx, ForgetRequest{Agent: "alice", Line: "zzz"})
+			return err
+		}, `forget: memfile: remove line: no line contains "zzz"`},
+		{"supersede", func() error {
+			_, err := a.Remember(ctx, RememberRequest{Agent: "alice", Text: "new", Supersedes: "no such heading"})
+			return err
+		}, `remember: no section "no such heading" in the file`},
+		{"unpin", func() error {
+			_, err := a.Unpin(ctx, UnpinRequest{Agent: "alice", Fact: "no such fact"})
+			return err
+		}, `unpin: "no such fact" is not a pinned fact of this file`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.do()
+			if err == nil || err.Error() != c.want || !errors.Is(err, palace.ErrBadQuery) {
+				t.Errorf("err = %v; want the bad query %q", err, c.want)
+			}
+		})
+	}
+}

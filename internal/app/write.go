@@ -159,7 +159,9 @@ func (a *App) Remember(ctx context.Context, r RememberRequest) (RememberResult, 
 	var err error
 	if r.Supersedes != "" {
 		old, err = palace.SupersedeFile(ctx, a.Home, agent, ref, r.Heading, r.Text, now)
-		err = badInput(err)
+		if err != nil {
+			err = fmt.Errorf("remember: %w", badInput(err))
+		}
 	} else {
 		created, err = palace.RememberFile(ctx, a.Home, agent, r.Heading, r.Text, now)
 	}

@@ -17,7 +17,8 @@ import (
 // section of the agent's memory file (ref: its heading, see
 // memfile.FindSection): in one locked, atomic write the new section is
 // appended with a "> supersedes:" line and the old one gets a "> superseded
-// by:" line. It returns the heading of the section replaced.
+// by:" line. It returns the heading of the section replaced. Its errors
+// after CheckRemember's leave the operation for the caller to name.
 func SupersedeFile(ctx context.Context, h home.Home, agent, ref, heading, text string, now time.Time) (old string, err error) {
 	if err := CheckRemember(heading, text); err != nil {
 		return "", err
@@ -28,17 +29,14 @@ func SupersedeFile(ctx context.Context, h home.Home, agent, ref, heading, text s
 		return "", err
 	}
 	if _, err := h.ReadFile(path); err != nil {
-		return "", fmt.Errorf("remember: --supersedes: agent %s has no memory file to supersede a section of", agent)
+		return "", fmt.Errorf("--supersedes: agent %s has no memory file to supersede a section of", agent)
 	}
 	_, err = updateMemory(ctx, h, agent, func(data []byte) ([]byte, error) {
 		out, was, err := memfile.Supersede(data, ref, full, text)
 		old = was
 		return out, err
 	})
-	if err != nil {
-		return "", fmt.Errorf("remember: %w", err)
-	}
-	return old, nil
+	return old, err // the caller names the operation (remember: ...)
 }
 
 // TextHash is the key of a text in the embedding cache.
