@@ -105,7 +105,7 @@ func TestSearchSinceAfterUntil(t *testing.T) {
 func TestEmptyOptionalArgumentsAreAbsent(t *testing.T) {
 	cs := connect(t, mcpserver.Deps{App: newHome(t, testFiles, true), Agent: "alice"})
 	want := ok[mcpserver.SearchOutput](t, cs, mcpserver.ToolSearch, map[string]any{"query": "login"})
-	for _, k := range []string{"as_of", "since", "until", "wing", "room", "agent"} {
+	for _, k := range []string{"as_of", "since", "until", "wing", "room", "agent", "mode"} {
 		t.Run(k, func(t *testing.T) {
 			got := ok[mcpserver.SearchOutput](t, cs, mcpserver.ToolSearch, map[string]any{"query": "login", k: ""})
 			if len(got.Hits) == 0 || len(got.Hits) != len(want.Hits) || got.Hits[0].ID != want.Hits[0].ID {

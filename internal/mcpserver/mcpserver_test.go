@@ -143,6 +143,8 @@ func TestSearchErrors(t *testing.T) {
 		{"room with a path", map[string]any{"query": "x", "room": "../x"}, `unknown room "../x"`},
 		{"unknown room", map[string]any{"query": "login", "room": "nosuchroom"}, `unknown room "nosuchroom"`},
 		{"unknown argument", map[string]any{"query": "x", "limit": 3}, "limit"},
+		{"unknown mode", map[string]any{"query": "x", "mode": "bogus"}, `unknown mode "bogus" (want hybrid, lexical or vector)`},
+		{"vector mode without a model", map[string]any{"query": "x", "mode": "vector"}, "vector mode needs an embedding model"},
 		{"query 100 KB", map[string]any{"query": strings.Repeat("a", 100<<10)}, "query"},
 		{"query number", map[string]any{"query": 5}, "query"},
 		{"query null", map[string]any{"query": nil}, "query"},

@@ -33,6 +33,7 @@ type SearchInput struct {
 	Results *int   `json:"results,omitempty" jsonschema:"how many hits to return, 1 to 100 (default: the server's search.results setting, 5 unless configured)"`
 	Since   string `json:"since,omitempty" jsonschema:"only sections dated on or after this day (YYYY-MM-DD)"`
 	Until   string `json:"until,omitempty" jsonschema:"only sections dated on or before this day (YYYY-MM-DD)"`
+	Mode    string `json:"mode,omitempty" jsonschema:"hybrid (keywords and meaning; the default with an embedding model), lexical (keywords only) or vector (meaning only)"`
 	AsOf    string `json:"as_of,omitempty" jsonschema:"the day the query is asked (YYYY-MM-DD; default today): a time the query names, such as last week or two months ago, is counted from it, and sections dated then rank higher"`
 	// IncludeSuperseded: see app.SearchRequest.
 	IncludeSuperseded bool `json:"include_superseded,omitempty" jsonschema:"also search sections marked as superseded by a later one (left out by default)"`
@@ -267,7 +268,7 @@ func (s *server) scope() app.Scope {
 }
 
 func (s *server) search(ctx context.Context, in SearchInput) (SearchOutput, string, error) {
-	res, err := s.d.App.Search(ctx, app.SearchRequest{Query: in.Query, Results: value(in.Results), ResultsGiven: in.Results != nil,
+	res, err := s.d.App.Search(ctx, app.SearchRequest{Query: in.Query, Mode: in.Mode, Results: value(in.Results), ResultsGiven: in.Results != nil,
 		Wing: in.Wing, Room: in.Room, Agent: in.Agent, Since: in.Since, Until: in.Until, AsOf: in.AsOf, IncludeSuperseded: in.IncludeSuperseded,
 		MaxResults: MaxResults, Scope: s.scope()})
 	if err != nil {
