@@ -193,7 +193,8 @@ func (a *App) Forget(ctx context.Context, r ForgetRequest) (ForgetResult, error)
 }
 
 // badInput marks the errors of a correction that name a problem with the
-// request (no such section, an ambiguous heading) as bad requests.
+// request (no such section, an ambiguous heading) as bad requests, and an
+// agent without a memory file as not found, as a read of it is.
 func badInput(err error) error {
 	if err == nil {
 		return nil
@@ -206,6 +207,9 @@ func badInput(err error) error {
 			// path on the server), which tell the caller nothing.
 			for u := errors.Unwrap(err); u != nil && strings.Contains(u.Error(), s); u = errors.Unwrap(u) {
 				err = u
+			}
+			if s == "has no memory file" {
+				return kindError{ErrNotFound, err}
 			}
 			return palace.BadQuery(err)
 		}

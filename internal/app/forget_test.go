@@ -258,7 +258,9 @@ func TestRememberSupersedesByDrawerID(t *testing.T) {
 // TestCorrectionsNameWhatIsMissing: a correction whose section, line or
 // fact is not in the file is bad input that says what is missing, not
 // the layers of the write it failed in (atomicio, the file's absolute
-// path on the server), for the CLI, the API and MCP alike.
+// path on the server), for the CLI, the API and MCP alike; an agent
+// without a memory file is not found (the API's 404), as for a read or a
+// condensation.
 func TestCorrectionsNameWhatIsMissing(t *testing.T) {
 	ctx := context.Background()
 	a := openLexical(t)
@@ -272,28 +274,48 @@ func TestCorrectionsNameWhatIsMissing(t *testing.T) {
 		name string
 		do   func() error
 		want string
+		is   error // palace.ErrBadQuery when nil
 	}{
 		{"forget a heading", func() error {
 			_, err := a.Forget(ctx, ForgetRequest{Agent: "alice", Heading: "no such heading"})
 			return err
-		}, `forget: no section "no such heading" in the file`},
+		}, `forget: no section "no such heading" in the file`, nil},
 		{"forget a line", func() error {
 			_, err := a.Forget(ctx, ForgetRequest{Agent: "alice", Line: "zzz"})
 			return err
-		}, `forget: memfile: remove line: no line contains "zzz"`},
+		}, `forget: memfile: remove line: no line contains "zzz"`, nil},
 		{"supersede", func() error {
 			_, err := a.Remember(ctx, RememberRequest{Agent: "alice", Text: "new", Supersedes: "no such heading"})
 			return err
-		}, `remember: no section "no such heading" in the file`},
+		}, `remember: no section "no such heading" in the file`, nil},
 		{"unpin", func() error {
 			_, err := a.Unpin(ctx, UnpinRequest{Agent: "alice", Fact: "no such fact"})
 			return err
-		}, `unpin: "no such fact" is not a pinned fact of this file`},
+		}, `unpin: "no such fact" is not a pinned fact of this file`, nil},
+		{"forget, no file", func() error {
+			_, err := a.Forget(ctx, ForgetRequest{Agent: "nobody", Heading: "x"})
+			return err
+		}, "forget: agent nobody has no memory file", ErrNotFound},
+		{"unpin, no file", func() error {
+			_, err := a.Unpin(ctx, UnpinRequest{Agent: "nobody", Fact: "x"})
+			return err
+		}, "unpin: agent nobody has no memory file", ErrNotFound},
+		{"pin --replaces, no file", func() error {
+			_, err := a.Pin(ctx, PinRequest{Agent: "nobody", Fact: "x", Replaces: "y"})
+			return err
+		}, "pin --replaces: agent nobody has no memory file", ErrNotFound},
+		{"supersede, no file", func() error {
+			_, err := a.Remember(ctx, RememberRequest{Agent: "nobody", Text: "new", Supersedes: "y"})
+			return err
+		}, "remember: --supersedes: agent nobody has no memory file to supersede a section of", ErrNotFound},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := c.do()
-			if err == nil || err.Error() != c.want || !errors.Is(err, palace.ErrBadQuery) {
-				t.Errorf("err = %v; want the bad query %q", err, c.want)
+			is := c.is
+			if is == nil {
+				is = palace.ErrBadQuery
+			}
+			if err := c.do(); err == nil || err.Error() != c.want || !errors.Is(err, is) {
+				t.Errorf("err = %v; want %q, an error of kind %v", err, c.want, is)
 			}
 		})
 	}
