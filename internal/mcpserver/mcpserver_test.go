@@ -413,7 +413,7 @@ func TestRead(t *testing.T) {
 	failsAll(t, cs, mcpserver.ToolRead, []refusal{
 		{"region and section", map[string]any{"region": "pinned", "section": "x"}, "not both"},
 		{"region all and a section", map[string]any{"region": "all", "section": "1"}, "not both"},
-		{"unknown region", map[string]any{"region": "footer"}, "region"},
+		{"unknown region", map[string]any{"region": "footer"}, `unknown region "footer" (want all, header, pinned, condensed or recent)`},
 		{"region unknown", map[string]any{"region": "archive"}, "region"},
 		{"region upper", map[string]any{"region": "ALL"}, "region"},
 		{"ambiguous heading", map[string]any{"section": "login"}, "ambiguous, 2 sections match"},

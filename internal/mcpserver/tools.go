@@ -124,12 +124,12 @@ var schemaCache = mcp.NewSchemaCache()
 
 // inputSchemas are the tools' input schemas, inferred from the input
 // types: the SDK refuses an argument of the wrong type or one the tool
-// does not have. What a value may be is the app's to decide, once for the
-// CLI, the HTTP API and MCP, with one message: no schema refuses an
-// optional string sent empty (absent, as there), and dates, lengths and
-// caps are the app's checks (its message, not the validator's, which
-// repeated a too-long argument whole, or said "minimum: 0/1 is less than
-// 1.000000"); the descriptions give the ranges. The counts (results,
+// does not have. What a value may be is decided once for the CLI, the HTTP
+// API and MCP, by the app (dates, lengths, caps; memory_read's region by
+// its handler), with one message, not the validator's (which repeated a
+// too-long argument whole, or said "minimum: 0/1 is less than 1.000000");
+// no schema refuses an optional string sent empty, which means absent as
+// in the API. The descriptions give the ranges. The counts (results,
 // budget, n) are pointers so that a 0 given is told from one left out
 // (null is left out), as the CLI and the API tell them apart.
 type inputSchemas struct {
@@ -151,9 +151,7 @@ var loadSchemas = sync.OnceValues(func() (*inputSchemas, error) {
 	if s.pin, err = inferInput[PinInput](nil); err != nil {
 		return nil, err
 	}
-	if s.read, err = inferInput[ReadInput](func(p map[string]*jsonschema.Schema) {
-		p["region"].Enum = []any{"", RegionAll, RegionHeader, RegionPinned, RegionCondensed, RegionRecent} // "": all
-	}); err != nil {
+	if s.read, err = inferInput[ReadInput](nil); err != nil { // the handler checks the region
 		return nil, err
 	}
 	if s.status, err = inferInput[StatusInput](nil); err != nil {
