@@ -60,9 +60,10 @@ func (pm palaceMiner) mine(ctx context.Context, path string, opts palace.MineOpt
 }
 
 // reportSkips logs the skips of a mine of path that the log has not told
-// of yet, or with another kind of reason (skipKind), and remembers them. With complete (the
-// mine went through), a file under path that was logged as skipped and is
-// not any more is logged once as such and forgotten.
+// of yet, or with another kind of reason (skipKind), and remembers them.
+// With complete (the mine went through), a file under path that was
+// logged as skipped and is not any more is logged once as such and
+// forgotten.
 func (m *Manager) reportSkips(path string, skipped []palace.Skip, complete bool) {
 	type line struct {
 		path, reason string
