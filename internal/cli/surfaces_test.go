@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -288,5 +289,105 @@ func TestSurfacesMineAndCondenseTheSameObjects(t *testing.T) {
 		"cli": object(t, string(b), "duration_ms", "diff"),
 		"api": object(t, s.post("/api/v1/agents/dora/condense", `{"dry_run": true, "force": true}`), "duration_ms", "diff"),
 		"mcp": object(t, s.tool(mcpserver.ToolCondense, map[string]any{"agent": "dora", "dry_run": true, "force": true}), "duration_ms", "diff"),
+	})
+}
+
+// surfaceRefusal is one bad request made through the three front ends.
+type surfaceRefusal struct {
+	name   string
+	cli    []string
+	method string // of the API request; "" is GET
+	path   string
+	body   string
+	tool   string
+	args   map[string]any
+	status int    // the API's
+	want   string // the message of all three
+	mcp    string // MCP's, when its cap differs ("": want)
+}
+
+// refused runs r on every surface and checks that each refuses it with the
+// same message, the API with r.status.
+func (s *surfaces) refused(r surfaceRefusal) {
+	t := s.t
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if code := Main(context.Background(), append([]string{"--home", s.root}, r.cli...), strings.NewReader(""), &out, &errOut); code == 0 {
+		t.Errorf("CLI %v succeeded: %s", r.cli, out.String())
+	} else if lines := strings.Split(strings.TrimSpace(errOut.String()), "\n"); lines[len(lines)-1] != "hivemem: "+r.want {
+		t.Errorf("CLI %v: %q, want %q", r.cli, lines[len(lines)-1], "hivemem: "+r.want)
+	}
+	var hdr map[string]string
+	if r.body != "" {
+		hdr = map[string]string{"Content-Type": "application/json"}
+	}
+	code, b := apptest.Do(t, apptest.Request{Method: r.method, URL: s.api.URL + r.path, Body: r.body, Header: hdr})
+	var e struct{ Error string }
+	if err := json.Unmarshal(b, &e); err != nil || code != r.status || e.Error != r.want {
+		t.Errorf("API %s: %d %s, want %d %q", r.path, code, b, r.status, r.want)
+	}
+	res, err := s.mcp.CallTool(context.Background(), &mcp.CallToolParams{Name: r.tool, Arguments: r.args})
+	want := cmp.Or(r.mcp, r.want)
+	switch {
+	case err != nil:
+		t.Errorf("MCP %s: %v", r.tool, err)
+	case !res.IsError:
+		t.Errorf("MCP %s %v succeeded", r.tool, r.args)
+	case len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != want:
+		t.Errorf("MCP %s %v: %+v, want %q", r.tool, r.args, res.Content, want)
+	}
+}
+
+// TestSurfacesRefuseTheSameWay: the same bad input is refused by the CLI,
+// the HTTP API and MCP with the same message, the app's (what it says and
+// which parameter, in words of no one surface), and empty optional values
+// mean "left out" on all three.
+func TestSurfacesRefuseTheSameWay(t *testing.T) {
+	s := newSurfaces(t, surfaceFiles)
+	for _, r := range []surfaceRefusal{
+		{name: "as of month 13", cli: []string{"search", "login", "--as-of", "2023-13-01"}, path: "/api/v1/search?q=login&as_of=2023-13-01",
+			tool: mcpserver.ToolSearch, args: map[string]any{"query": "login", "as_of": "2023-13-01"},
+			status: 400, want: `search: as of date "2023-13-01" is not a day (want YYYY-MM-DD)`},
+		{name: "since not a date", cli: []string{"search", "login", "--since", "yesterday"}, path: "/api/v1/search?q=login&since=yesterday",
+			tool: mcpserver.ToolSearch, args: map[string]any{"query": "login", "since": "yesterday"},
+			status: 400, want: `search: since date "yesterday" is not a day (want YYYY-MM-DD)`},
+		{name: "unknown mode", cli: []string{"search", "login", "--mode", "bogus"}, path: "/api/v1/search?q=login&mode=bogus",
+			tool: mcpserver.ToolSearch, args: map[string]any{"query": "login", "mode": "bogus"},
+			status: 400, want: `search: unknown mode "bogus" (want hybrid, lexical or vector)`},
+		{name: "results 0", cli: []string{"search", "login", "--results", "0"}, path: "/api/v1/search?q=login&results=0",
+			tool: mcpserver.ToolSearch, args: map[string]any{"query": "login", "results": 0},
+			status: 400, want: "search: results must be between 1 and 1000, got 0", mcp: "search: results must be between 1 and 100, got 0"},
+		{name: "wake-up of a bad id", cli: []string{"wake-up", "Bad..Id"}, path: "/api/v1/wake-up?wing=Bad..Id",
+			tool: mcpserver.ToolWakeUp, args: map[string]any{"wing": "Bad..Id"},
+			status: 400, want: `wake-up: invalid agent id "Bad..Id": contains ".." (want [a-z0-9][a-z0-9._-]{0,63}); no mined file has it as its wing either`},
+		{name: "wake-up of no one", cli: []string{"wake-up", "nobody"}, path: "/api/v1/wake-up?wing=nobody",
+			tool: mcpserver.ToolWakeUp, args: map[string]any{"wing": "nobody"},
+			status: 404, want: `wake-up: unknown wing "nobody": no agent or mined file has it`},
+		{name: "budget 0", cli: []string{"wake-up", "alice", "--budget", "0"}, path: "/api/v1/wake-up?wing=alice&budget=0",
+			tool: mcpserver.ToolWakeUp, args: map[string]any{"wing": "alice", "budget": 0},
+			status: 400, want: "wake-up: budget must be between 1 and 100000 tokens, got 0", mcp: "wake-up: budget must be between 1 and 20000 tokens, got 0"},
+		{name: "remember for a bad id", cli: []string{"remember", "Bad..Id", "a note"}, method: http.MethodPost, path: "/api/v1/agents/Bad..Id/remember", body: `{"text": "a note"}`,
+			tool: mcpserver.ToolRemember, args: map[string]any{"agent": "Bad..Id", "text": "a note"},
+			status: 400, want: `remember: invalid agent id "Bad..Id": contains ".." (want [a-z0-9][a-z0-9._-]{0,63})`},
+		{name: "forget a section not there", cli: []string{"forget", "alice", "--heading", "nope"}, method: http.MethodPost, path: "/api/v1/agents/alice/forget", body: `{"heading": "nope"}`,
+			tool: mcpserver.ToolForget, args: map[string]any{"agent": "alice", "heading": "nope"},
+			status: 400, want: `forget: no section "nope" in the file`},
+		{name: "forget for no one", cli: []string{"forget", "nobody", "--heading", "nope"}, method: http.MethodPost, path: "/api/v1/agents/nobody/forget", body: `{"heading": "nope"}`,
+			tool: mcpserver.ToolForget, args: map[string]any{"agent": "nobody", "heading": "nope"},
+			status: 404, want: "forget: agent nobody has no memory file"},
+	} {
+		t.Run(r.name, func(t *testing.T) {
+			s.t = t
+			s.refused(r)
+		})
+	}
+	// Empty dates are no dates, on all three.
+	s.t = t
+	want := object(t, s.cli("search", "--json", "login"), "took_ms")
+	sameObject(t, "search with empty dates", map[string]map[string]any{
+		"cli":       want,
+		"cli empty": object(t, s.cli("search", "--json", "login", "--as-of", "", "--since", "", "--until", ""), "took_ms"),
+		"api":       object(t, s.get("/api/v1/search?q=login&as_of=&since=&until="), "took_ms", "view"),
+		"mcp":       object(t, s.tool(mcpserver.ToolSearch, map[string]any{"query": "login", "as_of": "", "since": "", "until": ""}), "took_ms"),
 	})
 }

@@ -2,11 +2,9 @@ package web
 
 import (
 	"context"
-	"errors"
 	"net/http"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/palace"
 )
 
 // Routes of the writes and corrections of one agent's memory.
@@ -30,15 +28,6 @@ type (
 	ForgetRequest = app.ForgetRequest
 )
 
-// writeError maps a write's errors onto HTTP statuses: a bad request
-// (validation, no such section or fact) is 400.
-func writeError(err error) error {
-	if errors.Is(err, palace.ErrBadQuery) {
-		return statusError(http.StatusBadRequest, err)
-	}
-	return err
-}
-
 // agentOp answers one of the correction endpoints: it decodes the body
 // into the app's request, takes the agent from the path (an agent the
 // body names must be the path's), runs op and writes its result.
@@ -54,11 +43,7 @@ func agentOp[Req, Res any](agent func(*Req) *string, op func(context.Context, Re
 		}
 		*a = id
 		res, err := op(r.Context(), req)
-		if err != nil {
-			return writeError(err)
-		}
-		writeJSON(w, http.StatusOK, res)
-		return nil
+		return answer(w, res, err) // the app's error kinds mapped in one place (appError)
 	}
 }
 
