@@ -188,13 +188,13 @@ func timeOnly(text string, ws []when.Window) bool {
 // holds every backend to it), so the lists stay one ranking. Should the
 // first search come back with fewer than pool, it holds every candidate
 // in scope, and no window can add one. A query that is only a time is
-// ranked in df's scopes alone, pool in each.
-func (df dateFetch) gather(f store.Filter, pool int, rank func(store.Filter, int) ([]store.Scored, error)) ([]store.Scored, error) {
-	var out []store.Scored
+// ranked in df's scopes alone, pool in each. dated is the ids the scopes
+// gave (those of a query that is only a time aside: every one is).
+func (df dateFetch) gather(f store.Filter, pool int, rank func(store.Filter, int) ([]store.Scored, error)) (out []store.Scored, dated []string, err error) {
 	if !df.only {
 		res, err := rank(f, pool)
 		if err != nil || len(res) < pool || len(df.scopes) == 0 {
-			return res, err
+			return res, nil, err
 		}
 		out = res
 	}
@@ -206,9 +206,12 @@ func (df dateFetch) gather(f store.Filter, pool int, rank func(store.Filter, int
 	for _, sc := range df.scopes {
 		res, err := rank(sc, df.k)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, s := range res {
+			if !df.only {
+				dated = append(dated, s.ID)
+			}
 			if !seen[s.ID] {
 				seen[s.ID] = true
 				more = append(more, s)
@@ -230,7 +233,30 @@ func (df dateFetch) gather(f store.Filter, pool int, rank func(store.Filter, int
 	for i := range out {
 		out[i].Rank = i + 1
 	}
-	return out, nil
+	return out, dated, nil
+}
+
+// withDated is the fused candidates to look at, and how many: the best
+// window of them, and then those of dated (found inside a window of the
+// time the query names) that rank below it, moved up after them in their
+// order, so that the date stage sees them however weak their words. The
+// rest follow as they were.
+func withDated(fused []Fused, window int, dated map[string]bool) ([]Fused, int) {
+	if len(dated) == 0 || len(fused) <= window {
+		return fused, window
+	}
+	out := make([]Fused, 0, len(fused))
+	out = append(out, fused[:window]...)
+	var rest []Fused
+	for _, f := range fused[window:] {
+		if dated[f.ID] {
+			out = append(out, f)
+		} else {
+			rest = append(rest, f)
+		}
+	}
+	n := len(out)
+	return append(out, rest...), n
 }
 
 // datedLexical is the lexical side of a query that is only a time, in

@@ -227,7 +227,7 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	times := when.Find(q.Text, ref) // read once, for the candidates, the date stage and supersession
-	lex, vec, qvec, err := p.candidates(ctx, q, mode, pool, newDateFetch(q, times, pool))
+	lex, vec, qvec, dated, err := p.candidates(ctx, q, mode, pool, newDateFetch(q, times, pool))
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
@@ -240,8 +240,10 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 	// A few more than asked for, so that folding archive twins (below)
 	// still leaves q.Results hits, and at least sessionWindow, so that a
 	// drawer's strongest neighbour in its conversation is seen
-	// (boostSessions).
-	byID, fused, err := p.getCurrent(ctx, fused, max(q.Results*2+10, sessionWindow), q.IncludeSuperseded)
+	// (boostSessions); and the candidates found inside the windows of the
+	// time the query names, for the date stage (boostDateWindow).
+	fused, window := withDated(fused, max(q.Results*2+10, sessionWindow), dated)
+	byID, fused, err := p.getCurrent(ctx, fused, window, q.IncludeSuperseded)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
@@ -476,19 +478,21 @@ func (p *Palace) checkAgent(ctx context.Context, id string) error {
 
 // candidates runs the rankers of mode for q: each ranker's best pool in
 // the query's scope, and the best of each window of the time it names
-// merged in (dateFetch). A query that is only a time (dateFetch.only) is
-// ranked inside its windows alone, and as an ordinary query should they
-// hold nothing. qvec is the query's vector (nil in lexical mode).
-func (p *Palace) candidates(ctx context.Context, q Query, mode string, pool int, df dateFetch) (lex, vec []store.Scored, qvec []float32, err error) {
+// merged in (dateFetch.gather), whose ids are dated. A query that is only
+// a time (dateFetch.only) is ranked inside its windows alone, and as an
+// ordinary query should they hold nothing. qvec is the query's vector
+// (nil in lexical mode).
+func (p *Palace) candidates(ctx context.Context, q Query, mode string, pool int, df dateFetch) (lex, vec []store.Scored, qvec []float32, dated map[string]bool, err error) {
 	rank := func(df dateFetch) error {
 		var lexErr, vecErr error
+		var lexDated, vecDated []string
 		var wg sync.WaitGroup
 		// The two rankers are independent: run them side by side.
 		if mode != ModeVector {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				lex, lexErr = df.gather(q.Filter, pool, func(f store.Filter, k int) ([]store.Scored, error) {
+				lex, lexDated, lexErr = df.gather(q.Filter, pool, func(f store.Filter, k int) ([]store.Scored, error) {
 					if df.only {
 						return p.datedLexical(ctx, mode, f, k, df.windows)
 					}
@@ -498,23 +502,30 @@ func (p *Palace) candidates(ctx context.Context, q Query, mode string, pool int,
 		}
 		if mode != ModeLexical {
 			if qvec, vecErr = p.embedQuery(ctx, q.Text); vecErr == nil {
-				vec, vecErr = df.gather(q.Filter, pool, func(f store.Filter, k int) ([]store.Scored, error) {
+				vec, vecDated, vecErr = df.gather(q.Filter, pool, func(f store.Filter, k int) ([]store.Scored, error) {
 					return p.store.Vector(ctx, qvec, f, k)
 				})
 			}
 		}
 		wg.Wait()
+		dated = nil
+		for _, id := range append(lexDated, vecDated...) {
+			if dated == nil {
+				dated = map[string]bool{}
+			}
+			dated[id] = true
+		}
 		return errors.Join(lexErr, vecErr)
 	}
 	if err := rank(df); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if df.only && len(lex)+len(vec) == 0 {
 		if err := rank(dateFetch{}); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 	}
-	return lex, vec, qvec, nil
+	return lex, vec, qvec, dated, nil
 }
 
 // embedQuery embeds a query, or takes its vector from the cache. The
