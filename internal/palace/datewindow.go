@@ -94,7 +94,7 @@ func boostDateWindow(rs []rankedDrawer, ws []when.Window, weight float64) []rank
 // maxFetchDays is the widest window, slack included, that a query's time
 // fetches candidates from (dateFetch): "yesterday", "last week", "in May
 // 2023", "two months ago" (a month with its slack), "the past three
-// months" (115 days) do; "last year", "in 2023", "the past six months" do
+// months" (114 days) do; "last year", "in 2023", "the past six months" do
 // not. A window that wide holds a large share of a hive's months, so its
 // best matches are mostly the query's best anyway: fetching them costs
 // each ranker a second search for little, and a time that vague says
