@@ -11,6 +11,7 @@ import (
 
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/longmemeval"
+	"github.com/hivemem/hivemem/internal/palace"
 )
 
 type benchLMEOptions struct {
@@ -19,6 +20,7 @@ type benchLMEOptions struct {
 	assistant   bool
 	embedSample int
 	noDate      bool
+	results     int
 }
 
 func newBenchLongMemEvalCommand(g *globals) *cobra.Command {
@@ -38,6 +40,7 @@ func newBenchLongMemEvalCommand(g *globals) *cobra.Command {
 	o.addFlags(f, "build the benchmark home in this directory and keep it; a later run on it reuses the mined palace and its embedding cache")
 	f.BoolVar(&o.assistant, "assistant-turns", false, "import assistant turns too (otherwise only user turns are imported)")
 	f.BoolVar(&o.noDate, "no-question-date", false, "search as of today instead of each question's question_date (ablation: \"a week ago\" is then counted from today)")
+	f.IntVar(&o.results, "results", longmemeval.DefaultResults, "hits each question asks for (the rankers take max(search.candidate_pool, 3 × this) candidates each)")
 	f.IntVar(&o.embedSample, "embedder-sample", longmemeval.DefaultEmbedSample, "distinct drawer texts to time the embedder alone on, after the mine (0 = skip)")
 	return cmd
 }
@@ -45,6 +48,9 @@ func newBenchLongMemEvalCommand(g *globals) *cobra.Command {
 func runBenchLongMemEval(ctx context.Context, g *globals, o benchLMEOptions, path string) error {
 	if o.limit < 0 {
 		return fmt.Errorf("bench longmemeval: --limit must be 0 or more, got %d", o.limit)
+	}
+	if err := palace.ValidateResults(o.results, palace.MaxResults); err != nil {
+		return fmt.Errorf("bench longmemeval: --results: %w", err)
 	}
 	if o.embedSample < 0 {
 		return fmt.Errorf("bench longmemeval: --embedder-sample must be 0 or more, got %d", o.embedSample)
@@ -64,7 +70,7 @@ func runBenchLongMemEval(ctx context.Context, g *globals, o benchLMEOptions, pat
 	}
 	p := newPhaseProgress(g, !o.asJSON)
 	res, err := longmemeval.Run(ctx, a.Palace, qs, longmemeval.Options{
-		Modes: o.modes, Dataset: path, AssistantTurns: o.assistant, NoQuestionDate: o.noDate, EmbedSample: sample, Progress: p.report,
+		Modes: o.modes, Dataset: path, AssistantTurns: o.assistant, NoQuestionDate: o.noDate, Results: o.results, EmbedSample: sample, Progress: p.report,
 	})
 	p.finish()
 	if err != nil {

@@ -29,6 +29,10 @@ const (
 	PhaseQuery = "querying"
 )
 
+// DefaultResults is how many hits each question asks for: a session is a
+// drawer or more per exchange, so enough for ten sessions.
+const DefaultResults = 400
+
 // DefaultEmbedSample is how many texts the embedder alone is timed on.
 const DefaultEmbedSample = 500
 
@@ -45,6 +49,8 @@ type Options struct {
 	// question_date (an ablation: a time the question names, "a week
 	// ago", is then counted from today).
 	NoQuestionDate bool
+	// Results is how many hits each question asks for (0 = DefaultResults).
+	Results int
 	// EmbedSample is how many of the texts the mine embedded the embedder
 	// alone is timed on, spread over the files (0 = DefaultEmbedSample,
 	// < 0 = not timed).
@@ -270,7 +276,10 @@ func Run(ctx context.Context, p *palace.Palace, qs []Question, opts Options) (Re
 		res.EmbedderTokensPerSecond = float64(res.EmbedderSampleTokens) / embSecs
 	}
 
-	results := 400 // a session is a drawer or more per exchange: enough hits for ten sessions
+	results := opts.Results
+	if results == 0 {
+		results = DefaultResults
+	}
 	done, total := 0, len(qs)*len(modes)
 	progress(PhaseQuery, 0, total)
 	for _, mode := range modes {

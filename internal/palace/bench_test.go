@@ -60,7 +60,9 @@ func (e fixedEmbedder) Embed(_ context.Context, texts []string) ([][]float32, er
 // text, random 384-d vectors) in each mode, over the whole palace and
 // scoped to few drawers (one of 50 wings, 2 %), a tenth (the room one
 // drawer in ten is in), half (one of two agents) and most (the room nine
-// drawers in ten are in).
+// drawers in ten are in); and over the whole palace for queries that name
+// a time ("two weeks ago": a window of nine days, about 2 500 drawers,
+// from which each ranker fetches candidates too).
 func BenchmarkSearch100k(b *testing.B) {
 	const n, dim, wings = 100_000, 384, 50
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -104,6 +106,7 @@ func BenchmarkSearch100k(b *testing.B) {
 			u.Insert = append(u.Insert, store.Drawer{
 				ID: fmt.Sprintf("%d-%d", f, i), Wing: wing, Room: room, Agent: agent, Source: src,
 				Heading: "note", LineStart: i*3 + 1, LineEnd: i*3 + 2, Hash: fmt.Sprintf("h%d-%d", f, i),
+				Date: fmt.Sprintf("2025-%02d-%02d", 1+f%12, 1+i%28),
 				Text: text, Vector: storetest.UnitVector(rng, dim),
 			})
 		}
@@ -113,7 +116,7 @@ func BenchmarkSearch100k(b *testing.B) {
 	}
 	queries := []string{"deploy17 timeout42 handler", "database3 migration88", "login5 cookie19 expiry", "queue7 latency140 review", "billing12 upload31 cache9"}
 	for _, mode := range []string{palace.ModeLexical, palace.ModeVector, palace.ModeHybrid} {
-		for _, scope := range []string{"all", "wing", "tenth", "agent", "room"} {
+		for _, scope := range []string{"all", "wing", "tenth", "agent", "room", "dated"} {
 			b.Run(mode+"/"+scope, func(b *testing.B) {
 				f := store.Filter{}
 				switch scope {
@@ -126,15 +129,19 @@ func BenchmarkSearch100k(b *testing.B) {
 				case "room": // most: 90 %
 					f.Room = "recent"
 				}
+				text, asOf := func(i int) string { return queries[i%len(queries)] }, ""
+				if scope == "dated" {
+					text, asOf = func(i int) string { return queries[i%len(queries)] + " two weeks ago" }, "2025-06-15"
+				}
 				// Warm the in-memory vector copy outside the timing.
-				if _, err := p.Search(ctx, palace.Query{Text: queries[0], Mode: mode, Filter: f}); err != nil {
+				if _, err := p.Search(ctx, palace.Query{Text: text(0), Mode: mode, Filter: f, AsOf: asOf}); err != nil {
 					b.Fatal(err)
 				}
 				lat := make([]time.Duration, 0, b.N)
 				i := 0
 				for b.Loop() {
 					t0 := time.Now()
-					if _, err := p.Search(ctx, palace.Query{Text: queries[i%len(queries)], Mode: mode, Results: 10, Filter: f}); err != nil {
+					if _, err := p.Search(ctx, palace.Query{Text: text(i), Mode: mode, Results: 10, Filter: f, AsOf: asOf}); err != nil {
 						b.Fatal(err)
 					}
 					lat = append(lat, time.Since(t0))

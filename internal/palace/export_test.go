@@ -2,9 +2,11 @@ package palace
 
 import (
 	"context"
+	"time"
 
 	"github.com/hivemem/hivemem/internal/kernel"
 	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/when"
 )
 
 // EmbedWaiting reports how many mining and query calls wait for the
@@ -52,4 +54,12 @@ func WordSimilarity(docs []map[string]int, idf func(string) float64) [][]float64
 // supersession compares for the question's stems qterms (keyLine).
 func KeyLine(heading, text string, qterms []string, idf func(string) float64) map[string]int {
 	return keyLine(store.Drawer{Heading: heading, Text: text}, qterms, idf)
+}
+
+// DateScopes is the filters a search for q asked at ref fetches
+// candidates in for the times it names (dateFetch), and whether q is only
+// a time.
+func DateScopes(q Query, ref time.Time) ([]store.Filter, bool) {
+	df := newDateFetch(q, when.Find(q.Text, ref), 100)
+	return df.scopes, df.only
 }

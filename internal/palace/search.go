@@ -219,24 +219,13 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 		return nil, fmt.Errorf("search: %w: %q has no letters or digits", ErrNoWords, q.Text)
 	}
 	pool := max(p.opts.CandidatePool, q.Results*3)
-
-	// The two rankers are independent: run them side by side.
-	var lex, vec []store.Scored
-	var qvec []float32
-	var lexErr, vecErr error
-	var wg sync.WaitGroup
-	if mode != ModeVector {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			lex, lexErr = p.store.Lexical(ctx, q.Text, q.Filter, pool)
-		}()
+	ref, err := q.asOf()
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
 	}
-	if mode != ModeLexical {
-		qvec, vec, vecErr = p.vectorRank(ctx, q.Text, q.Filter, pool)
-	}
-	wg.Wait()
-	if err := errors.Join(lexErr, vecErr); err != nil {
+	times := when.Find(q.Text, ref) // read once, for the candidates, the date stage and supersession
+	lex, vec, qvec, dated, err := p.candidates(ctx, q, mode, pool, newDateFetch(q, times, pool))
+	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	var fused []Fused
@@ -248,8 +237,10 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 	// A few more than asked for, so that folding archive twins (below)
 	// still leaves q.Results hits, and at least sessionWindow, so that a
 	// drawer's strongest neighbour in its conversation is seen
-	// (boostSessions).
-	byID, fused, err := p.getCurrent(ctx, fused, max(q.Results*2+10, sessionWindow), q.IncludeSuperseded)
+	// (boostSessions); and the candidates found inside the windows of the
+	// time the query names, for the date stage (boostDateWindow).
+	fused, window := withDated(fused, max(q.Results*2+10, sessionWindow), dated)
+	byID, fused, err := p.getCurrent(ctx, fused, window, q.IncludeSuperseded)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
@@ -267,11 +258,6 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 			return nil, fmt.Errorf("search: %w", err)
 		}
 	}
-	ref, err := q.asOf()
-	if err != nil {
-		return nil, fmt.Errorf("search: %w", err)
-	}
-	times := when.Find(q.Text, ref) // read once, for both stages
 	ranked = boostDateWindow(ranked, times, dateWeight)
 	ranked = foldArchiveTwins(ranked)
 	ranked, marks := p.supersede(ctx, q, ranked, asksAboutPast(q.Text, times, ref))
@@ -487,14 +473,56 @@ func (p *Palace) checkAgent(ctx context.Context, id string) error {
 	return fmt.Errorf("%w %q: no directory under hive/agents and no drawer has it", ErrUnknownAgent, id)
 }
 
-// vectorRank is the vector side's candidates, and the query's vector.
-func (p *Palace) vectorRank(ctx context.Context, text string, f store.Filter, k int) ([]float32, []store.Scored, error) {
-	q, err := p.embedQuery(ctx, text)
-	if err != nil {
-		return nil, nil, err
+// candidates runs the rankers of mode for q: each ranker's best pool in
+// the query's scope, and the best of each window of the time it names
+// merged in (dateFetch.gather), whose ids are dated. A query that is only
+// a time (dateFetch.only) is ranked inside its windows alone, and as an
+// ordinary query should they hold nothing. qvec is the query's vector
+// (nil in lexical mode).
+func (p *Palace) candidates(ctx context.Context, q Query, mode string, pool int, df dateFetch) (lex, vec []store.Scored, qvec []float32, dated map[string]bool, err error) {
+	rank := func(df dateFetch) error {
+		var lexErr, vecErr error
+		var lexDated, vecDated []string
+		var wg sync.WaitGroup
+		// The two rankers are independent: run them side by side.
+		if mode != ModeVector {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				lex, lexDated, lexErr = df.gather(q.Filter, pool, func(f store.Filter, k int) ([]store.Scored, error) {
+					if df.only {
+						return p.datedLexical(ctx, mode, f, k, df.windows)
+					}
+					return p.store.Lexical(ctx, q.Text, f, k)
+				})
+			}()
+		}
+		if mode != ModeLexical {
+			if qvec, vecErr = p.embedQuery(ctx, q.Text); vecErr == nil {
+				vec, vecDated, vecErr = df.gather(q.Filter, pool, func(f store.Filter, k int) ([]store.Scored, error) {
+					return p.store.Vector(ctx, qvec, f, k)
+				})
+			}
+		}
+		wg.Wait()
+		dated = nil
+		for _, id := range append(lexDated, vecDated...) {
+			if dated == nil {
+				dated = map[string]bool{}
+			}
+			dated[id] = true
+		}
+		return errors.Join(lexErr, vecErr)
 	}
-	res, err := p.store.Vector(ctx, q, f, k)
-	return q, res, err
+	if err := rank(df); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if df.only && len(lex)+len(vec) == 0 {
+		if err := rank(dateFetch{}); err != nil {
+			return nil, nil, nil, nil, err
+		}
+	}
+	return lex, vec, qvec, dated, nil
 }
 
 // embedQuery embeds a query, or takes its vector from the cache. The

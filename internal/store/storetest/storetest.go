@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Delete", testDelete},
 		{"DeleteFile", testDeleteFile},
 		{"Filters", testFilters},
+		{"ScoresIgnoreTheScope", testScoresIgnoreTheScope},
 		{"LexicalRanking", testLexicalRanking},
 		{"LexicalTiesByID", testLexicalTiesByID},
 		{"LexicalHostile", testLexicalHostile},
@@ -643,6 +644,88 @@ func testFilters(t *testing.T, s store.Store) {
 		}
 		if _, err := s.Vector(ctx, all[0].Vector, f, 5); err == nil {
 			t.Errorf("Vector(%+v) accepted a malformed date", f)
+		}
+	}
+}
+
+// testScoresIgnoreTheScope holds that a drawer's lexical and vector
+// scores for a query are the same whatever the filter it was found under
+// (BM25's statistics are the whole palace's; a filter only leaves drawers
+// out), so that candidates ranked in different scopes (search's date
+// windows) make one ranking.
+func testScoresIgnoreTheScope(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	const dim = 8
+	if err := s.SetModel(ctx, "scope-model", dim); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	vocab := Vocabulary(rng, 40)
+	bySource := map[string][]store.Drawer{}
+	for n := range 240 {
+		date := ""
+		if rng.IntN(5) > 0 {
+			date = fmt.Sprintf("2026-01-%02d", 1+rng.IntN(28))
+		}
+		words := make([]string, 3+rng.IntN(30))
+		for i := range words {
+			words[i] = vocab[rng.IntN(len(vocab))]
+		}
+		wing := []string{"w1", "w2"}[rng.IntN(2)]
+		src := "hive/" + wing + ".md"
+		d := drawer(src, n, wing, "recent", "ada", date, vocab[rng.IntN(len(vocab))], strings.Join(words, " "))
+		d.Vector = UnitVector(rng, dim)
+		bySource[src] = append(bySource[src], d)
+	}
+	for src, ds := range bySource {
+		apply(t, s, store.FileUpdate{File: file(src, "w", "a"), Insert: ds})
+	}
+	query := strings.Join([]string{vocab[0], vocab[7], vocab[19], vocab[33]}, " ")
+	qvec := UnitVector(rng, dim)
+	for _, c := range []struct {
+		name   string
+		search func(store.Filter, int) ([]store.Scored, error)
+		// tol is the relative difference allowed: float64 rounding for
+		// BM25, float32 for a cosine (a row's dot product is summed in
+		// another order depending on the rows batched with it).
+		tol float64
+	}{
+		{"Lexical", func(f store.Filter, k int) ([]store.Scored, error) { return s.Lexical(ctx, query, f, k) }, 1e-9},
+		{"Vector", func(f store.Filter, k int) ([]store.Scored, error) { return s.Vector(ctx, qvec, f, k) }, 1e-6},
+	} {
+		name, search := c.name, c.search
+		all, err := search(store.Filter{}, 1000)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(all) < 100 {
+			t.Fatalf("%s: %d hits of 240 drawers", name, len(all))
+		}
+		score := map[string]float64{}
+		for _, r := range all {
+			score[r.ID] = r.Score
+		}
+		for _, f := range []store.Filter{
+			{Since: "2026-01-10", Until: "2026-01-12"},
+			{Since: "2026-01-20"},
+			{Until: "2026-01-03"},
+			{Wing: "w1", Since: "2026-01-05", Until: "2026-01-15"},
+			{Wing: "w2"},
+		} {
+			for _, k := range []int{3, 1000} {
+				res, err := search(f, k)
+				if err != nil {
+					t.Fatalf("%s(%+v, %d): %v", name, f, k, err)
+				}
+				if len(res) == 0 {
+					t.Fatalf("%s(%+v, %d): no hit", name, f, k)
+				}
+				for _, r := range res {
+					if want, ok := score[r.ID]; !ok || math.Abs(r.Score-want) > c.tol*max(1, math.Abs(want)) {
+						t.Errorf("%s(%+v, %d): %s scores %v, %v unfiltered", name, f, k, r.ID, r.Score, want)
+					}
+				}
+			}
 		}
 	}
 }
