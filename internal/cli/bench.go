@@ -45,6 +45,7 @@ type benchOptions struct {
 	coverage bool
 	noCapt   bool
 	sessions bool
+	noDate   bool
 	dataset  string
 }
 
@@ -64,7 +65,9 @@ func newBenchLocomoCommand(g *globals) *cobra.Command {
 	cmd.Long = "Renders each conversation as one agent's memory.md (a section per session), mines it with the normal miner into a\n" +
 		"fresh temporary home, and runs every question through the normal search path scoped to its wing. With\n" +
 		"--as-sessions each conversation is imported instead as its agent's session files through the generic importer\n" +
-		"(as `bench longmemeval` imports a haystack), and the search is scoped to room session too."
+		"(as `bench longmemeval` imports a haystack), and the search is scoped to room session too. LoCoMo dates no\n" +
+		"question; each is searched as of the day of its conversation's last session (they are asked after it), so that a\n" +
+		"time it names (\"last week\") is counted from then."
 	f := cmd.Flags()
 	f.IntVar(&o.limit, "limit", 0, "questions per conversation (0 = all)")
 	o.addFlags(f, keepTempHome)
@@ -72,6 +75,7 @@ func newBenchLocomoCommand(g *globals) *cobra.Command {
 	f.BoolVar(&o.coverage, "coverage", false, "with --condense: instead of searching, report the fraction of questions (categories 1-4) whose answer is written in the condensed memory file, and in its condensed region alone, for word_budget 600, 1500 and 3000")
 	f.BoolVar(&o.sessions, "as-sessions", false, "import each conversation through the generic importer as its agent's session files (one per LoCoMo session, speaker_a as the user, speaker_b as the assistant; the path bench longmemeval takes) instead of writing it as a memory file, and search room session")
 	f.BoolVar(&o.noCapt, "no-captions", false, "leave images shared in a turn out of the rendered memory files (ablation: by default a turn keeps its image caption)")
+	f.BoolVar(&o.noDate, "no-question-date", false, "search as of today instead of the day of each conversation's last session (ablation: \"last week\" is then counted from today)")
 	return cmd
 }
 
@@ -99,7 +103,7 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 		}
 		return runBenchCoverage(ctx, g, o, a, samples, dir)
 	}
-	lo := locomo.Options{Modes: o.modes, Limit: o.limit, Dataset: path, NoCaptions: o.noCapt, AsSessions: o.sessions}
+	lo := locomo.Options{Modes: o.modes, Limit: o.limit, Dataset: path, NoCaptions: o.noCapt, AsSessions: o.sessions, NoQuestionDate: o.noDate}
 	condensed := 0
 	if o.condense {
 		enabled := a.Config

@@ -24,6 +24,17 @@ type Sample struct {
 	QA       []Question
 }
 
+// AsOf is the day s's questions are asked: LoCoMo gives no date for a
+// question, and they are asked after the conversation, so the day of its
+// last dated session (YYYY-MM-DD; "" when no session's date parses).
+func (s Sample) AsOf() string {
+	last := ""
+	for _, sess := range s.Sessions {
+		last = max(last, sess.Date)
+	}
+	return last
+}
+
 // Session is one dated conversation session.
 type Session struct {
 	N        int

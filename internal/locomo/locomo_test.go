@@ -40,6 +40,31 @@ func TestLoadNormalisesEvidence(t *testing.T) {
 	}
 }
 
+// A conversation's questions are asked as of its last dated session,
+// whatever the order its sessions are listed in.
+func TestSampleAsOfIsTheLastSessionsDay(t *testing.T) {
+	if got := mustLoad(t, "testdata/tiny.json")[0].AsOf(); got != "2023-07-20" {
+		t.Errorf("tiny.json as of %q, want its last session's day 2023-07-20", got)
+	}
+	for _, tc := range []struct {
+		dates []string
+		want  string
+	}{
+		{[]string{"2023-05-08", "2023-07-20", "2023-06-02"}, "2023-07-20"},
+		{[]string{"2023-05-08", ""}, "2023-05-08"}, // a date that did not parse
+		{[]string{""}, ""},
+		{nil, ""},
+	} {
+		var s Sample
+		for _, d := range tc.dates {
+			s.Sessions = append(s.Sessions, Session{Date: d})
+		}
+		if got := s.AsOf(); got != tc.want {
+			t.Errorf("sessions dated %q: as of %q, want %q", tc.dates, got, tc.want)
+		}
+	}
+}
+
 func TestRenderKeepsDiaIDs(t *testing.T) {
 	ss := mustLoad(t, "testdata/tiny.json")
 	data, lines := Render(ss[0], true)

@@ -29,6 +29,10 @@ type Options struct {
 	// through capture's generic importer (see Haystack) instead of writing
 	// it as a memory file, and searches the session room.
 	AsSessions bool
+	// NoQuestionDate searches as of today instead of as of the day of each
+	// conversation's last session (Sample.AsOf; an ablation: a time a
+	// question names, "last week", is then counted from today).
+	NoQuestionDate bool
 	// Prepare runs on each rendered memory file before mining (e.g.
 	// condensation); not with AsSessions.
 	Prepare  func(ctx context.Context, agent string) error
@@ -62,13 +66,14 @@ type Category struct {
 
 // Result is the whole run.
 type Result struct {
-	Dataset       string             `json:"dataset"`
-	Conversations int                `json:"conversations"`
-	AsSessions    bool               `json:"as_sessions"`
-	Questions     int                `json:"questions"`
-	MineSeconds   float64            `json:"mine_seconds"`
-	Drawers       int                `json:"drawers"`
-	Modes         map[string]Metrics `json:"modes"`
+	Dataset        string             `json:"dataset"`
+	Conversations  int                `json:"conversations"`
+	AsSessions     bool               `json:"as_sessions"`
+	NoQuestionDate bool               `json:"no_question_date,omitempty"` // searched as of today (Options.NoQuestionDate)
+	Questions      int                `json:"questions"`
+	MineSeconds    float64            `json:"mine_seconds"`
+	Drawers        int                `json:"drawers"`
+	Modes          map[string]Metrics `json:"modes"`
 }
 
 // lineMaps maps each source file's lines to the dia ids on them. Drawers
@@ -100,7 +105,7 @@ func (m *lineMaps) of(source string) map[int]string {
 
 // Run renders, mines and queries every sample through p.
 func Run(ctx context.Context, p *palace.Palace, samples []Sample, opts Options) (Result, error) {
-	res := Result{Dataset: opts.Dataset, Conversations: len(samples), AsSessions: opts.AsSessions, Modes: map[string]Metrics{}}
+	res := Result{Dataset: opts.Dataset, Conversations: len(samples), AsSessions: opts.AsSessions, NoQuestionDate: opts.NoQuestionDate, Modes: map[string]Metrics{}}
 	if opts.AsSessions && opts.Prepare != nil {
 		return res, errors.New("locomo: session files are not prepared (condensed) before mining")
 	}
@@ -153,9 +158,13 @@ func Run(ctx context.Context, p *palace.Palace, samples []Sample, opts Options) 
 			if opts.Limit > 0 && len(qs) > opts.Limit {
 				qs = qs[:opts.Limit]
 			}
+			asOf := s.AsOf()
+			if opts.NoQuestionDate {
+				asOf = ""
+			}
 			for _, q := range qs {
 				t0 := time.Now()
-				hits, err := p.Search(ctx, palace.Query{Text: q.Text, Mode: mode, Results: 50, Filter: store.Filter{Wing: s.ID, Room: room}})
+				hits, err := p.Search(ctx, palace.Query{Text: q.Text, Mode: mode, Results: 50, AsOf: asOf, Filter: store.Filter{Wing: s.ID, Room: room}})
 				lat := time.Since(t0)
 				if errors.Is(err, palace.ErrNoWords) {
 					err = nil // nothing a lexical search can look for: a miss
