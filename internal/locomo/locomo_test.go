@@ -128,6 +128,31 @@ func TestRunLexical(t *testing.T) {
 	}
 }
 
+// A time a question names is counted from its conversation's last
+// session, so "seven weeks ago" (of 20 July 2023: 1 June) finds session 2,
+// of 2 June; searched as of today (NoQuestionDate) it points at no session,
+// and its words find the turn that says "last week" instead.
+func TestRunSearchesAsOfTheLastSession(t *testing.T) {
+	for _, tc := range []struct {
+		noDate bool
+		want   float64 // session recall@5 of the question
+	}{
+		{false, 1},
+		{true, 0},
+	} {
+		ss := mustLoad(t, "testdata/tiny.json")
+		ss[0].QA = []Question{{Text: "what did we do seven weeks ago", Category: 2, Evidence: []string{"D2:1"}}}
+		p, _ := hometest.Palace(t, hometest.New(t), nil, palace.Options{})
+		res, err := Run(context.Background(), p, ss, Options{Dataset: "tiny", NoQuestionDate: tc.noDate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Modes[palace.ModeLexical].SessionRecall5; got != tc.want || res.NoQuestionDate != tc.noDate {
+			t.Errorf("NoQuestionDate %v: session recall@5 %v (result says %v), want %v", tc.noDate, got, res.NoQuestionDate, tc.want)
+		}
+	}
+}
+
 // TestMeasureCoverage: answers are normalised as LoCoMo's evaluation does
 // and must appear as whole words; only categories 1-4 with an answer count;
 // the file and the condensed region are scored apart.
