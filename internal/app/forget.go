@@ -337,8 +337,17 @@ func (a *App) changePinned(ctx context.Context, agent, fact, with string, now ti
 		} else {
 			res, was, err = memfile.RemovePinned(old, fact)
 		}
+		if err != nil {
+			return nil, err
+		}
 		out.Fact = was
-		return res, err
+		// Counted in the bytes written, under the file's lock.
+		f, err := memfile.Parse(res)
+		if err != nil {
+			return nil, err
+		}
+		out.Pinned = len(f.Pinned())
+		return res, nil
 	})
 	if err != nil {
 		return out, fmt.Errorf("%s: %w", op, badInput(err))
@@ -355,9 +364,6 @@ func (a *App) changePinned(ctx context.Context, agent, fact, with string, now ti
 			out.MineError = err.Error()
 		}
 	}
-	if f, err := a.parseMemory(path); err == nil {
-		out.Pinned = len(f.Pinned())
-	}
 	typ := "unpin"
 	data := map[string]any{"source": out.Source, "fact": out.Fact, "archive": out.Archive, "backup": b.Name}
 	if with != "" {
@@ -372,18 +378,4 @@ func (a *App) changePinned(ctx context.Context, agent, fact, with string, now ti
 func (a *App) mineArchive(ctx context.Context, rel string, wait time.Duration) error {
 	_, err := a.mineWritten(ctx, a.Home.Abs(path.Clean(rel)), "archive", wait)
 	return err
-}
-
-// superseded is what RememberResult says of a section a note replaced.
-func (a *App) superseded(ctx context.Context, agent, heading string) *SectionInfo {
-	p, _ := a.Home.MemoryPath(agent)
-	f, err := a.parseMemory(p)
-	if err != nil {
-		return &SectionInfo{Heading: heading, Kind: "section"}
-	}
-	if i, err := f.FindSection(heading); err == nil {
-		si := SectionOf(f.Sections[i])
-		return &si
-	}
-	return &SectionInfo{Heading: heading, Kind: "section"}
 }

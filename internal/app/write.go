@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hivemem/hivemem/internal/home"
@@ -154,23 +153,25 @@ func (a *App) Remember(ctx context.Context, r RememberRequest) (RememberResult, 
 			return RememberResult{Agent: agent, Source: a.Home.Rel(path), Duplicate: dup}, nil
 		}
 	}
-	var created bool
-	var old string
+	var w palace.FileWrite
 	var err error
 	if r.Supersedes != "" {
-		old, err = palace.SupersedeFile(ctx, a.Home, agent, ref, r.Heading, r.Text, now)
+		w, err = palace.SupersedeFile(ctx, a.Home, agent, ref, r.Heading, r.Text, now)
 		if err != nil {
 			err = fmt.Errorf("remember: %w", badInput(err))
 		}
 	} else {
-		created, err = palace.RememberFile(ctx, a.Home, agent, r.Heading, r.Text, now)
+		w, err = palace.RememberFile(ctx, a.Home, agent, r.Heading, r.Text, now)
 	}
 	if err != nil {
 		return RememberResult{}, err
 	}
-	out := RememberResult{Agent: agent, Created: created, Source: a.Home.Rel(path)}
-	if old != "" {
-		out.Supersedes = a.superseded(ctx, agent, old)
+	// The section written, as the write left the file: a later write (an
+	// agent's own append, a concurrent forget) cannot make it another one.
+	out := RememberResult{Agent: agent, Created: w.Created, Source: a.Home.Rel(path), Section: SectionOf(w.Section)}
+	if r.Supersedes != "" {
+		old := SectionOf(w.Superseded)
+		out.Supersedes = &old
 	}
 	rep, err := a.mineWritten(ctx, path, "remember", r.LockWait)
 	if err != nil {
@@ -178,25 +179,8 @@ func (a *App) Remember(ctx context.Context, r RememberRequest) (RememberResult, 
 		out.MineError = err.Error()
 	}
 	out.DrawersAdded = rep.Added
-	defer func() {
-		if out.Supersedes != nil {
-			a.event("supersede", agent, map[string]any{"source": out.Source, "heading": out.Section.Heading, "supersedes": out.Supersedes.Heading})
-		}
-	}()
-	// Point at the section written: the newest one dated today (with the
-	// heading asked for), which is the last one unless an agent appended
-	// in between.
-	if f, err := a.parseMemory(path); err == nil {
-		prefix := now.UTC().Format("2006-01-02") + " — "
-		heading := strings.TrimSpace(r.Heading) // as RememberFile writes it
-		secs := f.Recent()
-		for i := len(secs) - 1; i >= 0; i-- {
-			h := secs[i].Heading
-			if heading != "" && h == prefix+heading || heading == "" && strings.HasPrefix(h, prefix) {
-				out.Section = SectionOf(secs[i])
-				break
-			}
-		}
+	if out.Supersedes != nil {
+		a.event("supersede", agent, map[string]any{"source": out.Source, "heading": out.Section.Heading, "supersedes": out.Supersedes.Heading})
 	}
 	return out, nil
 }
@@ -283,20 +267,17 @@ func (a *App) Pin(ctx context.Context, r PinRequest) (PinResult, error) {
 		return PinResult{Agent: agent, Source: u.Source, Fact: r.Fact, Added: true, Pinned: u.Pinned, MineError: u.MineError,
 			Replaced: u.Fact, Archive: u.Archive, Backup: u.Backup}, nil
 	}
-	added, created, err := palace.PinFile(ctx, a.Home, agent, r.Fact)
+	w, err := palace.PinFile(ctx, a.Home, agent, r.Fact)
 	if err != nil {
 		return PinResult{}, err
 	}
 	path, _ := a.Home.MemoryPath(agent)
-	out := PinResult{Agent: agent, Created: created, Source: a.Home.Rel(path), Fact: r.Fact, Added: added}
-	if added {
+	out := PinResult{Agent: agent, Created: w.Created, Source: a.Home.Rel(path), Fact: r.Fact, Added: w.Added, Pinned: w.Pinned}
+	if w.Added {
 		if _, err := a.mineWritten(ctx, path, "pin", r.LockWait); err != nil {
 			a.Log.Warn("pin: the fact is saved, mining it failed; the next mine catches up", "agent", agent, "err", err)
 			out.MineError = err.Error()
 		}
-	}
-	if f, err := a.parseMemory(path); err == nil {
-		out.Pinned = len(f.Pinned())
 	}
 	return out, nil
 }

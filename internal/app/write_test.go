@@ -3,8 +3,11 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -122,4 +125,96 @@ func TestRememberBeforeTheIndex(t *testing.T) {
 	if err != nil || !strings.Contains(string(data), "kept whatever the index does") {
 		t.Fatalf("note not saved: %v\n%s", err, data)
 	}
+}
+
+// TestConcurrentWritesReportWhatTheyWrote: writers remember (some
+// superseding their previous note) and pin on the same agent while
+// others forget what they wrote and an agent appends sections of the same
+// day by hand. Every remember reports the section it appended (its
+// heading, its lines), every supersede the section it replaced, and every
+// pin a count of pinned facts no other pin reports (each is counted under
+// the lock of its own write).
+func TestConcurrentWritesReportWhatTheyWrote(t *testing.T) {
+	t.Setenv("HIVEMEM_EMBEDDER_PROVIDER", "none")
+	root := filepath.Join(t.TempDir(), "home")
+	apps := []*App{openAt(t, root), openAt(t, root)}
+	ctx := context.Background()
+	if _, err := apps[0].Remember(ctx, RememberRequest{Agent: "alice", Text: "first note"}); err != nil {
+		t.Fatal(err)
+	}
+	path, _ := apps[0].Home.MemoryPath("alice")
+	day := time.Now().UTC().Format("2006-01-02") + " — "
+
+	const writers, per = 4, 12
+	var wg sync.WaitGroup
+	errs := make(chan error, 10*writers*per)
+	var mu sync.Mutex
+	pinned := map[int]string{}
+	for w := range writers {
+		a := apps[w%len(apps)]
+		wg.Go(func() {
+			prev := ""
+			for i := range per {
+				title := fmt.Sprintf("note %d-%d", w, i)
+				req := RememberRequest{Agent: "alice", Text: title + "\nNOTE-" + title + "\n", Force: true}
+				if i%3 == 2 && prev != "" {
+					req.Supersedes = prev
+				}
+				res, err := a.Remember(ctx, req)
+				if err != nil {
+					errs <- fmt.Errorf("remember %s: %w", title, err)
+					continue
+				}
+				if s := res.Section; s.Heading != day+title || s.EndLine-s.StartLine != 2+boolInt(req.Supersedes != "") || s.Kind != "section" {
+					errs <- fmt.Errorf("remember %s reported section %+v", title, s)
+				}
+				if req.Supersedes != "" && (res.Supersedes == nil || res.Supersedes.Heading != prev || res.Supersedes.StartLine == 0) {
+					errs <- fmt.Errorf("remember %s superseding %q reported %+v", title, prev, res.Supersedes)
+				}
+				prev = res.Section.Heading
+				if i%2 == 1 && req.Supersedes == "" {
+					if _, err := a.Forget(ctx, ForgetRequest{Agent: "alice", Heading: res.Section.Heading}); err != nil {
+						errs <- fmt.Errorf("forget %s: %w", title, err)
+					}
+					prev = ""
+				}
+				fact := "PIN-" + title
+				p, err := a.Pin(ctx, PinRequest{Agent: "alice", Fact: fact, Force: true})
+				if err != nil {
+					errs <- fmt.Errorf("pin %s: %w", title, err)
+					continue
+				}
+				mu.Lock()
+				if other, ok := pinned[p.Pinned]; ok {
+					errs <- fmt.Errorf("pin %s and %s both reported %d pinned facts", fact, other, p.Pinned)
+				}
+				pinned[p.Pinned] = fact
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Go(func() {
+		for i := range writers * per {
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				errs <- err
+				return
+			}
+			fmt.Fprintf(f, "## %sraw %d\nRAW-%03d\n", day, i, i)
+			f.Close()
+			time.Sleep(time.Millisecond)
+		}
+	})
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -141,28 +141,37 @@ func checkRef(ref string) error {
 // had, if it was superseded before). The old section's text is kept. It
 // returns the new file and the old section's heading.
 func Supersede(data []byte, ref, heading, body string) ([]byte, string, error) {
+	out, old, _, err := SupersedeSection(data, ref, heading, body)
+	return out, old.Heading, err
+}
+
+// SupersedeSection is Supersede that returns both sections as the new
+// file parses: the old one (now marked) and the one appended.
+func SupersedeSection(data []byte, ref, heading, body string) (out []byte, old, added Section, err error) {
 	text := string(data)
 	if err := checkText(text); err != nil {
-		return nil, "", fmt.Errorf("memfile: supersede: existing file: %w", err)
+		return nil, Section{}, Section{}, fmt.Errorf("memfile: supersede: existing file: %w", err)
 	}
 	if err := checkHeading(heading); err != nil {
-		return nil, "", fmt.Errorf("memfile: supersede: %w", err)
+		return nil, Section{}, Section{}, fmt.Errorf("memfile: supersede: %w", err)
 	}
 	f := parseText(text)
 	i, err := f.FindSection(ref)
 	if err != nil {
-		return nil, "", fmt.Errorf("memfile: supersede: %w", err)
+		return nil, Section{}, Section{}, fmt.Errorf("memfile: supersede: %w", err)
 	}
-	old := f.Sections[i].Heading
+	was := f.Sections[i].Heading
 	marked, err := markSection(f, i, SupersededByMarker+strings.TrimSpace(heading))
 	if err != nil {
-		return nil, "", fmt.Errorf("memfile: supersede: %w", err)
+		return nil, Section{}, Section{}, fmt.Errorf("memfile: supersede: %w", err)
 	}
-	out, err := AppendSection(marked, heading, SupersedesMarker+strings.TrimSpace(old)+"\n"+body)
+	out, added, err = AppendNewSection(marked, heading, SupersedesMarker+strings.TrimSpace(was)+"\n"+body)
 	if err != nil {
-		return nil, "", err
+		return nil, Section{}, Section{}, err
 	}
-	return out, old, nil
+	// Marking and appending keep the sections before the new one in
+	// place (both check it), so the old one is still the i-th.
+	return out, parseText(string(out)).Sections[i], added, nil
 }
 
 // markSection puts line under section i's heading, in place of a

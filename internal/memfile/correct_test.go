@@ -272,3 +272,26 @@ func wantResult(t *testing.T, out []byte, err error, want, wantErr string) bool 
 	}
 	return true
 }
+
+// TestSupersedeSectionReturnsBothSectionsAsTheyParse: the old section
+// (marked) and the new one, as the new file parses.
+func TestSupersedeSectionReturnsBothSectionsAsTheyParse(t *testing.T) {
+	out, old, added, err := SupersedeSection([]byte(correctFile), "2026-11-10 — api key", "2026-12-01 — api key", "rotated\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, err := f.FindSection("2026-11-10 — api key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old != f.Sections[i] || old.SupersededBy != "2026-12-01 — api key" {
+		t.Errorf("old = %+v\nwant %+v", old, f.Sections[i])
+	}
+	if last := f.Sections[len(f.Sections)-1]; added != last || added.Supersedes != "2026-11-10 — api key" {
+		t.Errorf("added = %+v\nwant %+v", added, last)
+	}
+}

@@ -35,15 +35,24 @@ func Template(id, name string) []byte {
 // (the last one possibly extended by those additions) plus exactly one new
 // section.
 func AppendSection(data []byte, heading, body string) ([]byte, error) {
+	out, _, err := AppendNewSection(data, heading, body)
+	return out, err
+}
+
+// AppendNewSection is AppendSection that also returns the section
+// appended, as the new file parses (heading, lines, date): what a writer
+// reports of its note, computed from the bytes it writes rather than from
+// a later read that another writer may have changed.
+func AppendNewSection(data []byte, heading, body string) ([]byte, Section, error) {
 	text := string(data)
 	if err := checkText(text); err != nil {
-		return nil, fmt.Errorf("memfile: append section: existing file: %w", err)
+		return nil, Section{}, fmt.Errorf("memfile: append section: existing file: %w", err)
 	}
 	if err := checkHeading(heading); err != nil {
-		return nil, fmt.Errorf("memfile: append section: %w", err)
+		return nil, Section{}, fmt.Errorf("memfile: append section: %w", err)
 	}
 	if err := checkText(body); err != nil {
-		return nil, fmt.Errorf("memfile: append section: body: %w", err)
+		return nil, Section{}, fmt.Errorf("memfile: append section: body: %w", err)
 	}
 	f := parseText(text)
 	eol := eolOf(text, "\n")
@@ -64,12 +73,13 @@ func AppendSection(data []byte, heading, body string) ([]byte, error) {
 	// Belt and braces: the structure guarantee is the point of this function.
 	g := parseText(out)
 	if len(g.Sections) != len(f.Sections)+1 {
-		return nil, fmt.Errorf("memfile: append section %q: result has %d sections, want %d (please report this bug)", heading, len(g.Sections), len(f.Sections)+1)
+		return nil, Section{}, fmt.Errorf("memfile: append section %q: result has %d sections, want %d (please report this bug)", heading, len(g.Sections), len(f.Sections)+1)
 	}
-	if last := g.Sections[len(g.Sections)-1]; last.Heading != heading || last.Kind != KindSection {
-		return nil, fmt.Errorf("memfile: append section %q: result ends with section %q (please report this bug)", heading, last.Heading)
+	last := g.Sections[len(g.Sections)-1]
+	if last.Heading != heading || last.Kind != KindSection {
+		return nil, Section{}, fmt.Errorf("memfile: append section %q: result ends with section %q (please report this bug)", heading, last.Heading)
 	}
-	return []byte(out), nil
+	return []byte(out), last, nil
 }
 
 // checkHeading validates a section heading supplied by an agent.

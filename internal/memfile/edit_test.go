@@ -492,3 +492,35 @@ func checkRebuild(t testing.TB, f *File) {
 		t.Fatalf("Build is not idempotent:\n%q\n%q", b1, b2)
 	}
 }
+
+// TestAppendNewSectionReturnsTheSectionAsItParses: the section
+// AppendNewSection returns is the new file's last section, lines and all,
+// whatever the file ended with (no final newline, an open fence, CRLF
+// line endings, a BOM, nothing at all).
+func TestAppendNewSectionReturnsTheSectionAsItParses(t *testing.T) {
+	for _, tc := range []struct{ name, file, body string }{
+		{"template", string(Template("a", "a")), "one\ntwo\n"},
+		{"no final newline", "# M\n## 2026-01-01 — old\nlast line", "body"},
+		{"open fence", "# M\n## 2026-01-01 — old\n```\ncode\n", "## looks like a heading\n"},
+		{"crlf", "# M\r\n## 2026-01-01 — old\r\nx\r\n", "a\nb\n"},
+		{"bom", "\ufeff## 2026-01-01 — old\nx\n", ""},
+		{"empty", "", "only\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, got, err := AppendNewSection([]byte(tc.file), "2026-12-02 — new", tc.body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := Parse(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := f.Sections[len(f.Sections)-1]; got != want {
+				t.Errorf("returned %+v\nfile's last section %+v", got, want)
+			}
+			if got.Heading != "2026-12-02 — new" || got.Date != "2026-12-02" || got.StartLine == 0 {
+				t.Errorf("returned %+v", got)
+			}
+		})
+	}
+}

@@ -17,26 +17,31 @@ import (
 // section of the agent's memory file (ref: its heading, see
 // memfile.FindSection): in one locked, atomic write the new section is
 // appended with a "> supersedes:" line and the old one gets a "> superseded
-// by:" line. It returns the heading of the section replaced. Its errors
-// after CheckRemember's leave the operation for the caller to name.
-func SupersedeFile(ctx context.Context, h home.Home, agent, ref, heading, text string, now time.Time) (old string, err error) {
+// by:" line. It reports the section appended and the one replaced, as
+// the file stood after the write (FileWrite). Its errors after
+// CheckRemember's leave the operation for the caller to name.
+func SupersedeFile(ctx context.Context, h home.Home, agent, ref, heading, text string, now time.Time) (FileWrite, error) {
 	if err := CheckRemember(heading, text); err != nil {
-		return "", err
+		return FileWrite{}, err
 	}
 	full := sectionHeading(heading, text, now)
 	path, err := h.MemoryPath(agent)
 	if err != nil {
-		return "", err
+		return FileWrite{}, err
 	}
 	if _, err := h.ReadFile(path); err != nil {
-		return "", fmt.Errorf("--supersedes: agent %s has no memory file to supersede a section of", agent)
+		return FileWrite{}, fmt.Errorf("--supersedes: agent %s has no memory file to supersede a section of", agent)
 	}
+	w := FileWrite{Added: true}
 	_, err = updateMemory(ctx, h, agent, func(data []byte) ([]byte, error) {
-		out, was, err := memfile.Supersede(data, ref, full, text)
-		old = was
+		out, old, added, err := memfile.SupersedeSection(data, ref, full, text)
+		w.Superseded, w.Section = old, added
 		return out, err
 	})
-	return old, err // the caller names the operation (remember: ...)
+	if err != nil {
+		return FileWrite{}, err // the caller names the operation (remember: ...)
+	}
+	return w, nil
 }
 
 // TextHash is the key of a text in the embedding cache.

@@ -48,64 +48,98 @@ type WriteResult struct {
 // so the note is searchable at once. An error means nothing was written; a
 // failed mine after the write is reported in WriteResult.MineErr.
 func (p *Palace) Remember(ctx context.Context, agent, heading, text string, now time.Time) (WriteResult, error) {
-	created, err := RememberFile(ctx, p.home, agent, heading, text, now)
+	w, err := RememberFile(ctx, p.home, agent, heading, text, now)
 	if err != nil {
 		return WriteResult{}, err
 	}
 	res := p.mineWritten(ctx, agent)
-	res.Created = created
+	res.Created = w.Created
 	return res, nil
+}
+
+// FileWrite is what a locked write to a memory file did, taken from the
+// bytes written under the file's lock: another writer (an agent's own
+// append, a concurrent forget) changing the file right after cannot make
+// it report someone else's section.
+type FileWrite struct {
+	// Created is true when the agent had no memory file: the write made
+	// it from the template.
+	Created bool
+	// Section is the section RememberFile or SupersedeFile appended, as
+	// the file stood right after the write (heading, lines, date).
+	Section memfile.Section
+	// Superseded is the section SupersedeFile marked as replaced.
+	Superseded memfile.Section
+	// Added is false for a PinFile whose fact was pinned already (nothing
+	// written).
+	Added bool
+	// Pinned is the number of pinned facts after a PinFile.
+	Pinned int
 }
 
 // RememberFile is Remember without the index: it validates the note and
 // appends it to the agent's memory file (locked, atomic). It is what a
 // command uses when the index cannot be opened (a full disk, a damaged
-// index): the note is saved, and the next mine indexes it. created says
-// the agent had no memory file before.
-func RememberFile(ctx context.Context, h home.Home, agent, heading, text string, now time.Time) (created bool, err error) {
+// index): the note is saved, and the next mine indexes it. It reports the
+// section appended and whether the agent had no memory file before.
+func RememberFile(ctx context.Context, h home.Home, agent, heading, text string, now time.Time) (FileWrite, error) {
 	if err := CheckRemember(heading, text); err != nil {
-		return false, err
+		return FileWrite{}, err
 	}
 	// A blank heading is no heading: the note's first line stands in.
 	full := sectionHeading(heading, text, now)
-	created, err = updateMemory(ctx, h, agent, func(old []byte) ([]byte, error) {
-		return memfile.AppendSection(old, full, text)
+	var w FileWrite
+	created, err := updateMemory(ctx, h, agent, func(old []byte) ([]byte, error) {
+		out, sec, err := memfile.AppendNewSection(old, full, text)
+		w.Section = sec
+		return out, err
 	})
 	if err != nil {
-		return false, fmt.Errorf("remember: %w", err)
+		return FileWrite{}, fmt.Errorf("remember: %w", err)
 	}
-	return created, nil
+	w.Created, w.Added = created, true
+	return w, nil
 }
 
 // Pin adds a durable fact to the agent's pinned region; pinning a fact that
 // is already there (after normalisation) changes nothing and reports Added
 // false. As for Remember, an error means nothing was written.
 func (p *Palace) Pin(ctx context.Context, agent, fact string) (WriteResult, error) {
-	added, created, err := PinFile(ctx, p.home, agent, fact)
-	if err != nil || !added {
+	w, err := PinFile(ctx, p.home, agent, fact)
+	if err != nil || !w.Added {
 		return WriteResult{}, err
 	}
 	res := p.mineWritten(ctx, agent)
-	res.Created = created
+	res.Created = w.Created
 	return res, nil
 }
 
 // PinFile is Pin without the index (see RememberFile); it reports whether
-// the fact was added (false: it was pinned already) and whether the agent
-// had no memory file before.
-func PinFile(ctx context.Context, h home.Home, agent, fact string) (added, created bool, err error) {
+// the fact was added (false: it was pinned already), whether the agent had
+// no memory file before, and how many facts are pinned after the write.
+func PinFile(ctx context.Context, h home.Home, agent, fact string) (FileWrite, error) {
 	if err := CheckFact(fact); err != nil {
-		return false, false, err
+		return FileWrite{}, err
 	}
-	created, err = updateMemory(ctx, h, agent, func(old []byte) ([]byte, error) {
+	var w FileWrite
+	created, err := updateMemory(ctx, h, agent, func(old []byte) ([]byte, error) {
 		out, ok, err := memfile.AddPinned(old, strings.TrimSpace(fact))
-		added = ok
-		return out, err
+		if err != nil {
+			return nil, err
+		}
+		w.Added = ok
+		f, err := memfile.Parse(out)
+		if err != nil {
+			return nil, err
+		}
+		w.Pinned = len(f.Pinned())
+		return out, nil
 	})
 	if err != nil {
-		return false, false, fmt.Errorf("pin: %w", err)
+		return FileWrite{}, fmt.Errorf("pin: %w", err)
 	}
-	return added, created, nil
+	w.Created = created
+	return w, nil
 }
 
 // CheckRemember checks a note and its heading as RememberFile does,
