@@ -100,6 +100,7 @@ type App struct {
 	live        atomic.Pointer[LiveConfig]
 	reflMiner   atomic.Pointer[reflector.Miner]
 	miner       atomic.Pointer[writelock.Miner]
+	skipped     skipLog
 }
 
 // EmbedderInfo describes the embedder in use, for status output.
@@ -250,18 +251,20 @@ func (a *App) UseReflectorMiner(m reflector.Miner) { a.reflMiner.Store(&m) }
 
 // UseMiner makes m the miner of the app's own mines (after a remember, a
 // pin, a forget; a mine request), which hold the palace write lock around
-// it: the manager's, which logs a file that stays skipped once, as its
-// scans do, rather than at every request (by default the palace logs
-// every skip of every mine). m does not take the write lock.
+// it: the manager's, which mines through the manager's palace and logs a
+// file that stays skipped once (MineReportingSkips), as its scans do. m
+// does not take the write lock.
 func (a *App) UseMiner(m writelock.Miner) { a.miner.Store(&m) }
 
-// mine mines path through the miner set by UseMiner, else the palace. The
-// caller holds the palace write lock.
+// mine mines path through the miner set by UseMiner, else the palace; a
+// file that stays skipped is logged once either way (MineReportingSkips),
+// not at every request of a standalone `hivemem mcp`. The caller holds the
+// palace write lock.
 func (a *App) mine(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
 	if m := a.miner.Load(); m != nil {
 		return (*m).Mine(ctx, path, opts)
 	}
-	return a.Palace.Mine(ctx, path, opts)
+	return a.MineReportingSkips(ctx, path, opts, a.Palace.Mine)
 }
 
 // reflectorMiner is the reflector's miner: the one set by

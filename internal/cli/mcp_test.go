@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +21,8 @@ type mcpProc struct {
 	lines chan string
 	done  chan struct{} // closed when the process has exited
 	err   error         // its exit status, once done
+	// stderr is what it logged: read it once done.
+	stderr *strings.Builder
 }
 
 // exited waits up to d for the process to exit and returns its status.
@@ -38,7 +42,7 @@ func startMCP(t *testing.T, h *procHome, args ...string) *mcpProc {
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	in, out := filetest.StartPiped(t, cmd)
-	p := &mcpProc{t: t, in: in, lines: make(chan string, 16), done: make(chan struct{})}
+	p := &mcpProc{t: t, in: in, lines: make(chan string, 16), done: make(chan struct{}), stderr: &stderr}
 	go func() {
 		sc := bufio.NewScanner(out)
 		sc.Buffer(nil, 1<<20)
@@ -168,5 +172,37 @@ func TestMCPStdioAnswersMalformedLinesAndGoesOn(t *testing.T) {
 		t.Fatal("mcp did not exit when stdin closed")
 	} else if err != nil {
 		t.Fatalf("mcp exit after stdin closed: %v", err)
+	}
+}
+
+// TestMCPLogsASkipOnce: a standalone `hivemem mcp` (no manager) whose
+// agent's memory file stays skipped (too large) logs the skip once over
+// several remembers, each of which mines the file, not at every call.
+func TestMCPLogsASkipOnce(t *testing.T) {
+	h := newProcHome(t)
+	if err := os.WriteFile(filepath.Join(h.root, "config.toml"), []byte("[palace]\nmax_file_bytes = 1000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	big := "# Memory — alice (alice)\n\n## 2026-11-01 — old\n" + strings.Repeat("a long line of old notes\n", 60)
+	if err := os.MkdirAll(h.agent, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(h.mem, []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startMCP(t, h, "--agent", "alice")
+	p.initialize()
+	for i := range 3 {
+		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"memory_remember","arguments":{"text":"note %d"}}}`, i+1, i))
+		if a := p.next(); string(a.ID) != fmt.Sprint(i+1) || a.Error != nil || !strings.Contains(string(a.Result), fmt.Sprintf(`— note %d\"`, i)) {
+			t.Fatalf("remember %d: %+v %s; want the note saved", i, a, a.Result)
+		}
+	}
+	p.in.Close()
+	if err, ok := p.exited(30 * time.Second); !ok || err != nil {
+		t.Fatalf("mcp exit after stdin closed: %v (exited %v)", err, ok)
+	}
+	if n := strings.Count(p.stderr.String(), "mine: skipping file"); n != 1 {
+		t.Errorf("the skip was logged %d times over three remembers, want once:\n%s", n, p.stderr.String())
 	}
 }

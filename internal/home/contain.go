@@ -71,6 +71,11 @@ func (h Home) ReadFile(path string) ([]byte, error) {
 	return atomicio.ReadRegular(real)
 }
 
+// Under reports whether path is root or inside it, both clean paths.
+func Under(path, root string) bool {
+	return path == root || strings.HasPrefix(path, root+string(filepath.Separator))
+}
+
 // within returns path relative to root when it is root or lies under it.
 func within(root, path string) (string, bool) {
 	rel, err := filepath.Rel(root, path)

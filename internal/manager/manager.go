@@ -128,9 +128,6 @@ type Manager struct {
 	mu      sync.Mutex      // guards everything below
 	workCtx context.Context // set by Run: ends ShutdownGrace after shutdown starts
 	agents  map[string]*agentState
-	// skips is the skipped files the log has told of, by path, with the
-	// reason it gave (see reportSkips).
-	skips   map[string]string
 	watched map[string]bool
 	// whole is the agents whose next mine covers their whole directory
 	// (memory.md and sessions/): a session file went (removed or renamed),
@@ -183,7 +180,6 @@ func New(opts Options) (*Manager, error) {
 		retryCh:    make(chan retry, 64),
 		queue:      workQueue{agents: map[string]time.Time{}, wake: make(chan struct{}, 1)},
 		agents:     map[string]*agentState{},
-		skips:      map[string]string{},
 		watched:    map[string]bool{},
 		whole:      map[string]bool{},
 		files:      map[string]map[string]bool{},

@@ -7,9 +7,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	backoffpkg "github.com/hivemem/hivemem/internal/backoff"
@@ -38,18 +35,12 @@ type agentState struct {
 
 // palaceMiner mines through the manager's current palace (or the test
 // hook), without the write lock. Unless the caller reports the skips
-// itself (opts.ReportsSkips), the manager logs them (reportSkips): a file
-// that stays skipped is logged once, not at every scan.
+// itself (opts.ReportsSkips), the app logs them (app.MineReportingSkips):
+// a file that stays skipped is logged once, not at every scan.
 type palaceMiner struct{ m *Manager }
 
 func (pm palaceMiner) Mine(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
-	if opts.ReportsSkips {
-		return pm.mine(ctx, path, opts)
-	}
-	opts.ReportsSkips = true
-	rep, err := pm.mine(ctx, path, opts)
-	pm.m.reportSkips(path, rep.Skipped, err == nil)
-	return rep, err
+	return pm.m.app.MineReportingSkips(ctx, path, opts, pm.mine)
 }
 
 func (pm palaceMiner) mine(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
@@ -57,58 +48,6 @@ func (pm palaceMiner) mine(ctx context.Context, path string, opts palace.MineOpt
 		return pm.m.mineFn(ctx, path, opts)
 	}
 	return pm.m.app.Palace.Mine(ctx, path, opts)
-}
-
-// reportSkips logs the skips of a mine of path that the log has not told
-// of yet, or with another kind of reason (skipKind), and remembers them.
-// With complete (the mine went through), a file under path that was
-// logged as skipped and is not any more is logged once as such and
-// forgotten.
-func (m *Manager) reportSkips(path string, skipped []palace.Skip, complete bool) {
-	type line struct {
-		path, reason string
-	}
-	var news []line
-	var gone []string
-	m.mu.Lock()
-	now := make(map[string]bool, len(skipped))
-	for _, s := range skipped {
-		now[s.Path] = true
-		if r, ok := m.skips[s.Path]; !ok || skipKind(r) != skipKind(s.Reason) {
-			news = append(news, line{s.Path, s.Reason})
-		}
-		m.skips[s.Path] = s.Reason
-	}
-	if complete {
-		for p := range m.skips {
-			if !now[p] && under(p, path) {
-				delete(m.skips, p)
-				gone = append(gone, p)
-			}
-		}
-	}
-	m.mu.Unlock()
-	for _, l := range news {
-		m.log.Warn("mine: skipping file", "path", l.path, "reason", l.reason)
-	}
-	slices.Sort(gone)
-	for _, p := range gone {
-		m.log.Info("mine: no longer skipping file", "path", p)
-	}
-}
-
-// skipKind is what a skip's reason says is wrong, without its detail: the
-// text before a colon ("too large: 1078 bytes, the limit is 1000 ..."),
-// so that a file too large that grows by a note at every remember is told
-// of once, not at every write.
-func skipKind(reason string) string {
-	kind, _, _ := strings.Cut(reason, ":")
-	return kind
-}
-
-// under reports whether path is root or inside it.
-func under(path, root string) bool {
-	return path == root || strings.HasPrefix(path, root+string(filepath.Separator))
 }
 
 // swapMiner is the reflector's miner. The mine that follows a swap is an
@@ -285,7 +224,7 @@ func (m *Manager) mineAgent(ctx context.Context, id string, since time.Time, who
 				m.mu.Lock()
 				delete(m.agents, id)
 				m.mu.Unlock()
-				m.reportSkips(path, nil, true) // a skipped file gone with it
+				m.app.ReportSkips(path, nil, true) // a skipped file gone with it
 				return
 			}
 		}

@@ -172,7 +172,7 @@ func (m *Manager) handleEvent(w *fsnotify.Watcher, ev fsnotify.Event, pending pe
 		m.mu.Lock()
 		var gone []string
 		for dir := range m.watched {
-			if under(dir, path) {
+			if home.Under(dir, path) {
 				gone = append(gone, dir)
 				delete(m.watched, dir)
 			}
