@@ -220,7 +220,9 @@ func (c *Client) MemoryRaw(ctx context.Context, agent string) ([]byte, error) {
 }
 
 // Search is GET /api/v1/search. The server validates r as every surface
-// does; a malformed request is an *Error with status 400.
+// does; a malformed request is an *Error with status 400. Results 0 is
+// the server's default (search.results) unless ResultsGiven, which sends
+// it and so has it refused as out of range, as the CLI and MCP refuse it.
 func (c *Client) Search(ctx context.Context, r app.SearchRequest) (app.SearchResult, error) {
 	q := url.Values{"q": {r.Query}}
 	for k, v := range map[string]string{"mode": r.Mode, "wing": r.Wing, "room": r.Room, "agent": r.Agent, "since": r.Since, "until": r.Until, "as_of": r.AsOf} {
@@ -228,8 +230,8 @@ func (c *Client) Search(ctx context.Context, r app.SearchRequest) (app.SearchRes
 			q.Set(k, v)
 		}
 	}
-	if r.Results != 0 {
-		q.Set("results", strconv.Itoa(r.Results))
+	if r.Results != 0 || r.ResultsGiven {
+		q.Set("results", strconv.Itoa(r.Results)) // given 0: refused, as by the CLI and MCP
 	}
 	if r.IncludeSuperseded {
 		q.Set("include_superseded", "true")
@@ -238,14 +240,14 @@ func (c *Client) Search(ctx context.Context, r app.SearchRequest) (app.SearchRes
 }
 
 // WakeUp is GET /api/v1/wake-up: one wing's digest, or without a wing the
-// hive overview.
+// hive overview. Budget 0 is the default unless BudgetGiven (see Search).
 func (c *Client) WakeUp(ctx context.Context, r app.WakeUpRequest) (palace.Digest, error) {
 	q := url.Values{}
 	if r.Wing != "" {
 		q.Set("wing", r.Wing)
 	}
-	if r.Budget != 0 {
-		q.Set("budget", strconv.Itoa(r.Budget))
+	if r.Budget != 0 || r.BudgetGiven {
+		q.Set("budget", strconv.Itoa(r.Budget)) // given 0: refused, as by the CLI and MCP
 	}
 	return decode[palace.Digest](ctx, c, call{route: web.RouteWakeUp, query: q})
 }

@@ -134,6 +134,36 @@ func TestClientReportsTheServersRefusal(t *testing.T) {
 	}
 }
 
+// TestClientSendsAGivenZero: a results or budget of 0 marked as given
+// (ResultsGiven, BudgetGiven) reaches the server, which refuses it with
+// the app's message, as the CLI and MCP do; unmarked, 0 is the default.
+func TestClientSendsAGivenZero(t *testing.T) {
+	a, c := server(t)
+	ctx := context.Background()
+	refused := func(name string, err, appErr error) {
+		t.Helper()
+		var e *client.Error
+		if appErr == nil || !errors.As(err, &e) || e.Status != http.StatusBadRequest || !strings.Contains(appErr.Error(), e.Message) {
+			t.Errorf("%s: client %v, app %v; want a 400 with the app's message", name, err, appErr)
+		}
+	}
+	sr := app.SearchRequest{Query: "login", Results: 0, ResultsGiven: true}
+	_, err := c.Search(ctx, sr)
+	_, appErr := a.Search(ctx, sr)
+	refused("results 0 given", err, appErr)
+	wr := app.WakeUpRequest{Wing: "alice", Budget: 0, BudgetGiven: true}
+	_, err = c.WakeUp(ctx, wr)
+	_, appErr = a.WakeUp(ctx, wr)
+	refused("budget 0 given", err, appErr)
+
+	if res, err := c.Search(ctx, app.SearchRequest{Query: "login"}); err != nil || res.Results == 0 {
+		t.Errorf("search with results unset: %+v, %v; want the default", res, err)
+	}
+	if _, err := c.WakeUp(ctx, app.WakeUpRequest{Wing: "alice"}); err != nil {
+		t.Errorf("wake-up with budget unset: %v", err)
+	}
+}
+
 // recorder serves h and keeps the method and path of every request.
 type recorder struct {
 	h    http.Handler
