@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/writelock"
 )
@@ -22,6 +23,22 @@ func openSharedHomeApp(t *testing.T, root string) *App {
 	t.Helper()
 	t.Setenv("HIVEMEM_EMBEDDER_PROVIDER", "none")
 	return openAt(t, root)
+}
+
+// appendByHand appends n sections dated day to the memory file at path
+// as an agent does with its own editor, holding no lock ("## day — raw i",
+// then the line RAW-i), a millisecond apart.
+func appendByHand(path, day string, n int, errs chan<- error) {
+	for i := range n {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			errs <- err
+			return
+		}
+		fmt.Fprintf(f, "## %s — raw %d\nRAW-%03d\n", day, i, i)
+		f.Close()
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // TestConcurrentRememberAndPinKeepEveryNote: goroutines remember and pin through
@@ -88,31 +105,13 @@ func TestConcurrentRememberAndPinKeepEveryNote(t *testing.T) {
 			}
 		})
 	}
-	wg.Go(func() {
-		for i := range writers * per {
-			f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-			if err != nil {
-				errs <- err
-				return
-			}
-			fmt.Fprintf(f, "## 2026-12-01 — raw %d\nRAW-%03d\n", i, i)
-			f.Close()
-		}
-	})
+	wg.Go(func() { appendByHand(path, "2026-12-01", writers*per, errs) })
 	wg.Wait()
 	close(errs)
 	for err := range errs {
 		t.Error(err)
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := memfile.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
+	text, f := hometest.ReadMemory(t, path)
 	pins := map[string]int{}
 	for _, p := range f.Pinned() {
 		pins[memfile.NormalizeFact(p)]++

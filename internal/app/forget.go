@@ -341,13 +341,8 @@ func (a *App) changePinned(ctx context.Context, agent, fact, with string, now ti
 			return nil, err
 		}
 		out.Fact = was
-		// Counted in the bytes written, under the file's lock.
-		f, err := memfile.Parse(res)
-		if err != nil {
-			return nil, err
-		}
-		out.Pinned = len(f.Pinned())
-		return res, nil
+		out.Pinned, err = memfile.CountPinned(res) // under the file's lock
+		return res, err
 	})
 	if err != nil {
 		return out, fmt.Errorf("%s: %w", op, badInput(err))

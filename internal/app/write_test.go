@@ -193,18 +193,7 @@ func TestConcurrentWritesReportWhatTheyWrote(t *testing.T) {
 			}
 		})
 	}
-	wg.Go(func() {
-		for i := range writers * per {
-			f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-			if err != nil {
-				errs <- err
-				return
-			}
-			fmt.Fprintf(f, "## %sraw %d\nRAW-%03d\n", day, i, i)
-			f.Close()
-			time.Sleep(time.Millisecond)
-		}
-	})
+	wg.Go(func() { appendByHand(path, time.Now().UTC().Format("2006-01-02"), writers*per, errs) })
 	wg.Wait()
 	close(errs)
 	for err := range errs {

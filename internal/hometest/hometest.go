@@ -58,6 +58,21 @@ func WriteMemory(t testing.TB, h home.Home, agent, content string) string {
 	return p
 }
 
+// ReadMemory reads and parses the memory file at path: its text and its
+// sections.
+func ReadMemory(t testing.TB, path string) (string, *memfile.File) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := memfile.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data), f
+}
+
 // Palace is a palace over h's own SQLite index (in its palace directory),
 // with embedder emb (nil: lexical only); the index is closed when the test
 // ends.

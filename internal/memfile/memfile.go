@@ -221,6 +221,16 @@ func (f *File) HasRegions() bool {
 	return false
 }
 
+// CountPinned is the number of pinned facts of the file data (Pinned):
+// what a write that changed them reports, counted in the bytes it wrote.
+func CountPinned(data []byte) (int, error) {
+	f, err := Parse(data)
+	if err != nil {
+		return 0, err
+	}
+	return len(f.Pinned()), nil
+}
+
 // Pinned returns every durable fact in the file, in document order, deduped
 // by NormalizeFact: each fact line of every pinned region (duplicate regions
 // merged) and every line anywhere that starts with "📌" or "- 📌". Facts are

@@ -128,12 +128,8 @@ func PinFile(ctx context.Context, h home.Home, agent, fact string) (FileWrite, e
 			return nil, err
 		}
 		w.Added = ok
-		f, err := memfile.Parse(out)
-		if err != nil {
-			return nil, err
-		}
-		w.Pinned = len(f.Pinned())
-		return out, nil
+		w.Pinned, err = memfile.CountPinned(out)
+		return out, err
 	})
 	if err != nil {
 		return FileWrite{}, fmt.Errorf("pin: %w", err)

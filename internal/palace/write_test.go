@@ -49,14 +49,7 @@ func TestFileWritesReportWhatTheyWrote(t *testing.T) {
 	if !first.Created || second.Created || !pin.Added || pin.Pinned != 1 {
 		t.Errorf("created %v, %v; pin added %v with %d pinned; want true, false, true, 1", first.Created, second.Created, pin.Added, pin.Pinned)
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := memfile.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, f := hometest.ReadMemory(t, path)
 	// No write changed the lines before its section: each is in the file
 	// where it said, with the heading and the text it wrote.
 	at := func(s memfile.Section) memfile.Section {
