@@ -298,7 +298,7 @@ type UnpinResult struct {
 	ReplacedBy string `json:"replaced_by,omitempty" jsonschema:"the fact pinned in its place (pin --replaces)"`
 	Backup     string `json:"backup"`
 	Archive    string `json:"archive,omitempty" jsonschema:"archive file the fact went to, dated the day it stopped being true"`
-	Pinned     int    `json:"pinned" jsonschema:"pinned facts in the file now"`
+	Pinned     int    `json:"pinned" jsonschema:"pinned facts in the file right after this write"`
 	MineError  string `json:"mine_error,omitempty"`
 }
 

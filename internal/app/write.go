@@ -227,7 +227,7 @@ type PinResult struct {
 	Source    string `json:"source" jsonschema:"the memory file, relative to the hivemem home"`
 	Fact      string `json:"fact"`
 	Added     bool   `json:"added" jsonschema:"false when the same fact was already pinned"`
-	Pinned    int    `json:"pinned" jsonschema:"pinned facts in the file now"`
+	Pinned    int    `json:"pinned" jsonschema:"pinned facts in the file right after this write"`
 	MineError string `json:"mine_error,omitempty" jsonschema:"the fact is saved, but indexing it failed: it becomes searchable on the next mine; do not pin it again"`
 	// Duplicate is set when nothing was written: the fact repeats a
 	// pinned one in other words (force pins it anyway).
