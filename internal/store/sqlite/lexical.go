@@ -100,15 +100,15 @@ func scopeToken(prefix, val string) string {
 //   - A wing, room or agent filter that holds few drawers is part of the
 //     FTS5 query (a scope token), so only drawers in scope are scored; one
 //     that holds many is not, as FTS5 would walk its long posting list in
-//     every statement (see planScope), and the best matches are taken
-//     deeper instead until k of them are in scope (see topK). The drawers
-//     table is read for the rows ranked only, to check the filter exactly.
-//     Date bounds are applied in SQL to every match.
+//     every statement (see planScope). The drawers table is read for the
+//     best matches only, best first, until k of them are in the filter's
+//     scope and date bounds, which are checked there exactly (see topK).
 //   - When the query mixes rare and common terms, it is first answered from
 //     the drawers matching the rare terms (see lexicalTier), which is exact
 //     whenever it can be proven to be, and skips scoring the common terms'
 //     long posting lists — unless the filter's scope is small (planScope),
-//     where the full query is the cheaper one.
+//     where the full query is the cheaper one, or the common terms match
+//     too few drawers for the probes to pay.
 //
 // In a process that opted in (WarmLexical), an in-memory index answers
 // instead whenever it is up to date, with the same plan and ranking (see
@@ -206,9 +206,9 @@ const maxTokenShare = 0.25
 //     by a fifth (README, "Benchmarks").
 //   - match: those holding at most maxTokenShare of the drawers, whose
 //     scope tokens go into MATCH; share is the product of the others'
-//     shares (as if independent of each other), which topK is told to
-//     expect. The scope weighs nothing in bm25, so the scores are the same
-//     with or without a token.
+//     shares (as if independent of each other), which lexicalTier's probe
+//     is told to expect. The scope weighs nothing in bm25, so the scores
+//     are the same with or without a token.
 func (s *Store) planScope(ctx context.Context, db querier, f store.Filter, n int) (scope, error) {
 	sc := scope{f: f, share: 1}
 	toks := filterScopeTokens(f)
@@ -251,100 +251,28 @@ const bm25SQL = `SELECT rowid, -bm25(drawers_fts, ` + bm25Weights + `) AS score 
 // drawer ids in sc.f's scope, ties by drawer id: it depends on the files
 // alone, where the rowid depends on the order they were mined in.
 //
-// Without date bounds, only the best rows are looked up in drawers (a
-// lookup costs microseconds: the rows are large), and the scope is checked
-// on them: about (k+1)/sc.share of them at first, twice as many each time
-// fewer than k of them are in scope, until k are found or every row has
-// been read. The rows looked up are all those scoring above the last one,
-// so k in scope above it are the k best; when the k-th in scope ties the
-// last, every row of at least that score is read so that the smallest ids
-// among them rank. Should that take many rounds (a scope that holds far
-// less of the matches than expected), or with date bounds, every row is
-// joined and filtered in SQL.
+// One statement (see bestFirst): the rows are scored and sorted once, and
+// drawers is read for them best first (a lookup costs microseconds: the
+// rows are large) only until k are in scope, and those tied with the k-th,
+// whatever the scope or date bounds hold of them. The lookups are all a
+// plain join would do, less those it would make for rows ranked below.
 func (s *Store) topK(ctx context.Context, db querier, scoreSQL string, args []any, sc scope, k int) ([]store.Scored, error) {
-	f := sc.f
-	if f.Since == "" && f.Until == "" && k > 0 {
-		best := `SELECT rowid, score FROM (` + scoreSQL + `) ORDER BY score DESC LIMIT ?`
-		lim := deepLimit(k, sc.share)
-		for round := 0; round < maxDeepRounds; round++ {
-			out, n, last, err := topRows(ctx, db, best, append(slices.Clone(args), lim), f)
-			if err != nil {
-				return nil, err
-			}
-			switch {
-			case n < lim: // every row
-			case len(out) < k:
-				lim = satMul(lim, 2)
-				continue
-			case out[k-1].Score == last:
-				out, _, _, err = topRows(ctx, db, `SELECT rowid, score FROM (`+scoreSQL+`) WHERE score >= ?`, append(slices.Clone(args), out[k-1].Score), f)
-				if err != nil {
-					return nil, err
-				}
-			}
-			out = out[:min(k, len(out))]
-			for i := range out {
-				out[i].Rank = i + 1
-			}
-			return out, nil
-		}
-	}
-	where, fargs := sqlq.Where(sqlq.SQLite, f, 1)
-	q := `SELECT d.id, r.score FROM (` + scoreSQL + ` LIMIT -1) r JOIN drawers d ON d.rowid = r.rowid
-		WHERE 1` + where + ` ORDER BY r.score DESC, d.id LIMIT ?`
-	return scored(ctx, db, q, append(append(slices.Clone(args), fargs...), k)...)
+	where, fargs := sqlq.Where(sqlq.SQLite, sc.f, 1)
+	q := bestFirst(scoreSQL, `d.id, r.score`, where) + ` ORDER BY r.score DESC, d.id LIMIT ?`
+	return scored(ctx, db, q, slices.Concat(args, fargs, []any{k})...)
 }
 
-// maxDeepRounds bounds topK's rounds of looking deeper; the first round
-// usually finds k in scope.
-const maxDeepRounds = 4
-
-// deepLimit is how many of the best rows topK looks up first to find k+1
-// in a scope expected to hold share of them: a quarter more than expected
-// to be needed, and a few, so that a scope holding a little less than
-// expected rarely needs a second round.
-func deepLimit(k int, share float64) int {
-	if share >= 1 {
-		return satAdd(k, 1)
-	}
-	want := (float64(k)+1)/max(share, 1e-9)*1.25 + 8
-	if want >= math.MaxInt/2 {
-		return math.MaxInt / 2
-	}
-	return int(want)
-}
-
-// satAdd and satMul are a+b and a·b for non-negative ints, at most
-// math.MaxInt/2 (SQLite's LIMIT takes int64; math.MaxInt/2 is all rows).
-func satAdd(a, b int) int { return min(a, math.MaxInt/2-b) + b }
-func satMul(a, b int) int { return min(a, math.MaxInt/2/b) * b }
-
-// topRows looks up the rows of rowsSQL (rowid and score) in drawers, best
-// first, ties by id, and returns those in f's scope, how many rows there
-// were and the last one's score.
-func topRows(ctx context.Context, db querier, rowsSQL string, args []any, f store.Filter) (in []store.Scored, n int, last float64, err error) {
-	q := `SELECT d.id, r.score, d.wing, d.room, d.agent, d.date FROM (` + rowsSQL + `) r
-		JOIN drawers d ON d.rowid = r.rowid ORDER BY r.score DESC, d.id`
-	rows, err := db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var sc store.Scored
-		var d store.Drawer
-		if err := rows.Scan(&sc.ID, &sc.Score, &d.Wing, &d.Room, &d.Agent, &d.Date); err != nil {
-			return nil, 0, 0, err
-		}
-		n, last = n+1, sc.Score
-		if f.Matches(d) {
-			in = append(in, sc)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, 0, err
-	}
-	return in, n, last, nil
+// bestFirst selects cols of scoreSQL's rows joined with their drawers and
+// held to where (sqlq.Where's " AND ..." conditions on d), reading drawers
+// in the order of the scores, best first. The CROSS JOIN keeps that order
+// (the scored rows outside, drawers looked up by rowid), so that an ORDER
+// BY r.score DESC needs no sort and a LIMIT stops the lookups: with ties
+// broken by d.id as well, SQLite sorts only each run of equal scores
+// ("USE TEMP B-TREE FOR LAST TERM OF ORDER BY") and stops after the run
+// holding the last row it returns. The results are those of any plan.
+func bestFirst(scoreSQL, cols, where string) string {
+	return `SELECT ` + cols + ` FROM (SELECT rowid, score FROM (` + scoreSQL + `) ORDER BY score DESC LIMIT -1) r
+		CROSS JOIN drawers d ON d.rowid = r.rowid WHERE 1` + where
 }
 
 // tierBudget bounds how many drawers the rare terms of a tiered query may
@@ -378,8 +306,12 @@ func (s *Store) lexicalTier(ctx context.Context, db querier, infos []termInfo, n
 		total += ti.df
 	}
 	// Worth trying while the rare terms match far fewer drawers than all
-	// do; the probes that fail must not cost more than a fraction of the
-	// full query either.
+	// do: the probes score E's matches, and the tiered query twice as
+	// many (E twice), so while those of the probes so far and the tiered
+	// query come to at most half of the full query's (total), success
+	// halves the work at least and failure adds at most half. Within that,
+	// the probes that fail must not cost more than a fraction of the full
+	// query either.
 	budget := max(tierBudget, total/6)
 	spent := 0
 	all := make([]string, len(sorted))
@@ -389,7 +321,7 @@ func (s *Store) lexicalTier(ctx context.Context, db querier, infos []termInfo, n
 	sum := 0
 	for j := 1; j < len(sorted); j++ {
 		sum += sorted[j-1].df
-		if spent += sum; sum > budget || spent > 2*budget {
+		if spent += sum; sum > budget || spent > 2*budget || spent+2*sum > total/2 {
 			break
 		}
 		bound := 0.0
@@ -408,9 +340,8 @@ func (s *Store) lexicalTier(ctx context.Context, db querier, infos []termInfo, n
 		kthArgs := []any{eExpr, int(min(float64(k)/sc.share, math.MaxInt/2)) - 1}
 		if f.Since != "" || f.Until != "" {
 			where, fargs := sqlq.Where(sqlq.SQLite, f, 1)
-			kthSQL = `SELECT r.score FROM (` + bm25SQL + ` LIMIT -1) r JOIN drawers d ON d.rowid = r.rowid
-				WHERE 1` + where + ` ORDER BY r.score DESC LIMIT 1 OFFSET ?`
-			kthArgs = append(append([]any{eExpr}, fargs...), k-1)
+			kthSQL = bestFirst(bm25SQL, `r.score`, where) + ` ORDER BY r.score DESC LIMIT 1 OFFSET ?`
+			kthArgs = slices.Concat([]any{eExpr}, fargs, []any{k - 1})
 		}
 		var kth float64
 		err := db.QueryRowContext(ctx, kthSQL, kthArgs...).Scan(&kth)
