@@ -100,9 +100,10 @@ func scopeToken(prefix, val string) string {
 //   - A wing, room or agent filter that holds few drawers is part of the
 //     FTS5 query (a scope token), so only drawers in scope are scored; one
 //     that holds many is not, as FTS5 would walk its long posting list in
-//     every statement (see planScope). The drawers table is read for the
-//     best matches only, best first, until k of them are in the filter's
-//     scope and date bounds, which are checked there exactly (see topK).
+//     every statement (see planScope), and the best matches are taken
+//     deeper instead until k of them are in scope (see topK). The drawers
+//     table is read for the rows ranked only, to check the filter exactly;
+//     with date bounds, best first until k are within them.
 //   - When the query mixes rare and common terms, it is first answered from
 //     the drawers matching the rare terms (see lexicalTier), which is exact
 //     whenever it can be proven to be, and skips scoring the common terms'
@@ -206,9 +207,9 @@ const maxTokenShare = 0.25
 //     by a fifth (README, "Benchmarks").
 //   - match: those holding at most maxTokenShare of the drawers, whose
 //     scope tokens go into MATCH; share is the product of the others'
-//     shares (as if independent of each other), which lexicalTier's probe
-//     is told to expect. The scope weighs nothing in bm25, so the scores
-//     are the same with or without a token.
+//     shares (as if independent of each other), which topK and
+//     lexicalTier's probe are told to expect. The scope weighs nothing in
+//     bm25, so the scores are the same with or without a token.
 func (s *Store) planScope(ctx context.Context, db querier, f store.Filter, n int) (scope, error) {
 	sc := scope{f: f, share: 1}
 	toks := filterScopeTokens(f)
@@ -251,15 +252,102 @@ const bm25SQL = `SELECT rowid, -bm25(drawers_fts, ` + bm25Weights + `) AS score 
 // drawer ids in sc.f's scope, ties by drawer id: it depends on the files
 // alone, where the rowid depends on the order they were mined in.
 //
-// One statement (see bestFirst): the rows are scored and sorted once, and
-// drawers is read for them best first (a lookup costs microseconds: the
-// rows are large) only until k are in scope, and those tied with the k-th,
-// whatever the scope or date bounds hold of them. The lookups are all a
-// plain join would do, less those it would make for rows ranked below.
+// Without date bounds, only the best rows are looked up in drawers (a
+// lookup costs microseconds: the rows are large), and the scope is checked
+// on them: about (k+1)/sc.share of them and a quarter more at first (so
+// that the k-th in scope seldom ties the last row looked up), twice as
+// many each time fewer than k of them are in scope, until k are found or
+// every row has been read. The rows looked up are all those scoring above
+// the last one, so k in scope above it are the k best; when the k-th in
+// scope ties the last, every row of at least that score is read so that
+// the smallest ids among them rank. SQLite's sort of the best few rows
+// (ORDER BY ... LIMIT) costs far less than a sort of every match: with
+// ten thousands of matches, scoring them is the cost, and a full sort
+// doubled it. Should that take many rounds (a scope that holds far less
+// of the matches than expected), every row is read as with date bounds:
+// best first (see bestFirst), until k are in scope and dated within the
+// bounds.
 func (s *Store) topK(ctx context.Context, db querier, scoreSQL string, args []any, sc scope, k int) ([]store.Scored, error) {
-	where, fargs := sqlq.Where(sqlq.SQLite, sc.f, 1)
+	f := sc.f
+	if f.Since == "" && f.Until == "" && k > 0 {
+		best := `SELECT rowid, score FROM (` + scoreSQL + `) ORDER BY score DESC LIMIT ?`
+		lim := deepLimit(k, sc.share)
+		for round := 0; round < maxDeepRounds; round++ {
+			out, n, last, err := topRows(ctx, db, best, append(slices.Clone(args), lim), f)
+			if err != nil {
+				return nil, err
+			}
+			switch {
+			case n < lim: // every row
+			case len(out) < k:
+				lim = satMul(lim, 2)
+				continue
+			case out[k-1].Score == last:
+				out, _, _, err = topRows(ctx, db, `SELECT rowid, score FROM (`+scoreSQL+`) WHERE score >= ?`, append(slices.Clone(args), out[k-1].Score), f)
+				if err != nil {
+					return nil, err
+				}
+			}
+			out = out[:min(k, len(out))]
+			for i := range out {
+				out[i].Rank = i + 1
+			}
+			return out, nil
+		}
+	}
+	where, fargs := sqlq.Where(sqlq.SQLite, f, 1)
 	q := bestFirst(scoreSQL, `d.id, r.score`, where) + ` ORDER BY r.score DESC, d.id LIMIT ?`
 	return scored(ctx, db, q, slices.Concat(args, fargs, []any{k})...)
+}
+
+// maxDeepRounds bounds topK's rounds of looking deeper; the first round
+// usually finds k in scope.
+const maxDeepRounds = 4
+
+// deepLimit is how many of the best rows topK looks up first to find k+1
+// in a scope expected to hold share of them: a quarter more than expected
+// to be needed, and a few, so that a scope holding a little less than
+// expected rarely needs a second round, and the k-th in scope rarely ties
+// the last row (scores tie often: one word once in drawers of the same
+// length), which costs another query scoring every match.
+func deepLimit(k int, share float64) int {
+	want := (float64(k)+1)/min(max(share, 1e-9), 1)*1.25 + 8
+	if want >= math.MaxInt/2 {
+		return math.MaxInt / 2
+	}
+	return int(want)
+}
+
+// satMul is a·b for non-negative ints, at most math.MaxInt/2 (SQLite's
+// LIMIT takes int64; math.MaxInt/2 is all rows).
+func satMul(a, b int) int { return min(a, math.MaxInt/2/b) * b }
+
+// topRows looks up the rows of rowsSQL (rowid and score) in drawers, best
+// first, ties by id, and returns those in f's scope, how many rows there
+// were and the last one's score.
+func topRows(ctx context.Context, db querier, rowsSQL string, args []any, f store.Filter) (in []store.Scored, n int, last float64, err error) {
+	q := `SELECT d.id, r.score, d.wing, d.room, d.agent, d.date FROM (` + rowsSQL + `) r
+		JOIN drawers d ON d.rowid = r.rowid ORDER BY r.score DESC, d.id`
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var sc store.Scored
+		var d store.Drawer
+		if err := rows.Scan(&sc.ID, &sc.Score, &d.Wing, &d.Room, &d.Agent, &d.Date); err != nil {
+			return nil, 0, 0, err
+		}
+		n, last = n+1, sc.Score
+		if f.Matches(d) {
+			in = append(in, sc)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, 0, err
+	}
+	return in, n, last, nil
 }
 
 // bestFirst selects cols of scoreSQL's rows joined with their drawers and
@@ -269,7 +357,9 @@ func (s *Store) topK(ctx context.Context, db querier, scoreSQL string, args []an
 // BY r.score DESC needs no sort and a LIMIT stops the lookups: with ties
 // broken by d.id as well, SQLite sorts only each run of equal scores
 // ("USE TEMP B-TREE FOR LAST TERM OF ORDER BY") and stops after the run
-// holding the last row it returns. The results are those of any plan.
+// holding the last row it returns. The results are those of any plan. It
+// sorts every row, where ORDER BY ... LIMIT keeps the best few: cheaper
+// than looking each one up in drawers, dearer than the best few.
 func bestFirst(scoreSQL, cols, where string) string {
 	return `SELECT ` + cols + ` FROM (SELECT rowid, score FROM (` + scoreSQL + `) ORDER BY score DESC LIMIT -1) r
 		CROSS JOIN drawers d ON d.rowid = r.rowid WHERE 1` + where
