@@ -262,7 +262,7 @@ const bm25SQL = `SELECT rowid, -bm25(drawers_fts, ` + bm25Weights + `) AS score 
 // scope ties the last, every row of at least that score is read so that
 // the smallest ids among them rank. SQLite's sort of the best few rows
 // (ORDER BY ... LIMIT) costs far less than a sort of every match: with
-// ten thousands of matches, scoring them is the cost, and a full sort
+// tens of thousands of matches, scoring them is the cost, and a full sort
 // doubled it. Should that take many rounds (a scope that holds far less
 // of the matches than expected), every row is read as with date bounds:
 // best first (see bestFirst), until k are in scope and dated within the
