@@ -60,9 +60,11 @@ func (e fixedEmbedder) Embed(_ context.Context, texts []string) ([][]float32, er
 // text, random 384-d vectors) in each mode, over the whole palace and
 // scoped to few drawers (one of 50 wings, 2 %), a tenth (the room one
 // drawer in ten is in), half (one of two agents) and most (the room nine
-// drawers in ten are in); and over the whole palace for queries that name
-// a time ("two weeks ago": a window of nine days, about 2 500 drawers,
-// from which each ranker fetches candidates too).
+// drawers in ten are in); over the whole palace for queries that name a
+// time ("two weeks ago": a window of nine days, about 2 500 drawers, from
+// which each ranker fetches candidates too); and with date bounds holding
+// most (since, 91 %) and few (since and until, 5 %) of the drawers, alone
+// and in that room.
 func BenchmarkSearch100k(b *testing.B) {
 	const n, dim, wings = 100_000, 384, 50
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -116,7 +118,7 @@ func BenchmarkSearch100k(b *testing.B) {
 	}
 	queries := []string{"deploy17 timeout42 handler", "database3 migration88", "login5 cookie19 expiry", "queue7 latency140 review", "billing12 upload31 cache9"}
 	for _, mode := range []string{palace.ModeLexical, palace.ModeVector, palace.ModeHybrid} {
-		for _, scope := range []string{"all", "wing", "tenth", "agent", "room", "dated"} {
+		for _, scope := range []string{"all", "wing", "tenth", "agent", "room", "dated", "since90", "window5", "since90+room", "window5+room"} {
 			b.Run(mode+"/"+scope, func(b *testing.B) {
 				f := store.Filter{}
 				switch scope {
@@ -127,6 +129,13 @@ func BenchmarkSearch100k(b *testing.B) {
 				case "agent": // half
 					f.Agent = "ada"
 				case "room": // most: 90 %
+					f.Room = "recent"
+				case "since90", "since90+room": // all months but January's 9 files of 100
+					f.Since = "2025-02-01"
+				case "window5", "window5+room": // days 1-17 of May's 8 files of 100
+					f.Since, f.Until = "2025-05-01", "2025-05-17"
+				}
+				if strings.HasSuffix(scope, "+room") {
 					f.Room = "recent"
 				}
 				text, asOf := func(i int) string { return queries[i%len(queries)] }, ""

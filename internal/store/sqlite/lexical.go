@@ -102,13 +102,14 @@ func scopeToken(prefix, val string) string {
 //     that holds many is not, as FTS5 would walk its long posting list in
 //     every statement (see planScope), and the best matches are taken
 //     deeper instead until k of them are in scope (see topK). The drawers
-//     table is read for the rows ranked only, to check the filter exactly.
-//     Date bounds are applied in SQL to every match.
+//     table is read for the rows ranked only, to check the filter exactly;
+//     with date bounds, best first until k are within them.
 //   - When the query mixes rare and common terms, it is first answered from
 //     the drawers matching the rare terms (see lexicalTier), which is exact
 //     whenever it can be proven to be, and skips scoring the common terms'
 //     long posting lists — unless the filter's scope is small (planScope),
-//     where the full query is the cheaper one.
+//     where the full query is the cheaper one, or the common terms match
+//     too few drawers for the probes to pay.
 //
 // In a process that opted in (WarmLexical), an in-memory index answers
 // instead whenever it is up to date, with the same plan and ranking (see
@@ -206,9 +207,9 @@ const maxTokenShare = 0.25
 //     by a fifth (README, "Benchmarks").
 //   - match: those holding at most maxTokenShare of the drawers, whose
 //     scope tokens go into MATCH; share is the product of the others'
-//     shares (as if independent of each other), which topK is told to
-//     expect. The scope weighs nothing in bm25, so the scores are the same
-//     with or without a token.
+//     shares (as if independent of each other), which topK and
+//     lexicalTier's probe are told to expect. The scope weighs nothing in
+//     bm25, so the scores are the same with or without a token.
 func (s *Store) planScope(ctx context.Context, db querier, f store.Filter, n int) (scope, error) {
 	sc := scope{f: f, share: 1}
 	toks := filterScopeTokens(f)
@@ -253,14 +254,19 @@ const bm25SQL = `SELECT rowid, -bm25(drawers_fts, ` + bm25Weights + `) AS score 
 //
 // Without date bounds, only the best rows are looked up in drawers (a
 // lookup costs microseconds: the rows are large), and the scope is checked
-// on them: about (k+1)/sc.share of them at first, twice as many each time
-// fewer than k of them are in scope, until k are found or every row has
-// been read. The rows looked up are all those scoring above the last one,
-// so k in scope above it are the k best; when the k-th in scope ties the
-// last, every row of at least that score is read so that the smallest ids
-// among them rank. Should that take many rounds (a scope that holds far
-// less of the matches than expected), or with date bounds, every row is
-// joined and filtered in SQL.
+// on them: about (k+1)/sc.share of them and a quarter more at first (so
+// that the k-th in scope seldom ties the last row looked up), twice as
+// many each time fewer than k of them are in scope, until k are found or
+// every row has been read. The rows looked up are all those scoring above
+// the last one, so k in scope above it are the k best; when the k-th in
+// scope ties the last, every row of at least that score is read so that
+// the smallest ids among them rank. SQLite's sort of the best few rows
+// (ORDER BY ... LIMIT) costs far less than a sort of every match: with
+// tens of thousands of matches, scoring them is the cost, and a full sort
+// doubled it. Should that take many rounds (a scope that holds far less
+// of the matches than expected), every row is read as with date bounds:
+// best first (see bestFirst), until k are in scope and dated within the
+// bounds.
 func (s *Store) topK(ctx context.Context, db querier, scoreSQL string, args []any, sc scope, k int) ([]store.Scored, error) {
 	f := sc.f
 	if f.Since == "" && f.Until == "" && k > 0 {
@@ -290,9 +296,8 @@ func (s *Store) topK(ctx context.Context, db querier, scoreSQL string, args []an
 		}
 	}
 	where, fargs := sqlq.Where(sqlq.SQLite, f, 1)
-	q := `SELECT d.id, r.score FROM (` + scoreSQL + ` LIMIT -1) r JOIN drawers d ON d.rowid = r.rowid
-		WHERE 1` + where + ` ORDER BY r.score DESC, d.id LIMIT ?`
-	return scored(ctx, db, q, append(append(slices.Clone(args), fargs...), k)...)
+	q := bestFirst(scoreSQL, `d.id, r.score`, where) + ` ORDER BY r.score DESC, d.id LIMIT ?`
+	return scored(ctx, db, q, slices.Concat(args, fargs, []any{k})...)
 }
 
 // maxDeepRounds bounds topK's rounds of looking deeper; the first round
@@ -302,21 +307,19 @@ const maxDeepRounds = 4
 // deepLimit is how many of the best rows topK looks up first to find k+1
 // in a scope expected to hold share of them: a quarter more than expected
 // to be needed, and a few, so that a scope holding a little less than
-// expected rarely needs a second round.
+// expected rarely needs a second round, and the k-th in scope rarely ties
+// the last row (scores tie often: one word once in drawers of the same
+// length), which costs another query scoring every match.
 func deepLimit(k int, share float64) int {
-	if share >= 1 {
-		return satAdd(k, 1)
-	}
-	want := (float64(k)+1)/max(share, 1e-9)*1.25 + 8
+	want := (float64(k)+1)/min(max(share, 1e-9), 1)*1.25 + 8
 	if want >= math.MaxInt/2 {
 		return math.MaxInt / 2
 	}
 	return int(want)
 }
 
-// satAdd and satMul are a+b and a·b for non-negative ints, at most
-// math.MaxInt/2 (SQLite's LIMIT takes int64; math.MaxInt/2 is all rows).
-func satAdd(a, b int) int { return min(a, math.MaxInt/2-b) + b }
+// satMul is a·b for non-negative ints, at most math.MaxInt/2 (SQLite's
+// LIMIT takes int64; math.MaxInt/2 is all rows).
 func satMul(a, b int) int { return min(a, math.MaxInt/2/b) * b }
 
 // topRows looks up the rows of rowsSQL (rowid and score) in drawers, best
@@ -345,6 +348,21 @@ func topRows(ctx context.Context, db querier, rowsSQL string, args []any, f stor
 		return nil, 0, 0, err
 	}
 	return in, n, last, nil
+}
+
+// bestFirst selects cols of scoreSQL's rows joined with their drawers and
+// held to where (sqlq.Where's " AND ..." conditions on d), reading drawers
+// in the order of the scores, best first. The CROSS JOIN keeps that order
+// (the scored rows outside, drawers looked up by rowid), so that an ORDER
+// BY r.score DESC needs no sort and a LIMIT stops the lookups: with ties
+// broken by d.id as well, SQLite sorts only each run of equal scores
+// ("USE TEMP B-TREE FOR LAST TERM OF ORDER BY") and stops after the run
+// holding the last row it returns. The results are those of any plan. It
+// sorts every row, where ORDER BY ... LIMIT keeps the best few: cheaper
+// than looking each one up in drawers, dearer than the best few.
+func bestFirst(scoreSQL, cols, where string) string {
+	return `SELECT ` + cols + ` FROM (SELECT rowid, score FROM (` + scoreSQL + `) ORDER BY score DESC LIMIT -1) r
+		CROSS JOIN drawers d ON d.rowid = r.rowid WHERE 1` + where
 }
 
 // tierBudget bounds how many drawers the rare terms of a tiered query may
@@ -378,8 +396,12 @@ func (s *Store) lexicalTier(ctx context.Context, db querier, infos []termInfo, n
 		total += ti.df
 	}
 	// Worth trying while the rare terms match far fewer drawers than all
-	// do; the probes that fail must not cost more than a fraction of the
-	// full query either.
+	// do: the probes score E's matches, and the tiered query twice as
+	// many (E twice), so while those of the probes so far and the tiered
+	// query come to at most half of the full query's (total), success
+	// halves the work at least and failure adds at most half. Within that,
+	// the probes that fail must not cost more than a fraction of the full
+	// query either.
 	budget := max(tierBudget, total/6)
 	spent := 0
 	all := make([]string, len(sorted))
@@ -389,7 +411,7 @@ func (s *Store) lexicalTier(ctx context.Context, db querier, infos []termInfo, n
 	sum := 0
 	for j := 1; j < len(sorted); j++ {
 		sum += sorted[j-1].df
-		if spent += sum; sum > budget || spent > 2*budget {
+		if spent += sum; sum > budget || spent > 2*budget || spent+2*sum > total/2 {
 			break
 		}
 		bound := 0.0
@@ -408,9 +430,8 @@ func (s *Store) lexicalTier(ctx context.Context, db querier, infos []termInfo, n
 		kthArgs := []any{eExpr, int(min(float64(k)/sc.share, math.MaxInt/2)) - 1}
 		if f.Since != "" || f.Until != "" {
 			where, fargs := sqlq.Where(sqlq.SQLite, f, 1)
-			kthSQL = `SELECT r.score FROM (` + bm25SQL + ` LIMIT -1) r JOIN drawers d ON d.rowid = r.rowid
-				WHERE 1` + where + ` ORDER BY r.score DESC LIMIT 1 OFFSET ?`
-			kthArgs = append(append([]any{eExpr}, fargs...), k-1)
+			kthSQL = bestFirst(bm25SQL, `r.score`, where) + ` ORDER BY r.score DESC LIMIT 1 OFFSET ?`
+			kthArgs = slices.Concat([]any{eExpr}, fargs, []any{k - 1})
 		}
 		var kth float64
 		err := db.QueryRowContext(ctx, kthSQL, kthArgs...).Scan(&kth)

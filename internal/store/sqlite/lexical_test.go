@@ -13,6 +13,7 @@ import (
 
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/lexindex"
+	"github.com/hivemem/hivemem/internal/store/sqlq"
 	"github.com/hivemem/hivemem/internal/store/storetest"
 )
 
@@ -115,6 +116,167 @@ func TestLexicalMatchesPlainQuery(t *testing.T) {
 	if tiers == 0 {
 		t.Errorf("no query took the tiered path: the test does not exercise it")
 	}
+}
+
+// TestLexicalEqualsPlainJoin holds Lexical to one plain FTS5 query over the
+// terms it searches, every match joined with drawers and filtered in SQL,
+// over a corpus shaped like the Search100k benchmark's: rare words in few
+// drawers, filler in all of them, a middling and a common word, and few
+// distinct lengths, so that scores tie often, at the k-th rank too. The
+// scopes hold every drawer, most, half, a tenth and few, and date bounds
+// most and few of them, alone and with a large scope. Where the rare-terms
+// tier does not answer, the ids, order and scores are the plain query's to
+// the bit; where it does (it sums the scores another way), the scores are
+// within 1e-9 relative and the ids those of the plain query where the
+// scores do not tie.
+func TestLexicalEqualsPlainJoin(t *testing.T) {
+	ctx := t.Context()
+	s := openTemp(t)
+	const files, per = 8, 500
+	rng := rand.New(rand.NewPCG(11, 12))
+	filler := strings.Fields("the a we then after before fixed found checked service handler test config error value team")
+	for f := range files {
+		src := fmt.Sprintf("f%d.md", f)
+		u := store.FileUpdate{File: store.File{Source: src}}
+		for i := range per {
+			at := f*per + i
+			ws := make([]string, 20+rng.IntN(6)) // six lengths: many ties
+			for j := range ws {
+				switch r := rng.IntN(40); {
+				case r < 4:
+					ws[j] = fmt.Sprintf("deploy%d", rng.IntN(60))
+				case r == 4 && at%5 == 0:
+					ws[j] = "middling" // about 15 % of drawers
+				case r == 5:
+					ws[j] = "common" // about 40 %
+				default:
+					ws[j] = filler[rng.IntN(len(filler))]
+				}
+			}
+			room := "recent"
+			if i%10 == 0 {
+				room = "archive"
+			}
+			u.Insert = append(u.Insert, store.Drawer{
+				// Ids in another order than the rowids, so that ties
+				// broken by rowid would show.
+				ID: fmt.Sprintf("d%04d", at*7919%(files*per)), Source: src, Wing: fmt.Sprintf("w%d", at%40), Room: room,
+				Agent: []string{"ada", "bob"}[f%2], Date: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, at*100/(files*per)).Format(time.DateOnly),
+				Heading: "note", Text: strings.Join(ws, " "),
+			})
+		}
+		if err := s.Apply(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	queries := []string{
+		"deploy7", "deploy7 deploy19", "deploy3 deploy41 handler", "deploy5 deploy6 deploy7 deploy8",
+		"deploy12 middling", "deploy12 common", "deploy44 common handler", "deploy12 deploy13 common",
+		"middling common", "deploy30 middling common the",
+		"handler", "nothing0",
+	}
+	filters := []store.Filter{
+		{}, {Room: "recent"}, {Agent: "ada"}, {Room: "archive"}, {Wing: "w7"},
+		{Since: "2026-01-11"}, {Since: "2026-02-01", Until: "2026-02-05"},
+		{Since: "2026-01-11", Room: "recent"}, {Since: "2026-02-01", Until: "2026-02-05", Room: "recent"},
+		{Until: "2026-03-01", Agent: "bob"},
+	}
+	tiered, tiedAtCut := 0, 0
+	for _, q := range queries {
+		for _, f := range filters {
+			for _, k := range []int{1, 5, 10, 50, 100} {
+				label := fmt.Sprintf("Lexical(%q, %+v, %d)", q, f, k)
+				got, err := s.Lexical(ctx, q, f, k)
+				if err != nil {
+					t.Fatalf("%s: %v", label, err)
+				}
+				want := plainLexical(t, s, q, f, k+1) // one more, to see a tie at the cut
+				if len(want) > k {
+					if want[k-1].Score == want[k].Score {
+						tiedAtCut++
+					}
+					want = want[:k]
+				}
+				if len(got) != len(want) {
+					t.Errorf("%s: %d hits, the plain query %d", label, len(got), len(want))
+					continue
+				}
+				if !lexicalTiered(t, s, q, f, k) {
+					for i := range want {
+						if got[i] != want[i] {
+							t.Errorf("%s rank %d: %+v, the plain query %+v", label, i+1, got[i], want[i])
+							break
+						}
+					}
+					continue
+				}
+				tiered++
+				near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Abs(b) }
+				for i := range want {
+					tied := i > 0 && near(want[i-1].Score, want[i].Score) || i+1 < len(want) && near(want[i+1].Score, want[i].Score)
+					if got[i].ID != want[i].ID && !tied || got[i].Rank != want[i].Rank || !near(got[i].Score, want[i].Score) {
+						t.Errorf("%s rank %d (rare-terms tier): %+v, the plain query %+v", label, i+1, got[i], want[i])
+						break
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d searches, %d answered by the rare-terms tier, %d tied at the k-th rank", len(queries)*len(filters)*5, tiered, tiedAtCut)
+	if tiered == 0 {
+		t.Errorf("no search took the rare-terms tier: the table does not exercise it")
+	}
+	if tiedAtCut == 0 {
+		t.Errorf("no search tied at the k-th rank: the table does not exercise ties at the cut")
+	}
+}
+
+// plainLexical is the k best drawers of one FTS5 query over the terms
+// Lexical searches for q (those whose IDF is not clamped, see
+// lexindex.Prune), every match joined with drawers and held to f in SQL.
+func plainLexical(t *testing.T, s *Store, q string, f store.Filter, k int) []store.Scored {
+	t.Helper()
+	ctx := t.Context()
+	infos, n, err := s.termStats(ctx, s.rdb, store.QueryTerms(q))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var terms []string
+	for _, ti := range lexindex.Prune(infos, n, termInfo.freq) {
+		terms = append(terms, ti.term)
+	}
+	if len(terms) == 0 {
+		return nil
+	}
+	where, args := sqlq.Where(sqlq.SQLite, f, 1)
+	res, err := scored(ctx, s.rdb, `SELECT d.id, r.score FROM (`+bm25SQL+` LIMIT -1) r JOIN drawers d ON d.rowid = r.rowid
+		WHERE 1`+where+` ORDER BY r.score DESC, d.id LIMIT ?`, slices.Concat([]any{matchExpr(terms, store.Filter{})}, args, []any{k})...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// lexicalTiered reports whether the rare-terms tier answers Lexical(q, f, k).
+func lexicalTiered(t *testing.T, s *Store, q string, f store.Filter, k int) bool {
+	t.Helper()
+	ctx := t.Context()
+	infos, n, err := s.termStats(ctx, s.rdb, store.QueryTerms(q))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := s.planScope(ctx, s.rdb, f, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.small {
+		return false
+	}
+	_, ok, err := s.lexicalTier(ctx, s.rdb, lexindex.Prune(infos, n, termInfo.freq), n, sc, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ok
 }
 
 // TestLexicalScopeIsExact makes sure a scope filter never lets through a
