@@ -33,24 +33,9 @@ const lexicalSQL = `SELECT d.id, sc.score FROM drawers d
 // Lexical implements store.Store with FTS5's bm25 computed in SQL, planned
 // as the SQLite backend plans it (see the package comment).
 func (s *Store) Lexical(ctx context.Context, query string, f store.Filter, k int) ([]store.Scored, error) {
-	q, err := store.Analyze(query, f)
-	if err != nil {
-		return nil, fmt.Errorf("lexical search: %w", err)
-	}
-	terms := q.Terms
-	if len(terms) == 0 || k <= 0 || !filterStorable(f) {
-		return nil, nil
-	}
-	var toks []string
-	for _, t := range terms {
-		for _, tok := range fts.Tokens(t) {
-			if len(tok) <= maxLexeme {
-				toks = append(toks, tok)
-			}
-		}
-	}
-	if len(toks) == 0 {
-		return nil, nil
+	toks, err := lexicalTokens(query, f)
+	if err != nil || len(toks) == 0 || k <= 0 {
+		return nil, err
 	}
 	if res, ok, err := s.lexicalWarm(ctx, toks, f, k); err != nil {
 		return nil, fmt.Errorf("lexical search: %w", err)
@@ -63,6 +48,35 @@ func (s *Store) Lexical(ctx context.Context, query string, f store.Filter, k int
 		return nil, fmt.Errorf("lexical search: %w", s.wrap(err))
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only
+	p, err := s.lexicalPlan(ctx, tx, toks)
+	if err != nil || p == nil {
+		return nil, err
+	}
+	if res, ok, err := s.lexicalTier(ctx, tx, p, f, k); err != nil {
+		return nil, fmt.Errorf("lexical search: %w", s.wrap(err))
+	} else if ok {
+		return res, nil
+	}
+	res, err := s.lexicalRun(ctx, tx, p, distinct(p.toks), f, k)
+	if err != nil {
+		return nil, fmt.Errorf("lexical search: %w", s.wrap(err))
+	}
+	return res, nil
+}
+
+// lexPlan is what a lexical query is scored by: its tokens after
+// lexindex.Prune (once per occurrence), their IDFs, every token's document
+// frequency and the average drawer size.
+type lexPlan struct {
+	toks []string
+	idfs []float64
+	df   map[string]int
+	avg  float64
+}
+
+// lexicalPlan reads the statistics of toks in tx and plans the query; it
+// is nil when no drawer can match.
+func (s *Store) lexicalPlan(ctx context.Context, tx pgx.Tx, toks []string) (*lexPlan, error) {
 	var n, total int64
 	if err := tx.QueryRow(ctx, `SELECT drawers, tokens FROM palace WHERE id = 1`).Scan(&n, &total); err != nil {
 		return nil, fmt.Errorf("lexical search: %w", s.wrap(err))
@@ -96,17 +110,28 @@ func (s *Store) Lexical(ctx context.Context, query string, f store.Filter, k int
 	for i, t := range toks {
 		idfs[i] = fts.IDF(df[t], int(n))
 	}
-	avg := float64(total) / float64(n)
-	if res, ok, err := s.lexicalTier(ctx, tx, toks, idfs, df, avg, f, k); err != nil {
-		return nil, fmt.Errorf("lexical search: %w", s.wrap(err))
-	} else if ok {
-		return res, nil
-	}
-	res, err := s.lexicalRun(ctx, tx, toks, idfs, distinct(toks), avg, f, k)
+	return &lexPlan{toks: toks, idfs: idfs, df: df, avg: float64(total) / float64(n)}, nil
+}
+
+// lexicalTokens is the tokens query searches for, once per occurrence (none
+// when f can match no stored drawer).
+func lexicalTokens(query string, f store.Filter) ([]string, error) {
+	q, err := store.Analyze(query, f)
 	if err != nil {
-		return nil, fmt.Errorf("lexical search: %w", s.wrap(err))
+		return nil, fmt.Errorf("lexical search: %w", err)
 	}
-	return res, nil
+	if !filterStorable(f) {
+		return nil, nil
+	}
+	var toks []string
+	for _, t := range q.Terms {
+		for _, tok := range fts.Tokens(t) {
+			if len(tok) <= maxLexeme {
+				toks = append(toks, tok)
+			}
+		}
+	}
+	return toks, nil
 }
 
 // tierBudget is how many drawers the rare terms may match for the tier
@@ -122,7 +147,8 @@ const tierBudget = 2000
 // enter the top k. Common query words then cost nothing, where scoring
 // every drawer that holds them is most of a full query's time. ok is false
 // when the split does not prove itself; the caller runs the full query.
-func (s *Store) lexicalTier(ctx context.Context, tx pgx.Tx, toks []string, idfs []float64, df map[string]int, avg float64, f store.Filter, k int) (_ []store.Scored, ok bool, err error) {
+func (s *Store) lexicalTier(ctx context.Context, tx pgx.Tx, p *lexPlan, f store.Filter, k int) (_ []store.Scored, ok bool, err error) {
+	toks, idfs, df := p.toks, p.idfs, p.df
 	terms := distinct(toks)
 	if len(terms) < 2 {
 		return nil, false, nil
@@ -153,7 +179,7 @@ func (s *Store) lexicalTier(ctx context.Context, tx pgx.Tx, toks []string, idfs 
 	}
 	// Slack for float rounding in the server's sum.
 	bound = bound*1.001 + 1e-9
-	res, err := s.lexicalRun(ctx, tx, toks, idfs, terms[:j], avg, f, k)
+	res, err := s.lexicalRun(ctx, tx, p, terms[:j], f, k)
 	if err != nil {
 		return nil, false, err
 	}
@@ -164,15 +190,15 @@ func (s *Store) lexicalTier(ctx context.Context, tx pgx.Tx, toks []string, idfs 
 }
 
 // lexicalRun scores the drawers in scope whose tsvector holds one of match
-// by every query token (toks with their IDFs) and returns the best k.
-func (s *Store) lexicalRun(ctx context.Context, tx pgx.Tx, toks []string, idfs []float64, match []string, avg float64, f store.Filter, k int) ([]store.Scored, error) {
+// by every query token of p and returns the best k.
+func (s *Store) lexicalRun(ctx context.Context, tx pgx.Tx, p *lexPlan, match []string, f store.Filter, k int) ([]store.Scored, error) {
 	tsq := make([]string, len(match))
 	for i, t := range match {
 		tsq[i] = quoteLexeme(t)
 	}
 	where, fargs := sqlq.Where(sqlq.Postgres, f, 9)
 	q := lexicalSQL + where + fmt.Sprintf(` ORDER BY sc.score DESC, d.id COLLATE "C" LIMIT $%d`, 9+len(fargs))
-	args := []any{toks, idfs, fts.K1 + 1, fts.K1, 1 - fts.B, fts.B, avg, strings.Join(tsq, " | ")}
+	args := []any{p.toks, p.idfs, fts.K1 + 1, fts.K1, 1 - fts.B, fts.B, p.avg, strings.Join(tsq, " | ")}
 	args = append(append(args, fargs...), k)
 	return queryAll(ctx, tx, sqlq.Scored, q, args...)
 }
