@@ -333,6 +333,17 @@ func Prune[T any](terms []T, n int, df func(T) int) []T {
 	return common
 }
 
+// TierPays is when both backends' rare-terms tiers are worth trying: a
+// first pass over the query's rarest terms, which must prove its answer
+// exact or leave the full query to run after it, is tried while the
+// drawers its probes so far and its final query score (probes, final)
+// come to at most half of those the full query scores (all, the sum of
+// the terms' document frequencies). Success then at least halves the
+// work, and failure adds at most half; when every query word is about as
+// rare as the others, the probes would cost about as much as the full
+// query and seldom prove anything.
+func TierPays(probes, final, all int) bool { return probes+final <= all/2 }
+
 // DateCode packs YYYY-MM-DD into an int32 that sorts like the string; it is
 // 0 for anything else (undated).
 func DateCode(s string) int32 {

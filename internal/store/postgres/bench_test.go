@@ -387,3 +387,34 @@ func BenchmarkSessionReads(b *testing.B) {
 	dsn := pgtest.Schema(b, pgtest.EnvPostgres)
 	storetest.BenchSessionReads(b, storetest.MustOpen(b, func() (*postgres.Store, error) { return postgres.Open(b.Context(), postgres.Options{DSN: dsn}) }))
 }
+
+// BenchmarkLexicalRareWords is lexical search (k = 10, the whole palace)
+// over 20 000 drawers shaped like the Search100k benchmark's (see
+// rareWordsPalace; 150 rare words, each in about 300 drawers): "rare" is
+// queries of two or three rare words (every other word is pruned), where
+// no word is common enough for the rare-terms tier to pay, "mixed" rare
+// words with the middling or common word, where it may.
+//
+//	eval "$(scripts/pg-test.sh start)"
+//	go test -run '^$' -bench LexicalRareWords ./internal/store/postgres
+func BenchmarkLexicalRareWords(b *testing.B) {
+	pg := openPG(b, postgres.Options{DSN: pgtest.Schema(b, pgtest.EnvPostgres)})
+	rareWordsPalace(b, pg, 40, 500, 150)
+	for _, c := range []struct {
+		name    string
+		queries []string
+	}{
+		{"rare", []string{"deploy17 deploy42 handler", "deploy3 deploy88", "deploy5 deploy19 deploy120", "deploy7 deploy140 deploy60", "deploy12 deploy31 deploy9"}},
+		{"mixed", []string{"deploy17 common", "deploy3 deploy88 middling", "deploy5 middling common", "deploy7 common handler", "deploy12 deploy31 common"}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				if _, err := pg.Lexical(b.Context(), c.queries[i%len(c.queries)], store.Filter{}, 10); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}

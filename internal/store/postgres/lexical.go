@@ -135,7 +135,8 @@ func lexicalTokens(query string, f store.Filter) ([]string, error) {
 }
 
 // tierBudget is how many drawers the rare terms may match for the tier
-// to be tried (or a sixth of what all the terms match, if more).
+// to be tried (or a sixth of what all the terms match, if more), and no
+// more than lexindex.TierPays allows: its one query scores their drawers.
 const tierBudget = 2000
 
 // lexicalTier answers from the drawers holding one of the query's rarest
@@ -160,7 +161,7 @@ func (s *Store) lexicalTier(ctx context.Context, tx pgx.Tx, p *lexPlan, f store.
 	}
 	budget := max(tierBudget, all/6)
 	j, sum := 0, 0
-	for j < len(terms)-1 && sum+df[terms[j]] <= budget {
+	for j < len(terms)-1 && sum+df[terms[j]] <= budget && lexindex.TierPays(0, sum+df[terms[j]], all) {
 		sum += df[terms[j]]
 		j++
 	}

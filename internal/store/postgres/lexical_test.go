@@ -79,7 +79,7 @@ func lexical(t *testing.T, s store.Store, q string, f store.Filter, k int) []sto
 }
 
 // openPG opens a PostgreSQL store with opts, closed when the test ends.
-func openPG(t *testing.T, opts postgres.Options) *postgres.Store {
+func openPG(t testing.TB, opts postgres.Options) *postgres.Store {
 	t.Helper()
 	return storetest.MustOpen(t, func() (*postgres.Store, error) { return postgres.Open(t.Context(), opts) })
 }

@@ -396,12 +396,9 @@ func (s *Store) lexicalTier(ctx context.Context, db querier, infos []termInfo, n
 		total += ti.df
 	}
 	// Worth trying while the rare terms match far fewer drawers than all
-	// do: the probes score E's matches, and the tiered query twice as
-	// many (E twice), so while those of the probes so far and the tiered
-	// query come to at most half of the full query's (total), success
-	// halves the work at least and failure adds at most half. Within that,
-	// the probes that fail must not cost more than a fraction of the full
-	// query either.
+	// do (lexindex.TierPays): the probes score E's matches, and the
+	// tiered query twice as many (E twice). Within that, the probes that
+	// fail must not cost more than a fraction of the full query either.
 	budget := max(tierBudget, total/6)
 	spent := 0
 	all := make([]string, len(sorted))
@@ -411,7 +408,7 @@ func (s *Store) lexicalTier(ctx context.Context, db querier, infos []termInfo, n
 	sum := 0
 	for j := 1; j < len(sorted); j++ {
 		sum += sorted[j-1].df
-		if spent += sum; sum > budget || spent > 2*budget || spent+2*sum > total/2 {
+		if spent += sum; sum > budget || spent > 2*budget || !lexindex.TierPays(spent, 2*sum, total) {
 			break
 		}
 		bound := 0.0
