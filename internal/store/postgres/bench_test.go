@@ -390,7 +390,7 @@ func BenchmarkSessionReads(b *testing.B) {
 
 // BenchmarkLexicalRareWords is lexical search (k = 10, the whole palace)
 // over 20 000 drawers shaped like the Search100k benchmark's (see
-// rareWordsPalace; 150 rare words, each in about 300 drawers): "rare" is
+// storetest.RareWordsPalace; 150 rare words, each in about 300 drawers): "rare" is
 // queries of two or three rare words (every other word is pruned), where
 // no word is common enough for the rare-terms tier to pay, "mixed" rare
 // words with the middling or common word, where it may. The palace is

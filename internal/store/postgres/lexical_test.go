@@ -394,45 +394,10 @@ func TestLexicalWarmConcurrent(t *testing.T) {
 	}
 }
 
-// rareWordsPalace is a palace shaped like the Search100k benchmark's: per
-// drawers in all, words "deploy0".."deploy<rare-1>" each in few drawers,
-// filler in nearly all of them (pruned from queries), a middling word in
-// about 15 % and a common one in about 40 %, and few distinct lengths, so
-// that scores tie often. Drawers are split over 40 wings, two rooms (a
-// tenth in "archive") and two agents, and dated over 100 days of 2026.
+// rareWordsPalace applies storetest.RareWordsPalace(files, per, rare) to s.
 func rareWordsPalace(t testing.TB, s store.Store, files, per, rare int) {
 	t.Helper()
-	rng := rand.New(rand.NewPCG(11, 12))
-	filler := strings.Fields("the a we then after before fixed found checked service handler test config error value team")
-	for f := range files {
-		src := fmt.Sprintf("f%d.md", f)
-		u := store.FileUpdate{File: store.File{Source: src, Hash: src, Size: 1, MinedAt: time.Now()}}
-		for i := range per {
-			at := f*per + i
-			ws := make([]string, 20+rng.IntN(6)) // six lengths: many ties
-			for j := range ws {
-				switch r := rng.IntN(40); {
-				case r < 4:
-					ws[j] = fmt.Sprintf("deploy%d", rng.IntN(rare))
-				case r == 4 && at%5 == 0:
-					ws[j] = "middling"
-				case r == 5:
-					ws[j] = "common"
-				default:
-					ws[j] = filler[rng.IntN(len(filler))]
-				}
-			}
-			room := "recent"
-			if i%10 == 0 {
-				room = "archive"
-			}
-			u.Insert = append(u.Insert, store.Drawer{
-				// Ids in another order than insertion.
-				ID: fmt.Sprintf("d%06d", at*7919%(files*per)), Source: src, Wing: fmt.Sprintf("w%d", at%40), Room: room,
-				Agent: []string{"ada", "bob"}[f%2], Date: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, at*100/(files*per)).Format(time.DateOnly),
-				LineStart: i + 1, LineEnd: i + 1, Hash: fmt.Sprint(at), Heading: "note", Text: strings.Join(ws, " "),
-			})
-		}
+	for _, u := range storetest.RareWordsPalace(files, per, rare) {
 		if err := s.Apply(t.Context(), u); err != nil {
 			t.Fatal(err)
 		}
@@ -440,26 +405,17 @@ func rareWordsPalace(t testing.TB, s store.Store, files, per, rare int) {
 }
 
 // TestLexicalEqualsPlainQuery holds Lexical to one full query over the
-// terms it searches (no rare-terms tier), for queries of rare words only,
-// rare words with a middling or common one, and words no drawer holds,
-// over scopes of every drawer, most, half, a tenth and few, and date
-// bounds: the same ranking (scores to float rounding, ids but for ties).
+// terms it searches (no rare-terms tier), over a palace shaped like the
+// Search100k benchmark's (storetest.RareWordsPalace), for queries of rare
+// words only, rare words with a middling or common one, and words no
+// drawer holds, over scopes of every drawer, most, half, a tenth and few,
+// and date bounds: the same ranking (scores to float rounding, ids but for ties).
 // Some searches must take the tier and some must not.
 func TestLexicalEqualsPlainQuery(t *testing.T) {
 	ctx := t.Context()
 	pg := openPG(t, postgres.Options{DSN: pgtest.Schema(t, pgtest.EnvPostgres)})
 	rareWordsPalace(t, pg, 8, 500, 60)
-	queries := []string{
-		"deploy7", "deploy7 deploy19", "deploy3 deploy41 handler", "deploy5 deploy6 deploy7 deploy8",
-		"deploy12 middling", "deploy12 common", "deploy44 common handler", "deploy12 deploy13 common",
-		"middling common", "deploy30 middling common the",
-		"handler", "nothing0",
-	}
-	filters := []store.Filter{
-		{}, {Room: "recent"}, {Agent: "ada"}, {Room: "archive"}, {Wing: "w7"},
-		{Since: "2026-01-11"}, {Since: "2026-02-01", Until: "2026-02-05"},
-		{Since: "2026-01-11", Room: "recent"}, {Until: "2026-03-01", Agent: "bob"},
-	}
+	queries, filters := storetest.RareWordsQueries, storetest.RareWordsFilters
 	tiered, searches := 0, 0
 	for _, q := range queries {
 		for _, f := range filters {

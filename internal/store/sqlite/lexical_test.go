@@ -120,11 +120,12 @@ func TestLexicalMatchesPlainQuery(t *testing.T) {
 
 // TestLexicalEqualsPlainJoin holds Lexical to one plain FTS5 query over the
 // terms it searches, every match joined with drawers and filtered in SQL,
-// over a corpus shaped like the Search100k benchmark's: rare words in few
-// drawers, filler in all of them, a middling and a common word, and few
-// distinct lengths, so that scores tie often, at the k-th rank too. The
-// scopes hold every drawer, most, half, a tenth and few, and date bounds
-// most and few of them, alone and with a large scope. Where the rare-terms
+// over a corpus shaped like the Search100k benchmark's (see
+// storetest.RareWordsPalace): rare words in few drawers, filler in all of
+// them, a middling and a common word, and few distinct lengths, so that
+// scores tie often, at the k-th rank too. The scopes hold every drawer,
+// most, half, a tenth and few, and date bounds most and few of them, alone
+// and with a large scope. Where the rare-terms
 // tier does not answer, the ids, order and scores are the plain query's to
 // the bit; where it does (it sums the scores another way), the scores are
 // within 1e-9 relative and the ids those of the plain query where the
@@ -132,55 +133,12 @@ func TestLexicalMatchesPlainQuery(t *testing.T) {
 func TestLexicalEqualsPlainJoin(t *testing.T) {
 	ctx := t.Context()
 	s := openTemp(t)
-	const files, per = 8, 500
-	rng := rand.New(rand.NewPCG(11, 12))
-	filler := strings.Fields("the a we then after before fixed found checked service handler test config error value team")
-	for f := range files {
-		src := fmt.Sprintf("f%d.md", f)
-		u := store.FileUpdate{File: store.File{Source: src}}
-		for i := range per {
-			at := f*per + i
-			ws := make([]string, 20+rng.IntN(6)) // six lengths: many ties
-			for j := range ws {
-				switch r := rng.IntN(40); {
-				case r < 4:
-					ws[j] = fmt.Sprintf("deploy%d", rng.IntN(60))
-				case r == 4 && at%5 == 0:
-					ws[j] = "middling" // about 15 % of drawers
-				case r == 5:
-					ws[j] = "common" // about 40 %
-				default:
-					ws[j] = filler[rng.IntN(len(filler))]
-				}
-			}
-			room := "recent"
-			if i%10 == 0 {
-				room = "archive"
-			}
-			u.Insert = append(u.Insert, store.Drawer{
-				// Ids in another order than the rowids, so that ties
-				// broken by rowid would show.
-				ID: fmt.Sprintf("d%04d", at*7919%(files*per)), Source: src, Wing: fmt.Sprintf("w%d", at%40), Room: room,
-				Agent: []string{"ada", "bob"}[f%2], Date: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, at*100/(files*per)).Format(time.DateOnly),
-				Heading: "note", Text: strings.Join(ws, " "),
-			})
-		}
+	for _, u := range storetest.RareWordsPalace(8, 500, 60) {
 		if err := s.Apply(ctx, u); err != nil {
 			t.Fatal(err)
 		}
 	}
-	queries := []string{
-		"deploy7", "deploy7 deploy19", "deploy3 deploy41 handler", "deploy5 deploy6 deploy7 deploy8",
-		"deploy12 middling", "deploy12 common", "deploy44 common handler", "deploy12 deploy13 common",
-		"middling common", "deploy30 middling common the",
-		"handler", "nothing0",
-	}
-	filters := []store.Filter{
-		{}, {Room: "recent"}, {Agent: "ada"}, {Room: "archive"}, {Wing: "w7"},
-		{Since: "2026-01-11"}, {Since: "2026-02-01", Until: "2026-02-05"},
-		{Since: "2026-01-11", Room: "recent"}, {Since: "2026-02-01", Until: "2026-02-05", Room: "recent"},
-		{Until: "2026-03-01", Agent: "bob"},
-	}
+	queries, filters := storetest.RareWordsQueries, storetest.RareWordsFilters
 	tiered, tiedAtCut := 0, 0
 	for _, q := range queries {
 		for _, f := range filters {
