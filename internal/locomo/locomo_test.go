@@ -3,6 +3,7 @@ package locomo
 import (
 	"context"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -125,6 +126,20 @@ func TestRunLexical(t *testing.T) {
 	}
 	if m.ByCategory["4"].Questions != 2 || m.TurnRecall10 < 0.8 {
 		t.Fatalf("by category %+v, turn recall@10 %.3f", m.ByCategory, m.TurnRecall10)
+	}
+	// Each question's evidence sessions' ranks, in the order asked: the
+	// first three find their one session first, the last two have none.
+	if len(m.PerQuestion) != 5 {
+		t.Fatalf("per question: %+v", m.PerQuestion)
+	}
+	for i, q := range m.PerQuestion {
+		want := []int{1}
+		if i >= 3 {
+			want = []int{}
+		}
+		if q.Sample != "conv-t1" || q.Index != i || q.Category != ss[0].QA[i].Category || !slices.Equal(q.Ranks, want) {
+			t.Errorf("per question %d: %+v, want sample conv-t1, index %d, category %d, ranks %v", i, q, i, ss[0].QA[i].Category, want)
+		}
 	}
 }
 

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,6 +55,20 @@ type Metrics struct {
 	ByCategory          map[string]Category `json:"by_category"`
 	Questions           int                 `json:"questions"`
 	UnresolvedEvidences int                 `json:"unresolved_evidence"`
+	// PerQuestion is each question's evidence sessions' ranks, in the
+	// order asked, so that two runs can be compared on any subset of the
+	// questions (a half to choose on, the other held out).
+	PerQuestion []QuestionRanks `json:"per_question"`
+}
+
+// QuestionRanks is one question's result: the rank (1-based) of each of
+// its evidence sessions, in session order, among the sessions its hits
+// rank; 0 for one not reached. A question with no evidence has none.
+type QuestionRanks struct {
+	Sample   string `json:"sample"`
+	Index    int    `json:"index"` // the question's place in its conversation's qa list
+	Category int    `json:"category"`
+	Ranks    []int  `json:"evidence_session_ranks"`
 }
 
 // Category is the per-category breakdown.
@@ -162,7 +178,7 @@ func Run(ctx context.Context, p *palace.Palace, samples []Sample, opts Options) 
 			if opts.NoQuestionDate {
 				asOf = ""
 			}
-			for _, q := range qs {
+			for i, q := range qs {
 				t0 := time.Now()
 				hits, err := p.Search(ctx, palace.Query{Text: q.Text, Mode: mode, Results: 50, AsOf: asOf, Filter: store.Filter{Wing: s.ID, Room: room}})
 				lat := time.Since(t0)
@@ -172,7 +188,7 @@ func Run(ctx context.Context, p *palace.Palace, samples []Sample, opts Options) 
 				if err != nil {
 					return res, fmt.Errorf("locomo %s %q: %w", s.ID, q.Text, err)
 				}
-				acc.add(q, hits, maps, lat)
+				acc.add(QuestionRanks{Sample: s.ID, Index: i}, q, hits, maps, lat)
 				done++
 				if opts.Progress != nil {
 					opts.Progress(done, total*len(modes))
@@ -243,6 +259,7 @@ type qscore struct {
 }
 
 type accum struct {
+	per        []QuestionRanks
 	all        []qscore
 	cat        map[int][]qscore
 	lat        []float64
@@ -251,9 +268,9 @@ type accum struct {
 
 func (a *accum) init() { a.cat = map[int][]qscore{} }
 
-// add scores one question. A drawer's turns are the dia ids on its lines
+// add scores one question (id: its sample and index). A drawer's turns are the dia ids on its lines
 // (in its own source file); its session is the session of its first turn.
-func (a *accum) add(q Question, hits []palace.Hit, maps *lineMaps, lat time.Duration) {
+func (a *accum) add(id QuestionRanks, q Question, hits []palace.Hit, maps *lineMaps, lat time.Duration) {
 	a.lat = append(a.lat, float64(lat.Microseconds())/1000)
 	a.unresolved += len(q.Unresolved)
 	evSess := map[int]bool{}
@@ -338,7 +355,19 @@ func (a *accum) add(q Question, hits []palace.Hit, maps *lineMaps, lat time.Dura
 	}
 	qs := qscore{s5: recallS(5), s10: recallS(10), t5: recallT(5), t10: recallT(10), rr: rr}
 	a.all = append(a.all, qs)
+	id.Category, id.Ranks = q.Category, evidenceRanks(evSess, sessRank)
+	a.per = append(a.per, id)
 	a.cat[q.Category] = append(a.cat[q.Category], qs)
+}
+
+// evidenceRanks is the rank (1-based) of each evidence session, in session
+// order, in ranked; 0 for one not in it.
+func evidenceRanks(ev map[int]bool, ranked []int) []int {
+	out := make([]int, 0, len(ev))
+	for _, s := range slices.Sorted(maps.Keys(ev)) {
+		out = append(out, slices.Index(ranked, s)+1)
+	}
+	return out
 }
 
 var headingSessionRE = regexp.MustCompile(`session (\d+)`)
@@ -363,7 +392,7 @@ func mean(xs []qscore, f func(qscore) float64) float64 {
 }
 
 func (a *accum) metrics() Metrics {
-	m := Metrics{ByCategory: map[string]Category{}, Questions: len(a.all), UnresolvedEvidences: a.unresolved}
+	m := Metrics{ByCategory: map[string]Category{}, Questions: len(a.all), UnresolvedEvidences: a.unresolved, PerQuestion: a.per}
 	m.SessionRecall5 = mean(a.all, func(q qscore) float64 { return q.s5 })
 	m.SessionRecall10 = mean(a.all, func(q qscore) float64 { return q.s10 })
 	m.TurnRecall5 = mean(a.all, func(q qscore) float64 { return q.t5 })
