@@ -1,6 +1,7 @@
 package palace
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sort"
@@ -66,11 +67,7 @@ func boostDateWindow(rs []rankedDrawer, ws []when.Window, weight float64) []rank
 		}
 		g, ok := fit[r.d.Date]
 		if !ok {
-			if day, err := time.Parse(time.DateOnly, r.d.Date); err == nil {
-				for _, w := range ws {
-					g = max(g, w.Weight(day))
-				}
-			}
+			g = dateFit(ws, r.d.Date)
 			fit[r.d.Date] = g
 		}
 		if g == 0 {
@@ -219,13 +216,7 @@ func (df dateFetch) gather(f store.Filter, pool int, rank func(store.Filter, int
 	// Below every drawer of out (they were not among its best), and in
 	// the order the backends rank: by score, ties by id.
 	slices.SortStableFunc(more, func(a, b store.Scored) int {
-		if a.Score != b.Score {
-			if a.Score > b.Score {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.ID, b.ID)
+		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.ID, b.ID))
 	})
 	out = append(out, more...)
 	for i := range out {
@@ -273,17 +264,24 @@ func (p *Palace) datedLexical(ctx context.Context, mode string, f store.Filter, 
 	}
 	out := make([]store.Scored, 0, len(ds))
 	for _, d := range ds {
-		day, err := time.Parse(time.DateOnly, d.Date)
-		if err != nil {
-			continue // undated: never in a dated scope
-		}
-		fit := 0.0
-		for _, w := range ws {
-			fit = max(fit, w.Weight(day))
-		}
-		if fit > 0 {
+		if fit := dateFit(ws, d.Date); fit > 0 {
 			out = append(out, store.Scored{ID: d.ID, Score: fit})
 		}
 	}
 	return out, nil
+}
+
+// dateFit is how well a drawer's date (YYYY-MM-DD) fits the windows ws:
+// the best of their weights, 0 for an undated drawer or one outside every
+// window's slack.
+func dateFit(ws []when.Window, date string) float64 {
+	day, err := time.Parse(time.DateOnly, date)
+	if err != nil {
+		return 0
+	}
+	fit := 0.0
+	for _, w := range ws {
+		fit = max(fit, w.Weight(day))
+	}
+	return fit
 }

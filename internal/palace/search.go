@@ -506,10 +506,10 @@ func (p *Palace) candidates(ctx context.Context, q Query, mode string, pool int,
 		}
 		wg.Wait()
 		dated = nil
+		if len(lexDated)+len(vecDated) > 0 {
+			dated = make(map[string]bool, len(lexDated)+len(vecDated))
+		}
 		for _, id := range append(lexDated, vecDated...) {
-			if dated == nil {
-				dated = map[string]bool{}
-			}
 			dated[id] = true
 		}
 		return errors.Join(lexErr, vecErr)
