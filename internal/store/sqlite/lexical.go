@@ -211,7 +211,7 @@ const maxTokenShare = 0.25
 //     lexicalTier's probe are told to expect. The scope weighs nothing in
 //     bm25, so the scores are the same with or without a token.
 func (s *Store) planScope(ctx context.Context, db querier, f store.Filter, n int) (scope, error) {
-	sc := scope{f: f, share: 1}
+	sc := exactScope(f)
 	toks := filterScopeTokens(f)
 	if len(toks) == 0 {
 		return sc, nil
@@ -229,16 +229,13 @@ func (s *Store) planScope(ctx context.Context, db querier, f store.Filter, n int
 			share[ti.term] = min(1, float64(ti.df)/float64(n))
 		}
 	}
-	ff := scopeFields(&f)
-	for i, p := range scopeFields(&sc.match) {
-		v := *ff[i].val
-		if v == "" {
+	for _, p := range scopeFields(&sc.match) {
+		if *p.val == "" {
 			continue
 		}
-		if sh := share[scopeToken(p.prefix, v)]; sh > maxTokenShare {
+		if sh := share[scopeToken(p.prefix, *p.val)]; sh > maxTokenShare {
 			sc.share *= sh
-		} else {
-			*p.val = v
+			*p.val = ""
 		}
 	}
 	return sc, nil
