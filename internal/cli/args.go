@@ -174,28 +174,15 @@ func refuseEmpty(cmd *cobra.Command, names ...string) {
 	}
 }
 
-// checkGiven has cmd refuse a value of its flag name that check rejects,
-// before it runs, when the flag is given: for a flag whose absence means
-// a configured default, so that an explicit 0 is an error rather than
-// taken for that default.
-func checkGiven(cmd *cobra.Command, name string, check func() error) {
-	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
-		if !cmd.Flags().Changed(name) {
-			return nil
-		}
-		return check()
-	}
-}
-
 // given has cmd set *was, before it runs, to whether its flag name was
 // given: for a count whose absence means a configured default, so that
 // the app refuses an explicit 0 (app.SearchRequest.ResultsGiven) rather
 // than taking it for that default.
 func given(cmd *cobra.Command, name string, was *bool) {
-	checkGiven(cmd, name, func() error {
-		*was = true
+	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
+		*was = cmd.Flags().Changed(name)
 		return nil
-	})
+	}
 }
 
 // checkNonEmpty refuses a nonEmpty flag that was given ("Changed") with an

@@ -41,11 +41,11 @@ type UnpinOutput = app.UnpinResult
 // correctionSchemas are memory_forget's and memory_unpin's input schemas,
 // inferred as the others are (inputSchemas): the app checks the lengths.
 var correctionSchemas = sync.OnceValues(func() ([2]*jsonschema.Schema, error) {
-	f, err := inferInput[ForgetInput](nil)
+	f, err := inferInput[ForgetInput]()
 	if err != nil {
 		return [2]*jsonschema.Schema{}, err
 	}
-	u, err := inferInput[UnpinInput](nil)
+	u, err := inferInput[UnpinInput]()
 	return [2]*jsonschema.Schema{f, u}, err
 })
 

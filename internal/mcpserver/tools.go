@@ -139,42 +139,39 @@ type inputSchemas struct {
 var loadSchemas = sync.OnceValues(func() (*inputSchemas, error) {
 	var s inputSchemas
 	var err error
-	if s.search, err = inferInput[SearchInput](nil); err != nil {
+	if s.search, err = inferInput[SearchInput](); err != nil {
 		return nil, err
 	}
-	if s.wakeUp, err = inferInput[WakeUpInput](nil); err != nil {
+	if s.wakeUp, err = inferInput[WakeUpInput](); err != nil {
 		return nil, err
 	}
-	if s.remember, err = inferInput[RememberInput](nil); err != nil {
+	if s.remember, err = inferInput[RememberInput](); err != nil {
 		return nil, err
 	}
-	if s.pin, err = inferInput[PinInput](nil); err != nil {
+	if s.pin, err = inferInput[PinInput](); err != nil {
 		return nil, err
 	}
-	if s.read, err = inferInput[ReadInput](nil); err != nil { // the handler checks the region
+	if s.read, err = inferInput[ReadInput](); err != nil { // the handler checks the region
 		return nil, err
 	}
-	if s.status, err = inferInput[StatusInput](nil); err != nil {
+	if s.status, err = inferInput[StatusInput](); err != nil {
 		return nil, err
 	}
-	if s.condense, err = inferInput[CondenseInput](nil); err != nil {
+	if s.condense, err = inferInput[CondenseInput](); err != nil {
 		return nil, err
 	}
-	if s.events, err = inferInput[EventsInput](nil); err != nil {
+	if s.events, err = inferInput[EventsInput](); err != nil {
 		return nil, err
 	}
 	return &s, nil
 })
 
-// inferInput infers T's schema and lets tweak add constraints to its
-// properties.
-func inferInput[T any](tweak func(map[string]*jsonschema.Schema)) (*jsonschema.Schema, error) {
+// inferInput infers T's schema (see inputSchemas: no constraints are
+// added to it).
+func inferInput[T any]() (*jsonschema.Schema, error) {
 	s, err := jsonschema.For[T](nil)
 	if err != nil {
 		return nil, fmt.Errorf("mcp server: schema of %T: %w", *new(T), err)
-	}
-	if tweak != nil {
-		tweak(s.Properties)
 	}
 	return s, nil
 }
