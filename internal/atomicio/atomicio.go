@@ -20,8 +20,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/gofrs/flock"
 )
 
 // tempSuffix ends every temp file name. Temp names also start with ".", so
@@ -128,39 +126,41 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// Lock takes an exclusive advisory lock (flock) on path's sidecar lock file
-// "<path>.lock", creating it if needed, and returns the function that
-// releases it. The lock is held per open file, so it excludes other
-// processes and other Lock calls in this process alike. While the lock is
-// busy Lock polls with a short backoff until ctx is done, then fails with an
-// error wrapping ErrLocked. The lock file is left in place after unlock:
-// removing it would let two writers lock two different inodes.
+// Lock takes an exclusive advisory lock (flock) on path's lock file,
+// creating it if needed, and returns the function that releases it. The
+// lock file is LockPath(path): under the home's palace/locks/ for a file
+// in a home, else the sidecar "<path>.lock"; while an earlier version's
+// sidecar "<path>.lock" exists beside a file in a home, it is taken too
+// (after the first, so two takers never deadlock), so that a process of an
+// earlier version is never a second writer. The lock is held per open
+// file, so it excludes other processes and other Lock calls in this
+// process alike. While the lock is busy Lock polls with a short backoff
+// until ctx is done, then fails with an error wrapping ErrLocked. The lock
+// file is left in place after unlock: removing it would let two writers
+// lock two different inodes.
 func Lock(ctx context.Context, path string) (unlock func() error, err error) {
 	// Lock the file a symlink leads to: two links to one file are one file.
 	if resolved, err := filepath.EvalSymlinks(path); err == nil {
 		path = resolved
 	}
-	lockPath := path + LockSuffix
-	fl := flock.New(lockPath, flock.SetPermissions(0o644))
-	delay := 2 * time.Millisecond
-	const maxDelay = 100 * time.Millisecond
-	for {
-		ok, err := fl.TryLock()
-		if err != nil {
-			return nil, fmt.Errorf("atomicio: lock %s: %w", lockPath, err)
-		}
-		if ok {
-			return fl.Unlock, nil
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("atomicio: %s is %w (lock file %s): %w", path, ErrLocked, lockPath, context.Cause(ctx))
-		case <-t.C:
-		}
-		delay = min(delay*2, maxDelay)
+	primary := LockPath(path)
+	unlockPrimary, _, err := lockOne(ctx, path, primary, true)
+	if err != nil {
+		return nil, err
 	}
+	legacy := legacyLockPath(path)
+	if legacy == primary {
+		return unlockPrimary, nil
+	}
+	unlockLegacy, held, err := lockOne(ctx, path, legacy, false)
+	if err != nil {
+		_ = unlockPrimary()
+		return nil, err
+	}
+	if !held {
+		return unlockPrimary, nil
+	}
+	return func() error { return errors.Join(unlockLegacy(), unlockPrimary()) }, nil
 }
 
 // Update is a locked read-modify-write of path: it takes Lock, reads the file

@@ -37,6 +37,7 @@ func TestMain(m *testing.M) {
 		"locker":       func() error { return childLocker(path) },
 		"slowappender": func() error { return childSlowAppender(path) },
 		"stuckswapper": func() error { return childStuckSwapper(path) },
+		"oldlocker":    func() error { return childOldLocker(path) },
 	})
 }
 

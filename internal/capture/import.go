@@ -442,7 +442,8 @@ func expire(dir string, cutoff time.Time, keep map[string]bool) ([]string, error
 		if err := os.Remove(f.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return out, err
 		}
-		os.Remove(f.path + atomicio.LockSuffix)
+		os.Remove(atomicio.LockPath(f.path))
+		os.Remove(f.path + atomicio.LockSuffix) // an earlier version's
 		out = append(out, f.path)
 	}
 	return out, nil

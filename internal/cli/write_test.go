@@ -197,3 +197,60 @@ func TestRememberOnANearlyFullDisk(t *testing.T) {
 		t.Errorf("temp files left behind by the failed pin: %v", tf)
 	}
 }
+
+// TestWritesLeaveNoLockFileInTheHive: every command that writes the hive
+// keeps its lock files under palace/locks, so a hive kept in git holds only
+// what agents and people wrote.
+func TestWritesLeaveNoLockFileInTheHive(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "home")
+	t.Setenv("HIVEMEM_MODEL_DIR", filepath.Join(t.TempDir(), "no-model"))
+	t.Setenv("HIVEMEM_HOME", "")
+	conv := filepath.Join(t.TempDir(), "talk.md")
+	if err := os.WriteFile(conv, []byte("# A talk\n\n**User:** where is the deploy key?\n\n**Assistant:** in the vault under ops/deploy.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	steps := [][]string{
+		{"init"},
+		{"remember", "alice", "the login test is flaky", "--heading", "flaky login"},
+		{"remember", "alice", "the deploy runs at noon", "--heading", "deploy time"},
+		{"remember", "alice", "the cache is cold after a deploy", "--heading", "cold cache"},
+		{"pin", "alice", "the staging host is stg-3"},
+		{"unpin", "alice", "the staging host is stg-3"},
+		{"forget", "alice", "--heading", "deploy time"},
+		{"import", "markdown", conv, "--agent", "alice"},
+		{"reflect", "--now", "alice"},
+		{"restore", "alice", "latest"},
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte("[reflector]\nrecent_keep = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range steps {
+		var out, errOut bytes.Buffer
+		if code := Main(context.Background(), append([]string{"--home", root}, args...), strings.NewReader(""), &out, &errOut); code != 0 {
+			t.Fatalf("%s: exit %d: %s%s", args, code, out.String(), errOut.String())
+		}
+		var locks []string
+		err := filepath.WalkDir(filepath.Join(root, "hive"), func(p string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if strings.HasSuffix(d.Name(), atomicio.LockSuffix) {
+				rel, _ := filepath.Rel(root, p)
+				locks = append(locks, rel)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(locks) > 0 {
+			t.Fatalf("after %s the hive holds lock files: %v", args, locks)
+		}
+	}
+	if entries, err := os.ReadDir(filepath.Join(root, "palace", atomicio.LocksDir)); err != nil || len(entries) == 0 {
+		t.Errorf("palace/locks holds %d files (%v), want the commands' locks", len(entries), err)
+	}
+}

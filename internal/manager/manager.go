@@ -236,6 +236,7 @@ func (m *Manager) Run(ctx context.Context) (err error) {
 		}()
 	}
 	inst := m.claim.Instance()
+	m.removeOldLocks(ctx)
 	m.warmUp(ctx)
 
 	w, err := fsnotify.NewWatcher()
