@@ -329,7 +329,8 @@ func Triggered(rc config.Reflector, size int64, sections int) (ok bool, reason, 
 }
 
 // CondenseLockName names the per-agent condense lock in the agent's
-// directory (the lock file is CondenseLockName + atomicio.LockSuffix).
+// directory (the lock file is atomicio.LockPath of it, under
+// palace/locks/).
 const CondenseLockName = ".condense"
 
 // errNoAgentDir is acquire's error when the agent has no directory (and so
