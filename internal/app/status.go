@@ -38,6 +38,11 @@ type Status struct {
 	Search   string       `json:"search_mode" jsonschema:"hybrid, or lexical when no embedding model is installed"`
 	Embedder EmbedderInfo `json:"embedder"`
 	Index    store.Stats  `json:"index" jsonschema:"the palace; under scope own, wings lists only the agent's wing (totals stay hive-wide: counts, not content)"`
+	// WithoutVectors counts the drawers that have no vector (yet): in
+	// hybrid search, those written while no model was installed, which
+	// search by meaning misses until the next mine (or `run`'s start)
+	// embeds them; lexical-only, every drawer.
+	WithoutVectors int `json:"drawers_without_vectors" jsonschema:"drawers with no vector yet: search by meaning misses them until the next mine (or run's start) embeds them"`
 	// Condense says how condensation runs: enabled or not, and which
 	// summariser condenses.
 	Condense CondenseInfo `json:"condense"`
@@ -60,6 +65,7 @@ func (a *App) Status(ctx context.Context, r StatusRequest) (Status, error) {
 	if id, err := a.Home.ID(); err == nil {
 		out.HomeID = id
 	}
+	out.WithoutVectors = max(st.Drawers-st.Vectors, 0)
 	if out.Index.Backend == "" {
 		out.Index.Backend = out.Backend
 	}

@@ -139,6 +139,14 @@ func runStatus(ctx context.Context, g *globals, asJSON bool) error {
 			fmt.Fprintf(w, ", kernel %s", r.Embedder.Kernel)
 		}
 		fmt.Fprintln(w, ")")
+		if n := r.WithoutVectors; n > 0 {
+			it := "them"
+			if n == 1 {
+				it = "it"
+			}
+			fmt.Fprintf(w, "vectors:  %s of %d still to embed (written without the model): %s embeds %s; until then search by meaning misses %s\n",
+				plural(n, "drawer"), r.Index.Drawers, embedsNext(r.Manager.Running), it, it)
+		}
 	}
 	if r.ModelAsked != "" {
 		used := "none (lexical-only)"
@@ -228,4 +236,14 @@ func ago(now, t time.Time) string {
 		return fmt.Sprintf("%dh ago", int(d.Hours()))
 	}
 	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+}
+
+// embedsNext says what embeds the drawers that have no vector yet: any
+// mine, and the manager's first at its start (a manager already running
+// without the model loads it only when restarted).
+func embedsNext(running bool) string {
+	if running {
+		return "the running manager's next mine (or its restart, if it started without the model)"
+	}
+	return "the next `hivemem mine` or `hivemem run`"
 }

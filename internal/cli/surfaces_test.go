@@ -183,7 +183,7 @@ func TestSurfacesReturnTheSameObjects(t *testing.T) {
 		}
 		return out
 	}
-	common := []string{"home", "search_mode", "embedder", "index"}
+	common := []string{"home", "search_mode", "embedder", "index", "drawers_without_vectors"}
 	cliStatus, mcpStatus := object(t, s.cli("status", "--json")), object(t, s.tool(mcpserver.ToolStatus, nil))
 	apiStatus := object(t, s.get("/api/v1/status"))
 	sameObject(t, "status", map[string]map[string]any{

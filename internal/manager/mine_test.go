@@ -3,12 +3,14 @@ package manager
 import (
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/hometest"
+	"github.com/hivemem/hivemem/internal/modelfetch"
 )
 
 // TestManagerLogsASkipOnce: a file that stays skipped across scans is one
@@ -127,4 +129,42 @@ func TestAppMinesLogASkipOnce(t *testing.T) {
 	if n := count("no longer skipping"); n != 1 {
 		t.Errorf("the file mined again was logged %d times as no longer skipped, want once:\n%s", n, log.String())
 	}
+}
+
+// TestRunStartEmbedsDrawersMinedWithoutTheModel: a home mined while no
+// model was installed has drawers without vectors; the first `run` with
+// the model embeds them at its start, though no file changed.
+func TestRunStartEmbedsDrawersMinedWithoutTheModel(t *testing.T) {
+	model := modelfetch.DefaultDir()
+	if !app.ModelInstalled(model) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("MiniLM model not installed in %s (CI must run `hivemem model fetch`)", model)
+		}
+		t.Skipf("MiniLM model not installed in %s: run `hivemem model fetch`", model)
+	}
+	lexical := openHome(t, "", map[string]string{"good": goodFile, "other": strings.ReplaceAll(goodFile, "good", "other")})
+	if _, err := lexical.Mine(t.Context(), app.MineRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := lexical.Store.Stats(t.Context()); err != nil || st.Drawers == 0 || st.Vectors != 0 {
+		t.Fatalf("mined without the model: %+v, %v; want drawers and no vectors", st, err)
+	}
+	root := lexical.Home.Root
+	lexical.Close()
+
+	t.Setenv("HIVEMEM_MODEL_DIR", model)
+	t.Setenv("HIVEMEM_EMBEDDER_PROVIDER", "auto")
+	a, err := app.Open(t.Context(), app.Options{Home: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	running(t, a)
+	waitUntil(t, time.Minute, "run's start to embed every drawer", func() (bool, string) {
+		st, err := a.Store.Stats(t.Context())
+		if err != nil {
+			return false, err.Error()
+		}
+		return st.Drawers > 0 && st.Vectors == st.Drawers, fmt.Sprintf("%d of %d drawers have a vector", st.Vectors, st.Drawers)
+	})
 }

@@ -1019,6 +1019,10 @@ func testVectorExact(t *testing.T, s store.Store) {
 	if miss[0].Text != "t" {
 		t.Errorf("MissingVectors drawers lack their text: %+v", miss[0])
 	}
+	// status counts the drawers still to embed as Drawers - Vectors.
+	if st, err := s.Stats(ctx); err != nil || st.Drawers-st.Vectors != len(miss) {
+		t.Errorf("Stats = %d drawers, %d vectors (%v); want %d without a vector, as MissingVectors lists", st.Drawers, st.Vectors, err, len(miss))
+	}
 	if few, err := s.MissingVectors(ctx, 5); err != nil || len(few) != 5 {
 		t.Errorf("MissingVectors(5) = %d, %v", len(few), err)
 	}
