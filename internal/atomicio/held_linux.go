@@ -47,3 +47,52 @@ func heldOpenElsewhere(f *os.File) (bool, error) {
 	}
 	return false, nil
 }
+
+// openElsewhere reports which of paths a process other than this one has
+// open, with one look through /proc/*/fd for them all.
+func openElsewhere(paths []string) (map[string]bool, error) {
+	type fileID struct{ dev, ino uint64 }
+	want := make(map[fileID][]string, len(paths))
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			id := fileID{uint64(st.Dev), st.Ino}
+			want[id] = append(want[id], p)
+		}
+	}
+	out := map[string]bool{}
+	if len(want) == 0 {
+		return out, nil
+	}
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	self := os.Getpid()
+	for _, pr := range procs {
+		pid, err := strconv.Atoi(pr.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		dir := filepath.Join("/proc", pr.Name(), "fd")
+		fds, err := os.ReadDir(dir)
+		if err != nil {
+			continue // gone, or not ours to read
+		}
+		for _, fd := range fds {
+			fi, err := os.Stat(filepath.Join(dir, fd.Name()))
+			if err != nil {
+				continue
+			}
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				for _, p := range want[fileID{uint64(st.Dev), st.Ino}] {
+					out[p] = true
+				}
+			}
+		}
+	}
+	return out, nil
+}

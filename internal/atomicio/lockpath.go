@@ -179,12 +179,13 @@ func lockStillAt(fl *flock.Flock, path string) bool {
 // versions left beside the files they locked, once nobody uses them: each
 // "<file>.lock" that is empty, whose file's lock (LockPath) and the
 // sidecar itself are free at once, and that no other process has open
-// (where the system tells: Linux's /proc). A waiter of an earlier version
-// opens the sidecar anew on each try (and makes it again if it is gone,
-// which Lock then takes too), so only one caught between its open and
-// its flock could go on to lock the removed file: the /proc check narrows
-// that to the instant before the removal. Symbolic links are not
-// followed. It returns how many it removed.
+// (where the system tells: Linux's /proc, looked through once for them
+// all). An earlier version holds its sidecar open only while it tries or
+// holds the lock, and opens it anew on each try (making it again if it is
+// gone, which Lock then takes too), so only one caught between its open
+// and its flock at the instant of the removal could go on to lock the
+// removed file. Symbolic links are not followed. It returns how many it
+// removed.
 func RemoveLegacyLocks(ctx context.Context, dir string) (int, error) {
 	var candidates []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -202,9 +203,18 @@ func RemoveLegacyLocks(ctx context.Context, dir string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("atomicio: find old lock files in %s: %w", dir, err)
 	}
+	// One look through /proc for them all: one per file costs a scan of
+	// every process's descriptors each.
+	open, err := openElsewhere(candidates)
+	if err != nil {
+		return 0, fmt.Errorf("atomicio: find old lock files in use: %w", err)
+	}
 	removed := 0
 	var errs []error
 	for _, side := range candidates {
+		if open[side] {
+			continue
+		}
 		ok, err := removeLegacyLock(ctx, side)
 		if err != nil {
 			errs = append(errs, err)
@@ -220,11 +230,16 @@ func RemoveLegacyLocks(ctx context.Context, dir string) (int, error) {
 // file (a home's config.toml), on RemoveLegacyLocks's terms, and reports
 // whether it did.
 func RemoveLegacyLockOf(ctx context.Context, file string) (bool, error) {
-	return removeLegacyLock(ctx, file+LockSuffix)
+	side := file + LockSuffix
+	open, err := openElsewhere([]string{side})
+	if err != nil || open[side] {
+		return false, err
+	}
+	return removeLegacyLock(ctx, side)
 }
 
-// removeLegacyLock removes one sidecar if it is unused (see
-// RemoveLegacyLocks); busy or in doubt, it is kept.
+// removeLegacyLock removes one sidecar that no other process has open if
+// it is unused (see RemoveLegacyLocks); busy or in doubt, it is kept.
 func removeLegacyLock(ctx context.Context, side string) (bool, error) {
 	if st, err := os.Lstat(side); err != nil || !st.Mode().IsRegular() || st.Size() != 0 {
 		return false, nil // gone, or not a lock file (locks are empty)
@@ -248,17 +263,6 @@ func removeLegacyLock(ctx context.Context, side string) (bool, error) {
 		return false, nil
 	}
 	defer func() { _ = fl.Unlock() }()
-	fh, err := os.Open(side)
-	if err != nil {
-		return false, nil
-	}
-	// Our own two descriptors are excluded: heldOpenElsewhere skips this
-	// process.
-	elsewhere, herr := heldOpenElsewhere(fh)
-	_ = fh.Close()
-	if herr != nil || elsewhere {
-		return false, nil
-	}
 	if err := os.Remove(side); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, fmt.Errorf("atomicio: remove old lock file: %w", err)
 	}
