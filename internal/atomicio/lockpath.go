@@ -31,7 +31,14 @@ import (
 // (a `run` left running across an upgrade, a hook bound to an old binary)
 // still locks there, so Lock takes the sidecar too whenever it exists:
 // a file an earlier version ever locked has one, and it stays until
-// RemoveLegacyLocks finds it unused.
+// RemoveLegacyLocks finds it unused (an earlier version that locks the
+// file again makes it again). One window is left: a file no earlier
+// version has locked yet, which one starts to lock while this version
+// holds the file's new lock — it makes the sidecar after Lock looked for
+// it. That takes both versions writing the same file for the first time
+// within the same moment; an earlier version's `run` cannot run beside
+// this one's (palace/run.lock is the same), and Lock never creates the
+// sidecar, or the hive would never be clean.
 
 // LocksDir is the directory, inside a home's palace directory, that holds
 // the lock files of the home's files.
