@@ -209,18 +209,18 @@ func TestWritesLeaveNoLockFileInTheHive(t *testing.T) {
 	if err := os.WriteFile(conv, []byte("# A talk\n\n**User:** where is the deploy key?\n\n**Assistant:** in the vault under ops/deploy.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	steps := [][]string{
-		{"init"},
-		{"remember", "alice", "the login test is flaky", "--heading", "flaky login"},
-		{"remember", "alice", "the deploy runs at noon", "--heading", "deploy time"},
-		{"remember", "alice", "the cache is cold after a deploy", "--heading", "cold cache"},
+	steps := [][]string{{"init"}}
+	for i := range 6 { // enough for a condensation that shrinks the file
+		steps = append(steps, []string{"remember", "alice", strings.Repeat(fmt.Sprintf("deploy step %d failed on a cold cache; ", i), 3), "--heading", fmt.Sprintf("deploy %d", i)})
+	}
+	steps = append(steps, [][]string{
 		{"pin", "alice", "the staging host is stg-3"},
 		{"unpin", "alice", "the staging host is stg-3"},
-		{"forget", "alice", "--heading", "deploy time"},
+		{"forget", "alice", "--heading", "deploy 2"},
 		{"import", "markdown", conv, "--agent", "alice"},
 		{"reflect", "--now", "alice"},
 		{"restore", "alice", "latest"},
-	}
+	}...)
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -231,6 +231,9 @@ func TestWritesLeaveNoLockFileInTheHive(t *testing.T) {
 		var out, errOut bytes.Buffer
 		if code := Main(context.Background(), append([]string{"--home", root}, args...), strings.NewReader(""), &out, &errOut); code != 0 {
 			t.Fatalf("%s: exit %d: %s%s", args, code, out.String(), errOut.String())
+		}
+		if args[0] == "reflect" && !strings.Contains(out.String(), "condensed") {
+			t.Fatalf("reflect did not condense: %s", out.String())
 		}
 		var locks []string
 		err := filepath.WalkDir(filepath.Join(root, "hive"), func(p string, d os.DirEntry, err error) error {
