@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,5 +78,39 @@ func TestCheckEmbeddingModelNeverRefuses(t *testing.T) {
 		if !strings.HasPrefix(w, "warning: ") || !strings.Contains(w, tc.model) || !strings.Contains(w, "using the palace's own model, "+tc.warnUsing) || strings.Contains(w, "\n") {
 			t.Errorf("checkEmbeddingModel(%q) = %q, want one warning line naming %q and using %s", tc.model, w, tc.model, tc.warnUsing)
 		}
+	}
+}
+
+// TestMempalaceMineLeavesNoLockFileInTheMinedDir: the drop-in mines agent
+// directories a harness names by path, outside the home; mining takes the
+// palace's lock only, so those directories get no lock file.
+func TestMempalaceMineLeavesNoLockFileInTheMinedDir(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HIVEMEM_HOME", "")
+	t.Setenv("HIVEMEM_MODEL_DIR", filepath.Join(dir, "no-model"))
+	t.Setenv("HIVEMEM_EMBEDDER_AUTO_FETCH", "false")
+	t.Setenv("MEMPALACE_PALACE_PATH", filepath.Join(dir, "mp", "palace"))
+	project := filepath.Join(dir, "project")
+	agent := filepath.Join(project, "hive", "agents", "bob")
+	if err := os.MkdirAll(agent, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	note := "# Memory — bob\n\n## 2026-11-20 — release\nThe release branch is cut on Fridays.\n"
+	if err := os.WriteFile(filepath.Join(agent, "memory.md"), []byte(note), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if code, out, errOut := mempalace(t, "mine", agent, "--wing", "bob", "--agent", "bob"); code != 0 {
+			t.Fatalf("mine = %d\nstdout %s\nstderr %s", code, out, errOut)
+		}
+	}
+	err := filepath.WalkDir(project, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".lock") {
+			t.Errorf("lock file in the mined directory: %s", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
