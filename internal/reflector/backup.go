@@ -183,7 +183,7 @@ func writeBackup(h home.Home, agent string, data []byte, now time.Time) (Backup,
 			name = fmt.Sprintf("%s-%d", base, seq)
 		}
 		stampDir := filepath.Join(h.BackupsDir(), name)
-		if err := os.MkdirAll(stampDir, 0o755); err != nil {
+		if err := h.MkdirAll(stampDir); err != nil {
 			return Backup{}, fmt.Errorf("create backup directory: %w", err)
 		}
 		dir := filepath.Join(stampDir, agent)
