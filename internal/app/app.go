@@ -341,7 +341,11 @@ func OpenStore(ctx context.Context, h home.Home, cfg config.Config) (store.Store
 		if err := h.MkdirAll(h.PalaceDir()); err != nil {
 			return nil, fmt.Errorf("open palace: %w", err)
 		}
-		return sqlite.Open(ctx, filepath.Join(h.PalaceDir(), "palace.db"))
+		db := filepath.Join(h.PalaceDir(), "palace.db")
+		if _, err := h.Contain(db); err != nil {
+			return nil, fmt.Errorf("open palace: %w", err)
+		}
+		return sqlite.Open(ctx, db)
 	case "postgres":
 		return postgres.Open(ctx, PostgresOptions(cfg))
 	default:
