@@ -123,7 +123,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
-	a := &App{Home: h, Config: cfg, Events: eventlog.Open(h.LogPath()), Log: lg, lockWaiting: opts.LockWaiting}
+	a := &App{Home: h, Config: cfg, Events: openEvents(h), Log: lg, lockWaiting: opts.LockWaiting}
 	command := "hivemem"
 	if opts.Command != "" {
 		command += " " + opts.Command
@@ -337,10 +337,15 @@ func (a *App) Close() error {
 func OpenStore(ctx context.Context, h home.Home, cfg config.Config) (store.Store, error) {
 	switch cfg.Palace.Backend {
 	case "sqlite":
-		if err := os.MkdirAll(h.PalaceDir(), 0o755); err != nil {
+		// The index is the home's too: never through a link out of it.
+		if err := h.MkdirAll(h.PalaceDir()); err != nil {
 			return nil, fmt.Errorf("open palace: %w", err)
 		}
-		return sqlite.Open(ctx, filepath.Join(h.PalaceDir(), "palace.db"))
+		db := filepath.Join(h.PalaceDir(), "palace.db")
+		if _, err := h.Contain(db); err != nil {
+			return nil, fmt.Errorf("open palace: %w", err)
+		}
+		return sqlite.Open(ctx, db)
 	case "postgres":
 		return postgres.Open(ctx, PostgresOptions(cfg))
 	default:

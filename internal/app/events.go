@@ -228,7 +228,7 @@ func HomeHookError(dir, hook, agent string, problem error) error {
 	if !h.Exists() {
 		return NoHome(h)
 	}
-	return appendHookError(eventlog.Open(h.LogPath()), hook, agent, problem)
+	return appendHookError(openEvents(h), hook, agent, problem)
 }
 
 // appendHookError is the hook-error event: an agent id that is not valid
@@ -242,4 +242,13 @@ func appendHookError(l *eventlog.Log, hook, agent string, problem error) error {
 		ev.Data["agent"] = agent
 	}
 	return l.Append(ev)
+}
+
+// openEvents is the home's event log (hive/log.jsonl), appended to under
+// the home's symlink rule: a log that links out of the home is refused.
+func openEvents(h home.Home) *eventlog.Log {
+	return eventlog.Open(h.LogPath()).Within(func(p string) error {
+		_, err := h.Contain(p)
+		return err
+	})
 }

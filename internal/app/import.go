@@ -20,7 +20,15 @@ type ImportRequest struct {
 	// LockWait bounds the wait for the palace write lock (0:
 	// DefaultLockWait).
 	LockWait time.Duration `json:"-"`
+	// Transcript says Paths is the one transcript a hook was handed (its
+	// transcript_path): it must be a regular file of at most
+	// MaxTranscriptBytes. A directory (which an import would walk), a
+	// device, a FIFO or a larger file is refused before anything is read.
+	Transcript bool `json:"-"`
 }
+
+// MaxTranscriptBytes bounds the transcript a hook imports.
+const MaxTranscriptBytes = capture.MaxSourceBytes
 
 // Validate checks the agent and that every path is there; the formats
 // and files are checked as they are read (capture.Import), before
@@ -31,9 +39,32 @@ func (r ImportRequest) Validate() error {
 		return palace.BadQuery(err)
 	}
 	for _, p := range r.Paths {
-		if _, err := os.Stat(p); err != nil {
+		st, err := os.Stat(p)
+		if err != nil {
 			return fmt.Errorf("import: %w", err)
 		}
+		if r.Transcript {
+			if err := checkTranscript(p, st); err != nil {
+				return fmt.Errorf("import: %w", err)
+			}
+		}
+	}
+	if r.Transcript && len(r.Paths) != 1 {
+		return palace.BadQuery(fmt.Errorf("import: a transcript is one file, got %d paths", len(r.Paths)))
+	}
+	return nil
+}
+
+// checkTranscript holds a hook's transcript to a regular file within
+// MaxTranscriptBytes.
+func checkTranscript(path string, st os.FileInfo) error {
+	switch {
+	case st.IsDir():
+		return fmt.Errorf("transcript %s is a directory, not a transcript file: nothing saved", path)
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("transcript %s is not a regular file (%s): nothing saved", path, st.Mode().Type())
+	case st.Size() > MaxTranscriptBytes:
+		return fmt.Errorf("transcript %s is %d bytes, over the %d a hook reads: nothing saved", path, st.Size(), MaxTranscriptBytes)
 	}
 	return nil
 }

@@ -204,16 +204,20 @@ func resultText(raw json.RawMessage) string {
 
 // eachJSONLine calls fn for every non-blank line of JSON lines data with
 // its 1-based number; a line that is not a JSON object is an error naming
-// file and line.
+// file and line. A last line with no line break after it that is the
+// start of an object cut short is a line still being written (a live
+// transcript, read as the agent appends to it): it is left for the next
+// read, not an error, so that every complete line before it is taken.
 func eachJSONLine(name string, data []byte, fn func(line int, raw []byte) error) error {
 	n := 0
 	for len(data) > 0 {
 		n++
 		var l []byte
+		unfinished := false
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
 			l, data = data[:i], data[i+1:]
 		} else {
-			l, data = data, nil
+			l, data, unfinished = data, nil, true
 		}
 		l = bytes.TrimSpace(l)
 		if n == 1 {
@@ -223,6 +227,9 @@ func eachJSONLine(name string, data []byte, fn func(line int, raw []byte) error)
 			continue
 		}
 		if l[0] != '{' || !json.Valid(l) {
+			if unfinished && l[0] == '{' {
+				return nil // still being written: the next read takes it
+			}
 			return errAt(name, n, "not a JSON object (want JSON lines, one object per line)")
 		}
 		if err := fn(n, l); err != nil {

@@ -220,6 +220,80 @@ func TestGrownTranscriptAppendsOnlyNewTurns(t *testing.T) {
 	}
 }
 
+// TestLiveTranscriptTakesEveryCompleteLine: a JSON lines source read while
+// it is written ends in a line cut short (no line break, half an object).
+// The import takes every complete line and leaves the cut one; the next
+// import, of the finished file, adds the rest, each turn once.
+func TestLiveTranscriptTakesEveryCompleteLine(t *testing.T) {
+	for _, fx := range []struct{ file, format string }{
+		{"claude-code.jsonl", "claude-code"},
+		{"codex.jsonl", "codex"},
+		{"generic.jsonl", "generic"},
+	} {
+		full, err := os.ReadFile(filepath.Join("testdata", fx.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		convs, err := Parse(fx.format, fx.file, full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := 0
+		for _, c := range convs {
+			total += len(c.Turns)
+		}
+		lines := strings.SplitAfter(string(full), "\n")
+		for k, line := range lines {
+			if len(strings.TrimSpace(line)) < 2 {
+				continue
+			}
+			done := strings.Join(lines[:k], "")
+			// Cut after the brace, in the middle or before the last
+			// brace, in turn from line to line.
+			cut := []int{1, len(line) / 2, len(strings.TrimRight(line, "\n")) - 1}[k%3]
+			name := fmt.Sprintf("%s line %d cut at %d", fx.format, k+1, cut)
+			h, p := newPalace(t)
+			src := writeSource(t, "live.jsonl", []byte(done+line[:cut]))
+			opts := Options{Agent: "dana", Format: fx.format, Now: fixedNow}
+			first, err := Import(context.Background(), h, p, []string{src}, opts)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			want := 0
+			if before, err := Parse(fx.format, fx.file, []byte(done)); err == nil {
+				for _, c := range before {
+					want += len(c.Turns)
+				}
+			}
+			if first.TurnsAdded != want {
+				t.Errorf("%s: %d turns imported, want the %d of the complete lines", name, first.TurnsAdded, want)
+			}
+			if err := os.WriteFile(src, full, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			second, err := Import(context.Background(), h, p, []string{src}, opts)
+			if err != nil {
+				t.Fatalf("%s: finished file: %v", name, err)
+			}
+			if first.TurnsAdded+second.TurnsAdded != total {
+				t.Errorf("%s: %d + %d turns imported, want %d in all", name, first.TurnsAdded, second.TurnsAdded, total)
+			}
+			third, err := Import(context.Background(), h, p, []string{src}, opts)
+			if err != nil || third.TurnsAdded != 0 {
+				t.Errorf("%s: third import: %d turns, %v", name, third.TurnsAdded, err)
+			}
+		}
+	}
+	// A cut line in the middle is no line being written: still an error
+	// naming file and line.
+	h, p := newPalace(t)
+	src := writeSource(t, "mid.jsonl", []byte("{\"type\":\"user\",\"uuid\":\"u1\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n{\"type\":\"assis\n{\"type\":\"user\",\"uuid\":\"u2\",\"message\":{\"role\":\"user\",\"content\":\"there\"}}\n"))
+	_, err := Import(context.Background(), h, p, []string{src}, Options{Agent: "dana", Format: "claude-code"})
+	if err == nil || !strings.Contains(err.Error(), "mid.jsonl:2: not a JSON object") {
+		t.Errorf("a cut line in the middle: error %v, want mid.jsonl:2", err)
+	}
+}
+
 func TestMalformedInputNamesFileAndLineAndWritesNothing(t *testing.T) {
 	goodFor := map[string]string{"auto": "claude-code.jsonl"}
 	for _, fx := range fixtures {

@@ -133,7 +133,8 @@ func Import(ctx context.Context, h home.Home, m Miner, paths []string, o Options
 		}
 		srcs = append(srcs, s)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// Never write sessions through a link out of the home.
+	if err := h.MkdirAll(dir); err != nil {
 		return res, fmt.Errorf("import: %w", err)
 	}
 	var cutoff time.Time
@@ -459,6 +460,9 @@ func ensureMemory(ctx context.Context, h home.Home, agent string) (bool, error) 
 	}
 	if _, err := os.Stat(mem); err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return false, nil
+	}
+	if _, err := h.Contain(mem); err != nil {
+		return false, err
 	}
 	created := false
 	lctx, cancel := context.WithTimeout(ctx, lockTimeout)

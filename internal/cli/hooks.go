@@ -18,7 +18,6 @@ import (
 
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/atomicio"
-	"github.com/hivemem/hivemem/internal/capture"
 	"github.com/hivemem/hivemem/internal/home"
 )
 
@@ -624,31 +623,18 @@ func runHookSessionStart(ctx context.Context, g *globals, o hookOptions) {
 		return
 	}
 	defer a.Close()
-	budget := o.budget
-	if budget <= 0 {
-		budget = a.Config.Search.WakeUpBudget
+	text, err := a.SessionContext(ctx, app.SessionContextRequest{Agent: agent, Budget: max(o.budget, 0)})
+	if err != nil {
+		hookWarn(g, a, "session-start", agent, err)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "hivemem: long-term memory of agent %s (search it: hivemem search \"…\" --wing %s; add to it: hivemem remember %s \"…\").\n\n", agent, agent, agent)
-	d, err := a.Palace.WakeUp(ctx, agent, budget)
-	switch {
-	case err == nil:
-		b.WriteString(d.Text)
-	default:
-		// A new agent has no memory file yet: say so, not an error.
-		fmt.Fprintf(&b, "No memory file yet (%v).\n", err)
-	}
-	if ss, err := capture.List(a.Home, agent); err == nil && len(ss) > 0 {
-		b.WriteString("\nRecent sessions:\n")
-		for _, s := range ss[:min(3, len(ss))] {
-			fmt.Fprintf(&b, "- %s — last: %s (%s)\n", s.Title, s.Last, a.Home.Rel(s.Path))
-		}
+	if text == "" {
+		return
 	}
 	event := in.HookEventName
 	if event == "" {
 		event = "SessionStart"
 	}
-	out := map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": event, "additionalContext": b.String()}}
+	out := map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": event, "additionalContext": text}}
 	if err := writeJSON(g.stdout, out); err != nil {
 		hookWarn(g, a, "session-start", agent, err)
 	}
@@ -666,7 +652,7 @@ func runHookSave(ctx context.Context, g *globals, o hookOptions) {
 		hookWarn(g, nil, "save", agent, errors.New("the hook input names no transcript_path: nothing to save"))
 		return
 	}
-	req := app.ImportRequest{Agent: agent, Format: o.format, Paths: []string{in.TranscriptPath}}
+	req := app.ImportRequest{Agent: agent, Format: o.format, Paths: []string{in.TranscriptPath}, Transcript: true}
 	if err := req.Validate(); err != nil { // before the home is made for it
 		hookWarn(g, nil, "save", agent, err)
 		return

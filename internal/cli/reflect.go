@@ -223,6 +223,9 @@ func runRestore(ctx context.Context, g *globals, agent, backup string, asJSON bo
 	default:
 		fmt.Fprintf(g.stdout, "restored %s from %s (%s)\n", agent, res.Backup, humanize.IBytes(uint64(res.NewBytes)))
 	}
+	if res.Archived > 0 {
+		fmt.Fprintf(g.stdout, "what the backup lacks is kept in the archive: %s in %s\n", plural(res.Archived, "section"), res.Archive)
+	}
 	if res.MineError != "" {
 		fmt.Fprintf(g.stderr, "warning: %s\n", res.MineError)
 	}

@@ -180,8 +180,11 @@ func ensureMemoryFile(ctx context.Context, h home.Home, agent, name string) (str
 	if strings.ContainsAny(name, "\r\n\x00") {
 		return "", errors.New("spawn: --name must be one line")
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := h.MkdirAll(filepath.Dir(path)); err != nil {
 		return "", fmt.Errorf("spawn: create agent dir: %w", err)
+	}
+	if _, err := h.Contain(path); err != nil {
+		return "", fmt.Errorf("spawn: %w", err)
 	}
 	lctx, cancel := context.WithTimeout(ctx, palace.LockTimeout)
 	defer cancel()

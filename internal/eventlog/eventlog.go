@@ -50,10 +50,20 @@ type Log struct {
 	path string
 	mu   sync.Mutex
 	subs map[chan Event]struct{}
+	// check, when set, vets the path before each append (Within).
+	check func(path string) error
 }
 
 // Open returns a log writing to path (created on first append).
 func Open(path string) *Log { return &Log{path: path, subs: map[chan Event]struct{}{}} }
+
+// Within makes every append first pass check on the log's path (the
+// home's symlink rule: a log.jsonl, or a hive directory, that links out of
+// the home is refused, not written through), and returns l.
+func (l *Log) Within(check func(path string) error) *Log {
+	l.check = check
+	return l
+}
 
 // Path is the file the log writes to.
 func (l *Log) Path() string { return l.path }
@@ -71,6 +81,11 @@ func (l *Log) Append(ev Event) error {
 	line = append(line, '\n')
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.check != nil {
+		if err := l.check(l.path); err != nil {
+			return fmt.Errorf("append event: %w", err)
+		}
+	}
 	if err := os.MkdirAll(filepath.Dir(l.path), 0o755); err != nil {
 		return fmt.Errorf("append event: %w", err)
 	}

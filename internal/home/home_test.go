@@ -162,3 +162,43 @@ func TestContainFollowsSymlinksOnlyInsideTheHome(t *testing.T) {
 		t.Errorf("ReadFile through a link inside: %q %v", data, err)
 	}
 }
+
+// TestMkdirAllStaysInTheHome: MkdirAll makes a directory of the home and
+// its parents, follows a link that stays inside, and refuses one that
+// leads out (a dangling one too) without creating anything through it.
+func TestMkdirAllStaysInTheHome(t *testing.T) {
+	base := t.TempDir()
+	h := Home{Root: filepath.Join(base, "home")}
+	outside := filepath.Join(base, "outside")
+	for _, d := range []string{filepath.Join(h.Root, "hive", "archive"), filepath.Join(h.Root, "elsewhere"), outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, to := range map[string]string{"out": outside, "dangling": filepath.Join(outside, "gone"), "in": filepath.Join(h.Root, "elsewhere")} {
+		if err := os.Symlink(to, filepath.Join(h.Root, "hive", "archive", name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		dir string
+		ok  bool
+	}{
+		{filepath.Join(h.Root, "hive", "sessions", "a", "b"), true},
+		{filepath.Join(h.Root, "hive", "archive", "in", "x"), true},
+		{filepath.Join(h.Root, "hive", "archive", "out"), false},
+		{filepath.Join(h.Root, "hive", "archive", "out", "x"), false},
+		{filepath.Join(h.Root, "hive", "archive", "dangling"), false},
+	} {
+		err := h.MkdirAll(tc.dir)
+		if tc.ok != (err == nil) || !tc.ok && !errors.Is(err, ErrOutsideHome) {
+			t.Errorf("MkdirAll(%s) = %v, want ok %v", tc.dir, err, tc.ok)
+		}
+		if st, serr := os.Stat(tc.dir); tc.ok && (serr != nil || !st.IsDir()) {
+			t.Errorf("MkdirAll(%s) made no directory: %v", tc.dir, serr)
+		}
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Errorf("created outside the home: %v", ents)
+	}
+}

@@ -56,7 +56,7 @@ const claimWait = time.Second
 // that manager's pid. A lock left by a killed manager is free (the kernel
 // drops a dead process's flock), and its stale pid file is overwritten.
 func NewClaim(h home.Home, version string) (*Claim, error) {
-	if err := os.MkdirAll(h.PalaceDir(), 0o755); err != nil {
+	if err := h.MkdirAll(h.PalaceDir()); err != nil {
 		return nil, fmt.Errorf("claim home %s: %w", h.Root, err)
 	}
 	fl := flock.New(filepath.Join(h.PalaceDir(), LockFile), flock.SetPermissions(0o644))

@@ -72,14 +72,11 @@ func (p *Palace) TextVectors(ctx context.Context, texts []string) ([][]float32, 
 }
 
 // sectionHeading is the heading RememberFile writes: the date, then the
-// heading given or the note's first line (at most 60 characters).
+// heading given or the note's first line (see autoHeading).
 func sectionHeading(heading, text string, now time.Time) string {
 	heading = strings.TrimSpace(heading)
 	if heading == "" {
-		heading = firstLine(text)
-		if r := []rune(heading); len(r) > 60 {
-			heading = string(r[:60]) + "…"
-		}
+		heading = autoHeading(text)
 	}
 	return now.UTC().Format("2006-01-02") + " — " + heading
 }

@@ -129,11 +129,7 @@ func (p *Palace) WakeUp(ctx context.Context, wing string, budget int) (Digest, e
 		for i := len(secs) - 1; i >= 0; i-- {
 			s := secs[i]
 			first := firstLine(s.Note())
-			line := "- " + s.Heading
-			if first != "" {
-				line += ": " + first
-			}
-			if !emit(line + "\n") {
+			if !emit(recentLine(s.Heading, first) + "\n") {
 				break
 			}
 			d.Recent = append(d.Recent, RecentItem{Heading: s.Heading, FirstLine: first, Date: s.Date, Line: s.StartLine})
@@ -333,7 +329,7 @@ func firstLine(body string) string {
 		l = strings.TrimSpace(l)
 		if l != "" {
 			if len(l) > 160 {
-				l = cutToTokens(l, 40) + "…"
+				l = cutToTokens(l, 40) // marks its own cut
 			}
 			return l
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -197,7 +196,7 @@ func updateMemory(ctx context.Context, h home.Home, agent string, fn func([]byte
 		return false, err
 	}
 	dir, _ := h.AgentDir(agent)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := h.MkdirAll(dir); err != nil {
 		return false, fmt.Errorf("create agent dir: %w", err)
 	}
 	lctx, cancel := context.WithTimeout(ctx, LockTimeout)

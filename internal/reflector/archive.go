@@ -158,7 +158,8 @@ func (r *Reflector) appendArchive(ctx context.Context, agent string, evicted []m
 	if err != nil {
 		return nil, 0, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// Never archive through a link out of the home.
+	if err := r.home.MkdirAll(dir); err != nil {
 		return nil, 0, fmt.Errorf("create archive directory: %w", err)
 	}
 	lctx, cancel := context.WithTimeout(ctx, r.lockTimeout)

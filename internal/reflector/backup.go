@@ -183,7 +183,7 @@ func writeBackup(h home.Home, agent string, data []byte, now time.Time) (Backup,
 			name = fmt.Sprintf("%s-%d", base, seq)
 		}
 		stampDir := filepath.Join(h.BackupsDir(), name)
-		if err := os.MkdirAll(stampDir, 0o755); err != nil {
+		if err := h.MkdirAll(stampDir); err != nil {
 			return Backup{}, fmt.Errorf("create backup directory: %w", err)
 		}
 		dir := filepath.Join(stampDir, agent)
@@ -251,16 +251,24 @@ type RestoreResult struct {
 	Unchanged        bool   `json:"unchanged,omitempty"`
 	// Held says automatic condensation now leaves the file alone until it
 	// changes (see RestoredHold).
-	Held      bool   `json:"held"`
+	Held bool `json:"held"`
+	// Archived is how many sections the restore put in the archive: those
+	// of the replaced file the backup does not hold, and one of its other
+	// lines the backup lacks (Archive is the file, relative to the home).
+	Archived  int    `json:"archived,omitempty"`
+	Archive   string `json:"archive,omitempty"`
 	MineError string `json:"mine_error,omitempty"`
 }
 
 // Restore puts a backup of agent's memory file back (name is a backup name
 // from Backups, or Latest). The current file is backed up first, the swap
 // is locked and atomic, a "restore" event is logged and the file is mined
-// again. Lines written since the backup are not lost: they are in the
-// pre-restore backup. The restored file is then held: automatic passes do
-// not condense it again until it changes or a condensation is forced.
+// again. Lines written since the backup are not lost: what the restore
+// takes out (sections and lines the backup does not hold) is appended to
+// the archive first, where search finds it and no rotation of backups
+// reaches it, and the whole replaced file is in the pre-restore backup.
+// The restored file is then held: automatic passes do not condense it
+// again until it changes or a condensation is forced.
 func (r *Reflector) Restore(ctx context.Context, agent, name string) (RestoreResult, error) {
 	res := RestoreResult{Agent: agent}
 	if err := home.ValidateAgentID(agent); err != nil {
@@ -300,6 +308,7 @@ func (r *Reflector) Restore(ctx context.Context, agent, name string) (RestoreRes
 		return res, fmt.Errorf("restore: %w", err)
 	}
 	var hold *RestoredHold
+	var archives []string
 	err = func() (err error) {
 		defer func() {
 			if uerr := unlock(); uerr != nil && err == nil {
@@ -321,6 +330,20 @@ func (r *Reflector) Restore(ctx context.Context, agent, name string) (RestoreRes
 				res.NewBytes = res.OldBytes
 				hold = &RestoredHold{Backup: b.Name, At: r.now(), Size: int64(len(cur)), SHA256: fileHash(cur)}
 				return nil
+			}
+			// What the restore takes out goes to the archive first (as
+			// condensation evicts), where search finds it and no backup
+			// rotation reaches it.
+			if taken := takenOut(cur, data, b.Name, r.now()); len(taken) > 0 {
+				written, n, err := r.appendArchive(ctx, agent, taken, r.settings().Palace.MaxFileBytes)
+				archives = written
+				if err != nil {
+					return fmt.Errorf("archive what the restore takes out: %w", err)
+				}
+				res.Archived = n
+				if len(written) > 0 {
+					res.Archive = r.home.Rel(written[len(written)-1])
+				}
 			}
 			pre, err := writeBackup(r.home, agent, cur, r.now())
 			if err != nil {
@@ -364,9 +387,14 @@ func (r *Reflector) Restore(ctx context.Context, agent, name string) (RestoreRes
 	}
 	r.event("restore", agent, "", map[string]any{
 		"backup": b.Name, "preRestoreBackup": res.PreRestoreBackup,
-		"oldBytes": res.OldBytes, "newBytes": res.NewBytes, "held": res.Held,
+		"oldBytes": res.OldBytes, "newBytes": res.NewBytes, "held": res.Held, "archived": res.Archived,
 	})
-	if err := r.mine(ctx, path); err != nil {
+	var mineErrs []error
+	for _, a := range archives {
+		mineErrs = append(mineErrs, r.mine(ctx, a))
+	}
+	mineErrs = append(mineErrs, r.mine(ctx, path))
+	if err := errors.Join(mineErrs...); err != nil {
 		res.MineError = err.Error()
 	}
 	return res, nil

@@ -127,7 +127,14 @@ func TestRestore(t *testing.T) {
 	if evs := e.eventsOf("restore"); len(evs) != 1 || evs[0].Data["backup"] != res.Backup {
 		t.Errorf("restore events %+v", evs)
 	}
-	if !slices.Equal(e.miner.paths, []string{e.path("alice")}) {
+	// The condensed history the restore takes out is archived (the
+	// evicted sections it summarised are there already), then mined.
+	archive := filepath.Join(e.home.ArchiveRoot(), "alice", "2026-11.md")
+	if rr.Archived != 1 || rr.Archive != "hive/archive/alice/2026-11.md" ||
+		!strings.Contains(e.archiveText("alice"), "lines taken out by restoring backup "+res.Backup) {
+		t.Errorf("archived %d sections in %q; archive:\n%s", rr.Archived, rr.Archive, e.archiveText("alice"))
+	}
+	if !slices.Equal(e.miner.paths, []string{archive, e.path("alice")}) {
 		t.Errorf("mined %v", e.miner.paths)
 	}
 	// Restoring what is already there changes nothing.

@@ -105,10 +105,7 @@ func (r *Reflector) KeepForgotten(ctx context.Context, agent string, e Forgotten
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("keep forgotten text: %w", err)
-	}
-	if _, err := r.home.Contain(dir); err != nil {
+	if err := r.home.MkdirAll(dir); err != nil {
 		return "", fmt.Errorf("keep forgotten text: %w", err)
 	}
 	path := filepath.Join(dir, r.now().UTC().Format("2006-01")+".md")

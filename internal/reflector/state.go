@@ -141,7 +141,7 @@ func (r *Reflector) Due(agent string) (bool, AgentState) {
 // updateState applies fn to agent's record under the state file's lock and
 // writes it back atomically, dropping records that are back to zero.
 func (r *Reflector) updateState(ctx context.Context, agent string, fn func(*AgentState)) (AgentState, error) {
-	if err := os.MkdirAll(r.home.PalaceDir(), 0o755); err != nil {
+	if err := r.home.MkdirAll(r.home.PalaceDir()); err != nil {
 		return AgentState{}, fmt.Errorf("reflector: state: %w", err)
 	}
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.lockTimeout)
