@@ -74,8 +74,8 @@ type ForgetResult struct {
 	Purged []string `json:"purged,omitempty"`
 	// Purge is the purge's whole report (where, how many agents' files).
 	Purge          *PurgeResult `json:"purge,omitempty"`
-	DrawersRemoved int      `json:"drawers_removed"`
-	MineError      string   `json:"mine_error,omitempty" jsonschema:"the text is out of the file, but updating the index failed: the next mine drops its drawers"`
+	DrawersRemoved int          `json:"drawers_removed"`
+	MineError      string       `json:"mine_error,omitempty" jsonschema:"the text is out of the file, but updating the index failed: the next mine drops its drawers"`
 }
 
 // Forget removes a section or a line from the agent's memory file: locked,
