@@ -323,7 +323,39 @@ func sectionPurgeTexts(raw, heading, body string) []purge.Text {
 			texts = append(texts, purge.Text{Text: t})
 		}
 	}
+	for _, k := range keyLike(body) {
+		texts = append(texts, purge.Text{Text: k})
+	}
 	return texts
+}
+
+// keyLike are the words of text that look like keys or tokens: 16 bytes
+// or more without spaces, mixing upper case, lower case and digits. A
+// section purged for a secret pasted in it takes them out of every file
+// of the home, in whatever sentence another copy stands.
+func keyLike(text string) []string {
+	var out []string
+	for _, w := range strings.Fields(text) {
+		w = strings.Trim(w, ".,;:!?()[]{}<>\"'`")
+		if len(w) < 16 {
+			continue
+		}
+		var upper, lower, digit bool
+		for _, c := range w {
+			switch {
+			case c >= 'A' && c <= 'Z':
+				upper = true
+			case c >= 'a' && c <= 'z':
+				lower = true
+			case c >= '0' && c <= '9':
+				digit = true
+			}
+		}
+		if upper && lower && digit {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // forgetPurge is Forget with Purge: it finds the section or line (or the

@@ -113,12 +113,17 @@ func scrubFile(ctx context.Context, h home.Home, p, rel string, m *Matcher, dryR
 	if err != nil {
 		return nil, fmt.Errorf("purge: read %s: %w", rel, err)
 	}
+	jsonl := strings.HasSuffix(p, ".jsonl")
 	spans := m.Find(data)
-	if len(spans) == 0 {
+	found := len(spans)
+	if jsonl {
+		_, found = ScrubJSONLines(data, m) // finds a text the JSON escapes too
+	}
+	if found == 0 {
 		return nil, nil
 	}
 	kind, agent := classify(rel)
-	pl := &Place{Path: rel, Kind: kind, Agent: agent, Found: len(spans)}
+	pl := &Place{Path: rel, Kind: kind, Agent: agent, Found: found}
 	if dryRun || kind == "config" {
 		return pl, nil
 	}
@@ -142,7 +147,7 @@ func scrubFile(ctx context.Context, h home.Home, p, rel string, m *Matcher, dryR
 		return nil, fmt.Errorf("purge: %w", err)
 	}
 	scrub := ScrubText
-	if strings.HasSuffix(p, ".jsonl") {
+	if jsonl {
 		scrub = ScrubJSONLines
 	}
 	lctx, cancel := context.WithTimeout(ctx, lockWait)
