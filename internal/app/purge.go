@@ -48,6 +48,7 @@ type PurgePlace struct {
 	Agent   string `json:"agent,omitempty"`
 	Found   int    `json:"found" jsonschema:"how many times the text stood there"`
 	Removed bool   `json:"removed,omitempty" jsonschema:"the whole file went (a set-aside damaged index)"`
+	Renamed bool   `json:"renamed,omitempty" jsonschema:"the file's name held the text: path is its new name"`
 }
 
 // PurgeResult says where a purge cleaned (or, for a dry run, would
@@ -165,7 +166,7 @@ func (a *App) finishPurges(ctx context.Context, st purge.Store, out PurgeResult,
 	if err != nil {
 		return out, fmt.Errorf("purge: the files are partly clean (run the purge again, or any command finishes it): %w", err)
 	}
-	n, err := a.purgeIndex(ctx, st, m, recorded, wait)
+	n, err := a.purgeIndex(ctx, st, m, recorded, rep, wait)
 	out.Drawers = n
 	if n > 0 {
 		out.Places++
@@ -199,7 +200,7 @@ func (a *App) drawersHolding(ctx context.Context, m *purge.Matcher) ([]store.Dra
 	}
 	var out []store.Drawer
 	for _, d := range ds {
-		if len(m.Find([]byte(d.Text))) > 0 || len(m.Find([]byte(d.Heading))) > 0 || len(m.Find([]byte(d.SupersededBy))) > 0 {
+		if drawerHolds(d, m) {
 			out = append(out, d)
 		}
 	}
@@ -211,7 +212,7 @@ func (a *App) drawersHolding(ctx context.Context, m *purge.Matcher) ([]store.Dra
 // the file is not in this home, or still holds it), then the store drops
 // the cached vectors of those drawers and leaves no deleted byte in its
 // files. It returns how many drawers held a text.
-func (a *App) purgeIndex(ctx context.Context, st purge.Store, m *purge.Matcher, recorded []string, wait time.Duration) (int, error) {
+func (a *App) purgeIndex(ctx context.Context, st purge.Store, m *purge.Matcher, recorded []string, rep purge.Report, wait time.Duration) (int, error) {
 	if err := a.index(ctx); err != nil {
 		return 0, err
 	}
@@ -242,6 +243,15 @@ func (a *App) purgeIndex(ctx context.Context, st purge.Store, m *purge.Matcher, 
 			errs = append(errs, err)
 		}
 	}
+	// A file renamed because its name held a text is mined under its new
+	// name (its old one left the index above).
+	for _, p := range rep.Places {
+		if p.Renamed && (p.Kind == "memory" || p.Kind == "session" || p.Kind == "archive") {
+			if _, err := a.mine(ctx, a.Home.Abs(p.Path), palace.MineOptions{}); err != nil {
+				a.Log.Warn("purge: mining a renamed file failed; the next mine catches up", "source", p.Path, "err", err)
+			}
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return len(ds), err
 	}
@@ -266,11 +276,22 @@ func (a *App) remineOrDrop(ctx context.Context, src string, m *purge.Matcher) er
 		return fmt.Errorf("%s: %w", src, err)
 	}
 	for _, d := range ds {
-		if len(m.Find([]byte(d.Text))) > 0 || len(m.Find([]byte(d.Heading))) > 0 || len(m.Find([]byte(d.SupersededBy))) > 0 {
+		if drawerHolds(d, m) {
 			return a.Store.DeleteFile(ctx, src)
 		}
 	}
 	return nil
+}
+
+// drawerHolds reports whether a drawer's text, heading, superseded-by or
+// source holds a text m finds.
+func drawerHolds(d store.Drawer, m *purge.Matcher) bool {
+	for _, s := range []string{d.Text, d.Heading, d.SupersededBy, d.Source} {
+		if len(m.Find([]byte(s))) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // finishPendingPurges finishes a purge an earlier process was killed in,

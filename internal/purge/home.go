@@ -24,6 +24,9 @@ type Place struct {
 	Found int    `json:"found" jsonschema:"how many times the text stood there"`
 	// Removed: the whole file went (a set-aside damaged index).
 	Removed bool `json:"removed,omitempty"`
+	// Renamed: the file's name held the text (a session named after its
+	// first words); Path is its new name.
+	Renamed bool `json:"renamed,omitempty"`
 }
 
 // Report is what a scrub of the home's files found and changed.
@@ -92,6 +95,21 @@ func ScrubHome(ctx context.Context, h home.Home, m *Matcher, dryRun bool) (Repor
 		if err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		if pl == nil || pl.Kind != "config" {
+			renamed, err := scrubName(h, p, m, dryRun)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if renamed != "" {
+				if pl == nil {
+					kind, agent := classify(rel)
+					pl = &Place{Kind: kind, Agent: agent}
+				}
+				pl.Path, pl.Renamed = h.Rel(renamed), true
+				pl.Found++
+			}
 		}
 		switch {
 		case pl == nil:
@@ -231,4 +249,28 @@ func classify(rel string) (kind, agent string) {
 		kind = "other"
 	}
 	return kind, agent
+}
+
+// scrubName renames a file whose name holds a text (the text becomes
+// "purged"), and returns its new path ("" when the name holds none). Only
+// the file's own name is looked at: directories are named by agent ids
+// and dates.
+func scrubName(h home.Home, p string, m *Matcher, dryRun bool) (string, error) {
+	dir, base := filepath.Split(p)
+	out, n := redactBytes([]byte(base), m)
+	if n == 0 {
+		return "", nil
+	}
+	name := strings.ReplaceAll(string(out), Marker, "purged")
+	dest := filepath.Join(dir, name)
+	if dryRun {
+		return dest, nil
+	}
+	if _, err := os.Lstat(dest); err == nil {
+		return "", fmt.Errorf("purge: rename %s: %s exists", h.Rel(p), h.Rel(dest))
+	}
+	if err := os.Rename(p, dest); err != nil {
+		return "", fmt.Errorf("purge: rename %s: %w", h.Rel(p), err)
+	}
+	return dest, nil
 }
