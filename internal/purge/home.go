@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -96,21 +97,6 @@ func ScrubHome(ctx context.Context, h home.Home, m *Matcher, dryRun bool) (Repor
 			errs = append(errs, err)
 			continue
 		}
-		if pl == nil || pl.Kind != "config" {
-			renamed, err := scrubName(h, p, m, dryRun)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			if renamed != "" {
-				if pl == nil {
-					kind, agent := classify(rel)
-					pl = &Place{Kind: kind, Agent: agent}
-				}
-				pl.Path, pl.Renamed = h.Rel(renamed), true
-				pl.Found++
-			}
-		}
 		switch {
 		case pl == nil:
 		case pl.Kind == "config":
@@ -118,6 +104,40 @@ func ScrubHome(ctx context.Context, h home.Home, m *Matcher, dryRun bool) (Repor
 		default:
 			rep.Places = append(rep.Places, *pl)
 		}
+	}
+	// Names, after the contents: a lock file made beside a file while it
+	// was scrubbed is named after it.
+	for _, p := range files {
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		rel := h.Rel(p)
+		if liveIndex[rel] || rel == "config.toml" {
+			continue
+		}
+		renamed, err := scrubName(h, p, m, dryRun)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if renamed == "" || strings.HasSuffix(p, atomicio.LockSuffix) {
+			continue // a lock file is no copy of anything
+		}
+		if lock := p + atomicio.LockSuffix; !dryRun {
+			if _, err := os.Lstat(lock); err == nil {
+				if _, err := scrubName(h, lock, m, false); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+		i := slices.IndexFunc(rep.Places, func(pl Place) bool { return pl.Path == rel })
+		if i < 0 {
+			kind, agent := classify(rel)
+			rep.Places = append(rep.Places, Place{Kind: kind, Agent: agent})
+			i = len(rep.Places) - 1
+		}
+		rep.Places[i].Path, rep.Places[i].Renamed = h.Rel(renamed), true
+		rep.Places[i].Found++
 	}
 	return rep, errors.Join(errs...)
 }
