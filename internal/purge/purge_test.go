@@ -157,17 +157,17 @@ func TestScrubHome(t *testing.T) {
 	h := home.Home{Root: t.TempDir()}
 	secret := "sk-live-HOME-1234"
 	files := map[string]string{
-		"hive/agents/alice/memory.md":                       "# alice\n## note\nkey " + secret + "\n",
+		"hive/agents/alice/memory.md":                        "# alice\n## note\nkey " + secret + "\n",
 		"hive/agents/bob/sessions/2026-" + secret + "-ab.md": "turn " + secret + "\n",
-		"hive/archive/alice/2026-12.md":                     secret + "\n",
-		"hive/backups/20261206T000000Z/alice/memory.md":     "x " + secret + "\n",
-		"hive/forgotten/alice/2026-12.md":                   secret + "\n",
-		"hive/log.jsonl":                                    `{"fact":"` + secret + `"}` + "\n",
-		"hive/agents/alice/.memory.md.123.tmp":              "tmp " + secret + "\n",
-		"palace/palace.db.damaged-20261206T000000Z":         "SQLite " + secret,
-		"palace/palace.db":                                  "live index " + secret, // the store's to scrub
-		"config.toml":                                       "api_key = \"" + secret + "\"\n",
-		"hive/agents/alice/other.md":                        "nothing\n",
+		"hive/archive/alice/2026-12.md":                      secret + "\n",
+		"hive/backups/20261206T000000Z/alice/memory.md":      "x " + secret + "\n",
+		"hive/forgotten/alice/2026-12.md":                    secret + "\n",
+		"hive/log.jsonl":                                     `{"fact":"` + secret + `"}` + "\n",
+		"hive/agents/alice/.memory.md.123.tmp":               "tmp " + secret + "\n",
+		"palace/palace.db.damaged-20261206T000000Z":          "SQLite " + secret,
+		"palace/palace.db":                                   "live index " + secret, // the store's to scrub
+		"config.toml":                                        "api_key = \"" + secret + "\"\n",
+		"hive/agents/alice/other.md":                         "nothing\n",
 	}
 	for rel, body := range files {
 		p := filepath.Join(h.Root, rel)
