@@ -450,6 +450,13 @@ func (a *App) forgetPurgeTexts(ctx context.Context, r ForgetRequest, agent strin
 		return texts, nil
 	}
 	_, removed, err := memfile.RemoveSection(data, ref)
+	if err != nil && ref != "" && strings.Contains(err.Error(), "no section") {
+		// A section that already left the file: in the agent's archive
+		// or forgotten text.
+		if s, src, ok := a.sectionElsewhere(agent, ref); ok {
+			removed, err, out.Source = s, nil, src
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -470,4 +477,35 @@ func (a *App) blocklistRedact() func(string) (string, int) {
 		return nil
 	}
 	return bl.Redact
+}
+
+// sectionElsewhere finds the section ref names in the agent's archive or
+// forgotten text, and the file it is in (relative to the home).
+func (a *App) sectionElsewhere(agent, ref string) (memfile.Section, string, bool) {
+	arch, _ := a.Home.ArchiveDir(agent)
+	forgotten, _ := a.Home.ForgottenDir(agent)
+	for _, dir := range []string{arch, forgotten} {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".md") || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			p := filepath.Join(dir, e.Name())
+			data, err := a.Home.ReadFile(p)
+			if err != nil {
+				continue
+			}
+			f, err := memfile.Parse(data)
+			if err != nil {
+				continue
+			}
+			if i, err := f.FindSection(ref); err == nil {
+				return f.Sections[i], a.Home.Rel(p), true
+			}
+		}
+	}
+	return memfile.Section{}, "", false
 }

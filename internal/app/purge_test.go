@@ -196,6 +196,13 @@ func TestPurgeReachesTextThatLeftTheMemoryFile(t *testing.T) {
 	if len(res.Purged) == 0 {
 		t.Errorf("forget --purge of an archived drawer purged nothing: %+v", res)
 	}
+	// forget --purge by the heading of a section forgotten without it.
+	if _, err := a.Forget(ctx, ForgetRequest{Agent: "coder", Heading: "old aws", Purge: true, Confirm: "coder"}); err != nil {
+		t.Fatalf("forget --purge of a forgotten section: %v", err)
+	}
+	if left := filesHolding(t, a.Home.Root, "before rotation"); len(left) > 0 {
+		t.Errorf("the forgotten section is still in %v", left)
+	}
 	if _, err := a.Purge(ctx, PurgeRequest{Text: secret}); err != nil {
 		t.Fatal(err)
 	}
