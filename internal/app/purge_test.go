@@ -13,6 +13,8 @@ import (
 	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/purge"
+	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/postgres/pgtest"
 )
 
 // remember writes notes or fails the test.
@@ -456,5 +458,57 @@ func TestPurgeDryRunAndShortText(t *testing.T) {
 	}
 	if got := filesHolding(t, a.Home.Root, secret); !slices.Equal(got, before) {
 		t.Errorf("refused purges changed files: %v", got)
+	}
+}
+
+// In a PostgreSQL palace two homes share, a purge in one takes every
+// drawer that held the text out at once, the other home's too; the other
+// home's own files are its own to purge (its next mine would bring its
+// copy back, as the docs say).
+func TestPurgeInASharedPostgresPalace(t *testing.T) {
+	dsn := pgtest.Schema(t, pgtest.EnvPostgres)
+	ctx := context.Background()
+	t.Setenv("HIVEMEM_EMBEDDER_PROVIDER", "none")
+	t.Setenv("HIVEMEM_PALACE_BACKEND", "postgres")
+	t.Setenv("HIVEMEM_PALACE_DSN", dsn)
+	a, b := openAt(t, t.TempDir()), openAt(t, t.TempDir())
+	secret := "sk-live-SHAREDPG-4242"
+	remember(t, a, RememberRequest{Agent: "alice", Heading: "pasted", Text: "Key " + secret + " here."})
+	remember(t, b, RememberRequest{Agent: "bob", Heading: "copy", Text: "Bob has " + secret + " too."})
+	holding := func() int {
+		ds, err := a.Store.List(ctx, store.Filter{}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, d := range ds {
+			if strings.Contains(d.Text, secret) {
+				n++
+			}
+		}
+		return n
+	}
+	if n := holding(); n != 2 {
+		t.Fatalf("setup: %d drawers hold the secret, want 2", n)
+	}
+	res, err := a.Purge(ctx, PurgeRequest{Text: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := holding(); n != 0 || res.Drawers != 2 {
+		t.Errorf("after the purge %d drawers hold the secret (result: %d drawers)", n, res.Drawers)
+	}
+	hits, err := b.Search(ctx, SearchRequest{Query: "Bob has", Results: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hits.Hits {
+		if strings.Contains(h.Text, secret) {
+			t.Errorf("the other home still finds it: %+v", h.Hit)
+		}
+	}
+	requireNowhere(t, a, secret, nil)
+	if left := filesHolding(t, b.Home.Root, secret); len(left) == 0 {
+		t.Error("the other home's files changed: a purge reaches only its own home")
 	}
 }
