@@ -175,3 +175,47 @@ func TestPurgeKilledIsFinished(t *testing.T) {
 		}
 	}
 }
+
+// An import of a transcript that still holds a purged text writes it
+// redacted and says that the transcript itself is not ours to change; a
+// purge of a too-short text is refused and its dry run changes nothing.
+func TestPurgeCommandAndImportNote(t *testing.T) {
+	h := newProcHome(t)
+	run := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := Main(context.Background(), append([]string{"--home", h.root}, args...), strings.NewReader(""), &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+	secret := "sk-live-NOTE-90817"
+	if code, _, errOut := run("remember", "alice", "Key "+secret+" pasted."); code != 0 {
+		t.Fatal(errOut)
+	}
+	if code, _, errOut := run("purge", "the", "--yes"); code == 0 || !strings.Contains(errOut, "too short") {
+		t.Errorf("purge of a short text: exit %d: %s", code, errOut)
+	}
+	code, out, errOut := run("purge", secret, "--dry-run")
+	if code != 0 || !strings.Contains(out, "would purge from 2 places: 1 file (the files of 1 agent) and 1 drawer") || strings.Contains(out+errOut, secret) {
+		t.Errorf("dry run: exit %d:\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := run("purge", secret); code == 0 || !strings.Contains(errOut, "not confirmed") {
+		t.Errorf("unconfirmed purge: exit %d: %s", code, errOut)
+	}
+	if len(holdingBytes(t, h.root, secret)) == 0 {
+		t.Fatal("a dry run or an unconfirmed purge changed the home")
+	}
+	code, out, errOut = run("purge", secret, "--yes")
+	if code != 0 || !strings.Contains(out, "purged from") || strings.Contains(out+errOut, secret) {
+		t.Errorf("purge: exit %d:\n%s%s", code, out, errOut)
+	}
+	chat := filepath.Join(t.TempDir(), "chat.jsonl")
+	if err := os.WriteFile(chat, []byte(`{"role":"user","content":"again `+secret+`"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = run("import", "generic", chat, "--agent", "alice")
+	if code != 0 || !strings.Contains(errOut, "the source transcript outside the home is not ours to change") {
+		t.Errorf("import: exit %d: %s", code, errOut)
+	}
+	if left := holdingBytes(t, h.root, secret); len(left) > 0 {
+		t.Errorf("the import brought the secret back: %v", left)
+	}
+}
