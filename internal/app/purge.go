@@ -387,6 +387,18 @@ func (a *App) forgetPurge(ctx context.Context, r ForgetRequest, agent string, ou
 	if err != nil {
 		return out, fmt.Errorf("forget: %w", badInput(err))
 	}
+	// The answer names what went, never the text: a heading made from a
+	// note's first words, or the line, may hold it.
+	if m, err := purge.Ephemeral(texts); err == nil {
+		bl := purge.NewBlocklist(m)
+		if out.Section != nil {
+			out.Section.Heading, _ = bl.Redact(out.Section.Heading)
+		}
+		if out.Line != nil {
+			out.Line.Text, _ = bl.Redact(out.Line.Text)
+			out.Line.Heading, _ = bl.Redact(out.Line.Heading)
+		}
+	}
 	res, err := a.purgeTexts(ctx, texts, false, r.LockWait)
 	out.Purge = &res
 	for _, f := range res.Files {

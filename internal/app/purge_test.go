@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -511,4 +512,29 @@ func TestPurgeInASharedPostgresPalace(t *testing.T) {
 	if left := filesHolding(t, b.Home.Root, secret); len(left) == 0 {
 		t.Error("the other home's files changed: a purge reaches only its own home")
 	}
+}
+
+// The answer of a forget --purge names what went, never the text: a
+// heading made from a note's first words, or the line, may hold it.
+func TestForgetPurgeAnswerHoldsNoText(t *testing.T) {
+	ctx := context.Background()
+	a := openLexical(t)
+	secret := "sk-live-ANSWER-6612"
+	res := remember(t, a,
+		RememberRequest{Agent: "alice", Text: secret + " is the key I pasted"},
+		RememberRequest{Agent: "alice", Heading: "other", Text: "Line one.\nthe token tok-ANSWER-7723 here"})
+	for _, req := range []ForgetRequest{
+		{Agent: "alice", Heading: res[0].Section.Heading, Purge: true, Confirm: "alice"},
+		{Agent: "alice", Line: "tok-ANSWER-7723", Purge: true, Confirm: "alice"},
+	} {
+		out, err := a.Forget(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(out)
+		if strings.Contains(string(b), secret) || strings.Contains(string(b), "ANSWER-7723") {
+			t.Errorf("the answer holds the text: %s", b)
+		}
+	}
+	requireNowhere(t, a, secret, nil)
 }

@@ -287,10 +287,10 @@ func scrubName(h home.Home, p string, m *Matcher, dryRun bool) (string, error) {
 		return dest, nil
 	}
 	if _, err := os.Lstat(dest); err == nil {
-		return "", fmt.Errorf("purge: rename %s: %s exists", h.Rel(p), h.Rel(dest))
+		return "", fmt.Errorf("purge: rename a file to %s: it exists", h.Rel(dest))
 	}
 	if err := os.Rename(p, dest); err != nil {
-		return "", fmt.Errorf("purge: rename %s: %w", h.Rel(p), err)
+		return "", fmt.Errorf("purge: rename a file to %s: %w", h.Rel(dest), errors.Unwrap(err))
 	}
 	return dest, nil
 }

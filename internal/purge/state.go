@@ -282,5 +282,8 @@ func (b Blocklist) Redact(text string) (string, int) {
 	return sb.String(), len(spans)
 }
 
+// NewBlocklist is a block list of what m finds.
+func NewBlocklist(m *Matcher) Blocklist { return Blocklist{m: m} }
+
 // Empty reports whether nothing was ever purged.
 func (b Blocklist) Empty() bool { return b.m.Empty() }
