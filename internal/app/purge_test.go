@@ -538,3 +538,18 @@ func TestForgetPurgeAnswerHoldsNoText(t *testing.T) {
 	}
 	requireNowhere(t, a, secret, nil)
 }
+
+// A purged section's lines leave every file only when they say
+// something: a code fence or a rule inside it stays in other files.
+func TestSectionPurgeTextsLeaveStructureAlone(t *testing.T) {
+	texts := sectionPurgeTexts("## 2026-12-06 — keys\n```python\nkey = 'x'\n```\n", "2026-12-06 — keys",
+		"```python\nkey = 'x'\n```\n----------------\nrotate the staging key monthly\n| --- | --- |")
+	var got []string
+	for _, x := range texts[1:] {
+		got = append(got, x.Text)
+	}
+	want := []string{"2026-12-06 — keys", "rotate the staging key monthly"}
+	if !slices.Equal(got, want) {
+		t.Errorf("texts = %q, want %q", got, want)
+	}
+}
