@@ -360,7 +360,9 @@ func substantive(line string) bool {
 	}
 	words := 0
 	for _, w := range strings.Fields(line) {
-		if strings.IndexFunc(w, func(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r > 127 }) >= 0 {
+		if strings.IndexFunc(w, func(r rune) bool {
+			return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r > 127
+		}) >= 0 {
 			words++
 		}
 	}
