@@ -132,11 +132,13 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	a.UseSettings(func() config.Config { return a.Config })
 	if opts.IndexLater {
 		a.later = &lazyIndex{opts: opts}
+		a.finishPendingPurges(ctx)
 		return a, nil
 	}
 	if err := a.openIndex(ctx, opts); err != nil {
 		return nil, err
 	}
+	a.finishPendingPurges(ctx)
 	return a, nil
 }
 

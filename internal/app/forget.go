@@ -70,22 +70,22 @@ type ForgetResult struct {
 	// Kept is where the text was kept (hive/forgotten/..., never indexed);
 	// "" for a purge.
 	Kept string `json:"kept,omitempty" jsonschema:"file keeping the forgotten text, never indexed; empty for a purge"`
-	// Purged lists the copies (archive, forgotten text, backups) the text
-	// was removed from.
-	Purged         []string `json:"purged,omitempty"`
-	DrawersRemoved int      `json:"drawers_removed"`
-	MineError      string   `json:"mine_error,omitempty" jsonschema:"the text is out of the file, but updating the index failed: the next mine drops its drawers"`
+	// Purged lists the files the text was removed from (a purge).
+	Purged []string `json:"purged,omitempty"`
+	// Purge is the purge's whole report (where, how many agents' files).
+	Purge          *PurgeResult `json:"purge,omitempty"`
+	DrawersRemoved int          `json:"drawers_removed"`
+	MineError      string       `json:"mine_error,omitempty" jsonschema:"the text is out of the file, but updating the index failed: the next mine drops its drawers"`
 }
 
 // Forget removes a section or a line from the agent's memory file: locked,
 // atomic, the file backed up first; the text is kept in
 // hive/forgotten/<agent>/ (reason "forgotten", never indexed) and the
 // file's drawers follow at once. With Purge the text is not kept: it is
-// removed from the memory file, the archive, the forgotten text and every
-// backup; the index drops its drawers and the embedding cache their
-// vectors, and the backend leaves no deleted byte in its files (SQLite:
-// secure delete, vacuum, log truncated). The event logged for a purge has
-// no text and no heading.
+// purged from the whole home (see Purge) — the memory file, every copy of
+// it anywhere in the home, whichever agent's, and the index — and no
+// backup holding it is made. Purge also takes a drawer id of a section
+// that already left the memory file (the agent's archive, sessions).
 func (a *App) Forget(ctx context.Context, r ForgetRequest) (ForgetResult, error) {
 	if err := r.Validate(); err != nil {
 		return ForgetResult{}, err
@@ -97,6 +97,9 @@ func (a *App) Forget(ctx context.Context, r ForgetRequest) (ForgetResult, error)
 	if err != nil {
 		return out, fmt.Errorf("forget: %w", err)
 	}
+	if r.Purge {
+		return a.forgetPurge(ctx, r, agent, out)
+	}
 	ref := r.Heading
 	if r.Drawer != "" {
 		if ref, err = a.sectionRef(ctx, agent, r.Drawer); err != nil {
@@ -105,7 +108,6 @@ func (a *App) Forget(ctx context.Context, r ForgetRequest) (ForgetResult, error)
 	}
 	var removed memfile.Section
 	var line memfile.Line
-	before := a.drawerHashes(ctx, agent)
 	b, err := refl.Correct(ctx, agent, func(old []byte) ([]byte, error) {
 		if r.Line != "" {
 			res, l, err := memfile.RemoveLine(old, ref, r.Line)
@@ -130,65 +132,21 @@ func (a *App) Forget(ctx context.Context, r ForgetRequest) (ForgetResult, error)
 		text, lines = removed.Raw, fmt.Sprintf("%d-%d", removed.StartLine, removed.EndLine)
 	}
 
-	if !r.Purge {
-		kept, err := refl.KeepForgotten(ctx, agent, reflector.ForgottenEntry{Reason: "forgotten", Source: out.Source, Lines: lines, Text: text})
-		if err != nil {
-			return out, fmt.Errorf("forget: the text is out of the memory file but could not be kept (it is in backup %s): %w", b.Name, err)
-		}
-		out.Kept = a.Home.Rel(kept)
-		n, err := a.reindexAgent(ctx, agent, false, r.LockWait)
-		out.DrawersRemoved = n
-		if err != nil {
-			out.MineError = err.Error()
-		}
-		data := map[string]any{"source": out.Source, "lines": lines, "kept": out.Kept, "backup": b.Name}
-		if out.Section != nil {
-			data["heading"] = out.Section.Heading
-		}
-		a.event("forget", agent, data)
-		return out, nil
-	}
-
-	// Purge: every copy, then the index.
-	var sections, needles []string
-	hashes := []string{palace.TextHash(strings.TrimSpace(text))}
-	if r.Line != "" {
-		needles = append(needles, r.Line)
-		if t := strings.TrimSpace(line.Text); t != "" {
-			needles = append(needles, t)
-		}
-	} else {
-		sections = append(sections, removed.Raw)
-		hashes = append(hashes, palace.TextHash(noteText(removed)))
-		for _, l := range strings.Split(removed.Body(), "\n") {
-			if t := strings.TrimSpace(l); len(t) >= 12 {
-				needles = append(needles, t)
-			}
-		}
-	}
-	purged, err := refl.PurgeCopies(ctx, agent, sections, needles)
-	out.Purged = purged
+	kept, err := refl.KeepForgotten(ctx, agent, reflector.ForgottenEntry{Reason: "forgotten", Source: out.Source, Lines: lines, Text: text})
 	if err != nil {
-		return out, fmt.Errorf("forget: the text is out of the memory file, but purging its copies failed (run the purge again): %w", err)
+		return out, fmt.Errorf("forget: the text is out of the memory file but could not be kept (it is in backup %s): %w", b.Name, err)
 	}
-	n, err := a.reindexAgent(ctx, agent, true, r.LockWait)
+	out.Kept = a.Home.Rel(kept)
+	n, err := a.reindexAgent(ctx, agent, false, r.LockWait)
 	out.DrawersRemoved = n
-	if err == nil {
-		after := a.drawerHashes(ctx, agent)
-		for h := range before {
-			if !after[h] {
-				hashes = append(hashes, h)
-			}
-		}
-		err = a.Store.Scrub(ctx, hashes)
-	}
 	if err != nil {
 		out.MineError = err.Error()
 	}
-	a.event("purge", agent, map[string]any{"source": out.Source, "lines": lines, "copies": len(purged), "backup": b.Name})
-	if err != nil {
-		return out, fmt.Errorf("forget: the text is out of every file, but the index still holds it (run the purge again, or `hivemem reindex`): %w", err)
+	data := map[string]any{"source": out.Source, "lines": lines, "kept": out.Kept, "backup": b.Name}
+	if out.Section != nil {
+		data["heading"] = out.Section.Heading
 	}
+	a.event("forget", agent, data)
 	return out, nil
 }
 
@@ -215,33 +173,6 @@ func badInput(err error) error {
 		}
 	}
 	return err
-}
-
-// drawerHashes is the content hashes of the drawers of agent's memory
-// file and archive (nil without an index).
-func (a *App) drawerHashes(ctx context.Context, agent string) map[string]bool {
-	out := map[string]bool{}
-	if a.index(ctx) != nil || a.Store == nil {
-		return out
-	}
-	mem, _ := a.Home.MemoryPath(agent)
-	arch, _ := a.Home.ArchiveDir(agent)
-	sources := []string{a.Home.Rel(mem)}
-	if files, err := a.Store.Files(ctx, a.Home.Rel(arch)+"/"); err == nil {
-		for _, f := range files {
-			sources = append(sources, f.Source)
-		}
-	}
-	for _, src := range sources {
-		ds, err := a.Store.Drawers(ctx, src)
-		if err != nil {
-			continue
-		}
-		for _, d := range ds {
-			out[d.Hash] = true
-		}
-	}
-	return out
 }
 
 // reindexAgent mines the agent's memory file (and with archive its archive

@@ -86,5 +86,6 @@ func (a *App) Import(ctx context.Context, r ImportRequest) (capture.Result, erro
 	return capture.Import(ctx, a.Home, a.Palace, r.Paths, capture.Options{
 		Agent: r.Agent, Format: r.Format, Events: a.Events,
 		MaxSessionBytes: min(cfg.Capture.SessionMaxBytes, cfg.Palace.MaxFileBytes), RetentionDays: cfg.Capture.RetentionDays,
+		Redact: a.blocklistRedact(),
 	})
 }

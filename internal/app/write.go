@@ -132,6 +132,7 @@ func (a *App) Remember(ctx context.Context, r RememberRequest) (RememberResult, 
 		return RememberResult{}, err
 	}
 	agent, _ := r.Scope.writeAgent(r.Agent)
+	r.Text, r.Heading = a.redactBlocked("remember", r.Text), a.redactBlocked("remember", r.Heading)
 	now := r.Now
 	if now.IsZero() {
 		now = time.Now()
@@ -248,6 +249,7 @@ func (a *App) Pin(ctx context.Context, r PinRequest) (PinResult, error) {
 		return PinResult{}, err
 	}
 	agent, _ := r.Scope.writeAgent(r.Agent)
+	r.Fact = a.redactBlocked("pin", r.Fact)
 	if !r.Force {
 		dup, err := a.findDuplicate(ctx, agent, r.Fact, true, r.Replaces)
 		if err != nil {

@@ -54,6 +54,10 @@ type Options struct {
 	// Events, when set, gets an "import" event per import that wrote
 	// something and a "session-expire" event per file retention removed.
 	Events *eventlog.Log
+	// Redact, when set, is applied to every turn's text and every title
+	// before anything is written (a purged text stays out of the home);
+	// it returns the text and how many places it replaced.
+	Redact func(string) (string, int)
 }
 
 // SessionResult is what Import did with one conversation.
@@ -84,6 +88,9 @@ type Result struct {
 	// MineErr is why the index is behind the files (reported as a
 	// warning: the next mine catches up).
 	MineErr error `json:"-"`
+	// Redacted counts the purged texts taken out of what was read (see
+	// Options.Redact): the source files outside the home still hold them.
+	Redacted int `json:"redacted,omitempty"`
 }
 
 // source is a parsed input file.
@@ -132,6 +139,9 @@ func Import(ctx context.Context, h home.Home, m Miner, paths []string, o Options
 			return res, fmt.Errorf("import: %w", err)
 		}
 		srcs = append(srcs, s)
+	}
+	if o.Redact != nil {
+		res.Redacted = redactSources(srcs, o.Redact)
 	}
 	// Never write sessions through a link out of the home.
 	if err := h.MkdirAll(dir); err != nil {
@@ -475,4 +485,23 @@ func ensureMemory(ctx context.Context, h home.Home, agent string) (bool, error) 
 		return memfile.Template(agent, agent), nil
 	})
 	return created, err
+}
+
+// redactSources applies redact to every title and turn of srcs and
+// counts what it replaced.
+func redactSources(srcs []source, redact func(string) (string, int)) int {
+	total := 0
+	for i := range srcs {
+		for j := range srcs[i].convs {
+			c := &srcs[i].convs[j]
+			var n int
+			c.Title, n = redact(c.Title)
+			total += n
+			for k := range c.Turns {
+				c.Turns[k].Text, n = redact(c.Turns[k].Text)
+				total += n
+			}
+		}
+	}
+	return total
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/dustin/go-humanize/english"
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/app"
@@ -41,13 +40,14 @@ func newForgetCommand(g *globals) *cobra.Command {
 	cmd.Long = "Remove a section, named by drawer id or --heading, or one line (--line TEXT: the line containing TEXT, in that section or\n" +
 		"anywhere in the file) from the agent's memory file: locked, atomic, the file backed up first. The text is kept in\n" +
 		"hive/forgotten/<agent>/ (never indexed) and its drawers leave the index at once.\n\n" +
-		"--purge is for a secret pasted by mistake: the text is not kept but removed from the memory file, the archive, every\n" +
-		"backup, the embedding cache and the index, and the index's freed pages are overwritten, so that no byte of it stays\n" +
-		"in the home. It asks you to type the agent id unless --yes. The event logged has no text."
+		"--purge is for a secret pasted by mistake: the text is not kept but purged from the whole home (as `hivemem purge`\n" +
+		"does): the section, each of its lines and every key-like word of it leave every agent's memory file, sessions, archives,\n" +
+		"forgotten text, backups, the event log, the index and the embedding cache, and stay on the block list. No backup is made.\n" +
+		"It asks you to type the agent id unless --yes. The output names places, never the text."
 	f := cmd.Flags()
 	f.StringVar(&o.heading, "heading", "", "the section to forget, by heading (the whole heading, or the part after its date)")
 	f.StringVar(&o.line, "line", "", "forget only the line that contains this text")
-	f.BoolVar(&o.purge, "purge", false, "remove the text from every copy: archive, backups, embedding cache, index")
+	f.BoolVar(&o.purge, "purge", false, "purge the text from the whole home: every copy, the index, the embedding cache")
 	f.BoolVar(&o.yes, "yes", false, "purge without asking")
 	jsonFlag(cmd, &o.asJSON)
 	return takesText(cmd)
@@ -57,7 +57,7 @@ func runForget(ctx context.Context, g *globals, o forgetOptions, req app.ForgetR
 	if req.Purge {
 		req.Confirm = req.Agent
 		if !o.yes {
-			fmt.Fprintf(g.stderr, "purge: this removes the text from %s's memory file, archive, backups and index for good.\ntype the agent id (%s) to go on: ", req.Agent, req.Agent)
+			fmt.Fprintf(g.stderr, "purge: this takes the text out of every file of the home (%s's and any other agent's copy) and the index, for good.\ntype the agent id (%s) to go on: ", req.Agent, req.Agent)
 			answer, err := bufio.NewReader(g.stdin).ReadString('\n')
 			if err != nil && strings.TrimSpace(answer) == "" {
 				return errors.New("forget: purge not confirmed (no answer; --yes purges without asking)")
@@ -87,7 +87,10 @@ func runForget(ctx context.Context, g *globals, o forgetOptions, req app.ForgetR
 		what = fmt.Sprintf("line %d", res.Line.Number)
 	}
 	if req.Purge {
-		fmt.Fprintf(g.stdout, "purged %s from %s and %s (backup %s, %s removed from the index)\n", what, res.Source, english.Plural(len(res.Purged), "copy", "copies"), res.Backup, plural(res.DrawersRemoved, "drawer"))
+		fmt.Fprintf(g.stdout, "purged %s of %s:\n", what, res.Source)
+		if res.Purge != nil {
+			writePurge(g.stdout, *res.Purge)
+		}
 		return nil
 	}
 	fmt.Fprintf(g.stdout, "forgot %s of %s: kept in %s (backup %s, %s removed from the index)\n", what, res.Source, res.Kept, res.Backup, plural(res.DrawersRemoved, "drawer"))

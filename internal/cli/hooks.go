@@ -674,4 +674,7 @@ func runHookSave(ctx context.Context, g *globals, o hookOptions) {
 	for _, s := range res.Sessions {
 		fmt.Fprintf(g.stderr, "hivemem: saved %d new turns of session %s to %s\n", s.TurnsAdded, in.SessionID, a.Home.Rel(s.Path))
 	}
+	if res.Redacted > 0 {
+		fmt.Fprintln(g.stderr, "hivemem: "+redactedNote(res.Redacted))
+	}
 }

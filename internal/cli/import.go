@@ -77,7 +77,13 @@ func (g *globals) printImport(a *app.App, res capture.Result, asJSON bool) error
 		if res.MineErr != nil {
 			out["mine_error"] = res.MineErr.Error()
 		}
+		if res.Redacted > 0 {
+			out["redacted"] = res.Redacted
+		}
 		return writeJSON(g.stdout, out)
+	}
+	if res.Redacted > 0 {
+		fmt.Fprintln(g.stderr, redactedNote(res.Redacted))
 	}
 	for _, s := range res.Sessions {
 		state := "unchanged"
@@ -101,4 +107,11 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// redactedNote says that an import left purged texts out, and that the
+// files it read still hold them.
+func redactedNote(n int) string {
+	return fmt.Sprintf("note: %s purged from this home left out of what was imported ([purged] instead); "+
+		"the source transcript outside the home is not ours to change and still holds it", plural(n, "text"))
 }

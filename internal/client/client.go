@@ -365,6 +365,12 @@ func (c *Client) Forget(ctx context.Context, agent string, r web.ForgetRequest) 
 	return decode[app.ForgetResult](ctx, c, call{route: web.RouteForget, args: []string{agent}, body: r})
 }
 
+// Purge is POST /api/v1/purge: a text out of the whole home (a dry run
+// says where it stands).
+func (c *Client) Purge(ctx context.Context, r web.PurgeRequest) (app.PurgeResult, error) {
+	return decode[app.PurgeResult](ctx, c, call{route: web.RoutePurge, body: r})
+}
+
 // Mine is POST /api/v1/mine: the whole hive, or r.Agent's directory.
 func (c *Client) Mine(ctx context.Context, r web.MineRequest) (web.MineResponse, error) {
 	return decode[web.MineResponse](ctx, c, call{route: web.RouteMine, body: r})

@@ -280,6 +280,10 @@ func TestClientCoversEveryRoute(t *testing.T) {
 	check("Forget", err, fg.Section != nil && fg.Kept != "", fg)
 	_, err = c.Forget(ctx, "coder", web.ForgetRequest{Heading: "no such section"})
 	check("Forget an unknown section", nil, err != nil && strings.Contains(err.Error(), "no section"), err)
+	pg, err := c.Purge(ctx, web.PurgeRequest{Text: "the cache key has the tenant", DryRun: true})
+	check("Purge dry run", err, pg.DryRun && pg.Places > 0, pg)
+	_, err = c.Purge(ctx, web.PurgeRequest{Text: "short"})
+	check("Purge a short text", nil, err != nil && strings.Contains(err.Error(), "too short"), err)
 
 	// Every route was reached: route the recorded requests through a mux
 	// holding the routes alone.

@@ -69,7 +69,7 @@ func TestHTTPTools(t *testing.T) {
 	cs := connectHTTP(t, url, map[string]string{mcpserver.AgentHeader: "carol"})
 
 	res, err := cs.ListTools(context.Background(), nil)
-	if err != nil || len(res.Tools) != 10 {
+	if err != nil || len(res.Tools) != 11 {
 		t.Fatalf("list tools: %v, %d tools", err, len(res.Tools))
 	}
 	rem := ok[mcpserver.RememberOutput](t, cs, mcpserver.ToolRemember, map[string]any{"text": "Over HTTP: the cache key includes the tenant.", "heading": "cache key"})

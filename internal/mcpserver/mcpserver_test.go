@@ -56,7 +56,7 @@ func TestListTools(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	want := []string{"memory_condense", "memory_events", "memory_forget", "memory_pin", "memory_read", "memory_remember", "memory_search", "memory_status", "memory_unpin", "memory_wake_up"}
+	want := []string{"memory_condense", "memory_events", "memory_forget", "memory_pin", "memory_purge", "memory_read", "memory_remember", "memory_search", "memory_status", "memory_unpin", "memory_wake_up"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}

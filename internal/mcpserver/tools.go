@@ -221,6 +221,9 @@ func build(d Deps) (*mcp.Server, error) {
 	if err := addCorrectionTools(srv, s); err != nil {
 		return nil, err
 	}
+	if err := addPurgeTool(srv, s); err != nil {
+		return nil, err
+	}
 	return srv, nil
 }
 

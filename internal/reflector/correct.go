@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -132,106 +131,4 @@ func (r *Reflector) KeepForgotten(ctx context.Context, agent string, e Forgotten
 		return "", fmt.Errorf("keep forgotten text: %w", err)
 	}
 	return path, nil
-}
-
-// PurgeCopies removes a purged text from every copy hivemem keeps of
-// agent's memory: the archive, the forgotten text and every backup. Each
-// section in sections is removed wherever it stands verbatim, and every
-// line containing one of needles goes. Each file is rewritten under its
-// lock and atomically (the archive under the archive lock). It returns
-// the files it changed, relative to the home.
-func (r *Reflector) PurgeCopies(ctx context.Context, agent string, sections, needles []string) ([]string, error) {
-	if err := home.ValidateAgentID(agent); err != nil {
-		return nil, err
-	}
-	var files []string
-	archive, _ := r.home.ArchiveDir(agent)
-	forgotten, _ := r.home.ForgottenDir(agent)
-	for _, dir := range []string{archive, forgotten} {
-		ents, err := home.MarkdownFiles(dir)
-		if err != nil {
-			return nil, fmt.Errorf("purge: %w", err)
-		}
-		for _, e := range ents {
-			files = append(files, filepath.Join(dir, e.Name()))
-		}
-	}
-	backups, err := Backups(r.home, agent)
-	if err != nil {
-		return nil, fmt.Errorf("purge: %w", err)
-	}
-	for _, b := range backups {
-		files = append(files, b.Path)
-	}
-	sort.Strings(files)
-
-	if err := os.MkdirAll(archive, 0o755); err != nil {
-		return nil, fmt.Errorf("purge: %w", err)
-	}
-	lctx, cancel := context.WithTimeout(ctx, r.lockTimeout)
-	unlock, err := atomicio.Lock(lctx, filepath.Join(archive, archiveLockName))
-	cancel()
-	if err != nil {
-		return nil, fmt.Errorf("purge: lock archive of %s: %w", agent, err)
-	}
-	defer func() { _ = unlock() }()
-	var changed []string
-	for _, path := range files {
-		if _, err := r.home.Contain(path); err != nil {
-			return changed, fmt.Errorf("purge: %w", err)
-		}
-		did := false
-		fctx, cancel := context.WithTimeout(ctx, r.lockTimeout)
-		err := atomicio.Update(fctx, path, 0o644, func(old []byte) ([]byte, error) {
-			out := scrubText(old, sections, needles)
-			did = !bytes.Equal(out, old)
-			return out, nil
-		})
-		cancel()
-		if err != nil {
-			return changed, fmt.Errorf("purge %s: %w", path, err)
-		}
-		if did {
-			changed = append(changed, r.home.Rel(path))
-		}
-	}
-	return changed, nil
-}
-
-// scrubText removes each section verbatim (where it starts a line) and
-// every line containing a needle.
-func scrubText(data []byte, sections, needles []string) []byte {
-	out := data
-	for _, s := range sections {
-		if s == "" {
-			continue
-		}
-		for {
-			i := indexAtLineStart(out, []byte(s))
-			if i < 0 {
-				break
-			}
-			out = append(append([]byte(nil), out[:i]...), out[i+len(s):]...)
-		}
-	}
-	for _, n := range needles {
-		out, _ = memfile.RemoveLinesContaining(out, n)
-	}
-	return out
-}
-
-// indexAtLineStart is the first offset of sub in b that starts a line.
-func indexAtLineStart(b, sub []byte) int {
-	for off := 0; off < len(b); {
-		i := bytes.Index(b[off:], sub)
-		if i < 0 {
-			return -1
-		}
-		at := off + i
-		if at == 0 || b[at-1] == '\n' {
-			return at
-		}
-		off = at + 1
-	}
-	return -1
 }

@@ -70,52 +70,6 @@ func TestKeepForgottenIsNotArchive(t *testing.T) {
 	}
 }
 
-func TestPurgeCopiesLeavesNoByte(t *testing.T) {
-	e := newEnv(t, &fakeSum{})
-	secret := "sk-live-0123456789abcdef"
-	section := "## 2026-11-10 — keys\nthe key is " + secret + "\nrotate it\n"
-	e.write("alice", []byte("# Memory\n"+section+"## 2026-11-11 — other\nkept text\n"))
-	// A backup, an archived copy (with the secret on another line too)
-	// and the forgotten text all hold it.
-	for range 2 {
-		if _, err := e.r.Correct(t.Context(), "alice", func(old []byte) ([]byte, error) { return append(old, "more\n"...), nil }); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := e.r.Archive(t.Context(), "alice", []memfile.Section{{Raw: section}, {Raw: "## 2026-11-12 — pasted again\nkey " + secret + " again\nkept archive line\n"}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.r.KeepForgotten(t.Context(), "alice", ForgottenEntry{Reason: "forgotten", Source: "m", Lines: "2-4", Text: section}); err != nil {
-		t.Fatal(err)
-	}
-	// Every file but the live memory file (which forget edits itself).
-	holding := func() []string {
-		var out []string
-		filepath.WalkDir(e.home.HiveDir(), func(p string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && p != e.path("alice") {
-				if b, _ := os.ReadFile(p); bytes.Contains(b, []byte(secret)) {
-					out = append(out, e.home.Rel(p))
-				}
-			}
-			return nil
-		})
-		return out
-	}
-	if n := len(holding()); n < 4 {
-		t.Fatalf("only %d copies hold the secret before the purge: %v", n, holding())
-	}
-	changed, err := e.r.PurgeCopies(t.Context(), "alice", []string{section}, []string{secret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if left := holding(); len(left) > 0 {
-		t.Errorf("after the purge the secret is still in %v (changed %v)", left, changed)
-	}
-	if !strings.Contains(e.archiveText("alice"), "kept archive line") || strings.Contains(e.archiveText("alice"), "rotate it") {
-		t.Errorf("archive after purge:\n%s", e.archiveText("alice"))
-	}
-}
-
 // A condensation archives a superseded section verbatim but leaves its
 // outdated text out of the summary.
 func TestCondenseLeavesSupersededTextOutOfTheSummary(t *testing.T) {

@@ -217,6 +217,7 @@ func (h *Handler) routeTable() []route {
 		api(RoutePin, h.apiPin()),
 		api(RouteUnpin, h.apiUnpin()),
 		api(RouteForget, h.apiForget()),
+		api(RoutePurge, h.apiPurge),
 		api(RouteMine, h.apiMine),
 		api(RouteBackups, h.apiBackups),
 		api(RouteAgentBackups, h.apiAgentBackups),

@@ -376,7 +376,7 @@
     const texts = {
       supersede: ['Supersede this section?', 'The new note is appended with today\'s date; this section stays in the file, marked "superseded by", and leaves search.', 'Supersede'],
       forget: ['Forget this section?', 'It leaves the memory file (backed up first) and search; its text is kept in hive/forgotten.', 'Forget'],
-      purge: ['Purge this section?', 'For a secret pasted by mistake: the text is removed from the memory file, the archive, every backup and the index, for good.', 'Purge'],
+      purge: ['Purge this section?', 'For a secret pasted by mistake: the section, its lines and any key in it leave every file of the home (every agent\'s copy, archives, backups, sessions, the event log) and the index, for good.', 'Purge'],
     };
     let action = '', heading = '';
     for (const b of $$('.section-actions button')) {
