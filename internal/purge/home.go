@@ -115,6 +115,10 @@ func ScrubHome(ctx context.Context, h home.Home, m *Matcher, dryRun bool) (Repor
 		if liveIndex[rel] || rel == "config.toml" {
 			continue
 		}
+		// Its lock file, wherever this version or an earlier one keeps
+		// it, is named after it too (the path is computed before the
+		// rename, from the name the lock was taken under).
+		locks := []string{atomicio.LockPath(p), p + atomicio.LockSuffix}
 		renamed, err := scrubName(h, p, m, dryRun)
 		if err != nil {
 			errs = append(errs, err)
@@ -123,7 +127,10 @@ func ScrubHome(ctx context.Context, h home.Home, m *Matcher, dryRun bool) (Repor
 		if renamed == "" || strings.HasSuffix(p, atomicio.LockSuffix) {
 			continue // a lock file is no copy of anything
 		}
-		if lock := p + atomicio.LockSuffix; !dryRun {
+		for _, lock := range locks {
+			if dryRun {
+				break
+			}
 			if _, err := os.Lstat(lock); err == nil {
 				if _, err := scrubName(h, lock, m, false); err != nil {
 					errs = append(errs, err)
