@@ -54,6 +54,10 @@ type Options struct {
 	// Events, when set, gets an "import" event per import that wrote
 	// something and a "session-expire" event per file retention removed.
 	Events *eventlog.Log
+	// Redact, when set, rewrites every conversation's title and every
+	// turn's text before anything is written (the app's redaction of
+	// secrets).
+	Redact func(string) (string, error)
 }
 
 // SessionResult is what Import did with one conversation.
@@ -84,6 +88,11 @@ type Result struct {
 	// MineErr is why the index is behind the files (reported as a
 	// warning: the next mine catches up).
 	MineErr error `json:"-"`
+	// Redacted counts the secrets replaced by markers before the write,
+	// by kind; SecretsKept those found and kept as asked (the app sets
+	// both).
+	Redacted    map[string]int `json:"redacted,omitempty"`
+	SecretsKept map[string]int `json:"secrets_kept,omitempty"`
 }
 
 // source is a parsed input file.
@@ -130,6 +139,9 @@ func Import(ctx context.Context, h home.Home, m Miner, paths []string, o Options
 		s, err := readSource(p, o.Format)
 		if err != nil {
 			return res, fmt.Errorf("import: %w", err)
+		}
+		if err := redactConversations(s.convs, o.Redact); err != nil {
+			return res, fmt.Errorf("import %s: %w", p, err)
 		}
 		srcs = append(srcs, s)
 	}
@@ -293,6 +305,27 @@ func parts(dir, hash string) ([]part, error) {
 // (its last part), holding the conversation's lock so that two imports of
 // it at once (a hook at compaction and one at session end) do not both
 // append the same turns.
+// redactConversations passes the titles and turns of convs through
+// redact (nil: none), in place.
+func redactConversations(convs []Conversation, redact func(string) (string, error)) error {
+	if redact == nil {
+		return nil
+	}
+	var err error
+	for i := range convs {
+		c := &convs[i]
+		if c.Title, err = redact(c.Title); err != nil {
+			return err
+		}
+		for j := range c.Turns {
+			if c.Turns[j].Text, err = redact(c.Turns[j].Text); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 func writeConversation(ctx context.Context, dir string, o Options, c Conversation, mtime time.Time) (SessionResult, error) {
 	sr := SessionResult{Format: c.Format, Conversation: c.ID}
 	hash := convHash(c.Format, c.ID)
