@@ -120,6 +120,7 @@ func newRootCommand(g *globals) *cobra.Command {
 		newPinCommand(g),
 		newUnpinCommand(g),
 		newForgetCommand(g),
+		newScanCommand(g),
 		newImportCommand(g),
 		newHooksCommand(g),
 		newHookCommand(g),
