@@ -147,3 +147,25 @@ func TestCountsString(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactFormatsBeyondTheCorpus: formats the generator does not make
+// (older or rarer ones) are caught too, and a publishable key is kept.
+func TestRedactFormatsBeyondTheCorpus(t *testing.T) {
+	for _, tc := range []struct{ text, kind string }{
+		{"use sk-" + strings.Repeat("aB3dE5", 8) + " for the batch job", "openai-api-key"},
+		{"socket mode: xapp-1-A0123ABCDEF-1234567890123-" + strings.Repeat("0a1b2c3d", 8), "slack-token"},
+		{`"private_key": "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n-----END PRIVATE KEY-----\n"`, "private-key"},
+		{"redis://:Zq81mPz0KxT4@cache.internal:6379/0", "url-password"},
+		{"DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=JPNXKbOONNVtdNEVaXGPVqUZfrXB0ogSPeTqgja5JwAVYbnzv6k15LO+YB26ZO5YxKoeahU4CZ6U99moe4epqi1x;EndpointSuffix=core.windows.net", "secret-assignment"},
+		{"Authorization: Basic " + "YWxhZGRpbjpvcGVuc2VzYW1lMTIz", "bearer-token"},
+	} {
+		fs := redact.Default.Find(tc.text)
+		if len(fs) != 1 || fs[0].Kind != tc.kind {
+			t.Errorf("%q: found %+v, want one %s", tc.text, fs, tc.kind)
+		}
+	}
+	pk := "pk_live_" + strings.Repeat("Ab12", 6)
+	if out, _ := redact.Default.Redact("publishable " + pk); !strings.Contains(out, pk) {
+		t.Errorf("a publishable key was redacted: %s", out)
+	}
+}

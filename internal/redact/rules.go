@@ -56,10 +56,15 @@ var builtin = []rule{
 	tok("gitlab-token", `gl(?:pat|dt|rt|ptt|ft|imt|oas|soat|cbt)-[A-Za-z0-9_-]{20,}`, "glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glimt-", "gloas-", "glsoat-", "glcbt-"),
 	tok("slack-webhook", `https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}`, "hooks.slack.com"),
 	tok("slack-token", `xox[abposre]-[0-9A-Za-z-]{10,}`, "xox"),
+	tok("slack-token", `xapp-\d-[A-Z0-9]{8,}-\d{8,}-[a-z0-9]{32,}`, "xapp-"),
 	tok("anthropic-api-key", `sk-ant-[a-z]{3,6}\d{2}-[A-Za-z0-9_-]{40,}`, "sk-ant-"),
 	tok("openai-api-key", `sk-(?:(?:proj|svcacct|admin|None)-)?[A-Za-z0-9_-]{16,}T3BlbkFJ[A-Za-z0-9_-]{16,}`, "t3blbkfj"),
 	tok("openai-api-key", `sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}`, "sk-proj-", "sk-svcacct-", "sk-admin-"),
-	tok("stripe-key", `[rsp]k_(?:live|test|prod)_[A-Za-z0-9]{20,}`, "k_live_", "k_test_", "k_prod_"),
+	// OpenAI's older keys: sk- and 48 letters and digits.
+	{kind: "openai-api-key", re: regexp.MustCompile(`sk-[A-Za-z0-9]{48}\b`), keywords: []string{"sk-"}, wordStart: true, check: mixedCase},
+	// Secret (sk_) and restricted (rk_) keys; publishable keys (pk_) are
+	// public by design.
+	tok("stripe-key", `[rs]k_(?:live|test|prod)_[A-Za-z0-9]{20,}`, "k_live_", "k_test_", "k_prod_"),
 	tok("webhook-signing-secret", `whsec_[A-Za-z0-9+/=_-]{20,}`, "whsec_"),
 	tok("google-api-key", `AIza[A-Za-z0-9_-]{35}`, "aiza"),
 	tok("npm-token", `npm_[A-Za-z0-9]{36}\b`, "npm_"),
