@@ -72,8 +72,6 @@ func (a *App) Import(ctx context.Context, r ImportRequest) (capture.Result, erro
 		MaxSessionBytes: min(cfg.Capture.SessionMaxBytes, cfg.Palace.MaxFileBytes), RetentionDays: cfg.Capture.RetentionDays,
 		Redact: redactText,
 	})
-	// Counted as read: a turn imported before is not written again, but
-	// its secrets are not in the home either way.
 	res.Redacted, res.SecretsKept = red.res.Redacted, red.res.Kept
 	if err == nil && res.TurnsAdded > 0 {
 		dir, _ := a.Home.SessionsDir(r.Agent)

@@ -412,3 +412,27 @@ func BenchmarkImport(b *testing.B) {
 		})
 	}
 }
+
+// TestImportRedactsOnlyWhatItWrites: a conversation without a title whose
+// first turn holds a secret gets a file name without it; importing it
+// again writes nothing and reports nothing redacted.
+func TestImportRedactsOnlyWhatItWrites(t *testing.T) {
+	g := redacttest.New(13)
+	key := g.Secret("github-pat").Value
+	src := filepath.Join(t.TempDir(), "chat.jsonl")
+	line := `{"type":"user","sessionId":"0b0e2f51-4c55-4f5e-9a5b-0f1a2b3c4d5e","uuid":"u1","timestamp":"2026-12-05T10:00:00Z","message":{"role":"user","content":"` + key + ` is the deploy token"}}` + "\n"
+	if err := os.WriteFile(src, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := apptest.ConfiguredApp(t, "[embedder]\nprovider = \"none\"\n")
+	req := app.ImportRequest{Agent: "alice", Format: "claude-code", Paths: []string{src}}
+	first, err := a.Import(context.Background(), req)
+	if err != nil || first.Redacted["github-token"] != 1 {
+		t.Fatalf("first import: redacted %v, %v", first.Redacted, err)
+	}
+	again, err := a.Import(context.Background(), req)
+	if err != nil || again.TurnsAdded != 0 || again.Redacted != nil {
+		t.Fatalf("second import: %d turns, redacted %v, %v", again.TurnsAdded, again.Redacted, err)
+	}
+	hometest.AssertNoneInHome(t, a.Home.Root, key, strings.ToLower(key[4:16])) // a file name is a slug
+}

@@ -54,9 +54,9 @@ type Options struct {
 	// Events, when set, gets an "import" event per import that wrote
 	// something and a "session-expire" event per file retention removed.
 	Events *eventlog.Log
-	// Redact, when set, rewrites every conversation's title and every
-	// turn's text before anything is written (the app's redaction of
-	// secrets).
+	// Redact, when set, rewrites the text of every turn to be written,
+	// and the title of a conversation whose file is created, before it is
+	// written (the app's redaction of secrets).
 	Redact func(string) (string, error)
 }
 
@@ -139,9 +139,6 @@ func Import(ctx context.Context, h home.Home, m Miner, paths []string, o Options
 		s, err := readSource(p, o.Format)
 		if err != nil {
 			return res, fmt.Errorf("import: %w", err)
-		}
-		if err := redactConversations(s.convs, o.Redact); err != nil {
-			return res, fmt.Errorf("import %s: %w", p, err)
 		}
 		srcs = append(srcs, s)
 	}
@@ -305,27 +302,6 @@ func parts(dir, hash string) ([]part, error) {
 // (its last part), holding the conversation's lock so that two imports of
 // it at once (a hook at compaction and one at session end) do not both
 // append the same turns.
-// redactConversations passes the titles and turns of convs through
-// redact (nil: none), in place.
-func redactConversations(convs []Conversation, redact func(string) (string, error)) error {
-	if redact == nil {
-		return nil
-	}
-	var err error
-	for i := range convs {
-		c := &convs[i]
-		if c.Title, err = redact(c.Title); err != nil {
-			return err
-		}
-		for j := range c.Turns {
-			if c.Turns[j].Text, err = redact(c.Turns[j].Text); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 func writeConversation(ctx context.Context, dir string, o Options, c Conversation, mtime time.Time) (SessionResult, error) {
 	sr := SessionResult{Format: c.Format, Conversation: c.ID}
 	hash := convHash(c.Format, c.ID)
@@ -351,6 +327,13 @@ func writeConversation(ctx context.Context, dir string, o Options, c Conversatio
 			return sr, fmt.Errorf("%s: %w", p.path, err)
 		}
 	}
+	if len(ps) == 0 && o.Redact != nil {
+		// A new file: its name and header come from the title, else the
+		// first user turn.
+		if c.Title, err = o.Redact(c.Title); err != nil {
+			return sr, err
+		}
+	}
 	var fresh []Turn
 	for _, t := range c.Turns {
 		k := turnKey(t.Key)
@@ -359,7 +342,17 @@ func writeConversation(ctx context.Context, dir string, o Options, c Conversatio
 			continue
 		}
 		seen[k] = true // a key twice in the source is one turn
+		// Only what is written is redacted (and counted): a turn imported
+		// before was redacted then.
+		if o.Redact != nil {
+			if t.Text, err = o.Redact(t.Text); err != nil {
+				return sr, err
+			}
+		}
 		fresh = append(fresh, t)
+	}
+	if len(ps) == 0 && o.Redact != nil && strings.TrimSpace(c.Title) == "" {
+		c.Turns = fresh // the file's name comes from its first user turn
 	}
 	fallback := mtime
 	if fallback.IsZero() {
