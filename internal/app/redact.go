@@ -77,8 +77,8 @@ func newRedactor(c config.Redact) (*redact.Redactor, error) {
 	return redact.New(c.Options())
 }
 
-// redactor is a write's redaction of its texts in progress.
-type redactor struct {
+// writeRedaction is a write's redaction of its texts in progress.
+type writeRedaction struct {
 	r    *redact.Redactor // nil: off
 	keep bool
 	res  Redaction
@@ -89,16 +89,16 @@ type redactor struct {
 
 // writeRedactor starts the redaction of one write; keep finds the secrets
 // and keeps them (the result says so).
-func (a *App) writeRedactor(keep bool) (*redactor, error) {
+func (a *App) writeRedactor(keep bool) (*writeRedaction, error) {
 	r, err := a.redactor()
 	if err != nil {
 		return nil, fmt.Errorf("redact: %w", err)
 	}
-	return &redactor{r: r, keep: keep}, nil
+	return &writeRedaction{r: r, keep: keep}, nil
 }
 
 // text redacts s (or, with keep, only counts its secrets).
-func (w *redactor) text(s string) string {
+func (w *writeRedaction) text(s string) string {
 	if w.r == nil || s == "" {
 		return s
 	}
@@ -126,7 +126,7 @@ func (w *redactor) text(s string) string {
 
 // keepSecrets records the hashes of the secrets a write keeps as asked,
 // before the write, so that the miner's gate does not redact them after.
-func (a *App) keepSecrets(ctx context.Context, w *redactor) error {
+func (a *App) keepSecrets(ctx context.Context, w *writeRedaction) error {
 	if len(w.kept) == 0 {
 		return nil
 	}
@@ -194,7 +194,7 @@ func withoutKept(fs []redact.Finding, kept map[string]bool) []redact.Finding {
 // reference redacts s, a reference to text written before (the pinned
 // fact a new one replaces), as that text was redacted, without counting:
 // nothing of it is written.
-func (w *redactor) reference(s string) string {
+func (w *writeRedaction) reference(s string) string {
 	if w.r == nil || w.keep || s == "" {
 		return s
 	}

@@ -127,7 +127,7 @@ func New(o Options) (*Redactor, error) {
 	if len(o.Rules) > 0 {
 		r.rules = slices.Clone(builtin)
 		for _, s := range o.Rules {
-			ru, err := ParseRule(s)
+			ru, err := parseRule(s)
 			if err != nil {
 				return nil, err
 			}
@@ -138,8 +138,8 @@ func New(o Options) (*Redactor, error) {
 	return r, nil
 }
 
-// ParseRule parses an extra rule, "kind=regexp".
-func ParseRule(s string) (rule, error) {
+// parseRule parses an extra rule, "kind=regexp".
+func parseRule(s string) (rule, error) {
 	kind, expr, ok := strings.Cut(s, "=")
 	kind = strings.TrimSpace(kind)
 	if !ok || !kindName.MatchString(kind) || expr == "" {
