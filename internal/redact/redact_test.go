@@ -169,3 +169,23 @@ func TestRedactFormatsBeyondTheCorpus(t *testing.T) {
 		t.Errorf("a publishable key was redacted: %s", out)
 	}
 }
+
+// TestAssignmentsToNonSecretNamesAreKept: a public key, and the id, name,
+// path or size of a key, are kept even when they look random.
+func TestAssignmentsToNonSecretNamesAreKept(t *testing.T) {
+	for _, text := range []string{
+		"public_key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx3Yk9pZ0Jq4mQ2cWx0Y2d1cnR5 ops@example",
+		"KMS_KEY_ID=5f3c2a9e-1b7d-4c8e-9a0f-2d6b8e4c1a3f",
+		`"secretName": "orders-Db7-prod", "apiKeyId": "k7Fq2ZpW9xLm"`,
+		"PRIVATE_KEY_PATH=keys/deploy_ed25519",
+		"max_tokens: 4096Z1x",
+	} {
+		if out, c := redact.Default.Redact(text); out != text {
+			t.Errorf("changed %q => %q (%v)", text, out, c)
+		}
+	}
+	// The secret itself next to them is still redacted.
+	if _, c := redact.Default.Redact("api_key_id=k7Fq2ZpW9xLm api_key=Zq81mPz0KxT4vB7n"); c.Total() != 1 {
+		t.Errorf("counts %v, want the one key", c)
+	}
+}

@@ -275,6 +275,9 @@ func findAssignments(text, lower string, keywords []string) [][2]int {
 				continue // seen, or inside a base64 run
 			}
 			lastName = s
+			if notSecretName(text[s:e]) {
+				continue
+			}
 			if v, ok := assignedValue(text, e); ok {
 				out = append(out, v)
 			}
@@ -282,6 +285,31 @@ func findAssignments(text, lower string, keywords []string) [][2]int {
 	}
 	return out
 }
+
+// notSecretName says whether a name that holds a secret word names
+// something else: a public key, or a key's id, name, path, URL, type or
+// size (kms_key_id, SECRET_NAME, privateKeyPath, max_tokens).
+func notSecretName(name string) bool {
+	name = strings.Trim(name, ".-_")
+	lower := strings.ToLower(name)
+	if strings.Contains(lower, "public") || strings.Contains(lower, "pubkey") || strings.HasPrefix(lower, "pub_") {
+		return true
+	}
+	for _, suf := range notSecretSuffixes {
+		if strings.HasSuffix(lower, "_"+suf) || strings.HasSuffix(lower, "-"+suf) || strings.HasSuffix(lower, "."+suf) {
+			return true
+		}
+		// camelCase: keyId, secretName, tokenUrl.
+		if c := strings.ToUpper(suf[:1]) + suf[1:]; strings.HasSuffix(name, c) && len(name) > len(c) && isLower(name[len(name)-len(c)-1]) {
+			return true
+		}
+	}
+	return false
+}
+
+var notSecretSuffixes = []string{"id", "ids", "name", "names", "path", "file", "dir", "url", "uri", "arn", "type", "length", "len", "size", "count", "version", "tokens"}
+
+func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
 
 // assignedValue reads what follows a name ending at e: a closing quote,
 // then a separator (:= => = :) or " is "/" to " or a blank, then the
