@@ -196,6 +196,7 @@ func (a *App) openIndex(ctx context.Context, opts Options) (err error) {
 		MaxFileBytes: cfg.Palace.MaxFileBytes, RRFK: cfg.Search.RRFK,
 		CandidatePool: cfg.Search.CandidatePool, VectorWeight: cfg.Search.VectorWeight, Fusion: cfg.Search.Fusion,
 		QueryCache: queryCache(cfg.Search.QueryCache, opts.NoQueryCache), Origin: origin, Logger: lg,
+		Gate: a.gateFile,
 	})
 	if err != nil {
 		st.Close()

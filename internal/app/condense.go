@@ -102,6 +102,13 @@ func (a *App) Condense(ctx context.Context, r CondenseRequest) (CondenseResult, 
 			return CondenseResult{}, conflict("the memory file of %s changed since the preview (sha256 %s, expected %s): preview again", agent, got[:12], r.IfMatch[:12])
 		}
 	}
+	if !r.DryRun {
+		// Evicted sections go to the archive and the file to a backup: no
+		// secret an agent appended by hand since the last mine may.
+		if err := a.redactMemoryFiles(ctx, agent); err != nil {
+			return CondenseResult{}, fmt.Errorf("condense: %w", err)
+		}
+	}
 	res, err := a.Reflector.Condense(ctx, agent, reflector.Options{DryRun: r.DryRun, Force: r.Force})
 	if err == nil && res.Status == reflector.StatusSkipped && res.Reason == reflector.SkipNoFile {
 		err = notFound("agent %s has no memory file", agent)
@@ -115,6 +122,9 @@ func (a *App) Condense(ctx context.Context, r CondenseRequest) (CondenseResult, 
 // CondensePass is one pass of the reflector over every agent, as its
 // schedule runs it (triggers, backoff and reflector.enabled honoured).
 func (a *App) CondensePass(ctx context.Context) ([]CondenseResult, error) {
+	if err := a.RedactMemoryFiles(ctx); err != nil {
+		return nil, fmt.Errorf("condense: %w", err)
+	}
 	rs, err := a.Reflector.Pass(ctx)
 	out := make([]CondenseResult, len(rs))
 	for i, res := range rs {

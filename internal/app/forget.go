@@ -93,6 +93,11 @@ func (a *App) Forget(ctx context.Context, r ForgetRequest) (ForgetResult, error)
 	agent, _ := r.Scope.writeAgent(r.Agent)
 	path, _ := a.Home.MemoryPath(agent)
 	out := ForgetResult{Agent: agent, Source: a.Home.Rel(path)}
+	// The file is backed up first: no secret an agent appended by hand
+	// may go into that backup.
+	if err := a.redactMemoryFiles(ctx, agent); err != nil {
+		return out, fmt.Errorf("forget: %w", err)
+	}
 	refl, err := a.reflectorFor(ctx)
 	if err != nil {
 		return out, fmt.Errorf("forget: %w", err)
@@ -249,6 +254,11 @@ func (a *App) changePinned(ctx context.Context, agent, fact, with string, now ti
 	path, _ := a.Home.MemoryPath(agent)
 	out := UnpinResult{Agent: agent, Source: a.Home.Rel(path), ReplacedBy: with}
 	op := "unpin"
+	// The file is backed up first: no secret an agent appended by hand
+	// may go into that backup.
+	if err := a.redactMemoryFiles(ctx, agent); err != nil {
+		return out, fmt.Errorf("%s: %w", op, err)
+	}
 	if with != "" {
 		op = "pin --replaces"
 	}

@@ -17,6 +17,9 @@ type ImportRequest struct {
 	Agent  string   `json:"agent"`
 	Format string   `json:"format"` // a capture format, or auto
 	Paths  []string `json:"paths"`  // files, or directories whose conversation files are taken
+	// KeepSecrets writes the secrets the conversations hold as they are
+	// instead of redacting them; the result says so.
+	KeepSecrets bool `json:"keep_secrets,omitempty"`
 	// LockWait bounds the wait for the palace write lock (0:
 	// DefaultLockWait).
 	LockWait time.Duration `json:"-"`
@@ -83,9 +86,27 @@ func (a *App) Import(ctx context.Context, r ImportRequest) (capture.Result, erro
 	}
 	defer release()
 	cfg := a.Settings()
-	return capture.Import(ctx, a.Home, a.Palace, r.Paths, capture.Options{
+	red, err := a.writeRedactor(r.KeepSecrets)
+	if err != nil {
+		return capture.Result{}, err
+	}
+	// Secrets kept as asked are recorded as they are found, before
+	// anything is written, so that the miner's gate keeps them too.
+	redactText := func(s string) (string, error) {
+		out := red.text(s)
+		err := a.keepSecrets(ctx, red)
+		red.kept = nil
+		return out, err
+	}
+	res, err := capture.Import(ctx, a.Home, a.Palace, r.Paths, capture.Options{
 		Agent: r.Agent, Format: r.Format, Events: a.Events,
 		MaxSessionBytes: min(cfg.Capture.SessionMaxBytes, cfg.Palace.MaxFileBytes), RetentionDays: cfg.Capture.RetentionDays,
-		Redact: a.blocklistRedact(),
+		Redact: redactText,
 	})
+	res.Redacted, res.SecretsKept, res.Purged = red.res.Redacted, red.res.Kept, red.res.Purged
+	if err == nil && res.TurnsAdded > 0 {
+		dir, _ := a.Home.SessionsDir(r.Agent)
+		a.logRedaction(r.Agent, a.Home.Rel(dir), "import", red.res)
+	}
+	return res, err
 }

@@ -315,21 +315,6 @@ func (a *App) finishPendingPurges(ctx context.Context) {
 	}
 }
 
-// redactBlocked replaces every purged text in text by the purge marker:
-// a write that brings one back is redacted on the way in.
-func (a *App) redactBlocked(what, text string) string {
-	bl, err := purge.LoadBlocklist(a.Home.PalaceDir())
-	if err != nil {
-		a.Log.Warn("purge block list unreadable; the write is not checked against it", "err", err)
-		return text
-	}
-	out, n := bl.Redact(text)
-	if n > 0 {
-		a.Log.Warn(what+": a purged text was redacted on the way in", "count", n)
-	}
-	return out
-}
-
 // sectionPurgeTexts are what a purge of a section takes: the section as
 // it stands, its heading (a heading line that is exactly it takes its
 // section in every copy, however that copy differs), and each line of it
@@ -494,20 +479,6 @@ func (a *App) forgetPurgeTexts(ctx context.Context, r ForgetRequest, agent strin
 	si := SectionOf(removed)
 	out.Section = &si
 	return sectionPurgeTexts(removed.Raw, removed.Heading, removed.Body()), nil
-}
-
-// blocklistRedact is the block list as an import's redaction (nil when
-// nothing was ever purged).
-func (a *App) blocklistRedact() func(string) (string, int) {
-	bl, err := purge.LoadBlocklist(a.Home.PalaceDir())
-	if err != nil {
-		a.Log.Warn("purge block list unreadable; the import is not checked against it", "err", err)
-		return nil
-	}
-	if bl.Empty() {
-		return nil
-	}
-	return bl.Redact
 }
 
 // sectionElsewhere finds the section ref names in the agent's archive or

@@ -419,8 +419,8 @@ func TestPurgedTextIsRedactedOnTheWayIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Redacted != 1 {
-		t.Errorf("import redacted %d, want 1", res.Redacted)
+	if res.Purged != 1 {
+		t.Errorf("import left out %d purged texts, want 1", res.Purged)
 	}
 	requireNowhere(t, a, secret, nil)
 	mem, _ := a.Home.MemoryPath("alice")

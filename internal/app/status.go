@@ -48,7 +48,9 @@ type Status struct {
 	Condense CondenseInfo `json:"condense"`
 	// Mining is manager.mining: off, nothing is mined or condensed
 	// automatically.
-	Mining bool          `json:"mining"`
+	Mining bool `json:"mining"`
+	// Redact is the redaction of secrets on every write.
+	Redact RedactInfo    `json:"redact" jsonschema:"whether secrets are replaced by markers before every write (redact.enabled)"`
 	Agents []AgentStatus `json:"agents" jsonschema:"each agent's memory file against its budget"`
 }
 
@@ -61,7 +63,7 @@ func (a *App) Status(ctx context.Context, r StatusRequest) (Status, error) {
 	cfg := a.Settings()
 	out := Status{Home: a.Home.Root, Backend: a.Store.Backend(), Search: a.Palace.Mode(), Embedder: a.Embedder, Index: st,
 		Condense: CondenseInfo{Enabled: cfg.Reflector.Enabled, Summarizer: a.Reflector.Summarizer()},
-		Mining:   cfg.Manager.Mining, Agents: []AgentStatus{}}
+		Mining:   cfg.Manager.Mining, Redact: redactInfo(cfg.Redact), Agents: []AgentStatus{}}
 	if id, err := a.Home.ID(); err == nil {
 		out.HomeID = id
 	}

@@ -65,6 +65,9 @@ type RememberRequest struct {
 	Supersedes string `json:"supersedes,omitempty"`
 	// Force writes a note that repeats one the agent already has.
 	Force bool `json:"force,omitempty"`
+	// KeepSecrets writes the secrets the note holds as they are (a test
+	// fixture's fake key) instead of redacting them; the result says so.
+	KeepSecrets bool `json:"keep_secrets,omitempty"`
 	// Now dates the section (zero: the current time).
 	Now time.Time `json:"-"`
 	// LockWait bounds the wait for the palace write lock before the mine
@@ -119,6 +122,9 @@ type RememberResult struct {
 	Duplicate *Duplicate `json:"duplicate,omitempty" jsonschema:"set when nothing was written because the agent already has this note"`
 	// Supersedes is the section the note replaces, now marked superseded.
 	Supersedes *SectionInfo `json:"supersedes,omitempty" jsonschema:"the section this note replaces, now marked superseded"`
+	// Redaction counts the secrets the note held, replaced by markers
+	// before the write (or kept, as asked).
+	Redaction
 }
 
 // Remember validates r, appends the note to the agent's memory file
@@ -132,12 +138,18 @@ func (a *App) Remember(ctx context.Context, r RememberRequest) (RememberResult, 
 		return RememberResult{}, err
 	}
 	agent, _ := r.Scope.writeAgent(r.Agent)
-	r.Text, r.Heading = a.redactBlocked("remember", r.Text), a.redactBlocked("remember", r.Heading)
 	now := r.Now
 	if now.IsZero() {
 		now = time.Now()
 	}
 	path, _ := a.Home.MemoryPath(agent)
+	// Secrets out first: the duplicate check, the file, the index and the
+	// embedder see only markers.
+	red, err := a.writeRedactor(r.KeepSecrets)
+	if err != nil {
+		return RememberResult{}, err
+	}
+	r.Text, r.Heading = red.text(r.Text), red.text(r.Heading)
 	var ref string
 	if r.Supersedes != "" {
 		var err error
@@ -151,11 +163,13 @@ func (a *App) Remember(ctx context.Context, r RememberRequest) (RememberResult, 
 			return RememberResult{}, err
 		}
 		if dup != nil {
-			return RememberResult{Agent: agent, Source: a.Home.Rel(path), Duplicate: dup}, nil
+			return RememberResult{Agent: agent, Source: a.Home.Rel(path), Duplicate: dup, Redaction: red.res}, nil
 		}
 	}
+	if err := a.keepSecrets(ctx, red); err != nil {
+		return RememberResult{}, fmt.Errorf("remember: %w", err)
+	}
 	var w palace.FileWrite
-	var err error
 	if r.Supersedes != "" {
 		w, err = palace.SupersedeFile(ctx, a.Home, agent, ref, r.Heading, r.Text, now)
 		if err != nil {
@@ -169,7 +183,8 @@ func (a *App) Remember(ctx context.Context, r RememberRequest) (RememberResult, 
 	}
 	// The section written, as the write left the file: a later write (an
 	// agent's own append, a concurrent forget) cannot make it another one.
-	out := RememberResult{Agent: agent, Created: w.Created, Source: a.Home.Rel(path), Section: SectionOf(w.Section)}
+	out := RememberResult{Agent: agent, Created: w.Created, Source: a.Home.Rel(path), Section: SectionOf(w.Section), Redaction: red.res}
+	a.logRedaction(agent, out.Source, "remember", red.res)
 	if r.Supersedes != "" {
 		old := SectionOf(w.Superseded)
 		out.Supersedes = &old
@@ -196,6 +211,9 @@ type PinRequest struct {
 	Replaces string `json:"replaces,omitempty"`
 	// Force pins a fact that repeats one already pinned in other words.
 	Force bool `json:"force,omitempty"`
+	// KeepSecrets writes the secrets the fact holds as they are instead
+	// of redacting them; the result says so.
+	KeepSecrets bool `json:"keep_secrets,omitempty"`
 	// LockWait bounds the wait for the palace write lock before the mine
 	// (0: DefaultLockWait).
 	LockWait time.Duration `json:"-"`
@@ -238,6 +256,9 @@ type PinResult struct {
 	Replaced string `json:"replaced,omitempty" jsonschema:"the pinned fact this one replaced"`
 	Archive  string `json:"archive,omitempty" jsonschema:"archive file the replaced fact went to"`
 	Backup   string `json:"backup,omitempty" jsonschema:"backup of the file before the replacement"`
+	// Redaction counts the secrets the fact held, replaced by markers
+	// before the write (or kept, as asked).
+	Redaction
 }
 
 // Pin validates r and adds the fact to the agent's pinned region; a fact
@@ -249,7 +270,13 @@ func (a *App) Pin(ctx context.Context, r PinRequest) (PinResult, error) {
 		return PinResult{}, err
 	}
 	agent, _ := r.Scope.writeAgent(r.Agent)
-	r.Fact = a.redactBlocked("pin", r.Fact)
+	red, err := a.writeRedactor(r.KeepSecrets)
+	if err != nil {
+		return PinResult{}, err
+	}
+	// The fact replaced is redacted too (uncounted): it was, when it was
+	// pinned.
+	r.Fact, r.Replaces = red.text(r.Fact), red.reference(r.Replaces)
 	if !r.Force {
 		dup, err := a.findDuplicate(ctx, agent, r.Fact, true, r.Replaces)
 		if err != nil {
@@ -258,23 +285,30 @@ func (a *App) Pin(ctx context.Context, r PinRequest) (PinResult, error) {
 		// A fact pinned word for word is "already pinned", as always.
 		if dup != nil && memfile.NormalizeFact(dup.Text) != memfile.NormalizeFact(r.Fact) {
 			path, _ := a.Home.MemoryPath(agent)
-			return PinResult{Agent: agent, Source: a.Home.Rel(path), Fact: r.Fact, Duplicate: dup}, nil
+			return PinResult{Agent: agent, Source: a.Home.Rel(path), Fact: r.Fact, Duplicate: dup, Redaction: red.res}, nil
 		}
+	}
+	if err := a.keepSecrets(ctx, red); err != nil {
+		return PinResult{}, fmt.Errorf("pin: %w", err)
 	}
 	if r.Replaces != "" {
 		u, err := a.changePinned(ctx, agent, r.Replaces, r.Fact, time.Time{}, r.LockWait)
 		if err != nil {
 			return PinResult{}, err
 		}
+		a.logRedaction(agent, u.Source, "pin", red.res)
 		return PinResult{Agent: agent, Source: u.Source, Fact: r.Fact, Added: true, Pinned: u.Pinned, MineError: u.MineError,
-			Replaced: u.Fact, Archive: u.Archive, Backup: u.Backup}, nil
+			Replaced: u.Fact, Archive: u.Archive, Backup: u.Backup, Redaction: red.res}, nil
 	}
 	w, err := palace.PinFile(ctx, a.Home, agent, r.Fact)
 	if err != nil {
 		return PinResult{}, err
 	}
 	path, _ := a.Home.MemoryPath(agent)
-	out := PinResult{Agent: agent, Created: w.Created, Source: a.Home.Rel(path), Fact: r.Fact, Added: w.Added, Pinned: w.Pinned}
+	out := PinResult{Agent: agent, Created: w.Created, Source: a.Home.Rel(path), Fact: r.Fact, Added: w.Added, Pinned: w.Pinned, Redaction: red.res}
+	if w.Added {
+		a.logRedaction(agent, out.Source, "pin", red.res)
+	}
 	if w.Added {
 		if _, err := a.mineWritten(ctx, path, "pin", r.LockWait); err != nil {
 			a.Log.Warn("pin: the fact is saved, mining it failed; the next mine catches up", "agent", agent, "err", err)

@@ -54,10 +54,10 @@ type Options struct {
 	// Events, when set, gets an "import" event per import that wrote
 	// something and a "session-expire" event per file retention removed.
 	Events *eventlog.Log
-	// Redact, when set, is applied to every turn's text and every title
-	// before anything is written (a purged text stays out of the home);
-	// it returns the text and how many places it replaced.
-	Redact func(string) (string, int)
+	// Redact, when set, rewrites the text of every turn to be written,
+	// and the title of a conversation whose file is created, before it is
+	// written (the app's redaction of secrets).
+	Redact func(string) (string, error)
 }
 
 // SessionResult is what Import did with one conversation.
@@ -88,9 +88,15 @@ type Result struct {
 	// MineErr is why the index is behind the files (reported as a
 	// warning: the next mine catches up).
 	MineErr error `json:"-"`
-	// Redacted counts the purged texts taken out of what was read (see
-	// Options.Redact): the source files outside the home still hold them.
-	Redacted int `json:"redacted,omitempty"`
+	// Redacted counts the secrets replaced by markers before the write,
+	// by kind; SecretsKept those found and kept as asked (the app sets
+	// both).
+	Redacted    map[string]int `json:"redacted,omitempty"`
+	SecretsKept map[string]int `json:"secrets_kept,omitempty"`
+	// Purged counts the texts purged from this home that were left out
+	// of what was read (the app sets it): the source files outside the
+	// home still hold them.
+	Purged int `json:"purged,omitempty"`
 }
 
 // source is a parsed input file.
@@ -139,9 +145,6 @@ func Import(ctx context.Context, h home.Home, m Miner, paths []string, o Options
 			return res, fmt.Errorf("import: %w", err)
 		}
 		srcs = append(srcs, s)
-	}
-	if o.Redact != nil {
-		res.Redacted = redactSources(srcs, o.Redact)
 	}
 	// Never write sessions through a link out of the home.
 	if err := h.MkdirAll(dir); err != nil {
@@ -329,6 +332,13 @@ func writeConversation(ctx context.Context, dir string, o Options, c Conversatio
 			return sr, fmt.Errorf("%s: %w", p.path, err)
 		}
 	}
+	if len(ps) == 0 && o.Redact != nil {
+		// A new file: its name and header come from the title, else the
+		// first user turn.
+		if c.Title, err = o.Redact(c.Title); err != nil {
+			return sr, err
+		}
+	}
 	var fresh []Turn
 	for _, t := range c.Turns {
 		k := turnKey(t.Key)
@@ -337,7 +347,17 @@ func writeConversation(ctx context.Context, dir string, o Options, c Conversatio
 			continue
 		}
 		seen[k] = true // a key twice in the source is one turn
+		// Only what is written is redacted (and counted): a turn imported
+		// before was redacted then.
+		if o.Redact != nil {
+			if t.Text, err = o.Redact(t.Text); err != nil {
+				return sr, err
+			}
+		}
 		fresh = append(fresh, t)
+	}
+	if len(ps) == 0 && o.Redact != nil && strings.TrimSpace(c.Title) == "" {
+		c.Turns = fresh // the file's name comes from its first user turn
 	}
 	fallback := mtime
 	if fallback.IsZero() {
@@ -485,23 +505,4 @@ func ensureMemory(ctx context.Context, h home.Home, agent string) (bool, error) 
 		return memfile.Template(agent, agent), nil
 	})
 	return created, err
-}
-
-// redactSources applies redact to every title and turn of srcs and
-// counts what it replaced.
-func redactSources(srcs []source, redact func(string) (string, int)) int {
-	total := 0
-	for i := range srcs {
-		for j := range srcs[i].convs {
-			c := &srcs[i].convs[j]
-			var n int
-			c.Title, n = redact(c.Title)
-			total += n
-			for k := range c.Turns {
-				c.Turns[k].Text, n = redact(c.Turns[k].Text)
-				total += n
-			}
-		}
-	}
-	return total
 }

@@ -674,7 +674,10 @@ func runHookSave(ctx context.Context, g *globals, o hookOptions) {
 	for _, s := range res.Sessions {
 		fmt.Fprintf(g.stderr, "hivemem: saved %d new turns of session %s to %s\n", s.TurnsAdded, in.SessionID, a.Home.Rel(s.Path))
 	}
-	if res.Redacted > 0 {
-		fmt.Fprintln(g.stderr, "hivemem: "+redactedNote(res.Redacted))
+	if r := (app.Redaction{Redacted: res.Redacted, Kept: res.SecretsKept}); r.Any() {
+		fmt.Fprintf(g.stderr, "hivemem: %s\n", r)
+	}
+	if res.Purged > 0 {
+		fmt.Fprintln(g.stderr, "hivemem: "+purgedNote(res.Purged))
 	}
 }

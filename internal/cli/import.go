@@ -15,10 +15,10 @@ import (
 
 func newImportCommand(g *globals) *cobra.Command {
 	var agent string
-	var asJSON bool
+	var asJSON, keepSecrets bool
 	cmd := leafCommand("import <format> <path|dir>...", "Turn conversations into an agent's session files (hive/agents/<id>/sessions/) and mine them", cobra.MinimumNArgs(2),
 		func(ctx context.Context, args []string) error {
-			return runImport(ctx, g, args[0], args[1:], agent, asJSON)
+			return runImport(ctx, g, args[0], args[1:], agent, asJSON, keepSecrets)
 		})
 	cmd.Long = "Import conversations: one markdown file per conversation under hive/agents/<agent>/sessions/,\n" +
 		"a dated section per exchange, one line per turn, mined with room \"session\".\n" +
@@ -26,6 +26,7 @@ func newImportCommand(g *globals) *cobra.Command {
 		"Importing again appends only turns not imported before; malformed input changes nothing.\n\n" +
 		"Formats: " + strings.Join(capture.Formats(), ", ") + ", or auto (detected per file)."
 	cmd.Flags().StringVar(&agent, "agent", "", "the agent the sessions belong to (default $HIVEMEM_AGENT)")
+	keepSecretsFlag(cmd, &keepSecrets, "conversations")
 	jsonFlag(cmd, &asJSON)
 	return cmd
 }
@@ -41,12 +42,12 @@ func agentOrEnv(agent string) (string, error) {
 	return agent, nil
 }
 
-func runImport(ctx context.Context, g *globals, format string, paths []string, agent string, asJSON bool) error {
+func runImport(ctx context.Context, g *globals, format string, paths []string, agent string, asJSON, keepSecrets bool) error {
 	agent, err := agentOrEnv(agent)
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
-	req := app.ImportRequest{Agent: agent, Format: format, Paths: paths}
+	req := app.ImportRequest{Agent: agent, Format: format, Paths: paths, KeepSecrets: keepSecrets}
 	if err := req.Validate(); err != nil { // before the home is made for it
 		return err
 	}
@@ -77,13 +78,20 @@ func (g *globals) printImport(a *app.App, res capture.Result, asJSON bool) error
 		if res.MineErr != nil {
 			out["mine_error"] = res.MineErr.Error()
 		}
-		if res.Redacted > 0 {
+		if len(res.Redacted) > 0 {
 			out["redacted"] = res.Redacted
+		}
+		if len(res.SecretsKept) > 0 {
+			out["secrets_kept"] = res.SecretsKept
+		}
+		if res.Purged > 0 {
+			out["purged"] = res.Purged
 		}
 		return writeJSON(g.stdout, out)
 	}
-	if res.Redacted > 0 {
-		fmt.Fprintln(g.stderr, redactedNote(res.Redacted))
+	sayRedaction(g, app.Redaction{Redacted: res.Redacted, Kept: res.SecretsKept})
+	if res.Purged > 0 {
+		fmt.Fprintln(g.stderr, purgedNote(res.Purged))
 	}
 	for _, s := range res.Sessions {
 		state := "unchanged"
@@ -109,9 +117,9 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// redactedNote says that an import left purged texts out, and that the
+// purgedNote says that an import left purged texts out, and that the
 // files it read still hold them.
-func redactedNote(n int) string {
+func purgedNote(n int) string {
 	return fmt.Sprintf("note: %s purged from this home left out of what was imported ([purged] instead); "+
 		"the source transcript outside the home is not ours to change and still holds it", plural(n, "text"))
 }

@@ -121,6 +121,7 @@ func newRootCommand(g *globals) *cobra.Command {
 		newUnpinCommand(g),
 		newForgetCommand(g),
 		newPurgeCommand(g),
+		newScanCommand(g),
 		newImportCommand(g),
 		newHooksCommand(g),
 		newHookCommand(g),

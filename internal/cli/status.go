@@ -161,6 +161,7 @@ func runStatus(ctx context.Context, g *globals, asJSON bool) error {
 		fmt.Fprintln(w, "mined:    never (run `hivemem mine`)")
 	}
 	fmt.Fprintf(w, "condense: %s\n", r.Condense)
+	fmt.Fprintf(w, "redact:   %s\n", r.Redact)
 	printManager(w, r.Manager)
 	if !r.Mining {
 		fmt.Fprintln(w, "mining:   off (manager.mining = false): nothing is mined or condensed automatically; search and wake-up still answer")

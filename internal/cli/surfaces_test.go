@@ -18,8 +18,10 @@ import (
 
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/app/apptest"
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/manager"
 	"github.com/hivemem/hivemem/internal/mcpserver"
+	"github.com/hivemem/hivemem/internal/redact/redacttest"
 	"github.com/hivemem/hivemem/internal/web"
 )
 
@@ -390,4 +392,87 @@ func TestSurfacesRefuseTheSameWay(t *testing.T) {
 		"api":       object(t, s.get("/api/v1/search?q=login&as_of=&since=&until="), "took_ms", "view"),
 		"mcp":       object(t, s.tool(mcpserver.ToolSearch, map[string]any{"query": "login", "as_of": "", "since": "", "until": ""}), "took_ms"),
 	})
+}
+
+// TestEverySurfaceKeepsSecretsOutOfTheHome: remember through the CLI,
+// the HTTP API and MCP, pin through each, import and the capture hook:
+// each says how many secrets it redacted, and afterwards no secret is in
+// any byte of the home (memory and session files, the index and its WAL,
+// the event log) while every lookalike is kept.
+func TestEverySurfaceKeepsSecretsOutOfTheHome(t *testing.T) {
+	g := redacttest.New(2029)
+	s := newSurfaces(t, map[string]string{"alice": "# Memory\n"})
+	var all []redacttest.Secret
+	var looks []redacttest.Lookalike
+	note := func() string {
+		ss, ls := g.Secrets(len(redacttest.Kinds())), g.Lookalikes(len(redacttest.LookalikeKinds()))
+		all, looks = append(all, ss...), append(looks, ls...)
+		return redacttest.Note(ss, ls)
+	}
+	fact := func(kind string) string {
+		sec := g.Secret(kind)
+		all = append(all, sec)
+		return "deploys use " + sec.Value
+	}
+	says := func(surface, out string) {
+		t.Helper()
+		if !strings.Contains(out, "redacted") {
+			t.Errorf("%s does not say what it redacted: %s", surface, out)
+		}
+	}
+	// The CLI: remember reads the note from stdin; the count is on stderr.
+	var out, errOut bytes.Buffer
+	if code := Main(context.Background(), []string{"--home", s.root, "remember", "alice", "-", "--heading", "cli note"}, strings.NewReader(note()), &out, &errOut); code != 0 {
+		t.Fatalf("remember: %s", errOut.String())
+	}
+	says("cli remember", errOut.String())
+	says("cli pin --json", s.cli("pin", "alice", fact("gitlab-token"), "--json"))
+	// The HTTP API and MCP.
+	body, _ := json.Marshal(map[string]any{"text": note(), "heading": "api note"})
+	says("api remember", s.post("/api/v1/agents/alice/remember", string(body)))
+	body, _ = json.Marshal(map[string]any{"fact": fact("slack-bot-token")})
+	says("api pin", s.post("/api/v1/agents/alice/pin", string(body)))
+	says("mcp remember", s.tool("memory_remember", map[string]any{"agent": "alice", "text": note(), "heading": "mcp note"}))
+	says("mcp pin", s.tool("memory_pin", map[string]any{"agent": "alice", "fact": fact("sendgrid-api-key")}))
+	// import, and the capture hook, of two Claude Code transcripts.
+	dir := t.TempDir()
+	for i, args := range [][]string{{"import", "claude-code", "--agent", "alice"}, {"hook", "save", "--agent", "alice"}} {
+		ss, ls := g.Secrets(len(redacttest.Kinds())), g.Lookalikes(len(redacttest.LookalikeKinds()))
+		all, looks = append(all, ss...), append(looks, ls...)
+		src := filepath.Join(dir, fmt.Sprintf("session-%d.jsonl", i))
+		if err := os.WriteFile(src, g.Transcript(ss, ls), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		stdin := ""
+		if args[0] == "hook" {
+			in, _ := json.Marshal(map[string]string{"session_id": "s", "transcript_path": src, "hook_event_name": "SessionEnd"})
+			stdin = string(in)
+		} else {
+			args = append(args, src)
+		}
+		out.Reset()
+		errOut.Reset()
+		if code := Main(context.Background(), append([]string{"--home", s.root}, args...), strings.NewReader(stdin), &out, &errOut); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut.String())
+		}
+		says(args[0], errOut.String())
+	}
+	var needles []string
+	for _, sec := range all {
+		needles = append(needles, sec.Needles()...)
+	}
+	hometest.AssertNoneInHome(t, s.root, needles...)
+	var hive strings.Builder
+	_ = filepath.WalkDir(filepath.Join(s.root, "hive", "agents"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			b, _ := os.ReadFile(p)
+			hive.Write(b)
+		}
+		return nil
+	})
+	for _, l := range looks {
+		if !strings.Contains(hive.String(), l.Value) {
+			t.Errorf("lookalike %s %q is missing", l.Kind, l.Value)
+		}
+	}
 }

@@ -12,8 +12,8 @@ import (
 )
 
 type rememberOptions struct {
-	heading, supersedes string
-	asJSON, force       bool
+	heading, supersedes       string
+	asJSON, force, keepSecret bool
 }
 
 func newRememberCommand(g *globals) *cobra.Command {
@@ -25,8 +25,22 @@ func newRememberCommand(g *globals) *cobra.Command {
 	f.StringVar(&o.heading, "heading", "", "section heading after the date (default: the text's first line)")
 	f.StringVar(&o.supersedes, "supersedes", "", "drawer id or heading of an earlier section this note replaces (marked superseded, left out of search)")
 	f.BoolVar(&o.force, "force", false, "write the note even if it repeats one the agent has")
+	keepSecretsFlag(cmd, &o.keepSecret, "note")
 	jsonFlag(cmd, &o.asJSON)
 	return takesText(cmd)
+}
+
+// keepSecretsFlag adds --keep-secrets to a command that writes what.
+func keepSecretsFlag(cmd *cobra.Command, v *bool, what string) {
+	cmd.Flags().BoolVar(v, "keep-secrets", false, "write the secrets the "+what+" holds as they are (a test fixture's fake key) instead of replacing each by [redacted: <kind>]")
+}
+
+// sayRedaction tells what a write did about secrets (stderr: the note is
+// written either way).
+func sayRedaction(g *globals, r app.Redaction) {
+	if r.Any() {
+		fmt.Fprintln(g.stderr, r.String())
+	}
 }
 
 func runRemember(ctx context.Context, g *globals, o rememberOptions, agent, text string) error {
@@ -48,9 +62,12 @@ func runRemember(ctx context.Context, g *globals, o rememberOptions, agent, text
 		return err
 	}
 	defer a.Close()
-	res, err := a.Remember(ctx, app.RememberRequest{Agent: agent, Text: text, Heading: o.heading, Supersedes: o.supersedes, Force: o.force})
+	res, err := a.Remember(ctx, app.RememberRequest{Agent: agent, Text: text, Heading: o.heading, Supersedes: o.supersedes, Force: o.force, KeepSecrets: o.keepSecret})
 	if err != nil {
 		return err
+	}
+	if !o.asJSON {
+		sayRedaction(g, res.Redaction)
 	}
 	if res.Duplicate != nil && !o.asJSON {
 		sayDuplicate(g, res.Duplicate)
@@ -99,8 +116,8 @@ func warnMineFailed(g *globals, what, path, mineErr string) {
 }
 
 type pinOptions struct {
-	replaces      string
-	asJSON, force bool
+	replaces                  string
+	asJSON, force, keepSecret bool
 }
 
 func newPinCommand(g *globals) *cobra.Command {
@@ -110,6 +127,7 @@ func newPinCommand(g *globals) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.replaces, "replaces", "", "a pinned fact the new one replaces (it goes to the archive, dated today)")
 	f.BoolVar(&o.force, "force", false, "pin the fact even if a pinned one already says it in other words")
+	keepSecretsFlag(cmd, &o.keepSecret, "fact")
 	jsonFlag(cmd, &o.asJSON)
 	return takesText(cmd)
 }
@@ -121,9 +139,12 @@ func runPin(ctx context.Context, g *globals, agent, fact string, o pinOptions) e
 		return err
 	}
 	defer a.Close()
-	res, err := a.Pin(ctx, app.PinRequest{Agent: agent, Fact: fact, Replaces: o.replaces, Force: o.force})
+	res, err := a.Pin(ctx, app.PinRequest{Agent: agent, Fact: fact, Replaces: o.replaces, Force: o.force, KeepSecrets: o.keepSecret})
 	if err != nil {
 		return err
+	}
+	if !asJSON {
+		sayRedaction(g, res.Redaction)
 	}
 	if res.Duplicate != nil && !asJSON {
 		sayDuplicate(g, res.Duplicate)

@@ -15,6 +15,8 @@ import (
 	"unicode"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/hivemem/hivemem/internal/redact"
 )
 
 // Duration is a time.Duration written as "30m" in TOML and env.
@@ -44,6 +46,7 @@ type Config struct {
 	Summarizer Summarizer `toml:"summarizer"`
 	Manager    Manager    `toml:"manager"`
 	Capture    Capture    `toml:"capture"`
+	Redact     Redact     `toml:"redact"`
 }
 
 // Palace configures the index.
@@ -130,6 +133,23 @@ type Capture struct {
 	RetentionDays int `toml:"retention_days"`
 }
 
+// Redact configures the redaction of secrets on every write (remember,
+// pin, import, the hooks, the API, MCP, the miner's gate). In the
+// environment, a list is its items separated by blanks.
+type Redact struct {
+	// Enabled replaces every secret found by a marker naming its kind
+	// before the text reaches the disk.
+	Enabled bool `toml:"enabled"`
+	// Allow are values kept as written (a test fixture's fake key).
+	Allow []string `toml:"allow"`
+	// AllowPatterns are regular expressions: a found value one of them
+	// matches is kept.
+	AllowPatterns []string `toml:"allow_patterns"`
+	// Rules are extra rules, each "kind=regexp" (the first capturing
+	// group, if any, is the secret).
+	Rules []string `toml:"rules"`
+}
+
 // Default returns the built-in settings.
 func Default() Config {
 	return Config{
@@ -146,6 +166,7 @@ func Default() Config {
 		Manager: Manager{HTTP: "127.0.0.1:7777", ScanInterval: Duration{3 * time.Minute},
 			Debounce: Duration{300 * time.Millisecond}, Mining: true},
 		Capture: Capture{SessionMaxBytes: 1 << 20},
+		Redact:  Redact{Enabled: true},
 	}
 }
 
@@ -274,6 +295,12 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("config: embedder.provider %q unknown (want auto, minilm, openai or none)", c.Embedder.Provider)
 	}
+	if _, err := redact.New(redact.Options{AllowPatterns: c.Redact.AllowPatterns}); err != nil {
+		return fmt.Errorf("config: redact.allow_patterns: %w", err)
+	}
+	if _, err := redact.New(redact.Options{Rules: c.Redact.Rules}); err != nil {
+		return fmt.Errorf("config: redact.rules: %w", err)
+	}
 	// The token travels in an Authorization header, which cannot carry
 	// control characters and loses surrounding whitespace (RFC 9110), and
 	// the login form trims what is typed: such a token could never match.
@@ -287,6 +314,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("config: manager.token (or HIVEMEM_MANAGER_TOKEN) is too short (%d bytes): at least %d are needed (for instance `openssl rand -hex 16`)", len(t), MinTokenBytes)
 	}
 	return nil
+}
+
+// Options are the redactor's options these settings give.
+func (r Redact) Options() redact.Options {
+	return redact.Options{Allow: r.Allow, AllowPatterns: r.AllowPatterns, Rules: r.Rules}
 }
 
 // MinTokenBytes is the shortest manager.token accepted: a guessable token
@@ -349,6 +381,8 @@ func wants(f reflect.Value) string {
 		return "a number such as 0.5"
 	case reflect.Int, reflect.Int64:
 		return "a whole number such as 5"
+	case reflect.Slice:
+		return "values separated by blanks"
 	}
 	return "a " + f.Type().String()
 }
@@ -495,6 +529,11 @@ func setField(f reflect.Value, s string) error {
 			return err
 		}
 		f.SetInt(n)
+	case reflect.Slice:
+		if f.Type().Elem().Kind() != reflect.String {
+			return fmt.Errorf("unsupported setting type %s", f.Type())
+		}
+		f.Set(reflect.ValueOf(strings.Fields(s)))
 	default:
 		return fmt.Errorf("unsupported setting type %s", f.Type())
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hivemem/hivemem/internal/filetest"
 )
 
 func TestLoadLayers(t *testing.T) {
@@ -158,5 +160,40 @@ func TestParse(t *testing.T) {
 				t.Fatalf("Parse = recent_keep %d, %v; want %d", cfg.Reflector.RecentKeep, err, c.recentKeep)
 			}
 		})
+	}
+}
+
+// TestRedactSettings: redaction is on by default; its lists load from the
+// file and from the environment (items separated by blanks); a rule or
+// allow pattern that does not compile is an error naming its key.
+func TestRedactSettings(t *testing.T) {
+	if !Default().Redact.Enabled {
+		t.Fatal("redact.enabled is off by default")
+	}
+	cfg, err := Load(filetest.Temp(t, "config.toml", "[redact]\nenabled = false\nallow = [\"sk_test_fixture\"]\nrules = [\"acme-token=acme_[a-z0-9]{16}\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Redact.Enabled || len(cfg.Redact.Allow) != 1 || len(cfg.Redact.Rules) != 1 {
+		t.Errorf("from the file: %+v", cfg.Redact)
+	}
+	t.Setenv("HIVEMEM_REDACT_ALLOW_PATTERNS", `^AKIA.*FAKE$ ^ghp_0+$`)
+	t.Setenv("HIVEMEM_REDACT_ENABLED", "true")
+	cfg, err = Load(filetest.Temp(t, "config.toml", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Redact.Enabled || len(cfg.Redact.AllowPatterns) != 2 || cfg.Redact.AllowPatterns[1] != `^ghp_0+$` {
+		t.Errorf("from the environment: %+v", cfg.Redact)
+	}
+	os.Unsetenv("HIVEMEM_REDACT_ALLOW_PATTERNS") // t.Setenv restores it
+	for file, key := range map[string]string{
+		"[redact]\nrules = [\"acme-token=(\"]\n":   "redact.rules",
+		"[redact]\nrules = [\"no equals sign\"]\n": "redact.rules",
+		"[redact]\nallow_patterns = [\"(\"]\n":     "redact.allow_patterns",
+	} {
+		if err := loadFile(t, file); err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("%q: %v, want an error naming %s", file, err, key)
+		}
 	}
 }

@@ -169,3 +169,36 @@ func ArchivedHeadings(t testing.TB, dir string) map[string]int {
 	}
 	return n
 }
+
+// AssertNoneInHome fails the test for each needle found in any byte of
+// any file under root (the hive, palace.db and its WAL, lock files, the
+// embedding cache: everything), or in a file's name, naming the file. It reports how many
+// files it read, so that a test can tell it looked at something.
+func AssertNoneInHome(t testing.TB, root string, needles ...string) int {
+	t.Helper()
+	files := 0
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		files++
+		rel, _ := filepath.Rel(root, path)
+		for _, n := range needles {
+			if n != "" && strings.Contains(string(data), n) {
+				t.Errorf("%s holds a secret that must not be there (%.12s…)", rel, n)
+			}
+			if n != "" && strings.Contains(strings.ToLower(rel), strings.ToLower(n)) {
+				t.Errorf("the name of %s holds a secret", rel)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}

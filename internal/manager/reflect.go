@@ -58,6 +58,11 @@ func (m *Manager) pass(ctx context.Context) {
 		m.log.Debug("reflector pass skipped: manager.mining is false")
 		return
 	}
+	// No secret appended by hand since the last mine may reach an archive
+	// or a backup.
+	if err := m.app.RedactMemoryFiles(ctx); err != nil {
+		m.log.Warn("reflector pass: redacting secrets in memory files", "err", err)
+	}
 	results, err := m.refl.Pass(ctx)
 	m.mu.Lock()
 	m.lastPass = time.Now().UTC()

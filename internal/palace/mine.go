@@ -573,6 +573,17 @@ func (p *Palace) mineFile(ctx context.Context, t mineTarget, opts MineOptions) (
 	if !utf8.Valid(data) {
 		return p.keepSkipped(path, "not valid UTF-8")
 	}
+	if p.opts.Gate != nil {
+		out, rewritten, err := p.opts.Gate(ctx, path, data)
+		if err != nil {
+			return p.keepSkipped(path, "not indexed until its secrets are redacted: "+err.Error())
+		}
+		if rewritten {
+			sum := sha256.Sum256(out)
+			fileHash = hex.EncodeToString(sum[:])
+		}
+		data = out
+	}
 	mf, err := memfile.Parse(data)
 	if err != nil {
 		return p.keepSkipped(path, "unparseable: "+err.Error())

@@ -35,6 +35,11 @@ type Options struct {
 	EmbedBatch    int     // texts per Embed call (default 32)
 	QueryCache    int     // query embeddings kept for repeated searches (default 1024; < 0 disables)
 	Logger        *slog.Logger
+	// Gate, when set, sees the bytes of every changed file before they
+	// are chunked and returns those to index (the app redacts secrets
+	// there); rewritten says it also wrote them to the file, in place. An
+	// error skips the file, which keeps the drawers it had.
+	Gate func(ctx context.Context, path string, data []byte) (out []byte, rewritten bool, err error)
 	// Origin names this home in the index (home.ID): mined files carry it,
 	// and in a shared palace (store.Writer.Shared) mining and Reindex
 	// remove only files this home mined (or that no home claimed).
