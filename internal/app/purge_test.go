@@ -18,11 +18,14 @@ import (
 	"github.com/hivemem/hivemem/internal/store/postgres/pgtest"
 )
 
-// remember writes notes or fails the test.
+// remember writes notes or fails the test. The notes are kept as written
+// (KeepSecrets): these tests plant the texts a purge must reach, as a
+// secret the detector does not know, or one a user kept, would be.
 func remember(t *testing.T, a *App, notes ...RememberRequest) []RememberResult {
 	t.Helper()
 	var out []RememberResult
 	for _, n := range notes {
+		n.KeepSecrets = true
 		res, err := a.Remember(context.Background(), n)
 		if err != nil {
 			t.Fatal(err)
@@ -37,7 +40,7 @@ func remember(t *testing.T, a *App, notes ...RememberRequest) []RememberResult {
 func backupNow(t *testing.T, a *App, agent, fact string) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := a.Pin(ctx, PinRequest{Agent: agent, Fact: fact, Force: true}); err != nil {
+	if _, err := a.Pin(ctx, PinRequest{Agent: agent, Fact: fact, Force: true, KeepSecrets: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.Unpin(ctx, UnpinRequest{Agent: agent, Fact: fact}); err != nil {
@@ -134,7 +137,7 @@ func TestPurgeReachesTextThatLeftTheMemoryFile(t *testing.T) {
 		RememberRequest{Agent: "coder", Heading: "deploy", Text: "Deploy with make release."},
 		RememberRequest{Agent: "coder", Heading: "aws key", Text: "AWS key " + secret + " in the vault."},
 		RememberRequest{Agent: "coder", Heading: "old aws", Text: "Older key " + secret + " before rotation."})
-	if _, err := a.Pin(ctx, PinRequest{Agent: "coder", Fact: "The AWS key is " + secret}); err != nil {
+	if _, err := a.Pin(ctx, PinRequest{Agent: "coder", Fact: "The AWS key is " + secret, KeepSecrets: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.Unpin(ctx, UnpinRequest{Agent: "coder", Fact: "The AWS key is " + secret}); err != nil {
@@ -164,7 +167,7 @@ func TestPurgeReachesTextThatLeftTheMemoryFile(t *testing.T) {
 	if err := os.WriteFile(chat, []byte(`{"role":"user","content":"my key is `+secret+`"}`+"\n"+`{"role":"assistant","content":"noted"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Import(ctx, ImportRequest{Agent: "coder", Format: "generic", Paths: []string{chat}}); err != nil {
+	if _, err := a.Import(ctx, ImportRequest{Agent: "coder", Format: "generic", Paths: []string{chat}, KeepSecrets: true}); err != nil {
 		t.Fatal(err)
 	}
 	if data, _ := os.ReadFile(mem); strings.Contains(string(data), secret) {
@@ -282,10 +285,10 @@ func TestPurgeScrubsTheEventLog(t *testing.T) {
 	a := openLexical(t)
 	secret := `pw"<hunter&22>"x`
 	remember(t, a, RememberRequest{Agent: "alice", Heading: "deploy", Text: "Deploy with make release."})
-	if _, err := a.Pin(ctx, PinRequest{Agent: "alice", Fact: "The admin password is " + secret}); err != nil {
+	if _, err := a.Pin(ctx, PinRequest{Agent: "alice", Fact: "The admin password is " + secret, KeepSecrets: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Pin(ctx, PinRequest{Agent: "alice", Fact: "The admin password is " + secret + " still", Replaces: "The admin password is " + secret}); err != nil {
+	if _, err := a.Pin(ctx, PinRequest{Agent: "alice", Fact: "The admin password is " + secret + " still", Replaces: "The admin password is " + secret, KeepSecrets: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.Unpin(ctx, UnpinRequest{Agent: "alice", Fact: "The admin password is " + secret + " still"}); err != nil {
@@ -408,7 +411,7 @@ func TestPurgedTextIsRedactedOnTheWayIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	remember(t, a, RememberRequest{Agent: "alice", Heading: "again", Text: "Once more: " + secret})
-	if _, err := a.Pin(ctx, PinRequest{Agent: "alice", Fact: "The key is " + secret}); err != nil {
+	if _, err := a.Pin(ctx, PinRequest{Agent: "alice", Fact: "The key is " + secret, KeepSecrets: true}); err != nil {
 		t.Fatal(err)
 	}
 	chat := filepath.Join(t.TempDir(), "chat.jsonl")

@@ -59,10 +59,27 @@ func LockPath(path string) string {
 		return legacyLockPath(path)
 	}
 	rel, err := filepath.Rel(root, real)
-	if err != nil {
+	if err != nil || !locksDirInside(root) {
 		return legacyLockPath(path)
 	}
 	return filepath.Join(root, "palace", LocksDir, lockName(filepath.ToSlash(rel)))
+}
+
+// locksDirInside says whether the home's palace/locks/ (as far as it
+// exists) stays inside the home: a palace that links out of the home is
+// refused by every writer, and its lock files must not be made there
+// either, so such a home keeps the sidecar lock files of earlier versions.
+func locksDirInside(root string) bool {
+	for _, p := range []string{filepath.Join(root, "palace"), filepath.Join(root, "palace", LocksDir)} {
+		r, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return true // not there (yet): made inside the home
+		}
+		if rel, err := filepath.Rel(root, r); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			return false
+		}
+	}
+	return true
 }
 
 // legacyLockPath is the sidecar earlier versions locked: the path with

@@ -56,9 +56,9 @@ func seedSecret(t *testing.T, h *procHome, i int, secret string) {
 	}
 	fact := fmt.Sprintf("Trial %02d key is %s", i, secret)
 	for _, args := range [][]string{
-		{"remember", "alice", "Billing key " + secret + " pasted by mistake.", "--heading", fmt.Sprintf("key %02d", i)},
-		{"remember", "bob", fmt.Sprintf("Trial %02d: bob saw %s too.", i, secret)},
-		{"pin", "alice", fact},
+		{"remember", "alice", "Billing key " + secret + " pasted by mistake.", "--heading", fmt.Sprintf("key %02d", i), "--keep-secrets"},
+		{"remember", "bob", fmt.Sprintf("Trial %02d: bob saw %s too.", i, secret), "--keep-secrets"},
+		{"pin", "alice", fact, "--keep-secrets"},
 		{"unpin", "alice", fact},
 		{"import", "generic", chat, "--agent", "carol"},
 	} {
@@ -187,7 +187,7 @@ func TestPurgeCommandAndImportNote(t *testing.T) {
 		return code, out.String(), errOut.String()
 	}
 	secret := "sk-live-NOTE-90817"
-	if code, _, errOut := run("remember", "alice", "Key "+secret+" pasted."); code != 0 {
+	if code, _, errOut := run("remember", "alice", "Key "+secret+" pasted.", "--keep-secrets"); code != 0 {
 		t.Fatal(errOut)
 	}
 	if code, _, errOut := run("purge", "the", "--yes"); code == 0 || !strings.Contains(errOut, "too short") {
