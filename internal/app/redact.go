@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/hivemem/hivemem/internal/atomicio"
 	"github.com/hivemem/hivemem/internal/config"
+	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/purge"
 	"github.com/hivemem/hivemem/internal/redact"
 )
@@ -400,8 +403,22 @@ func redactInfo(c config.Redact) RedactInfo {
 	return RedactInfo{Enabled: c.Enabled, Allow: len(c.Allow), AllowPatterns: len(c.AllowPatterns), Rules: len(c.Rules)}
 }
 
-// ScanRequest asks where secrets already are in the home.
-type ScanRequest struct{}
+// ScanRequest asks where secrets already are in the home; with Purge,
+// every secret found is then purged from the whole home, as Purge does
+// (no prompt: for scripts).
+type ScanRequest struct {
+	Purge bool `json:"purge,omitempty"`
+	// Scope: a caller bound to its own memory cannot purge the home.
+	Scope Scope `json:"-"`
+}
+
+// Validate checks the request; every error wraps palace.ErrBadQuery.
+func (r ScanRequest) Validate() error {
+	if r.Purge && r.Scope.Caller != "" {
+		return palace.BadQuery(fmt.Errorf("scan: --purge refused: this server acts only for agent %q, and a purge changes every agent's files", r.Scope.Caller))
+	}
+	return nil
+}
 
 // ScanFinding is one secret found by Scan: where and of what kind, never
 // the value. Hash (the SHA-256 of the value) is what a purge of it needs;
@@ -417,18 +434,30 @@ type ScanFinding struct {
 type ScanResult struct {
 	Files    int           `json:"files" jsonschema:"files scanned"`
 	Findings []ScanFinding `json:"findings"`
+	// Purged is what the purge of the secrets found did (Purge asked and
+	// something was found).
+	Purged *PurgeResult `json:"purged,omitempty"`
+	// Secrets counts the distinct secrets found (a secret copied into a
+	// backup is one secret in two findings).
+	Secrets int `json:"secrets"`
 }
 
 // Scan lists the secrets already in the home: memory files, archives,
 // forgotten text, sessions, backups and the event log (everything under
 // hive/), as the redactor of the live settings finds them — whether or
 // not redaction is on. It reads only.
-func (a *App) Scan(ctx context.Context, _ ScanRequest) (ScanResult, error) {
+func (a *App) Scan(ctx context.Context, req ScanRequest) (ScanResult, error) {
+	if err := req.Validate(); err != nil {
+		return ScanResult{}, err
+	}
 	r, err := newRedactor(a.scanSettings())
 	if err != nil {
 		return ScanResult{}, fmt.Errorf("scan: %w", err)
 	}
 	out := ScanResult{Findings: []ScanFinding{}}
+	// values are the secrets found, by hash: what a purge takes. They
+	// never leave this function.
+	values := map[string]string{}
 	err = filepath.WalkDir(a.Home.HiveDir(), func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
@@ -449,11 +478,27 @@ func (a *App) Scan(ctx context.Context, _ ScanRequest) (ScanResult, error) {
 		out.Files++
 		for _, f := range r.Find(string(data)) {
 			out.Findings = append(out.Findings, ScanFinding{File: a.Home.Rel(path), Line: f.Line, Kind: f.Kind, Hash: f.Hash})
+			values[f.Hash] = string(data[f.Start:f.End])
 		}
 		return nil
 	})
 	if err != nil {
 		return out, fmt.Errorf("scan: %w", err)
+	}
+	out.Secrets = len(values)
+	if !req.Purge || len(values) == 0 {
+		return out, nil
+	}
+	texts := make([]purge.Text, 0, len(values))
+	for _, h := range slices.Sorted(maps.Keys(values)) {
+		if purge.CheckText(values[h]) == nil {
+			texts = append(texts, purge.Text{Text: values[h]})
+		}
+	}
+	res, err := a.purgeTexts(ctx, texts, false, 0)
+	out.Purged = &res
+	if err != nil {
+		return out, fmt.Errorf("scan: purge: %w", err)
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/redact/redacttest"
 )
 
@@ -30,5 +31,40 @@ func TestScanListsFileLineKindAndExitsThree(t *testing.T) {
 	}
 	if strings.Contains(out+js, key) {
 		t.Fatal("scan shows the value")
+	}
+}
+
+// TestScanPurgeTakesEverySecretOutOfTheHome: secrets already in the home
+// (written while redaction was off, copied into another agent's file and
+// a backup) are purged by scan --purge without a prompt: no byte of any
+// of them is left anywhere in the home, the index included, the command
+// exits 0, and a second scan finds nothing.
+func TestScanPurgeTakesEverySecretOutOfTheHome(t *testing.T) {
+	root := edgeHome(t)
+	gen := redacttest.New(11)
+	key := gen.Secret("anthropic-api-key").Value
+	gh := gen.Secret("github-pat").Value
+	t.Setenv("HIVEMEM_REDACT_ENABLED", "false")
+	for _, args := range [][]string{
+		{"remember", "alice", "first line\nkey " + key},
+		{"remember", "bob", "alice gave me " + key + " and " + gh},
+		{"pin", "bob", "The CI token is " + gh},
+		{"unpin", "bob", "The CI token is " + gh}, // a backup and the archive hold it too
+	} {
+		if code, _, errOut := edgeRun(t, "", append([]string{"--home", root}, args...)...); code != 0 {
+			t.Fatalf("%v: %s", args, errOut)
+		}
+	}
+	t.Setenv("HIVEMEM_REDACT_ENABLED", "true")
+	code, out, errOut := edgeRun(t, "", "--home", root, "scan", "--purge")
+	if code != 0 || !strings.Contains(out, "purging 2 distinct secrets") {
+		t.Fatalf("scan --purge: exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	if strings.Contains(out+errOut, key) || strings.Contains(out+errOut, gh) {
+		t.Fatal("scan --purge shows a value")
+	}
+	hometest.AssertNoneInHome(t, root, key, gh)
+	if code, out, _ := edgeRun(t, "", "--home", root, "scan"); code != 0 || !strings.Contains(out, "no secrets") {
+		t.Fatalf("after the purge: exit %d: %s", code, out)
 	}
 }
