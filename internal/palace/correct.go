@@ -44,6 +44,30 @@ func SupersedeFile(ctx context.Context, h home.Home, agent, ref, heading, text s
 	return w, nil
 }
 
+// MarkSupersededFile marks the section ref names as replaced by the later
+// section by (both headings, see memfile.FindSection) in one locked,
+// atomic write that adds nothing else: for a note the agent wrote before
+// saying what it replaces. FileWrite's Section is by, Superseded ref's.
+func MarkSupersededFile(ctx context.Context, h home.Home, agent, ref, by string) (FileWrite, error) {
+	path, err := h.MemoryPath(agent)
+	if err != nil {
+		return FileWrite{}, err
+	}
+	if _, err := h.ReadFile(path); err != nil {
+		return FileWrite{}, fmt.Errorf("--supersedes: agent %s has no memory file to supersede a section of", agent)
+	}
+	var w FileWrite
+	_, err = updateMemory(ctx, h, agent, func(data []byte) ([]byte, error) {
+		out, old, cur, err := memfile.MarkSuperseded(data, ref, by)
+		w.Superseded, w.Section = old, cur
+		return out, err
+	})
+	if err != nil {
+		return FileWrite{}, err
+	}
+	return w, nil
+}
+
 // TextHash is the key of a text in the embedding cache.
 func TextHash(text string) string {
 	sum := sha256.Sum256([]byte(text))
