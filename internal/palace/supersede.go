@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -176,10 +175,12 @@ func (p *Palace) supersede(ctx context.Context, q Query, rs []rankedDrawer, past
 	}
 	marks := map[string]supersession{}
 	for i := range n {
-		// The newest drawer i pairs with that is newer than i.
+		// The newest drawer i pairs with that is newer than i (and, for
+		// a query asked as of a day, written by then).
 		best := -1
 		for j := range n {
-			if related[i][j] && top[j].d.Date > top[i].d.Date && (best < 0 || top[j].d.Date > top[best].d.Date) {
+			if related[i][j] && top[j].d.Date > top[i].d.Date && writtenBy(top[j].d.Date, q.AsOf) &&
+				(best < 0 || top[j].d.Date > top[best].d.Date) {
 				best = j
 			}
 		}
@@ -202,12 +203,74 @@ func (p *Palace) supersede(ctx context.Context, q Query, rs []rankedDrawer, past
 			continue
 		}
 		members := slices.Clone(g)
-		slices.SortStableFunc(members, func(a, b int) int { return strings.Compare(top[b].d.Date, top[a].d.Date) })
+		// Newest first among those written by the day the query is asked
+		// as of; any written after it (not yet true then) after them.
+		slices.SortStableFunc(members, func(a, b int) int {
+			da, db := top[a].d.Date, top[b].d.Date
+			wa, wb := writtenBy(da, q.AsOf), writtenBy(db, q.AsOf)
+			switch {
+			case wa != wb && wa:
+				return -1
+			case wa != wb:
+				return 1
+			case !wa:
+				return strings.Compare(da, db)
+			}
+			return strings.Compare(db, da)
+		})
 		for k, slot := range g {
 			out[slot] = top[members[k]]
 		}
 	}
 	return out, marks
+}
+
+// writtenBy reports whether a drawer dated date was written by the day
+// asOf (YYYY-MM-DD; "" is today, by which everything was written).
+func writtenBy(date, asOf string) bool {
+	if asOf == "" || len(date) < len(asOf) {
+		return true
+	}
+	return date[:len(asOf)] <= asOf
+}
+
+// currentAbove moves every hit marked superseded that ranks above the hit
+// superseding it to just below that hit, the others keeping their order:
+// a hit the search marks superseded never ranks above its replacement
+// (unless the question asks about the past, when the caller does not
+// call it). A replacement written after asOf leaves the hit in place (at
+// that day it was current).
+func currentAbove(hits []Hit, asOf string) []Hit {
+	at := map[string]int{}
+	for i, h := range hits {
+		at[h.ID] = i
+	}
+	// follows[j]: the hits that go right after hit j, in their order.
+	follows := map[int][]int{}
+	moved := make([]bool, len(hits))
+	for i, h := range hits {
+		if j, ok := at[h.SupersededBy]; ok && j > i && writtenBy(hits[j].Date, asOf) {
+			follows[j] = append(follows[j], i)
+			moved[i] = true
+		}
+	}
+	if len(follows) == 0 {
+		return hits
+	}
+	out := make([]Hit, 0, len(hits))
+	var emit func(i int)
+	emit = func(i int) {
+		out = append(out, hits[i])
+		for _, k := range follows[i] {
+			emit(k)
+		}
+	}
+	for i := range hits {
+		if !moved[i] {
+			emit(i)
+		}
+	}
+	return out
 }
 
 // standsOut reports whether i and j are far more alike than either is
@@ -365,23 +428,18 @@ func stemCounts(s string) map[string]int {
 	return out
 }
 
-// pastRE finds the words that make a question one about the past: one
-// asking what came before or first, a time gone by that names no day ("a
-// while ago", "back then"), or a verb in the past tense ("what did we…",
-// "what was…"). It holds no dates: those are when.Find's (asksAboutPast).
-var pastRE = regexp.MustCompile(`(?i)\b(before|first|originally|initially|previously|earlier|prior|formerly|used to|at the time|back then|until|ago|did|was|were|had)\b`)
-
 // asksAboutPast reports whether a question asks about an earlier state:
-// pastRE finds one of its words in text, or one of times, the windows
-// when.Find read in text against ref (the day it is asked), is over
-// before that day (namesPast): "on 2026-03-10", "the 10th of March",
-// "last week", "in 2022" are past. A time that reaches that day or lies
-// ahead is not ("today", "this week", "since May", "next week", "in
-// 2030", a date to come), nor a number when.Find does not read as a time
-// ("version 2023", "pre-1920 coins": a four-digit number alone is as
-// often a count or a name as a year).
-func asksAboutPast(text string, times []when.Window, ref time.Time) bool {
-	return pastRE.MatchString(text) || namesPast(times, ref)
+// one of times, the windows when.Find read in text against ref (the day
+// it is asked), is over before that day (namesPast): "on 2026-03-10",
+// "the 10th of March", "last week", "in 2022" are past. A time that
+// reaches that day or lies ahead is not ("today", "this week", "since
+// May", "next week", "in 2030", a date to come), nor a number when.Find
+// does not read as a time ("version 2023", "pre-1920 coins"). Nor is a
+// word alone: "before", "first", "until", "was", "did" are as common in
+// questions about the present ("what did we set the timeout to?", "what
+// runs first?") as about the past; text is not read for them.
+func asksAboutPast(_ string, times []when.Window, ref time.Time) bool {
+	return namesPast(times, ref)
 }
 
 // SupersededNote is how text output marks a superseded hit ("" for a
