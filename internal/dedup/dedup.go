@@ -381,9 +381,10 @@ var function = map[string]bool{}
 
 func init() {
 	for _, w := range strings.Fields(`to of in on at by for from with as into onto over under up down out off via per
-		not no now also just only very about than then instead still again do doe did done ha have had will would can
-		could should shall may might must was were been being what when where why how who whom`) {
-		function[w] = true
+		not no never always usually often sometimes now also just only very about than then instead still again
+		do does did done has have had will would can could should shall may might must was were been being
+		what when where why how who whom`) {
+		function[key(w)] = true
 	}
 }
 
@@ -432,4 +433,15 @@ func Restates(note string, cands []Candidate) (Candidate, bool) {
 		return Candidate{}, false
 	}
 	return cands[best], true
+}
+
+// Outdates reports whether newer, a note written after older, states
+// older's subject again with something changed (Restates), and so may
+// make it outdated; a repeat does not.
+func Outdates(older, newer string) bool {
+	if Compare(older, newer).Repeat {
+		return false
+	}
+	_, ok := Restates(newer, []Candidate{{Text: older}})
+	return ok
 }
