@@ -10,7 +10,6 @@ import (
 
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/memfile"
-	"github.com/hivemem/hivemem/internal/store"
 )
 
 // SupersedeFile is RememberFile for a note that replaces an earlier
@@ -72,27 +71,6 @@ func MarkSupersededFile(ctx context.Context, h home.Home, agent, ref, by string)
 func TextHash(text string) string {
 	sum := sha256.Sum256([]byte(text))
 	return hex.EncodeToString(sum[:])
-}
-
-// TextVectors embeds texts through the embedding cache (keyed by
-// TextHash), so that a text is embedded once. Without an embedder it
-// returns nil.
-func (p *Palace) TextVectors(ctx context.Context, texts []string) ([][]float32, error) {
-	if p.emb == nil {
-		return nil, nil
-	}
-	ds := make([]store.Drawer, len(texts))
-	for i, t := range texts {
-		ds[i] = store.Drawer{Hash: TextHash(t), Text: t}
-	}
-	if _, _, err := p.embedDrawers(ctx, ds); err != nil {
-		return nil, err
-	}
-	out := make([][]float32, len(ds))
-	for i, d := range ds {
-		out[i] = d.Vector
-	}
-	return out, nil
 }
 
 // sectionHeading is the heading RememberFile writes: the date, then the

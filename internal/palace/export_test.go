@@ -66,3 +66,6 @@ func DateScopes(q Query, ref time.Time) ([]store.Filter, bool) {
 
 // CurrentAbove is currentAbove.
 var CurrentAbove = currentAbove
+
+// SubjectCounts is subjectCounts.
+var SubjectCounts = subjectCounts

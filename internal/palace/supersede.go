@@ -38,11 +38,14 @@ type supersedeParams struct {
 	window, minKeys        int
 	keyFrac, share, margin float64
 	words, vectors         bool
+	// subjects: the similarity of words leaves out the words that name
+	// a value (subjectCounts).
+	subjects bool
 }
 
 // supersedeDefaults were measured on `hivemem bench updates`, LoCoMo and
 // LongMemEval (README, "Benchmarks").
-var supersedeDefaults = supersedeParams{window: 10, minKeys: 1, keyFrac: 0.5, share: 0.75, margin: 0.125, words: true, vectors: true}
+var supersedeDefaults = supersedeParams{window: 10, minKeys: 1, keyFrac: 0.5, share: 0.75, margin: 0.125, words: true, vectors: true, subjects: true}
 
 // supersession is why a hit ranks below a newer one.
 type supersession struct{ by, reason string }
@@ -85,9 +88,12 @@ func (p *Palace) supersede(ctx context.Context, q Query, rs []rankedDrawer, past
 	}
 	idf := func(t string) float64 { return math.Log(1 + float64(n)/float64(max(df[t], 1))) }
 	keys := make([]map[string]int, n)
+	subjects := make([]map[string]int, n) // keys less values
 	qsorted := slices.Sorted(maps.Keys(qterms))
 	for i, r := range top {
-		keys[i] = keyLine(r.d, qsorted, idf)
+		var line string
+		keys[i], line = keyLineText(r.d, qsorted, idf)
+		subjects[i] = subjectCounts(line)
 	}
 	// The most of the question's words one candidate's key line holds:
 	// what a pair must share most of.
@@ -128,7 +134,11 @@ func (p *Palace) supersede(ctx context.Context, q Query, rs []rankedDrawer, past
 	}
 	var wordSim, vecSim [][]float64
 	if cfg.words {
-		wordSim = wordSimilarity(keys, idf)
+		if cfg.subjects {
+			wordSim = wordSimilarity(subjects, idf)
+		} else {
+			wordSim = wordSimilarity(keys, idf)
+		}
 	}
 	if cfg.vectors {
 		if vecs := p.candidateVectors(ctx, top); vecs != nil {
@@ -386,7 +396,14 @@ func (p *Palace) candidateVectors(ctx context.Context, top []rankedDrawer) [][]f
 // first of equal lines: qterms come in one order, so that the sums of
 // equal lines are equal to the last bit).
 func keyLine(d store.Drawer, qterms []string, idf func(string) float64) map[string]int {
+	c, _ := keyLineText(d, qterms, idf)
+	return c
+}
+
+// keyLineText is keyLine and the line's text.
+func keyLineText(d store.Drawer, qterms []string, idf func(string) float64) (map[string]int, string) {
 	var best map[string]int
+	var text string
 	bestW := -1.0
 	for _, l := range append([]string{d.Heading}, strings.Split(d.Text, "\n")...) {
 		c := stemCounts(l)
@@ -397,10 +414,41 @@ func keyLine(d store.Drawer, qterms []string, idf func(string) float64) map[stri
 			}
 		}
 		if w > bestW {
-			best, bestW = c, w
+			best, bestW, text = c, w, l
 		}
 	}
-	return best
+	return best, text
+}
+
+// subjectCounts is the stems of line less the words that name a value (a
+// number, an identifier, a name written with a capital inside the line,
+// code): what two statements of one subject with different values have
+// in common, which the values would dilute.
+func subjectCounts(line string) map[string]int {
+	out := map[string]int{}
+	first := true
+	for _, w := range strings.Fields(line) {
+		t := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		value := strings.ContainsAny(w, "`") || strings.IndexFunc(t, unicode.IsDigit) >= 0 ||
+			strings.ContainsAny(t, "-_/@.:\\") || !first && startsUpper(t)
+		if t != "" && w != "-" && w != "*" {
+			first = false
+		}
+		if value {
+			continue
+		}
+		for _, s := range fts.Tokens(t) {
+			out[s]++
+		}
+	}
+	return out
+}
+
+// startsUpper reports whether w starts with a capital letter followed by
+// a lower-case one ("Unleash", "PostHog"; not "API").
+func startsUpper(w string) bool {
+	r := []rune(w)
+	return len(r) > 1 && unicode.IsUpper(r[0]) && unicode.IsLower(r[1])
 }
 
 // queryStems are the query's words (stopwords dropped) as the index

@@ -250,3 +250,20 @@ func TestCurrentAbove(t *testing.T) {
 		}
 	}
 }
+
+// TestSubjectCountsLeaveValuesOut: two statements of one subject with
+// other values come out alike.
+func TestSubjectCountsLeaveValuesOut(t *testing.T) {
+	a := palace.SubjectCounts("- Switched the API deploy command to `make deploy` on 2025-12-06.")
+	b := palace.SubjectCounts("Update on the API deploy command: it's task-release:publish now, says Priya.")
+	for _, w := range []string{"api", "deploi", "command"} {
+		if a[w] == 0 || b[w] == 0 {
+			t.Errorf("%q missing: %v / %v", w, a, b)
+		}
+	}
+	for _, w := range []string{"make", "2025", "publish", "priya", "06"} {
+		if a[w] != 0 || b[w] != 0 {
+			t.Errorf("value %q kept: %v / %v", w, a, b)
+		}
+	}
+}
