@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -75,8 +76,12 @@ func runRemember(ctx context.Context, g *globals, o rememberOptions, agent, text
 		fmt.Fprintf(g.stdout, "superseded %q (line %d): left out of search unless --include-superseded\n", res.Supersedes.Heading, res.Supersedes.StartLine)
 	}
 	if res.Restates != nil {
+		arg := shellQuote(text)
+		if strings.ContainsAny(text, "\r\n") || len(text) > 200 {
+			arg = "- < the-same-note" // a long note: the same text on stdin
+		}
 		fmt.Fprintf(g.stdout, "restates %s (%q) with something changed; if this note replaces it: hivemem remember %s --supersedes %s %s\n",
-			res.Restates.Of, res.Restates.Heading, agent, res.Restates.Of, shellQuote(text))
+			res.Restates.Of, res.Restates.Heading, agent, res.Restates.Of, arg)
 	}
 	return nil
 }
