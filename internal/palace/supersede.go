@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -160,11 +161,30 @@ func (p *Palace) supersede(ctx context.Context, q Query, rs []rankedDrawer, past
 		}
 		return parent[i]
 	}
+	// The values the question names (an identifier, a number, a name):
+	// a drawer that holds one and a drawer that does not are what the
+	// question tells apart, not one subject to put the newest of first.
+	qvalues := queryValues(q.Text)
+	holds := make([]map[string]bool, n)
+	for i, r := range top {
+		holds[i] = map[string]bool{}
+		for _, w := range textWords(r.d.Text) {
+			holds[i][w] = true
+		}
+	}
+	namesOne := func(i, j int) bool {
+		for _, v := range qvalues {
+			if holds[i][v] != holds[j][v] {
+				return true
+			}
+		}
+		return false
+	}
 	paired := false
 	for i := range n {
 		for j := i + 1; j < n; j++ {
 			a, b := top[i].d, top[j].d
-			if a.Wing != b.Wing || a.Date == "" || b.Date == "" || a.Date == b.Date {
+			if a.Wing != b.Wing || a.Date == "" || b.Date == "" || a.Date == b.Date || namesOne(i, j) {
 				continue
 			}
 			if keyShare(i, j) < cfg.share {
@@ -439,6 +459,40 @@ func subjectCounts(line string) map[string]int {
 		}
 		for _, s := range fts.Tokens(t) {
 			out[s]++
+		}
+	}
+	return out
+}
+
+// textWords is the words of s, lower case, punctuation around them
+// trimmed (an identifier such as "OPS-4471" or "v1.2" is one word).
+func textWords(s string) []string {
+	var out []string
+	for _, w := range strings.Fields(s) {
+		w = strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		if w != "" {
+			out = append(out, strings.ToLower(w))
+		}
+	}
+	return out
+}
+
+// isoDateRE is a date as a query names one (when.Find reads it).
+var isoDateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+
+// queryValues is the words of a question that name a value: with a digit
+// or an identifier's inner mark ("OPS-4471", "v1.2", "600"), or a name
+// written with a capital inside it ("Unleash"); a date is a time, not a
+// value (asksAboutPast reads it).
+func queryValues(text string) []string {
+	var out []string
+	for i, w := range strings.Fields(text) {
+		t := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		if t == "" || isoDateRE.MatchString(t) {
+			continue
+		}
+		if strings.IndexFunc(t, unicode.IsDigit) >= 0 || strings.ContainsAny(t, "-_/@.:") || i > 0 && startsUpper(t) {
+			out = append(out, strings.ToLower(t))
 		}
 	}
 	return out
