@@ -19,11 +19,23 @@ import (
 // Duplicate names the note a new one repeats (see internal/dedup): the
 // write was refused and nothing was written.
 type Duplicate struct {
-	Of      string  `json:"of" jsonschema:"drawer id of the note the agent already has (its heading, or the fact, when it is not indexed yet)"`
-	Heading string  `json:"heading,omitempty" jsonschema:"heading of the section already there"`
-	Text    string  `json:"text" jsonschema:"the note or fact already there"`
-	Why     string  `json:"why" jsonschema:"identical, same words or paraphrase"`
-	Cosine  float64 `json:"cosine,omitempty"`
+	Of      string `json:"of" jsonschema:"drawer id of the note the agent already has (its heading, or the fact, when it is not indexed yet)"`
+	Heading string `json:"heading,omitempty" jsonschema:"heading of the section already there"`
+	Text    string `json:"text" jsonschema:"the note or fact already there"`
+	Why     string `json:"why" jsonschema:"identical or same words"`
+}
+
+// Restated names an older note whose subject a note just written states
+// again with something changed (see dedup.Restates): the new note is
+// written; the older one stays current until the agent marks it replaced
+// (remember --supersedes, pin --replaces).
+type Restated struct {
+	Of      string `json:"of" jsonschema:"drawer id of the older note (its heading, or the fact, when it is not indexed yet): pass it to supersedes (or the fact to replaces) if the new note replaces it"`
+	Heading string `json:"heading,omitempty" jsonschema:"heading of the older section"`
+	Text    string `json:"text" jsonschema:"the older note or fact"`
+
+	fact      bool // a pinned fact
+	startLine int  // the section's heading line
 }
 
 // checkRef validates a section reference (a drawer id or a heading).
@@ -76,28 +88,6 @@ func (a *App) sectionRef(ctx context.Context, agent, ref string) (string, error)
 	return d.Heading, nil
 }
 
-// vectors is the palace's embedder behind its cache, or nil when there
-// is none. For an app opened with IndexLater the index is opened only
-// when a comparison needs vectors, so that a repeat check never stops a
-// note from being saved (the note first, the index after); without an
-// index the comparison is by words only.
-func (a *App) vectors() dedup.Vectors {
-	switch a.Config.Embedder.Provider {
-	case "none":
-		return nil
-	case "auto":
-		if !ModelInstalled(ModelDir(a.Config)) {
-			return nil
-		}
-	}
-	return func(ctx context.Context, texts []string) ([][]float32, error) {
-		if err := a.index(ctx); err != nil || a.Palace == nil || a.Palace.Embedder() == nil {
-			return nil, nil
-		}
-		return a.Palace.TextVectors(ctx, texts)
-	}
-}
-
 // noteText is a section's body as dedup compares it: the note as it was
 // written (memfile's Note: the supersession markers at its start left
 // out; a quoted marker-like line further down is the note's text), trimmed.
@@ -107,12 +97,15 @@ func noteText(s memfile.Section) string {
 
 // findDuplicate looks for a note of agent that text repeats: a current
 // section (facts false) or a pinned fact (facts true), except skip (the
-// section or fact being replaced). nil when there is none.
-func (a *App) findDuplicate(ctx context.Context, agent, text string, facts bool, skip string) (*Duplicate, error) {
+// section or fact being replaced). dup is nil when there is none; then
+// restated is the note whose subject text restates with something
+// changed (nil for none), which the write reports so that the agent can
+// mark it replaced.
+func (a *App) findDuplicate(ctx context.Context, agent, text string, facts bool, skip string) (dup *Duplicate, restated *Restated, err error) {
 	path, _ := a.Home.MemoryPath(agent)
 	f, err := a.parseMemory(path)
 	if err != nil {
-		return nil, nil // no file yet (or unreadable: the write says why)
+		return nil, nil, nil // no file yet (or unreadable: the write says why)
 	}
 	var cands []dedup.Candidate
 	sections := map[string]memfile.Section{}
@@ -137,34 +130,56 @@ func (a *App) findDuplicate(ctx context.Context, agent, text string, facts bool,
 			}
 		}
 	}
-	m, ok, err := dedup.Find(ctx, a.vectors(), strings.TrimSpace(text), cands)
+	text = strings.TrimSpace(text)
+	if m, ok := dedup.Find(text, cands); ok {
+		d := &Duplicate{Of: a.noteID(ctx, path, facts, m.Ref, m.Text, sections[m.Ref].StartLine), Text: m.Text, Why: m.Why}
+		if !facts {
+			d.Heading = m.Ref
+		}
+		return d, nil, nil
+	}
+	if skip != "" {
+		return nil, nil, nil // the note says what it replaces
+	}
+	if c, ok := dedup.Restates(text, cands); ok {
+		// Its drawer id is looked up after the write (resolve): the note
+		// first, the index after.
+		r := &Restated{Of: c.Ref, Text: c.Text, fact: facts, startLine: sections[c.Ref].StartLine}
+		if !facts {
+			r.Heading = c.Ref
+		}
+		return nil, r, nil
+	}
+	return nil, nil, nil
+}
+
+// noteID is the drawer id of a note of the memory file at path — a
+// pinned fact (text) when facts, else the section ref (a heading) that
+// starts at line — when the index has the file as it is; else ref.
+func (a *App) noteID(ctx context.Context, path string, facts bool, ref, text string, line int) string {
+	if a.index(ctx) != nil || a.Store == nil {
+		return ref
+	}
+	ds, err := a.Store.Drawers(ctx, a.Home.Rel(path))
 	if err != nil {
-		a.Log.Warn("duplicate check: comparing by meaning failed, compared by words only", "agent", agent, "err", err)
-		m, ok, _ = dedup.Find(ctx, nil, strings.TrimSpace(text), cands)
+		return ref
 	}
-	if !ok {
-		return nil, nil
-	}
-	d := &Duplicate{Of: m.Ref, Text: m.Text, Why: m.Why}
-	if m.Cosine > 0 {
-		d.Cosine = m.Cosine
-	}
-	if !facts {
-		d.Heading = m.Ref
-	}
-	// The drawer id, when the index has the file as it is.
-	if a.index(ctx) == nil && a.Store != nil {
-		if ds, err := a.Store.Drawers(ctx, a.Home.Rel(path)); err == nil {
-			for _, dr := range ds {
-				if facts && dr.Room == chunk.RoomPinned && strings.Contains(dr.Text, m.Text) ||
-					!facts && dr.LineStart == sections[m.Ref].StartLine && dr.Heading == m.Ref {
-					d.Of = dr.ID
-					break
-				}
-			}
+	for _, dr := range ds {
+		if facts && dr.Room == chunk.RoomPinned && strings.Contains(dr.Text, text) ||
+			!facts && dr.LineStart == line && dr.Heading == ref {
+			return dr.ID
 		}
 	}
-	return d, nil
+	return ref
+}
+
+// resolve sets r's Of to the older note's drawer id, once the file
+// written is mined (path: the agent's memory file).
+func (r *Restated) resolve(ctx context.Context, a *App, path string) {
+	if r == nil || r.fact {
+		return // a pinned fact is named by its text, which replaces takes
+	}
+	r.Of = a.noteID(ctx, path, false, r.Heading, r.Text, r.startLine)
 }
 
 // event logs an event of this app; a failure to log is a warning.

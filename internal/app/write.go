@@ -125,6 +125,14 @@ type RememberResult struct {
 	// Redaction counts the secrets the note held, replaced by markers
 	// before the write (or kept, as asked).
 	Redaction
+	// Existing: the note was in the file already (written before the
+	// agent said what it replaces): Section is that section, and only
+	// the supersession was written.
+	Existing bool `json:"existing,omitempty" jsonschema:"the note was already written: only the mark that it replaces supersedes was added"`
+	// Restates is an older note whose subject this one states again with
+	// something changed: it stays current until the agent says this note
+	// replaces it (supersedes).
+	Restates *Restated `json:"restates,omitempty" jsonschema:"an older note on the same subject with another value: if this note replaces it, say so with supersedes (its id)"`
 }
 
 // Remember validates r, appends the note to the agent's memory file
@@ -157,13 +165,20 @@ func (a *App) Remember(ctx context.Context, r RememberRequest) (RememberResult, 
 			return RememberResult{}, fmt.Errorf("remember: --supersedes: %w", err)
 		}
 	}
+	var restated *Restated
 	if !r.Force {
-		dup, err := a.findDuplicate(ctx, agent, r.Text, false, ref)
+		dup, re, err := a.findDuplicate(ctx, agent, r.Text, false, ref)
 		if err != nil {
 			return RememberResult{}, err
 		}
-		if dup != nil {
+		if dup != nil && (ref == "" || dup.Heading == "") {
 			return RememberResult{Agent: agent, Source: a.Home.Rel(path), Duplicate: dup, Redaction: red.res}, nil
+		}
+		restated = re
+		if dup != nil {
+			// The note was written already (remember said it restates
+			// ref): mark ref replaced by it, writing nothing else.
+			return a.confirmSupersedes(ctx, r, agent, path, ref, dup)
 		}
 	}
 	if err := a.keepSecrets(ctx, red); err != nil {
@@ -195,9 +210,35 @@ func (a *App) Remember(ctx context.Context, r RememberRequest) (RememberResult, 
 		out.MineError = err.Error()
 	}
 	out.DrawersAdded = rep.Added
+	if restated != nil {
+		restated.resolve(ctx, a, path)
+		out.Restates = restated
+	}
 	if out.Supersedes != nil {
 		a.event("supersede", agent, map[string]any{"source": out.Source, "heading": out.Section.Heading, "supersedes": out.Supersedes.Heading})
 	}
+	return out, nil
+}
+
+// confirmSupersedes marks section ref of agent's memory file (at path)
+// replaced by the later section dup, which already says what r says: the
+// agent wrote the note, then said what it replaces. A dup that does not
+// come after ref is a refused repeat, as without supersedes.
+func (a *App) confirmSupersedes(ctx context.Context, r RememberRequest, agent, path, ref string, dup *Duplicate) (RememberResult, error) {
+	w, err := palace.MarkSupersededFile(ctx, a.Home, agent, ref, dup.Heading)
+	if err != nil {
+		a.Log.Debug("remember --supersedes: the repeat cannot be the replacement", "err", err)
+		return RememberResult{Agent: agent, Source: a.Home.Rel(path), Duplicate: dup}, nil
+	}
+	old := SectionOf(w.Superseded)
+	out := RememberResult{Agent: agent, Source: a.Home.Rel(path), Section: SectionOf(w.Section), Supersedes: &old, Existing: true}
+	rep, err := a.mineWritten(ctx, path, "remember", r.LockWait)
+	if err != nil {
+		a.Log.Warn("remember: the mark is saved, mining it failed; the next mine catches up", "agent", agent, "err", err)
+		out.MineError = err.Error()
+	}
+	out.DrawersAdded = rep.Added
+	a.event("supersede", agent, map[string]any{"source": out.Source, "heading": out.Section.Heading, "supersedes": out.Supersedes.Heading})
 	return out, nil
 }
 
@@ -251,6 +292,9 @@ type PinResult struct {
 	// Duplicate is set when nothing was written: the fact repeats a
 	// pinned one in other words (force pins it anyway).
 	Duplicate *Duplicate `json:"duplicate,omitempty" jsonschema:"set when nothing was written because a pinned fact already says this"`
+	// Restates is a pinned fact whose subject this one states again with
+	// something changed: it stays pinned until replaced (replaces).
+	Restates *Restated `json:"restates,omitempty" jsonschema:"a pinned fact on the same subject with another value: if this fact replaces it, pin again with replaces (its text) or unpin it"`
 	// Replaced is the fact the new one took the place of (replaces), and
 	// Archive the archive file it went to.
 	Replaced string `json:"replaced,omitempty" jsonschema:"the pinned fact this one replaced"`
@@ -277,11 +321,13 @@ func (a *App) Pin(ctx context.Context, r PinRequest) (PinResult, error) {
 	// The fact replaced is redacted too (uncounted): it was, when it was
 	// pinned.
 	r.Fact, r.Replaces = red.text(r.Fact), red.reference(r.Replaces)
+	var restated *Restated
 	if !r.Force {
-		dup, err := a.findDuplicate(ctx, agent, r.Fact, true, r.Replaces)
+		dup, re, err := a.findDuplicate(ctx, agent, r.Fact, true, r.Replaces)
 		if err != nil {
 			return PinResult{}, err
 		}
+		restated = re
 		// A fact pinned word for word is "already pinned", as always.
 		if dup != nil && memfile.NormalizeFact(dup.Text) != memfile.NormalizeFact(r.Fact) {
 			path, _ := a.Home.MemoryPath(agent)
@@ -313,6 +359,10 @@ func (a *App) Pin(ctx context.Context, r PinRequest) (PinResult, error) {
 		if _, err := a.mineWritten(ctx, path, "pin", r.LockWait); err != nil {
 			a.Log.Warn("pin: the fact is saved, mining it failed; the next mine catches up", "agent", agent, "err", err)
 			out.MineError = err.Error()
+		}
+		if restated != nil {
+			restated.resolve(ctx, a, path)
+			out.Restates = restated
 		}
 	}
 	return out, nil

@@ -131,11 +131,18 @@ func File(f *memfile.File, maxTokens int) []Chunk {
 				continue
 			}
 		}
-		body := s.Body()
+		body, first := s.Body(), s.StartLine+1
 		if s.Kind != memfile.KindSection && memfile.IsPlaceholderBody(body) {
 			continue
 		}
-		pieces := split(s.Heading, body, s.StartLine+1, maxTokens, room, s.Date)
+		if s.SupersededBy != "" {
+			// The mark is metadata (SupersededBy): the text, and so the
+			// drawer id an agent cites, stays as it was.
+			var skipped int
+			body, skipped = s.SupersededNote()
+			first += skipped
+		}
+		pieces := split(s.Heading, body, first, maxTokens, room, s.Date)
 		if len(pieces) > 0 {
 			// The first piece's range starts at the heading, so a hit opens the section.
 			pieces[0].LineStart = s.StartLine

@@ -236,3 +236,31 @@ func TestEmbedTextLeavesOutAHeadingThatRepeatsTheText(t *testing.T) {
 		})
 	}
 }
+
+// Marking a section superseded changes its drawers' metadata, never their
+// text (and so never the id an agent cites): before, the "> superseded
+// by:" line became part of the text.
+func TestSupersededMarkLeavesTheTextAsItWas(t *testing.T) {
+	before := "# Memory\n\n## 2026-11-02 — deploy command\nDeploy with `make deploy`.\nFrom the repo root.\n"
+	marked, _, err := memfile.Supersede([]byte(before), "deploy command", "2026-12-01 — deploy command", "Deploy with `make release`.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks := func(data string) []Chunk {
+		f, err := memfile.Parse([]byte(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return File(f, 0)
+	}
+	a, b := chunks(before), chunks(string(marked))
+	if len(a) != 1 || len(b) != 2 {
+		t.Fatalf("chunks: %d before, %d after; want 1 and 2", len(a), len(b))
+	}
+	if a[0].EmbedText() != b[0].EmbedText() || b[0].SupersededBy != "2026-12-01 — deploy command" {
+		t.Errorf("marked chunk = %+v; want the text %q, superseded", b[0], a[0].Text)
+	}
+	if b[0].LineStart != a[0].LineStart || b[0].LineEnd != a[0].LineEnd+1 {
+		t.Errorf("marked chunk lines %d-%d; want %d-%d", b[0].LineStart, b[0].LineEnd, a[0].LineStart, a[0].LineEnd+1)
+	}
+}

@@ -16,6 +16,7 @@ type benchUpdatesOptions struct {
 	benchCommon
 	seed                     uint64
 	agents, subjects, filler int
+	pairsPerClass            int
 }
 
 func newBenchUpdatesCommand(g *globals) *cobra.Command {
@@ -27,12 +28,19 @@ func newBenchUpdatesCommand(g *globals) *cobra.Command {
 		"worded differently each time, among --filler unrelated sections; mines it into a fresh temporary home and asks a\n" +
 		"question per subject (current-first: the newest statement is the top hit; current-above-stale: it ranks above every\n" +
 		"older one) and one about an older value by its date (past-first: that older section is the top hit), each in the\n" +
-		"agent's wing. Also counts the hits marked superseded, rightly and wrongly."
+		"agent's wing. Also counts the hits marked superseded, rightly and wrongly.\n\n" +
+		"Then pairs of notes, each written by a fresh agent through remember, one after the other: --pairs-per-class changes of\n" +
+		"every class of value (a number, a unit, a negation, a state, enabled/disabled, open/closed, before/after, a modal verb,\n" +
+		"an access mode, a name, a tool, a colour, a version, a time, a date, a place), as many repeats (case, punctuation, a\n" +
+		"list marker, an article, a contraction, a number in words, a phrase moved, spacing) and half as many unrelated pairs:\n" +
+		"changes refused (goal 0), repeats written (as few as possible), changes that name the note they restate, and\n" +
+		"unrelated notes named as restated (goal 0). --pairs-per-class 0 leaves the pairs out."
 	f := cmd.Flags()
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the generated hive")
 	f.IntVar(&o.agents, "agents", 12, "agents (memory files)")
 	f.IntVar(&o.subjects, "subjects", 5, "changing subjects per agent")
 	f.IntVar(&o.filler, "filler", 25, "unrelated sections per agent")
+	f.IntVar(&o.pairsPerClass, "pairs-per-class", 8, "generated changed notes per class of value (and as many repeats); 0: no pairs")
 	o.addFlags(f, keepTempHome)
 	return cmd
 }
@@ -41,7 +49,7 @@ func runBenchUpdates(ctx context.Context, g *globals, o benchUpdatesOptions) err
 	for _, n := range []struct {
 		name string
 		v    int
-	}{{"agents", o.agents}, {"subjects", o.subjects}, {"filler", o.filler}} {
+	}{{"agents", o.agents}, {"subjects", o.subjects}, {"filler", o.filler}, {"pairs-per-class", max(o.pairsPerClass, 1)}} {
 		if n.v < 1 || n.v > 1000 {
 			return fmt.Errorf("bench updates: --%s must be between 1 and 1000, got %d", n.name, n.v)
 		}
@@ -66,9 +74,21 @@ func runBenchUpdates(ctx context.Context, g *globals, o benchUpdatesOptions) err
 	if err != nil {
 		return err
 	}
-	if o.asJSON {
-		return writeJSON(g.stdout, res)
+	var pairs *updates.PairResult
+	if o.pairsPerClass > 0 {
+		pr, err := updates.RunPairs(ctx, updates.PairOptions{Seed: o.seed, PerClass: o.pairsPerClass}, rememberPair(a))
+		if err != nil {
+			return err
+		}
+		pairs = &pr
 	}
+	if o.asJSON {
+		return writeJSON(g.stdout, struct {
+			updates.Result
+			Pairs *updates.PairResult `json:"pairs,omitempty"`
+		}{res, pairs})
+	}
+	defer sayPairs(g, pairs)
 	w := g.stdout
 	fmt.Fprintf(w, "updates (seed %d): %d agents, %d subjects, %d sections, %d drawers, mined in %.1fs\n\n",
 		res.Seed, res.Agents, res.Subjects, res.Sections, res.Drawers, res.MineSeconds)
@@ -80,4 +100,34 @@ func runBenchUpdates(ctx context.Context, g *globals, o benchUpdatesOptions) err
 			x.LatencyP50, x.LatencyP95)
 	}
 	return nil
+}
+
+// rememberPair writes a pair's notes through remember, as an agent would.
+func rememberPair(a *app.App) updates.WriteFunc {
+	return func(ctx context.Context, agent, old, new string) (updates.Written, error) {
+		if _, err := a.Remember(ctx, app.RememberRequest{Agent: agent, Text: old}); err != nil {
+			return updates.Written{}, err
+		}
+		res, err := a.Remember(ctx, app.RememberRequest{Agent: agent, Text: new})
+		if err != nil {
+			return updates.Written{}, err
+		}
+		return updates.Written{Refused: res.Duplicate != nil, Restates: res.Restates != nil}, nil
+	}
+}
+
+// sayPairs prints the pairs part of bench updates.
+func sayPairs(g *globals, p *updates.PairResult) {
+	if p == nil {
+		return
+	}
+	w := g.stdout
+	fmt.Fprintf(w, "\npairs (seed %d), each written by a fresh agent through remember:\n", p.Seed)
+	fmt.Fprintf(w, "  changes refused as repeats  %3d of %d\n", p.ChangesRefused, p.Changes)
+	fmt.Fprintf(w, "  changes naming what they restate %3d of %d\n", p.ChangesRestating, p.Changes)
+	fmt.Fprintf(w, "  repeats written             %3d of %d\n", p.RepeatsWritten, p.Repeats)
+	fmt.Fprintf(w, "  unrelated named as restated %3d of %d\n", p.WrongRestates, p.Unrelated)
+	for _, m := range p.Misses {
+		fmt.Fprintf(w, "  miss: %s\n", m)
+	}
 }

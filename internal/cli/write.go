@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -83,9 +84,21 @@ func runRemember(ctx context.Context, g *globals, o rememberOptions, agent, text
 		fmt.Fprintf(g.stdout, "remembered in %s (not indexed yet)\n", path)
 		return nil
 	}
-	fmt.Fprintf(g.stdout, "remembered in %s (%s added)\n", path, plural(res.DrawersAdded, "drawer"))
+	if res.Existing {
+		fmt.Fprintf(g.stdout, "already in %s as %q (line %d): only marked what it replaces\n", path, res.Section.Heading, res.Section.StartLine)
+	} else {
+		fmt.Fprintf(g.stdout, "remembered in %s (%s added)\n", path, plural(res.DrawersAdded, "drawer"))
+	}
 	if res.Supersedes != nil {
 		fmt.Fprintf(g.stdout, "superseded %q (line %d): left out of search unless --include-superseded\n", res.Supersedes.Heading, res.Supersedes.StartLine)
+	}
+	if res.Restates != nil {
+		arg := shellQuote(text)
+		if strings.ContainsAny(text, "\r\n") || len(text) > 200 {
+			arg = "- < the-same-note" // a long note: the same text on stdin
+		}
+		fmt.Fprintf(g.stdout, "restates %s (%q) with something changed; if this note replaces it: hivemem remember %s --supersedes %s %s\n",
+			res.Restates.Of, res.Restates.Heading, agent, res.Restates.Of, arg)
 	}
 	return nil
 }
@@ -155,6 +168,10 @@ func runPin(ctx context.Context, g *globals, agent, fact string, o pinOptions) e
 		return writeJSON(g.stdout, res)
 	}
 	sayCreated(g, agent, res.Created)
+	if res.Restates != nil {
+		defer fmt.Fprintf(g.stdout, "restates the pinned fact %q with something changed; if this one replaces it: hivemem unpin %s %s\n",
+			res.Restates.Text, agent, shellQuote(res.Restates.Text))
+	}
 	if res.Replaced != "" {
 		fmt.Fprintf(g.stdout, "pinned for %s in place of %q (archived in %s)\n", agent, res.Replaced, res.Archive)
 	} else if res.Added {

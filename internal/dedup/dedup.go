@@ -1,42 +1,41 @@
 // Package dedup tells whether a note an agent is about to write repeats
 // one it already has, so that remember and pin do not store the same
-// thing twice — without refusing a note that changes a value (the same
-// sentence with another version, command, name or number is news, not a
-// repeat).
+// thing twice — without ever refusing a note that changes a value.
 //
-// A note repeats another when
+// A note repeats another only when it adds nothing: every word of each
+// that can carry a value has its counterpart in the other (Keys). Two
+// words are counterparts when they are the same once case, inflection
+// (the index's Porter stem: "runs" and "run", "Fridays" and "friday"),
+// a contraction ("don't" and "do not") or a number written as a word
+// ("two" and "2") are set aside. Only glue — articles, the present of
+// "to be", "of", "for", "and", pronouns of the speaker — may stand in
+// one note and not the other; every other word may carry the value that
+// changed ("on" and "off", "must" and "can", "blue" and "green", "not",
+// "now … instead"), so a word without its counterpart makes the note
+// new. Word order is free, except that the values both notes name
+// (Values: numbers, names, identifiers) come in the same order (so "from
+// eu-west-1 to us-east-2" and "from us-east-2 to eu-west-1" differ).
 //
-//   - both read the same once case, spacing, punctuation and list
-//     markers are ignored (Normalize); or
-//   - neither mentions a value the other does not (Values: a token with
-//     a digit, code in backticks, a path, an address, an identifier with
-//     "-", "_", "/", "@", ".", ":"; a name written with a capital inside a
-//     sentence; a number, weekday or month word), both or neither say
-//     not/no/never, and either no content word differs between them
-//     (Tokens: stop words left out, a plural "s" dropped) or, unless one
-//     is the other with a word or two put in place of others (a swapped
-//     value reads as close as a paraphrase to the vectors), their MiniLM
-//     vectors have a cosine of at least CosineMin.
+// There is no list of opposites: the rule is decided from the two notes.
+// A meaning-preserving paraphrase in other words ("DB" for "database")
+// is written as a new note: a repeat costs one line; a refused change
+// loses the truth. A vector cosine is never used to make a repeat: a
+// changed value reads as close as a paraphrase to the vectors (measured:
+// see the README, "No repeats").
 //
-// CosineMin and the rules were measured on testdata/pairs.tsv: paraphrases
-// and trivial rewordings, which are repeats, against the same notes with
-// one value changed, negated, or followed by a related or an unrelated
-// note, which are not (see TestThresholdOnPairs and the README).
+// When a note is new but restates the subject of an older one (Restates:
+// most of the subject words of the shorter note are in the other, values
+// aside), the caller says so, so that the agent can mark the older note
+// superseded.
 package dedup
 
 import (
-	"context"
-	"math"
+	"strconv"
 	"strings"
 	"unicode"
 
-	"github.com/hivemem/hivemem/internal/kernel"
+	"github.com/hivemem/hivemem/internal/store/fts"
 )
-
-// CosineMin is the least MiniLM cosine between two notes, with no value
-// differing, for the second to repeat the first (measured: see the
-// package doc).
-const CosineMin = 0.78
 
 // Normalize is a note's text as compared for identity: lower case, list
 // markers and 📌 dropped, every run of punctuation and space one space.
@@ -57,16 +56,16 @@ func Normalize(s string) string {
 	return b.String()
 }
 
-// stop words carry no fact of their own.
-var stop = map[string]bool{}
+// glue is the words that carry no value of their own: a note that adds
+// or drops one says the same thing. Anything else — prepositions and
+// particles ("on", "off", "up", "before"), modal verbs ("can", "must"),
+// adverbs ("now", "no longer") — may be what changed.
+var glue = map[string]bool{}
 
 func init() {
-	for _, w := range strings.Fields(`a an the and or but so to of in on at by for from with as is are was were be been being
-		it its this that these those there here we you they he she i our your their his her them him us me my
-		do does did done has have had will would can could should shall may might must than then now also just
-		only very about into onto over under up down out off via per each every all any some which who whom what
-		when where why how`) {
-		stop[w] = true
+	for _, w := range strings.Fields(`a an the is are am be of for and so that which it its this these those
+		there we our us i my me you your also please`) {
+		glue[w] = true
 	}
 }
 
@@ -75,7 +74,7 @@ func init() {
 // "/config/flags.json", "02:00"), with surrounding punctuation trimmed.
 func words(s string) []string {
 	f := strings.FieldsFunc(s, func(r rune) bool {
-		return unicode.IsSpace(r) || strings.ContainsRune(",;()[]{}\"'“”‘’!?—–", r)
+		return unicode.IsSpace(r) || strings.ContainsRune(",;()[]{}\"“”!?—–", r)
 	})
 	out := f[:0]
 	for _, w := range f {
@@ -88,13 +87,61 @@ func words(s string) []string {
 	return out
 }
 
-// stem folds a plural "s" and case, so that "Fridays" and "friday" agree.
-func stem(w string) string {
-	w = strings.ToLower(w)
-	if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && isWord(w) {
-		w = w[:len(w)-1]
+// expand splits a contraction into the words it stands for ("don't" →
+// "do not", "can't" → "can not", "cannot" → "can not", "server's" →
+// "server"); any other word comes back alone.
+func expand(w string) []string {
+	w = strings.ReplaceAll(w, "’", "'")
+	lw := strings.ToLower(w)
+	switch {
+	case lw == "cannot":
+		return []string{w[:3], "not"}
+	case lw == "can't":
+		return []string{w[:3], "not"}
+	case lw == "won't":
+		return []string{"will", "not"}
+	case lw == "shan't":
+		return []string{"shall", "not"}
+	case strings.HasSuffix(lw, "n't"):
+		return []string{w[:len(w)-3], "not"}
+	case strings.HasSuffix(lw, "'s"):
+		return []string{w[:len(w)-2]}
+	case strings.HasSuffix(lw, "'re"):
+		return []string{w[:len(w)-3], "are"}
+	case strings.HasSuffix(lw, "'ll"):
+		return []string{w[:len(w)-3], "will"}
+	case strings.HasSuffix(lw, "'ve"):
+		return []string{w[:len(w)-3], "have"}
 	}
-	return w
+	return []string{w}
+}
+
+// numberWords are the numbers written as words that a note may also
+// write in digits.
+var numberWords = map[string]int{}
+
+func init() {
+	for i, w := range strings.Fields(`zero one two three four five six seven eight nine ten eleven twelve thirteen
+		fourteen fifteen sixteen seventeen eighteen nineteen twenty`) {
+		numberWords[w] = i
+	}
+}
+
+// key is a token as notes are compared: lower case; a number word as its
+// digits; a plain word as the index stems it; an identifier or a number
+// as written.
+func key(w string) string {
+	lw := strings.ToLower(w)
+	if n, ok := numberWords[lw]; ok {
+		return strconv.Itoa(n)
+	}
+	if !isWord(lw) {
+		return lw
+	}
+	if t := fts.Tokens(lw); len(t) == 1 {
+		return t[0]
+	}
+	return lw
 }
 
 func isWord(w string) bool {
@@ -103,46 +150,64 @@ func isWord(w string) bool {
 			return false
 		}
 	}
+	return w != ""
+}
+
+// isGlue reports whether the word w (as written) is glue: a glue word in
+// lower case or capitalised, not an acronym ("US" is a place, "us" glue).
+func isGlue(w string) bool {
+	lw := strings.ToLower(w)
+	if !glue[lw] {
+		return false
+	}
+	return len(w) == 1 || w == lw || !isAllUpper(w)
+}
+
+func isAllUpper(w string) bool {
+	for _, r := range w {
+		if unicode.IsLower(r) {
+			return false
+		}
+	}
 	return true
 }
 
-// Tokens is the set of content words of a note (stemmed, stop words out).
-func Tokens(s string) map[string]bool {
+// Keys is the set of a note's words that may carry a value, as compared
+// (see key): every word but glue.
+func Keys(s string) map[string]bool {
 	out := map[string]bool{}
-	for _, w := range words(s) {
-		if k := stem(w); !stop[k] {
-			out[k] = true
+	for _, raw := range words(s) {
+		for _, w := range expand(raw) {
+			if w == "" || isGlue(w) {
+				continue
+			}
+			out[key(w)] = true
 		}
 	}
 	return out
 }
 
-var numberWords = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`zero one two three four five six seven eight nine ten eleven twelve twenty hundred thousand
-		first second third half double once twice monday tuesday wednesday thursday friday saturday sunday
-		january february march april june july august september october november december`) {
-		numberWords[w] = true
-	}
-}
-
-// Values is the set of tokens of a note that carry a value: a digit, an
-// identifier's inner marks, code in backticks, a capitalised word inside
-// a sentence, a number, weekday or month word.
-func Values(s string) map[string]bool {
-	out := map[string]bool{}
+// Values is the list, in order, of the tokens of a note that name a
+// value: a digit, an identifier's inner marks, code in backticks, a
+// capitalised word inside a sentence, a number word (as its digits).
+func Values(s string) []string {
+	var out []string
 	first := true
 	for _, raw := range strings.Fields(s) {
 		code := strings.Contains(raw, "`")
-		for _, w := range words(raw) {
-			k := stem(w)
-			isValue := code || numberWords[k] || strings.IndexFunc(w, unicode.IsDigit) >= 0 ||
-				strings.ContainsAny(w, "-_/@.:\\") || (!first && isName(w) && !stop[k])
-			if isValue {
-				out[k] = true
+		for _, w0 := range words(raw) {
+			for _, w := range expand(w0) {
+				if w == "" {
+					continue
+				}
+				_, num := numberWords[strings.ToLower(w)]
+				isValue := code || num || strings.IndexFunc(w, unicode.IsDigit) >= 0 ||
+					strings.ContainsAny(w, "-_/@.:\\") || (!first && isName(w) && !isGlue(w))
+				if isValue {
+					out = append(out, key(w))
+				}
+				first = false
 			}
-			first = false
 		}
 		for _, end := range []string{".", "!", "?", ":", ";", "—"} {
 			first = first || strings.HasSuffix(raw, end)
@@ -167,86 +232,104 @@ func isName(w string) bool {
 	return false
 }
 
-// allStems is every word of s, stemmed, stop words included.
-func allStems(s string) map[string]bool {
-	out := map[string]bool{}
-	for _, w := range words(s) {
-		out[stem(w)] = true
-	}
-	return out
-}
-
-// valuesDiffer reports whether one note has a value (Values) that the
-// other does not mention at all.
-func valuesDiffer(a, b string) bool {
-	wa, wb := allStems(a), allStems(b)
-	for v := range Values(a) {
-		if !wb[v] {
-			return true
-		}
-	}
-	for v := range Values(b) {
-		if !wa[v] {
-			return true
-		}
-	}
-	return false
-}
-
 // negated reports whether a note says not, no or never.
 func negated(s string) bool {
-	for _, w := range words(strings.ToLower(s)) {
-		switch {
-		case w == "not" || w == "no" || w == "never" || w == "cannot" || w == "without" || w == "nothing",
-			strings.HasSuffix(w, "n't"), strings.HasSuffix(w, "n’t"):
-			return true
+	for _, raw := range words(s) {
+		for _, w := range expand(raw) {
+			switch strings.ToLower(w) {
+			case "not", "no", "never", "without", "nothing", "none", "nobody":
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// swapped reports whether note is have with a word or two put in place
-// of others, the rest in the same order ("Use yarn, not npm" for "Use
-// pnpm, not npm"; "Bob owns billing; ask him" for "Alice owns billing;
-// ask her"): the same sentence with another value, which the vectors rate
-// as close as a paraphrase. A paraphrase moves words around or says more,
-// which this leaves to the cosine.
-func swapped(have, note string) bool {
-	a, b := stems(have), stems(note)
-	if len(a) > 300 || len(b) > 300 {
-		return false // long notes: a word swapped in them is left to the cosine
+// sameOrder reports whether the values a and b have in common come in
+// the same order in both (each value's first place counted).
+func sameOrder(a, b []string) bool {
+	inB := map[string]bool{}
+	for _, v := range b {
+		inB[v] = true
 	}
-	common := lcs(a, b)
-	onlyA, onlyB := len(a)-common, len(b)-common
-	return onlyA > 0 && onlyB > 0 && onlyA <= 2 && onlyB <= 2
-}
-
-// stems is every word of s in order, stemmed.
-func stems(s string) []string {
-	w := words(s)
-	for i := range w {
-		w[i] = stem(w[i])
+	inA := map[string]bool{}
+	for _, v := range a {
+		inA[v] = true
 	}
-	return w
-}
-
-// lcs is the length of the longest common subsequence of a and b.
-func lcs(a, b []string) int {
-	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
-	for i := range a {
-		for j := range b {
-			switch {
-			case a[i] == b[j]:
-				cur[j+1] = prev[j] + 1
-			case prev[j+1] >= cur[j]:
-				cur[j+1] = prev[j+1]
-			default:
-				cur[j+1] = cur[j]
-			}
+	var ca, cb []string
+	seen := map[string]bool{}
+	for _, v := range a {
+		if inB[v] && !seen[v] {
+			seen[v] = true
+			ca = append(ca, v)
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	clear(seen)
+	for _, v := range b {
+		if inA[v] && !seen[v] {
+			seen[v] = true
+			cb = append(cb, v)
+		}
+	}
+	for i := range ca {
+		if ca[i] != cb[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Verdict is the comparison of a new note with one the agent has.
+type Verdict struct {
+	Repeat bool
+	// Why says which rule decided: "identical" or "same words" for a
+	// repeat; for a note that is new: "one is negated", "values differ",
+	// "words differ" or "values reordered".
+	Why string
+}
+
+// Reasons a note is or is not a repeat (Verdict.Why).
+const (
+	WhyIdentical = "identical"
+	WhySameWords = "same words"
+	WhyNegated   = "one is negated"
+	WhyValues    = "values differ"
+	WhyWords     = "words differ"
+	WhyReordered = "values reordered"
+)
+
+// Compare decides whether note repeats have: only when every word of each
+// that may carry a value has its counterpart in the other (see the
+// package doc).
+func Compare(have, note string) Verdict {
+	if Normalize(have) == Normalize(note) {
+		return Verdict{Repeat: true, Why: WhyIdentical}
+	}
+	kh, kn := Keys(have), Keys(note)
+	if sameSet(kh, kn) {
+		if !sameOrder(Values(have), Values(note)) {
+			return Verdict{Why: WhyReordered}
+		}
+		return Verdict{Repeat: true, Why: WhySameWords}
+	}
+	if negated(have) != negated(note) {
+		return Verdict{Why: WhyNegated}
+	}
+	vh, vn := Values(have), Values(note)
+	if !subset(vh, kn) || !subset(vn, kh) {
+		return Verdict{Why: WhyValues}
+	}
+	return Verdict{Why: WhyWords}
+}
+
+// subset reports whether every value in vs is a key of keys.
+func subset(vs []string, keys map[string]bool) bool {
+	for _, v := range vs {
+		if !keys[v] {
+			return false
+		}
+	}
+	return true
 }
 
 // sameSet reports whether a and b hold the same keys.
@@ -262,61 +345,6 @@ func sameSet(a, b map[string]bool) bool {
 	return true
 }
 
-// Verdict is the comparison of a new note with one the agent has.
-type Verdict struct {
-	Repeat bool
-	// Why says which rule decided: "identical", "same words",
-	// "paraphrase", or for a note that is new: "values differ", "words
-	// differ" or "cosine below threshold".
-	Why    string
-	Cosine float64 // -1 when no vectors were compared
-}
-
-// Compare decides whether note repeats have. cos is the cosine of their
-// vectors, or NaN when there are none (lexical-only: only the first two
-// rules apply).
-func Compare(have, note string, cos float64) Verdict {
-	v := Verdict{Cosine: cos}
-	if math.IsNaN(cos) {
-		v.Cosine = -1
-	}
-	if Normalize(have) == Normalize(note) {
-		v.Repeat, v.Why = true, "identical"
-		return v
-	}
-	if valuesDiffer(have, note) {
-		v.Why = "values differ"
-		return v
-	}
-	if negated(have) != negated(note) {
-		v.Why = "one is negated"
-		return v
-	}
-	th, tn := Tokens(have), Tokens(note)
-	if sameSet(th, tn) {
-		v.Repeat, v.Why = true, "same words"
-		return v
-	}
-	if swapped(have, note) {
-		v.Why = "a word swapped"
-		return v
-	}
-	if math.IsNaN(cos) {
-		v.Why = "words differ"
-		return v
-	}
-	if cos >= CosineMin {
-		v.Repeat, v.Why = true, "paraphrase"
-		return v
-	}
-	v.Why = "cosine below threshold"
-	return v
-}
-
-// Vectors gives texts their L2-normalised vectors (the palace's embedder
-// behind its embedding cache).
-type Vectors func(ctx context.Context, texts []string) ([][]float32, error)
-
 // Candidate is a note the agent has: what to report it by, and its text.
 type Candidate struct {
 	Ref  string
@@ -329,60 +357,91 @@ type Match struct {
 	Verdict
 }
 
-// Find returns the first candidate note repeats, if any. vectors may be
-// nil (no embedding model): then only the rules without a cosine apply.
-// Only candidates that a cosine could make a repeat (no value differs,
-// not a swapped word, a content word in common) are embedded.
-func Find(ctx context.Context, vectors Vectors, note string, cands []Candidate) (Match, bool, error) {
-	var maybe []Candidate
+// Find returns the first candidate note repeats, if any.
+func Find(note string, cands []Candidate) (Match, bool) {
 	for _, c := range cands {
-		v := Compare(c.Text, note, math.NaN())
-		if v.Repeat {
-			return Match{c, v}, true, nil
-		}
-		if v.Why == "words differ" && overlap(Tokens(c.Text), Tokens(note)) {
-			maybe = append(maybe, c)
+		if v := Compare(c.Text, note); v.Repeat {
+			return Match{c, v}, true
 		}
 	}
-	if vectors == nil || len(maybe) == 0 {
-		return Match{}, false, nil
-	}
-	texts := make([]string, 0, len(maybe)+1)
-	texts = append(texts, note)
-	for _, c := range maybe {
-		texts = append(texts, c.Text)
-	}
-	vecs, err := vectors(ctx, texts)
-	if err != nil {
-		return Match{}, false, err
-	}
-	if len(vecs) != len(texts) {
-		return Match{}, false, nil
-	}
-	best, at := -2.0, -1
-	for i := range maybe {
-		if cos := Cosine(vecs[0], vecs[i+1]); cos > best {
-			best, at = cos, i
-		}
-	}
-	if v := Compare(maybe[at].Text, note, best); v.Repeat {
-		return Match{maybe[at], v}, true, nil
-	}
-	return Match{}, false, nil
+	return Match{}, false
 }
 
-// overlap reports whether a and b share a key.
-func overlap(a, b map[string]bool) bool {
-	for k := range a {
-		if b[k] {
-			return true
-		}
+// Subject thresholds (see Restates): the least number of subject words
+// two notes share, and the least share of the longer note's subject
+// words found in the other.
+const (
+	SubjectMinShared = 1
+	SubjectMinShare  = 0.6
+)
+
+// function words say nothing of what a note is about (they may still be
+// the value that changed, which Keys keeps).
+var function = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`to of in on at by for from with as into onto over under up down out off via per
+		not no never always usually often sometimes now also just only very about than then instead still again
+		do does did done has have had will would can could should shall may might must was were been being
+		what when where why how who whom`) {
+		function[key(w)] = true
 	}
-	return false
 }
 
-// Cosine of two L2-normalised vectors.
-func Cosine(a, b []float32) float64 {
-	n := min(len(a), len(b))
-	return float64(kernel.Dot(a[:n], b[:n]))
+// subjectWords is a note's keys less its values and function words: the
+// words that say what it is about.
+func subjectWords(s string) map[string]bool {
+	k := Keys(s)
+	for _, v := range Values(s) {
+		delete(k, v)
+	}
+	for w := range k {
+		if function[w] {
+			delete(k, w)
+		}
+	}
+	return k
+}
+
+// Restates returns the candidate whose subject note restates with
+// something changed, if any: the one whose subject words (Keys less
+// Values and function words) share the most with note's, when they share
+// at least SubjectMinShared and at least SubjectMinShare of the larger
+// set; of
+// equal ones the last (candidates come oldest first). A repeat of the
+// candidate is not a restatement (Find says so first).
+func Restates(note string, cands []Candidate) (Candidate, bool) {
+	sn := subjectWords(note)
+	best, bestShare := -1, 0.0
+	for i, c := range cands {
+		sc := subjectWords(c.Text)
+		shared := 0
+		for k := range sc {
+			if sn[k] {
+				shared++
+			}
+		}
+		if shared < SubjectMinShared {
+			continue
+		}
+		share := float64(shared) / float64(max(len(sc), len(sn)))
+		if share >= SubjectMinShare && share >= bestShare {
+			best, bestShare = i, share
+		}
+	}
+	if best < 0 {
+		return Candidate{}, false
+	}
+	return cands[best], true
+}
+
+// Outdates reports whether newer, a note written after older, states
+// older's subject again with something changed (Restates), and so may
+// make it outdated; a repeat does not.
+func Outdates(older, newer string) bool {
+	if Compare(older, newer).Repeat {
+		return false
+	}
+	_, ok := Restates(newer, []Candidate{{Text: older}})
+	return ok
 }

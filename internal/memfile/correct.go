@@ -60,6 +60,26 @@ func (s Section) Note() string {
 	return body[at:]
 }
 
+// SupersededNote returns the section's body without the "> superseded
+// by:" lines (and blank lines among them) at its start, and the number of
+// lines left out: the section as it read before a later one replaced it,
+// so that marking it changes no drawer's text (nor its id).
+func (s Section) SupersededNote() (body string, skipped int) {
+	body = s.Body()
+	for off := 0; off < len(body); {
+		end := lineEnd(body, off)
+		c := strings.TrimSpace(trimEOL(body[off:end]))
+		if c != "" {
+			if _, ok := markerValue(c, SupersededByMarker); !ok {
+				return body[off:], skipped
+			}
+		}
+		skipped++
+		off = end
+	}
+	return "", skipped
+}
+
 // markerValue returns what follows marker in line (trimmed, not empty).
 func markerValue(line, marker string) (string, bool) {
 	m := strings.TrimSpace(marker)
@@ -172,6 +192,36 @@ func SupersedeSection(data []byte, ref, heading, body string) (out []byte, old, 
 	// Marking and appending keep the sections before the new one in
 	// place (both check it), so the old one is still the i-th.
 	return out, parseText(string(out)).Sections[i], added, nil
+}
+
+// MarkSuperseded marks the section ref names (see FindSection) as
+// replaced by the section by names, which the file already has and which
+// comes after it: the old section gets a "> superseded by:" line under
+// its heading; nothing else changes. It returns the new file and both
+// sections as it parses.
+func MarkSuperseded(data []byte, ref, by string) (out []byte, old, current Section, err error) {
+	text := string(data)
+	if err := checkText(text); err != nil {
+		return nil, Section{}, Section{}, fmt.Errorf("memfile: mark superseded: existing file: %w", err)
+	}
+	f := parseText(text)
+	i, err := f.FindSection(ref)
+	if err != nil {
+		return nil, Section{}, Section{}, fmt.Errorf("memfile: mark superseded: %w", err)
+	}
+	j, err := f.FindSection(by)
+	if err != nil {
+		return nil, Section{}, Section{}, fmt.Errorf("memfile: mark superseded: %w", err)
+	}
+	if j <= i {
+		return nil, Section{}, Section{}, fmt.Errorf("memfile: mark superseded: %q does not come after %q", f.Sections[j].Heading, f.Sections[i].Heading)
+	}
+	out, err = markSection(f, i, SupersededByMarker+strings.TrimSpace(f.Sections[j].Heading))
+	if err != nil {
+		return nil, Section{}, Section{}, fmt.Errorf("memfile: mark superseded: %w", err)
+	}
+	g := parseText(string(out))
+	return out, g.Sections[i], g.Sections[j], nil
 }
 
 // markSection puts line under section i's heading, in place of a

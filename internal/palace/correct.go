@@ -10,7 +10,6 @@ import (
 
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/memfile"
-	"github.com/hivemem/hivemem/internal/store"
 )
 
 // SupersedeFile is RememberFile for a note that replaces an earlier
@@ -44,31 +43,34 @@ func SupersedeFile(ctx context.Context, h home.Home, agent, ref, heading, text s
 	return w, nil
 }
 
+// MarkSupersededFile marks the section ref names as replaced by the later
+// section by (both headings, see memfile.FindSection) in one locked,
+// atomic write that adds nothing else: for a note the agent wrote before
+// saying what it replaces. FileWrite's Section is by, Superseded ref's.
+func MarkSupersededFile(ctx context.Context, h home.Home, agent, ref, by string) (FileWrite, error) {
+	path, err := h.MemoryPath(agent)
+	if err != nil {
+		return FileWrite{}, err
+	}
+	if _, err := h.ReadFile(path); err != nil {
+		return FileWrite{}, fmt.Errorf("--supersedes: agent %s has no memory file to supersede a section of", agent)
+	}
+	var w FileWrite
+	_, err = updateMemory(ctx, h, agent, func(data []byte) ([]byte, error) {
+		out, old, cur, err := memfile.MarkSuperseded(data, ref, by)
+		w.Superseded, w.Section = old, cur
+		return out, err
+	})
+	if err != nil {
+		return FileWrite{}, err
+	}
+	return w, nil
+}
+
 // TextHash is the key of a text in the embedding cache.
 func TextHash(text string) string {
 	sum := sha256.Sum256([]byte(text))
 	return hex.EncodeToString(sum[:])
-}
-
-// TextVectors embeds texts through the embedding cache (keyed by
-// TextHash), so that a text is embedded once. Without an embedder it
-// returns nil.
-func (p *Palace) TextVectors(ctx context.Context, texts []string) ([][]float32, error) {
-	if p.emb == nil {
-		return nil, nil
-	}
-	ds := make([]store.Drawer, len(texts))
-	for i, t := range texts {
-		ds[i] = store.Drawer{Hash: TextHash(t), Text: t}
-	}
-	if _, _, err := p.embedDrawers(ctx, ds); err != nil {
-		return nil, err
-	}
-	out := make([][]float32, len(ds))
-	for i, d := range ds {
-		out[i] = d.Vector
-	}
-	return out, nil
 }
 
 // sectionHeading is the heading RememberFile writes: the date, then the

@@ -63,3 +63,9 @@ func DateScopes(q Query, ref time.Time) ([]store.Filter, bool) {
 	df := newDateFetch(q, when.Find(q.Text, ref), 100)
 	return df.scopes, df.only
 }
+
+// CurrentAbove is currentAbove.
+var CurrentAbove = currentAbove
+
+// SubjectCounts is subjectCounts.
+var SubjectCounts = subjectCounts

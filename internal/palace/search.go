@@ -260,7 +260,8 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 	}
 	ranked = boostDateWindow(ranked, times, dateWeight)
 	ranked = foldArchiveTwins(ranked)
-	ranked, marks := p.supersede(ctx, q, ranked, asksAboutPast(q.Text, times, ref))
+	past := asksAboutPast(q.Text, times, ref)
+	ranked, marks := p.supersede(ctx, q, ranked, past)
 	if len(ranked) > q.Results {
 		ranked = ranked[:q.Results]
 	}
@@ -280,6 +281,9 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 			VectorScore: f.Vector, VectorRank: f.VectorRank,
 			SupersededBy: mark.by, SupersededReason: mark.reason,
 		})
+	}
+	if !past {
+		hits = currentAbove(hits, q.AsOf)
 	}
 	// A hit proves its wing and room exist; only an empty result can hide
 	// a mistyped one.

@@ -39,11 +39,14 @@ type supersedeParams struct {
 	window, minKeys        int
 	keyFrac, share, margin float64
 	words, vectors         bool
+	// subjects: the similarity of words leaves out the words that name
+	// a value (subjectCounts).
+	subjects bool
 }
 
 // supersedeDefaults were measured on `hivemem bench updates`, LoCoMo and
 // LongMemEval (README, "Benchmarks").
-var supersedeDefaults = supersedeParams{window: 10, minKeys: 1, keyFrac: 0.5, share: 0.75, margin: 0.125, words: true, vectors: true}
+var supersedeDefaults = supersedeParams{window: 10, minKeys: 1, keyFrac: 0.5, share: 0.75, margin: 0.125, words: true, vectors: true, subjects: true}
 
 // supersession is why a hit ranks below a newer one.
 type supersession struct{ by, reason string }
@@ -86,9 +89,12 @@ func (p *Palace) supersede(ctx context.Context, q Query, rs []rankedDrawer, past
 	}
 	idf := func(t string) float64 { return math.Log(1 + float64(n)/float64(max(df[t], 1))) }
 	keys := make([]map[string]int, n)
+	subjects := make([]map[string]int, n) // keys less values
 	qsorted := slices.Sorted(maps.Keys(qterms))
 	for i, r := range top {
-		keys[i] = keyLine(r.d, qsorted, idf)
+		var line string
+		keys[i], line = keyLineText(r.d, qsorted, idf)
+		subjects[i] = subjectCounts(line)
 	}
 	// The most of the question's words one candidate's key line holds:
 	// what a pair must share most of.
@@ -129,7 +135,11 @@ func (p *Palace) supersede(ctx context.Context, q Query, rs []rankedDrawer, past
 	}
 	var wordSim, vecSim [][]float64
 	if cfg.words {
-		wordSim = wordSimilarity(keys, idf)
+		if cfg.subjects {
+			wordSim = wordSimilarity(subjects, idf)
+		} else {
+			wordSim = wordSimilarity(keys, idf)
+		}
 	}
 	if cfg.vectors {
 		if vecs := p.candidateVectors(ctx, top); vecs != nil {
@@ -151,11 +161,30 @@ func (p *Palace) supersede(ctx context.Context, q Query, rs []rankedDrawer, past
 		}
 		return parent[i]
 	}
+	// The values the question names (an identifier, a number, a name):
+	// a drawer that holds one and a drawer that does not are what the
+	// question tells apart, not one subject to put the newest of first.
+	qvalues := queryValues(q.Text)
+	holds := make([]map[string]bool, n)
+	for i, r := range top {
+		holds[i] = map[string]bool{}
+		for _, w := range textWords(r.d.Text) {
+			holds[i][w] = true
+		}
+	}
+	namesOne := func(i, j int) bool {
+		for _, v := range qvalues {
+			if holds[i][v] != holds[j][v] {
+				return true
+			}
+		}
+		return false
+	}
 	paired := false
 	for i := range n {
 		for j := i + 1; j < n; j++ {
 			a, b := top[i].d, top[j].d
-			if a.Wing != b.Wing || a.Date == "" || b.Date == "" || a.Date == b.Date {
+			if a.Wing != b.Wing || a.Date == "" || b.Date == "" || a.Date == b.Date || namesOne(i, j) {
 				continue
 			}
 			if keyShare(i, j) < cfg.share {
@@ -176,10 +205,12 @@ func (p *Palace) supersede(ctx context.Context, q Query, rs []rankedDrawer, past
 	}
 	marks := map[string]supersession{}
 	for i := range n {
-		// The newest drawer i pairs with that is newer than i.
+		// The newest drawer i pairs with that is newer than i (and, for
+		// a query asked as of a day, written by then).
 		best := -1
 		for j := range n {
-			if related[i][j] && top[j].d.Date > top[i].d.Date && (best < 0 || top[j].d.Date > top[best].d.Date) {
+			if related[i][j] && top[j].d.Date > top[i].d.Date && writtenBy(top[j].d.Date, q.AsOf) &&
+				(best < 0 || top[j].d.Date > top[best].d.Date) {
 				best = j
 			}
 		}
@@ -202,12 +233,74 @@ func (p *Palace) supersede(ctx context.Context, q Query, rs []rankedDrawer, past
 			continue
 		}
 		members := slices.Clone(g)
-		slices.SortStableFunc(members, func(a, b int) int { return strings.Compare(top[b].d.Date, top[a].d.Date) })
+		// Newest first among those written by the day the query is asked
+		// as of; any written after it (not yet true then) after them.
+		slices.SortStableFunc(members, func(a, b int) int {
+			da, db := top[a].d.Date, top[b].d.Date
+			wa, wb := writtenBy(da, q.AsOf), writtenBy(db, q.AsOf)
+			switch {
+			case wa != wb && wa:
+				return -1
+			case wa != wb:
+				return 1
+			case !wa:
+				return strings.Compare(da, db)
+			}
+			return strings.Compare(db, da)
+		})
 		for k, slot := range g {
 			out[slot] = top[members[k]]
 		}
 	}
 	return out, marks
+}
+
+// writtenBy reports whether a drawer dated date was written by the day
+// asOf (YYYY-MM-DD; "" is today, by which everything was written).
+func writtenBy(date, asOf string) bool {
+	if asOf == "" || len(date) < len(asOf) {
+		return true
+	}
+	return date[:len(asOf)] <= asOf
+}
+
+// currentAbove moves every hit marked superseded that ranks above the hit
+// superseding it to just below that hit, the others keeping their order:
+// a hit the search marks superseded never ranks above its replacement
+// (unless the question asks about the past, when the caller does not
+// call it). A replacement written after asOf leaves the hit in place (at
+// that day it was current).
+func currentAbove(hits []Hit, asOf string) []Hit {
+	at := map[string]int{}
+	for i, h := range hits {
+		at[h.ID] = i
+	}
+	// follows[j]: the hits that go right after hit j, in their order.
+	follows := map[int][]int{}
+	moved := make([]bool, len(hits))
+	for i, h := range hits {
+		if j, ok := at[h.SupersededBy]; ok && j > i && writtenBy(hits[j].Date, asOf) {
+			follows[j] = append(follows[j], i)
+			moved[i] = true
+		}
+	}
+	if len(follows) == 0 {
+		return hits
+	}
+	out := make([]Hit, 0, len(hits))
+	var emit func(i int)
+	emit = func(i int) {
+		out = append(out, hits[i])
+		for _, k := range follows[i] {
+			emit(k)
+		}
+	}
+	for i := range hits {
+		if !moved[i] {
+			emit(i)
+		}
+	}
+	return out
 }
 
 // standsOut reports whether i and j are far more alike than either is
@@ -323,7 +416,14 @@ func (p *Palace) candidateVectors(ctx context.Context, top []rankedDrawer) [][]f
 // first of equal lines: qterms come in one order, so that the sums of
 // equal lines are equal to the last bit).
 func keyLine(d store.Drawer, qterms []string, idf func(string) float64) map[string]int {
+	c, _ := keyLineText(d, qterms, idf)
+	return c
+}
+
+// keyLineText is keyLine and the line's text.
+func keyLineText(d store.Drawer, qterms []string, idf func(string) float64) (map[string]int, string) {
 	var best map[string]int
+	var text string
 	bestW := -1.0
 	for _, l := range append([]string{d.Heading}, strings.Split(d.Text, "\n")...) {
 		c := stemCounts(l)
@@ -334,10 +434,75 @@ func keyLine(d store.Drawer, qterms []string, idf func(string) float64) map[stri
 			}
 		}
 		if w > bestW {
-			best, bestW = c, w
+			best, bestW, text = c, w, l
 		}
 	}
-	return best
+	return best, text
+}
+
+// subjectCounts is the stems of line less the words that name a value (a
+// number, an identifier, a name written with a capital inside the line,
+// code): what two statements of one subject with different values have
+// in common, which the values would dilute.
+func subjectCounts(line string) map[string]int {
+	out := map[string]int{}
+	first := true
+	for _, w := range strings.Fields(line) {
+		t := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		value := strings.ContainsAny(w, "`") || strings.IndexFunc(t, unicode.IsDigit) >= 0 ||
+			strings.ContainsAny(t, "-_/@.:\\") || !first && startsUpper(t)
+		if t != "" && w != "-" && w != "*" {
+			first = false
+		}
+		if value {
+			continue
+		}
+		for _, s := range fts.Tokens(t) {
+			out[s]++
+		}
+	}
+	return out
+}
+
+// textWords is the words of s, lower case, punctuation around them
+// trimmed (an identifier such as "OPS-4471" or "v1.2" is one word).
+func textWords(s string) []string {
+	var out []string
+	for _, w := range strings.Fields(s) {
+		w = strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		if w != "" {
+			out = append(out, strings.ToLower(w))
+		}
+	}
+	return out
+}
+
+// isoDateRE is a date as a query names one (when.Find reads it).
+var isoDateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+
+// queryValues is the words of a question that name a value: with a digit
+// or an identifier's inner mark ("OPS-4471", "v1.2", "600"), or a name
+// written with a capital inside it ("Unleash"); a date is a time, not a
+// value (asksAboutPast reads it).
+func queryValues(text string) []string {
+	var out []string
+	for i, w := range strings.Fields(text) {
+		t := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		if t == "" || isoDateRE.MatchString(t) {
+			continue
+		}
+		if strings.IndexFunc(t, unicode.IsDigit) >= 0 || strings.ContainsAny(t, "-_/@.:") || i > 0 && startsUpper(t) {
+			out = append(out, strings.ToLower(t))
+		}
+	}
+	return out
+}
+
+// startsUpper reports whether w starts with a capital letter followed by
+// a lower-case one ("Unleash", "PostHog"; not "API").
+func startsUpper(w string) bool {
+	r := []rune(w)
+	return len(r) > 1 && unicode.IsUpper(r[0]) && unicode.IsLower(r[1])
 }
 
 // queryStems are the query's words (stopwords dropped) as the index
@@ -365,23 +530,18 @@ func stemCounts(s string) map[string]int {
 	return out
 }
 
-// pastRE finds the words that make a question one about the past: one
-// asking what came before or first, a time gone by that names no day ("a
-// while ago", "back then"), or a verb in the past tense ("what did we…",
-// "what was…"). It holds no dates: those are when.Find's (asksAboutPast).
-var pastRE = regexp.MustCompile(`(?i)\b(before|first|originally|initially|previously|earlier|prior|formerly|used to|at the time|back then|until|ago|did|was|were|had)\b`)
-
 // asksAboutPast reports whether a question asks about an earlier state:
-// pastRE finds one of its words in text, or one of times, the windows
-// when.Find read in text against ref (the day it is asked), is over
-// before that day (namesPast): "on 2026-03-10", "the 10th of March",
-// "last week", "in 2022" are past. A time that reaches that day or lies
-// ahead is not ("today", "this week", "since May", "next week", "in
-// 2030", a date to come), nor a number when.Find does not read as a time
-// ("version 2023", "pre-1920 coins": a four-digit number alone is as
-// often a count or a name as a year).
-func asksAboutPast(text string, times []when.Window, ref time.Time) bool {
-	return pastRE.MatchString(text) || namesPast(times, ref)
+// one of times, the windows when.Find read in text against ref (the day
+// it is asked), is over before that day (namesPast): "on 2026-03-10",
+// "the 10th of March", "last week", "in 2022" are past. A time that
+// reaches that day or lies ahead is not ("today", "this week", "since
+// May", "next week", "in 2030", a date to come), nor a number when.Find
+// does not read as a time ("version 2023", "pre-1920 coins"). Nor is a
+// word alone: "before", "first", "until", "was", "did" are as common in
+// questions about the present ("what did we set the timeout to?", "what
+// runs first?") as about the past; text is not read for them.
+func asksAboutPast(_ string, times []when.Window, ref time.Time) bool {
+	return namesPast(times, ref)
 }
 
 // SupersededNote is how text output marks a superseded hit ("" for a

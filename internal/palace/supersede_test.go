@@ -96,7 +96,17 @@ func TestSupersessionOrdering(t *testing.T) {
 				{"payment request timeout", "", false, "2026-06-20 — payments again",
 					map[string]string{"2026-03-10 — payments": "2026-06-20 — payments again", "2026-06-20 — payments again": ""}},
 				{"What was the payment request timeout on 2026-03-10?", "", false, "2026-03-10 — payments", nil},
-				{"Which payment request timeout did we have first?", "", false, "2026-03-10 — payments", nil},
+				// A word alone ("first", "was", "did", "before", "until")
+				// does not make a question one about the past.
+				{"Which payment request timeout did we have first?", "", false, "2026-06-20 — payments again",
+					map[string]string{"2026-03-10 — payments": "2026-06-20 — payments again"}},
+				{"What was the payment request timeout before?", "", false, "2026-06-20 — payments again",
+					map[string]string{"2026-03-10 — payments": "2026-06-20 — payments again"}},
+				{"Until when do we wait: what is the payment request timeout?", "", false, "2026-06-20 — payments again",
+					map[string]string{"2026-03-10 — payments": "2026-06-20 — payments again"}},
+				// As of a day, the fact current then ranks first, unmarked.
+				{"payment request timeout", "2026-04-01", false, "2026-03-10 — payments",
+					map[string]string{"2026-03-10 — payments": ""}},
 				// A past day, however written, asks about then.
 				{"The payment request timeout as of the 10th of March?", "2026-12-01", false, "2026-03-10 — payments", nil},
 				{"What is the staging database version?", "", false, "2026-04-01 — staging",
@@ -209,6 +219,51 @@ func TestSupersessionArithmeticIsTheSameEveryRun(t *testing.T) {
 		}
 		if k := palace.KeyLine("", text, q, idf); k["zulu"] != 1 {
 			t.Fatalf("run %d: key line %v, want the first line", run, k)
+		}
+	}
+}
+
+// TestCurrentAbove: a hit marked superseded (by the search or by the
+// agent) that ranks above its replacement goes to just below it, the
+// others keep their order; a replacement written after the day the query
+// is asked as of leaves it in place.
+func TestCurrentAbove(t *testing.T) {
+	hit := func(id, by, date string) palace.Hit { return palace.Hit{ID: id, SupersededBy: by, Date: date} }
+	tests := []struct {
+		hits []palace.Hit
+		asOf string
+		want string
+	}{
+		{[]palace.Hit{hit("old", "new", "2026-01-01"), hit("x", "", "2026-02-01"), hit("new", "", "2026-03-01"), hit("y", "", "")}, "", "x new old y"},
+		{[]palace.Hit{hit("a", "c", "2026-01-01"), hit("b", "c", "2026-02-01"), hit("c", "", "2026-03-01")}, "", "c a b"},
+		{[]palace.Hit{hit("new", "", "2026-03-01"), hit("old", "new", "2026-01-01")}, "", "new old"},
+		{[]palace.Hit{hit("old", "gone", "2026-01-01"), hit("x", "", "")}, "", "old x"},
+		{[]palace.Hit{hit("old", "new", "2026-01-01"), hit("new", "", "2026-03-01")}, "2026-02-01", "old new"},
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, h := range palace.CurrentAbove(slices.Clone(tt.hits), tt.asOf) {
+			got = append(got, h.ID)
+		}
+		if g := strings.Join(got, " "); g != tt.want {
+			t.Errorf("currentAbove = %s, want %s", g, tt.want)
+		}
+	}
+}
+
+// TestSubjectCountsLeaveValuesOut: two statements of one subject with
+// other values come out alike.
+func TestSubjectCountsLeaveValuesOut(t *testing.T) {
+	a := palace.SubjectCounts("- Switched the API deploy command to `make deploy` on 2025-12-06.")
+	b := palace.SubjectCounts("Update on the API deploy command: it's task-release:publish now, says Priya.")
+	for _, w := range []string{"api", "deploi", "command"} {
+		if a[w] == 0 || b[w] == 0 {
+			t.Errorf("%q missing: %v / %v", w, a, b)
+		}
+	}
+	for _, w := range []string{"make", "2025", "publish", "priya", "06"} {
+		if a[w] != 0 || b[w] != 0 {
+			t.Errorf("value %q kept: %v / %v", w, a, b)
 		}
 	}
 }

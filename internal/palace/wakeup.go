@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/dustin/go-humanize"
 	"github.com/dustin/go-humanize/english"
 
 	"github.com/hivemem/hivemem/internal/chunk"
+	"github.com/hivemem/hivemem/internal/dedup"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/store"
@@ -25,10 +27,13 @@ const MaxWakeUpBudget = 100000
 
 // Digest is a wake-up: what a new session should know first.
 type Digest struct {
-	Wing      string       `json:"wing,omitempty"`
-	Budget    int          `json:"budget"`
-	Tokens    int          `json:"tokens"`
-	Pinned    []string     `json:"pinned,omitempty"`
+	Wing   string   `json:"wing,omitempty"`
+	Budget int      `json:"budget"`
+	Tokens int      `json:"tokens"`
+	Pinned []string `json:"pinned,omitempty"`
+	// Restated are the pinned facts (of Pinned) that a later pinned fact
+	// states again with something changed: outdated, unless both hold.
+	Restated  []string     `json:"restated_pinned,omitempty"`
 	Condensed string       `json:"condensed,omitempty"`
 	Recent    []RecentItem `json:"recent,omitempty"`
 	Agents    []AgentLine  `json:"agents,omitempty"`
@@ -42,6 +47,9 @@ type RecentItem struct {
 	FirstLine string `json:"first_line"`
 	Date      string `json:"date,omitempty"`
 	Line      int    `json:"line"`
+	// RestatedIn is the heading of a newer section that states this
+	// one's subject again with something changed ("" for none).
+	RestatedIn string `json:"restated_in,omitempty"`
 }
 
 // AgentLine is the one-line summary of an agent in a hive-wide wake-up.
@@ -102,11 +110,19 @@ func (p *Palace) WakeUp(ctx context.Context, wing string, budget int) (Digest, e
 	emit("# Wake-up — " + wing + "\n")
 	if facts := mf.Pinned(); len(facts) > 0 {
 		emit("\n## Pinned facts\n")
-		for _, f := range facts {
-			if !emit("- " + f + "\n") {
+		for i, f := range facts {
+			line := "- " + f
+			restated := slices.ContainsFunc(facts[i+1:], func(later string) bool { return dedup.Outdates(f, later) })
+			if restated {
+				line += " (a later pinned fact restates this)"
+			}
+			if !emit(line + "\n") {
 				break
 			}
 			d.Pinned = append(d.Pinned, f)
+			if restated {
+				d.Restated = append(d.Restated, f)
+			}
 		}
 	}
 	if c := mf.Condensed(); c != "" {
@@ -129,10 +145,23 @@ func (p *Palace) WakeUp(ctx context.Context, wing string, budget int) (Digest, e
 		for i := len(secs) - 1; i >= 0; i-- {
 			s := secs[i]
 			first := firstLine(s.Note())
-			if !emit(recentLine(s.Heading, first) + "\n") {
+			line := recentLine(s.Heading, first)
+			// A newer section that states this one's subject again
+			// with something changed: say so, so that the older value
+			// is not read as current.
+			restatedIn := ""
+			for _, t := range secs[i+1:] {
+				if dedup.Outdates(s.Note(), t.Note()) {
+					restatedIn = t.Heading
+				}
+			}
+			if restatedIn != "" {
+				line += " (restated in " + restatedIn + ")"
+			}
+			if !emit(line + "\n") {
 				break
 			}
-			d.Recent = append(d.Recent, RecentItem{Heading: s.Heading, FirstLine: first, Date: s.Date, Line: s.StartLine})
+			d.Recent = append(d.Recent, RecentItem{Heading: s.Heading, FirstLine: first, Date: s.Date, Line: s.StartLine, RestatedIn: restatedIn})
 		}
 	}
 	d.Tokens, d.Text = used, b.String()

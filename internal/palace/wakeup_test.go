@@ -268,3 +268,38 @@ func TestWakeUpNamesAnInvalidAgentID(t *testing.T) {
 		t.Errorf("WakeUp of the mined wing %q = %+v, %v", "Team Plan", d, err)
 	}
 }
+
+// TestWakeUpSaysWhatALaterNoteRestates: an older pinned fact or section
+// that a later one states again with another value is shown with a
+// pointer to it, not as if it held; an unrelated one is not.
+func TestWakeUpSaysWhatALaterNoteRestates(t *testing.T) {
+	f := newFixture(t, nil)
+	f.write("alice", "# Memory — alice (alice)\n\n"+
+		"## 📌 Durable facts (pinned — never condensed)\n- The VPN is up\n- Releases ship on Tuesdays\n- The VPN is down\n"+
+		"## 2026-11-02 — search flag\nThe feature flag for search is on\n\n"+
+		"## 2026-11-10 — logo\nThe shop logo is blue.\n\n"+
+		"## 2026-12-01 — search flag again\nThe feature flag for search is off\n")
+	d, err := f.p.WakeUp(context.Background(), "alice", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"- The VPN is up (a later pinned fact restates this)\n",
+		"- Releases ship on Tuesdays\n",
+		"- The VPN is down\n",
+		"- 2026-11-02 — search flag: The feature flag for search is on (restated in 2026-12-01 — search flag again)\n",
+		"- 2026-11-10 — logo: The shop logo is blue.\n",
+	} {
+		if !strings.Contains(d.Text, want) {
+			t.Errorf("wake-up lacks %q:\n%s", want, d.Text)
+		}
+	}
+	if fmt.Sprint(d.Restated) != "[The VPN is up]" {
+		t.Errorf("restated pinned = %q", d.Restated)
+	}
+	for _, r := range d.Recent {
+		if want := map[string]string{"2026-11-02 — search flag": "2026-12-01 — search flag again"}[r.Heading]; r.RestatedIn != want {
+			t.Errorf("%s restated in %q, want %q", r.Heading, r.RestatedIn, want)
+		}
+	}
+}

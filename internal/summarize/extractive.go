@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/hivemem/hivemem/internal/dedup"
 	"github.com/hivemem/hivemem/internal/mdfence"
 	"github.com/hivemem/hivemem/internal/memfile"
 )
@@ -1100,6 +1101,8 @@ func extractHoist(req Request) []string {
 		have[normFact(p)] = true
 	}
 	var pins, keyword []string
+	var lines []string     // every line read, in order
+	at := map[string]int{} // a keyword rule's place in lines
 	for _, raw := range req.Evicted {
 		var fs mdfence.State
 		for _, line := range strings.Split(strings.ReplaceAll(raw, "\r\n", "\n"), "\n") {
@@ -1115,6 +1118,7 @@ func extractHoist(req Request) []string {
 			if text == "" || isNoise(text) {
 				continue
 			}
+			lines = append(lines, text)
 			key := normFact(text)
 			if key == "" || have[key] {
 				continue
@@ -1126,9 +1130,17 @@ func extractHoist(req Request) []string {
 			case isDurableRule(text):
 				have[key] = true
 				keyword = append(keyword, text)
+				at[text] = len(lines) - 1
 			}
 		}
 	}
+	// A rule that a later line or a pinned fact states again with
+	// something changed is outdated: pinning it would present it as
+	// current (a 📌 line is the agent's own, and stays).
+	keyword = slices.DeleteFunc(keyword, func(rule string) bool {
+		later := append(slices.Clone(lines[at[rule]+1:]), req.Pinned...)
+		return slices.ContainsFunc(later, func(l string) bool { return dedup.Outdates(rule, l) })
+	})
 	if len(keyword) > maxKeywordHoist {
 		keyword = keyword[len(keyword)-maxKeywordHoist:] // the newest rules win
 	}

@@ -387,6 +387,12 @@ func TestExtractiveHoist(t *testing.T) {
 		{"inside fence ignored", "## d\n```\n# always do this in code\n📌 nope\n```\n", nil, nil},
 		{"headings ignored", "## We always ship on Fridays\n### never again\n", nil, nil},
 		{"duplicates once", "## d\n- 📌 one fact\n- 📌 One fact.\n", nil, []string{"one fact"}},
+		// A rule a later line or a pinned fact changes is outdated: not
+		// hoisted as if it held (before, it was).
+		{"changed later", "## d\n- Decided: deploys must never run on Fridays\n## e\n- Deploys can run on Fridays now\n", nil, nil},
+		{"changed by a pinned fact", "## d\n- We always deploy from the blue cluster\n", []string{"We deploy from the green cluster"}, nil},
+		{"restated unchanged", "## d\n- We always tag releases as vX.Y.Z\n## e\n- we always tag releases as vX.Y.Z!\n", nil,
+			[]string{"We always tag releases as vX.Y.Z"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -399,8 +405,10 @@ func TestExtractiveHoist(t *testing.T) {
 	// Rule lines are capped, keeping the newest; 📌 lines never are.
 	var sb strings.Builder
 	sb.WriteString("## d\n")
+	subjects := strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar")
+	verbs := strings.Fields("sings dances swims climbs paints rides reads writes cooks knits sails runs hikes skates draws")
 	for i := range 15 {
-		fmt.Fprintf(&sb, "- rule %d: always do thing %d\n- 📌 pin %d\n", i, i, i)
+		fmt.Fprintf(&sb, "- rule %d: %s always %s\n- 📌 pin %d\n", i, subjects[i], verbs[i], i)
 	}
 	got := extractHoist(Request{Evicted: []string{sb.String()}})
 	pins, rules := 0, 0
@@ -411,7 +419,7 @@ func TestExtractiveHoist(t *testing.T) {
 			rules++
 		}
 	}
-	if pins != 15 || rules != maxKeywordHoist || !slices.Contains(got, "rule 14: always do thing 14") || slices.Contains(got, "rule 0: always do thing 0") {
+	if pins != 15 || rules != maxKeywordHoist || !slices.Contains(got, "rule 14: oscar always draws") || slices.Contains(got, "rule 0: alpha always sings") {
 		t.Errorf("capped hoist = %q", got)
 	}
 }

@@ -2,6 +2,7 @@ package updates
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 )
 
@@ -45,5 +46,29 @@ func TestGenerateIsSeededAndConsistent(t *testing.T) {
 		if q.Past && !bytes.Contains([]byte(q.Text), []byte(want.Date)) {
 			t.Errorf("past question %q does not name %s", q.Text, want.Date)
 		}
+	}
+}
+
+// The pairs come out the same for a seed, every class of change and every
+// form of repeat is drawn, and a change's two notes differ.
+func TestGeneratePairs(t *testing.T) {
+	a, b := GeneratePairs(PairOptions{Seed: 3}), GeneratePairs(PairOptions{Seed: 3})
+	if !slices.Equal(a, b) {
+		t.Fatal("the same seed gave other pairs")
+	}
+	classes, forms := map[string]int{}, map[string]int{}
+	for _, p := range a {
+		switch p.Kind {
+		case "change":
+			classes[p.Class]++
+			if p.Old == p.New {
+				t.Errorf("change %s: the notes are equal: %q", p.Class, p.Old)
+			}
+		case "repeat":
+			forms[p.Class]++
+		}
+	}
+	if len(classes) != len(valueClasses) || len(forms) != len(repeatForms) {
+		t.Errorf("classes %v, forms %v: want every one", classes, forms)
 	}
 }
