@@ -19,6 +19,7 @@ const EXPECTED_TOOLS = [
   "memory_events",
   "memory_forget",
   "memory_pin",
+  "memory_purge",
   "memory_read",
   "memory_remember",
   "memory_search",
