@@ -104,7 +104,7 @@ func runNode(t *testing.T, env []string, args ...string) nodeSummary {
 	if err := json.Unmarshal(stdout.Bytes(), &s); err != nil {
 		t.Fatalf("decode summary %q: %v (stderr: %s)", stdout.String(), err, stderr.String())
 	}
-	if s.Server.Name != "hivemem" || len(s.Tools) != 10 || s.Search.Hits == 0 || s.Search.Top != s.Remembered.Heading ||
+	if s.Server.Name != "hivemem" || len(s.Tools) != 11 || s.Search.Hits == 0 || s.Search.Top != s.Remembered.Heading ||
 		s.Search.Mode != "lexical" || !strings.Contains(s.BadInput, "results") {
 		t.Fatalf("summary = %+v", s)
 	}
