@@ -8,6 +8,9 @@ import (
 	"syscall"
 )
 
+// fileID is a file's identity: device and inode.
+type fileID struct{ dev, ino uint64 }
+
 // heldOpenElsewhere reports whether a process other than this one has f's
 // file open, by looking through /proc/*/fd (processes of other users that
 // cannot be read are skipped: agents run as the user hivemem runs as).
@@ -20,38 +23,18 @@ func heldOpenElsewhere(f *os.File) (bool, error) {
 	if !ok {
 		return false, errors.New("no inode for the replaced file")
 	}
-	procs, err := os.ReadDir("/proc")
-	if err != nil {
-		return false, err
-	}
-	self := os.Getpid()
-	for _, p := range procs {
-		pid, err := strconv.Atoi(p.Name())
-		if err != nil || pid == self {
-			continue
-		}
-		dir := filepath.Join("/proc", p.Name(), "fd")
-		fds, err := os.ReadDir(dir)
-		if err != nil {
-			continue // gone, or not ours to read
-		}
-		for _, fd := range fds {
-			fi, err := os.Stat(filepath.Join(dir, fd.Name()))
-			if err != nil {
-				continue
-			}
-			if got, ok := fi.Sys().(*syscall.Stat_t); ok && got.Dev == want.Dev && got.Ino == want.Ino {
-				return true, nil
-			}
-		}
-	}
-	return false, nil
+	id := fileID{uint64(want.Dev), want.Ino}
+	held := false
+	err = eachOpenElsewhere(func(got fileID) bool {
+		held = got == id
+		return !held
+	})
+	return held, err
 }
 
 // openElsewhere reports which of paths a process other than this one has
 // open, with one look through /proc/*/fd for them all.
 func openElsewhere(paths []string) (map[string]bool, error) {
-	type fileID struct{ dev, ino uint64 }
 	want := make(map[fileID][]string, len(paths))
 	for _, p := range paths {
 		fi, err := os.Stat(p)
@@ -67,9 +50,25 @@ func openElsewhere(paths []string) (map[string]bool, error) {
 	if len(want) == 0 {
 		return out, nil
 	}
-	procs, err := os.ReadDir("/proc")
+	err := eachOpenElsewhere(func(got fileID) bool {
+		for _, p := range want[got] {
+			out[p] = true
+		}
+		return true
+	})
 	if err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// eachOpenElsewhere calls fn with the identity of every file a process
+// other than this one has open (one look through /proc/*/fd; processes
+// that are gone or not ours to read are skipped), until fn returns false.
+func eachOpenElsewhere(fn func(fileID) bool) error {
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return err
 	}
 	self := os.Getpid()
 	for _, pr := range procs {
@@ -87,12 +86,10 @@ func openElsewhere(paths []string) (map[string]bool, error) {
 			if err != nil {
 				continue
 			}
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-				for _, p := range want[fileID{uint64(st.Dev), st.Ino}] {
-					out[p] = true
-				}
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && !fn(fileID{uint64(st.Dev), st.Ino}) {
+				return nil
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
