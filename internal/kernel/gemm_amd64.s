@@ -13,6 +13,7 @@
 
 // GEMM12X32AVX512_STEP(off): one step of k for the 12×32 tile, A at byte offset off.
 #define GEMM12X32AVX512_STEP(off) \
+	PREFETCHT0   2048(DI); \
 	VMOVUPS      0(DI), Z24; \
 	VMOVUPS      64(DI), Z25; \
 	VBROADCASTSS off(SI), Z26; \
@@ -185,6 +186,7 @@ g512_done:
 
 // GEMM6X16AVX2_STEP(off): one step of k for the 6×16 tile, A at byte offset off.
 #define GEMM6X16AVX2_STEP(off) \
+	PREFETCHT0   2048(DI); \
 	VMOVUPS      0(DI), Y12; \
 	VMOVUPS      32(DI), Y13; \
 	VBROADCASTSS off(SI), Y14; \
@@ -295,6 +297,7 @@ g256_done:
 
 // GEMM12X32F16AVX512_STEP(off): one step of k for the 12×32 tile, A at byte offset off.
 #define GEMM12X32F16AVX512_STEP(off) \
+	PREFETCHT0   2048(DI); \
 	VCVTPH2PS    0(DI), Z24; \
 	VCVTPH2PS    32(DI), Z25; \
 	VBROADCASTSS off(SI), Z26; \
@@ -467,6 +470,7 @@ h512_done:
 
 // GEMM6X16F16AVX2_STEP(off): one step of k for the 6×16 tile, A at byte offset off.
 #define GEMM6X16F16AVX2_STEP(off) \
+	PREFETCHT0   2048(DI); \
 	VCVTPH2PS    0(DI), Y12; \
 	VCVTPH2PS    16(DI), Y13; \
 	VBROADCASTSS off(SI), Y14; \

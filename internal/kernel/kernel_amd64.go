@@ -160,3 +160,15 @@ func checkTile(c []float32, ldc int, a []float32, lda, lenB int, bias []float32,
 		panic(fmt.Sprintf("kernel: %d×%d tile out of range (rows %d, k %d, len c %d a %d b %d bias %d)", mr, nr, rows, k, len(c), len(a), lenB, len(bias)))
 	}
 }
+
+//go:noescape
+func expShiftAVX2(x *float32, n int, shift, scale float32) float32
+
+//go:noescape
+func geluAVX2(x *float32, n int)
+
+func expShiftAsm(x []float32, shift, scale float32) float32 {
+	return expShiftAVX2(&x[0], len(x), shift, scale)
+}
+
+func geluAsm(x []float32) { geluAVX2(&x[0], len(x)) }
