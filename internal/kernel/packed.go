@@ -118,30 +118,82 @@ func MatMulPacked(c, a []float32, p *Packed, m int) {
 	if m*p.n*p.k < parallelMACs {
 		workers = 1
 	}
-	matMulPacked(c, a, p, m, workers)
+	matMulPacked(c, p.n, a, p.k, p, m, workers)
 }
 
 // MatMulPackedSerial is MatMulPacked on the calling goroutine.
-func MatMulPackedSerial(c, a []float32, p *Packed, m int) { matMulPacked(c, a, p, m, 1) }
+func MatMulPackedSerial(c, a []float32, p *Packed, m int) { matMulPacked(c, p.n, a, p.k, p, m, 1) }
+
+// MatMulPackedStrided is MatMulPackedSerial with rows of c ldc floats apart
+// and rows of a lda apart (a head's slice of a wider activation, say).
+func MatMulPackedStrided(c []float32, ldc int, a []float32, lda int, p *Packed, m int) {
+	if m > 0 && (ldc < p.n || lda < p.k) {
+		panic(fmt.Sprintf("kernel: strides %d, %d below the %d×%d matrix", ldc, lda, p.n, p.k))
+	}
+	matMulPacked(c, ldc, a, lda, p, m, 1)
+}
+
+// PackStrided lays out into p, reusing its memory, the n×k matrix whose
+// element (j, i) is b[j·rowStride + i·colStride], as float32 and with no
+// bias: a matrix computed on the fly, such as one head's keys (rows of the
+// Q|K|V activations) or its values (their transpose). A zero Packed will do.
+func (p *Packed) PackStrided(b []float32, n, k, rowStride, colStride int) {
+	g := currentGemm()
+	panels := (n + g.nr - 1) / g.nr
+	p.n, p.k, p.g, p.data16 = n, k, g, nil
+	p.data = grow(p.data, panels*k*g.nr)
+	p.bias = grow(p.bias, panels*g.nr)
+	clear(p.bias)
+	if n == 0 || k == 0 {
+		return
+	}
+	_ = b[(n-1)*rowStride+(k-1)*colStride]
+	nr := g.nr
+	for q := range panels {
+		panel := p.data[q*k*nr : (q+1)*k*nr]
+		cols := min(nr, n-q*nr)
+		for i := range k {
+			dst := panel[i*nr : (i+1)*nr]
+			src := (q*nr)*rowStride + i*colStride
+			if rowStride == 1 {
+				copy(dst[:cols], b[src:src+cols])
+			} else {
+				for jj := range cols {
+					dst[jj] = b[src+jj*rowStride]
+				}
+			}
+			clear(dst[cols:])
+		}
+	}
+}
+
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+var tailPool sync.Pool // *[]float32: the padded last strip of A
 
 // Cache blocking: a job covers blockStrips strips of A (48 rows with the
 // AVX-512 kernel) against a run of panels; within a job each panel of B is
 // loaded once and swept down the strips, which stay in L2.
 const blockStrips = 4
 
-func matMulPacked(c, a []float32, p *Packed, m, workers int) {
+func matMulPacked(c []float32, ldc int, a []float32, lda int, p *Packed, m, workers int) {
 	n, k, g := p.n, p.k, p.g
 	if m <= 0 || n == 0 {
 		return
 	}
-	c = c[:m*n]
-	a = a[:m*k]
+	c = c[:(m-1)*ldc+n]
 	if k == 0 {
 		for i := range m {
-			copy(c[i*n:(i+1)*n], p.bias)
+			copy(c[i*ldc:i*ldc+n], p.bias)
 		}
 		return
 	}
+	a = a[:(m-1)*lda+k]
 	mr, nr := g.mr, g.nr
 	strips := (m + mr - 1) / mr
 	panels := (n + nr - 1) / nr
@@ -149,8 +201,17 @@ func matMulPacked(c, a []float32, p *Packed, m, workers int) {
 	// is copied, zero-padded, so nothing past a is read.
 	var tail []float32
 	if r := m % mr; r != 0 {
-		tail = make([]float32, mr*k)
-		copy(tail, a[(m-r)*k:])
+		tp, _ := tailPool.Get().(*[]float32)
+		if tp == nil {
+			tp = new([]float32)
+		}
+		defer tailPool.Put(tp)
+		*tp = grow(*tp, mr*k)
+		tail = *tp
+		clear(tail)
+		for i := range r {
+			copy(tail[i*k:(i+1)*k], a[(m-r+i)*lda:(m-r+i)*lda+k])
+		}
 	}
 
 	rowBlocks := (strips + blockStrips - 1) / blockStrips
@@ -168,29 +229,30 @@ func matMulPacked(c, a []float32, p *Packed, m, workers int) {
 		s0, s1 := rb*blockStrips, min((rb+1)*blockStrips, strips)
 		p0, p1 := cb*colPanels, min((cb+1)*colPanels, panels)
 		var edge [16 * 32]float32 // a tile of c whose panel is only partly inside n
-		tile := func(c []float32, ldc int, a []float32, q int, rows int) {
+		tile := func(c []float32, ldc int, a []float32, lda int, q int, rows int) {
 			biasq := p.bias[q*nr : (q+1)*nr]
 			if p.data16 != nil {
-				g.tile16(c, ldc, a, k, p.data16[q*k*nr:(q+1)*k*nr], biasq, k, rows)
+				g.tile16(c, ldc, a, lda, p.data16[q*k*nr:(q+1)*k*nr], biasq, k, rows)
 				return
 			}
-			g.tile(c, ldc, a, k, p.data[q*k*nr:(q+1)*k*nr], biasq, k, rows)
+			g.tile(c, ldc, a, lda, p.data[q*k*nr:(q+1)*k*nr], biasq, k, rows)
 		}
 		for q := p0; q < p1; q++ {
 			j0 := q * nr
 			for s := s0; s < s1; s++ {
 				rows := min(mr, m-s*mr)
-				as := a[s*mr*k:]
+				as, ld := a[s*mr*lda:], lda
 				if rows < mr {
-					as = tail
+					as, ld = tail, k
 				}
 				if j0+nr <= n {
-					tile(c[s*mr*n+j0:], n, as, q, rows)
+					tile(c[s*mr*ldc+j0:], ldc, as, ld, q, rows)
 					continue
 				}
-				tile(edge[:], nr, as, q, rows)
+				tile(edge[:], nr, as, ld, q, rows)
 				for i := range rows {
-					copy(c[(s*mr+i)*n+j0:(s*mr+i+1)*n], edge[i*nr:i*nr+n-j0])
+					r := (s*mr + i) * ldc
+					copy(c[r+j0:r+n], edge[i*nr:i*nr+n-j0])
 				}
 			}
 		}

@@ -69,7 +69,7 @@ func TestMatMulPacked(t *testing.T) {
 						name string
 						fn   func(c, a []float32, p *Packed, m int)
 					}{{"MatMulPacked", MatMulPacked}, {"MatMulPackedSerial", MatMulPackedSerial}, {"parallel", func(c, a []float32, p *Packed, m int) {
-						matMulPacked(c, a, p, m, max(2, runtime.GOMAXPROCS(0)))
+						matMulPacked(c, p.N(), a, p.K(), p, m, max(2, runtime.GOMAXPROCS(0)))
 					}}} {
 						c := nanSlice(s.m * s.n)
 						f.fn(c, a, p, s.m)
@@ -150,7 +150,7 @@ func TestMatMulPackedRandomShapes(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := nanSlice(m * n)
-			matMulPacked(c, a, p, m, 1+rng.IntN(3))
+			matMulPacked(c, n, a, k, p, m, 1+rng.IntN(3))
 			checkPacked(t, p.Kernel(), c, a, b, bias, m, n, k)
 		}
 	})
@@ -207,4 +207,54 @@ func BenchmarkMatMulPacked(b *testing.B) {
 			}
 		}
 	}
+}
+
+// TestPackStridedAndStridedMatMul multiplies a head-sized slice of wider
+// rows by keys packed from rows and values packed from their transpose, as
+// attention does, into a slice of wider output rows.
+func TestPackStridedAndStridedMatMul(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	forEachImpl(t, func(t *testing.T) {
+		var p Packed // reused across shapes, as attention reuses it
+		for _, s := range []shape{{46, 46, 32}, {13, 40, 7}, {1, 1, 1}, {30, 5, 33}, {12, 64, 32}} {
+			const wide = 100 // row length of the wider matrices
+			a := randVec(rng, s.m*wide, 0)
+			src := randVec(rng, max(s.n, s.k)*wide, 0)
+			for _, transposed := range []bool{false, true} {
+				// b[j][i] read from src as rows (j·wide + i) or columns (i·wide + j).
+				rs, cs := wide, 1
+				if transposed {
+					rs, cs = 1, wide
+				}
+				p.PackStrided(src, s.n, s.k, rs, cs)
+				b := make([]float32, s.n*s.k)
+				for j := range s.n {
+					for i := range s.k {
+						b[j*s.k+i] = src[j*rs+i*cs]
+					}
+				}
+				ac := make([]float32, s.m*s.k)
+				for i := range s.m {
+					copy(ac[i*s.k:(i+1)*s.k], a[i*wide:])
+				}
+				c := nanSlice(s.m * wide)
+				MatMulPackedStrided(c, wide, a, wide, &p, s.m)
+				for i := range s.m {
+					for j := range wide {
+						got := c[i*wide+j]
+						if j >= s.n {
+							if got == got {
+								t.Fatalf("%v transposed=%v: wrote c[%d][%d] outside the matrix", s, transposed, i, j)
+							}
+							continue
+						}
+						want, mag := refDot(ac[i*s.k:(i+1)*s.k], b[j*s.k:(j+1)*s.k])
+						if !near(got, want, mag) {
+							t.Fatalf("%v transposed=%v: c[%d][%d] = %v, want %v", s, transposed, i, j, got, want)
+						}
+					}
+				}
+			}
+		}
+	})
 }

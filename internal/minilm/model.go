@@ -275,9 +275,10 @@ func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 // after it; narrow holds the attention output, then the FFN output.
 type workspace struct {
 	x, wide, narrow []float32
-	scratch         [][]float32 // per worker, for attention
-	tokSeq          []int32     // sequence index of each packed token
-	tokPos          []int32     // position of each packed token in its sequence
+	scratch         [][]float32     // per worker, for attention's scores
+	keys, values    []kernel.Packed // per worker, one head's keys and values
+	tokSeq          []int32         // sequence index of each packed token
+	tokPos          []int32         // position of each packed token in its sequence
 }
 
 func (m *Model) getWorkspace(tokens, workers int) *workspace {
@@ -304,11 +305,13 @@ func (m *Model) getWorkspace(tokens, workers int) *workspace {
 		ws.tokSeq, ws.tokPos = make([]int32, tokens), make([]int32, tokens)
 	}
 	ws.tokSeq, ws.tokPos = ws.tokSeq[:tokens], ws.tokPos[:tokens]
-	// One head of attention: q, k, vᵀ, out (4·L·d) and the scores (L·L).
-	d := H / m.cfg.NumHeads
-	need := 4*Window*d + Window*Window
+	// One head of attention: the scores (L·L).
+	need := Window * Window
 	for len(ws.scratch) < workers {
 		ws.scratch = append(ws.scratch, nil)
+	}
+	if len(ws.keys) < workers {
+		ws.keys, ws.values = make([]kernel.Packed, workers), make([]kernel.Packed, workers)
 	}
 	for w := range ws.scratch {
 		ws.scratch[w] = grow(ws.scratch[w], need)
@@ -378,7 +381,7 @@ func (m *Model) forward(ctx context.Context, seqs [][]int32, out [][]float32) er
 		parallel(workers, len(seqs)*nh, 1, func(w, lo, hi int) {
 			for job := lo; job < hi; job++ {
 				s, h := job/nh, job%nh
-				attend(ws.scratch[w], qkv, narrow, offs[s], offs[s+1]-offs[s], h, H, d, scale)
+				attend(ws.scratch[w], &ws.keys[w], &ws.values[w], qkv, narrow, offs[s], offs[s+1]-offs[s], h, H, d, scale)
 			}
 		})
 		// Output projection (with its bias), + residual, LayerNorm.
@@ -427,31 +430,20 @@ func (m *Model) forward(ctx context.Context, seqs [][]int32, out [][]float32) er
 }
 
 // attend computes head h of self-attention for the sequence in rows
-// [off, off+L) of qkv and writes the head's slice of cx. It uses the serial
-// DotBatch kernel: it already runs in parallel with the other heads.
-func attend(sc, qkv, cx []float32, off, L, h, H, d int, scale float32) {
-	q := sc[: L*d : L*d]
-	k := sc[L*d : 2*L*d : 2*L*d]
-	vt := sc[2*L*d : 3*L*d : 3*L*d]
-	o := sc[3*L*d : 4*L*d : 4*L*d]
-	s := sc[4*L*d : 4*L*d+L*L]
+// [off, off+L) of qkv and writes the head's slice of cx: the head's keys and
+// values are packed for the matrix kernel (serial: attention already runs in
+// parallel over heads), scores = Q·Kᵀ, softmax, then scores·V straight into
+// cx.
+func attend(sc []float32, keys, values *kernel.Packed, qkv, cx []float32, off, L, h, H, d int, scale float32) {
+	base := qkv[off*3*H:]
+	keys.PackStrided(base[H+h*d:], L, d, 3*H, 1)     // key j, element i: row j
+	values.PackStrided(base[2*H+h*d:], d, L, 1, 3*H) // Vᵀ: element i of value j
+	s := sc[:L*L]
+	kernel.MatMulPackedStrided(s, L, base[h*d:], 3*H, keys, L)
 	for i := range L {
-		row := qkv[(off+i)*3*H : (off+i+1)*3*H]
-		copy(q[i*d:(i+1)*d], row[h*d:(h+1)*d])
-		copy(k[i*d:(i+1)*d], row[H+h*d:H+(h+1)*d])
-		for j, v := range row[2*H+h*d : 2*H+(h+1)*d] {
-			vt[j*L+i] = v
-		}
+		softmax(s[i*L:(i+1)*L], scale)
 	}
-	for i := range L {
-		si := s[i*L : (i+1)*L]
-		kernel.DotBatch(si, q[i*d:(i+1)*d], k, d)
-		softmax(si, scale)
-		kernel.DotBatch(o[i*d:(i+1)*d], si, vt, L)
-	}
-	for i := range L {
-		copy(cx[(off+i)*H+h*d:(off+i)*H+(h+1)*d], o[i*d:(i+1)*d])
-	}
+	kernel.MatMulPackedStrided(cx[off*H+h*d:], H, s, L, values, L)
 }
 
 // parallel runs fn over [0, n) in chunks of grain, handing chunks out
