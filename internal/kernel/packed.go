@@ -176,10 +176,11 @@ func grow(s []float32, n int) []float32 {
 
 var tailPool sync.Pool // *[]float32: the padded last strip of A
 
-// Cache blocking: a job covers blockStrips strips of A (48 rows with the
-// AVX-512 kernel) against a run of panels; within a job each panel of B is
-// loaded once and swept down the strips, which stay in L2.
-const blockStrips = 4
+// Cache blocking: a job covers a block of strips of A against a run of
+// panels; within a job each panel of B is loaded once and swept down the
+// strips, which stay in L2 (blockBytes of A: 252 rows of 384 floats, 60
+// of 1536), so a batch reads the weights from memory once per block.
+const blockBytes = 384 << 10
 
 func matMulPacked(c []float32, ldc int, a []float32, lda int, p *Packed, m, workers int) {
 	n, k, g := p.n, p.k, p.g
@@ -214,6 +215,7 @@ func matMulPacked(c []float32, ldc int, a []float32, lda int, p *Packed, m, work
 		}
 	}
 
+	blockStrips := max(1, blockBytes/(4*mr*k))
 	rowBlocks := (strips + blockStrips - 1) / blockStrips
 	// Share out columns too when rows alone give too few jobs for the
 	// workers to balance.

@@ -28,8 +28,11 @@ const ID = "all-MiniLM-L6-v2"
 
 // Batching limits for one forward pass. Texts are packed back to back (no
 // padding), so these bound the activation memory: about 9 KB per token.
+// Larger passes gain nothing (the packed kernels read the weights fast
+// enough for one sentence) and lose once the FFN's activations outgrow
+// L2: 256 tokens measured 3-5 % faster than 1024 on 32 sentences.
 const (
-	maxBatchTokens = 1024
+	maxBatchTokens = 256
 	maxBatchTexts  = 64
 	rowGrain       = 64 // rows per chunk of element-wise work
 )
