@@ -56,7 +56,9 @@ func runImport(ctx context.Context, g *globals, format string, paths []string, a
 		return err
 	}
 	defer a.Close()
-	res, err := a.Import(ctx, req)
+	pctx, done := g.mineProgress(ctx, "importing", asJSON)
+	res, err := a.Import(pctx, req)
+	done()
 	if err != nil {
 		return err
 	}

@@ -110,8 +110,10 @@ func runMineConvos(ctx context.Context, g *globals, o mineOptions, args []string
 	}
 	defer a.Close()
 	var all capture.Result
+	pctx, done := g.mineProgress(ctx, "importing", o.asJSON)
+	defer done()
 	for _, f := range found {
-		res, err := a.Import(ctx, app.ImportRequest{Agent: agent, Format: f.Format, Paths: []string{f.Path}})
+		res, err := a.Import(pctx, app.ImportRequest{Agent: agent, Format: f.Format, Paths: []string{f.Path}})
 		if err != nil {
 			if ctx.Err() != nil {
 				return err
@@ -125,6 +127,7 @@ func runMineConvos(ctx context.Context, g *globals, o mineOptions, args []string
 		all.Skipped = append(all.Skipped, res.Skipped...)
 		all.Mine, all.MineErr = res.Mine, errors.Join(all.MineErr, res.MineErr)
 	}
+	done()
 	for _, s := range skipped {
 		fmt.Fprintf(g.stderr, "warning: skipped %s: %s\n", s.Path, s.Reason)
 	}

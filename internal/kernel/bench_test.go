@@ -16,7 +16,7 @@ func BenchmarkDot384(b *testing.B) {
 	x, y := randVec(rng, 384, 0), randVec(rng, 384, 0)
 	for _, im := range impls {
 		b.Run(im.name, func(b *testing.B) {
-			withImpl(b, im.asm, func() {
+			withKernel(b, im, func() {
 				for b.Loop() {
 					dotSink += Dot(x, y)
 				}
@@ -34,7 +34,7 @@ func benchBatch(b *testing.B, f func(out, q, vecs []float32, d int)) {
 	out := make([]float32, rows)
 	for _, im := range impls {
 		b.Run(im.name, func(b *testing.B) {
-			withImpl(b, im.asm, func() {
+			withKernel(b, im, func() {
 				b.SetBytes(rows * d * 4)
 				for b.Loop() {
 					f(out, q, vecs, d)
@@ -65,7 +65,7 @@ func BenchmarkMatMulT(b *testing.B) {
 					f = MatMulTSerial
 				}
 				b.Run(fmt.Sprintf("m=%d,k=%d,n=%d/%s", s.m, s.k, s.n, name), func(b *testing.B) {
-					withImpl(b, im.asm, func() {
+					withKernel(b, im, func() {
 						for b.Loop() {
 							f(c, x, w, s.m, s.n, s.k)
 						}

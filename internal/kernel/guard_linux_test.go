@@ -76,3 +76,29 @@ func TestNoOverrun(t *testing.T) {
 		}
 	})
 }
+
+// TestMatMulPackedNoOverrun runs the packed matrix multiply on A and C that
+// end at a guard page, with row counts on and off the strip height.
+func TestMatMulPackedNoOverrun(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	forEachImpl(t, func(t *testing.T) {
+		for _, s := range []shape{{1, 1, 1}, {6, 16, 3}, {12, 32, 5}, {13, 33, 7}, {24, 40, 9}, {5, 70, 17}} {
+			a := guarded(t, randVec(rng, s.m*s.k, 0))
+			b := randVec(rng, s.n*s.k, 0)
+			p, err := Pack(b, nil, s.n, s.k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := guarded(t, make([]float32, s.m*s.n))
+			MatMulPacked(c, a, p, s.m)
+			for i := 0; i < s.m; i++ {
+				for j := 0; j < s.n; j++ {
+					want, mag := refDot(a[i*s.k:(i+1)*s.k], b[j*s.k:(j+1)*s.k])
+					if !near(c[i*s.n+j], want, mag) {
+						t.Fatalf("MatMulPacked %v: c[%d][%d] = %v, want %v", s, i, j, c[i*s.n+j], want)
+					}
+				}
+			}
+		}
+	})
+}

@@ -2,9 +2,11 @@
 // vector search: dot products and matrix multiply, with an AVX2+FMA assembly
 // path on amd64 chosen at run time and a portable Go fallback.
 //
-// The assembly path is used when the CPU (and OS) support AVX2 and FMA;
-// setting HIVEMEM_KERNEL=go in the environment forces the portable path, which
-// is the quickest way to rule the assembly out when results look wrong.
+// The assembly path is used when the CPU (and OS) support AVX2 and FMA, and
+// the matrix multiply of packed weights uses AVX-512 where the CPU has it.
+// Setting HIVEMEM_KERNEL=go in the environment forces the portable path, which
+// is the quickest way to rule the assembly out when results look wrong;
+// HIVEMEM_KERNEL=avx2 switches AVX-512 off.
 package kernel
 
 import (
@@ -18,13 +20,20 @@ import (
 // to run both paths on the same machine.
 var useAsm = hasAsm && os.Getenv("HIVEMEM_KERNEL") != "go"
 
-// Impl names the kernels in use ("avx2+fma" or "go") for status output, so a
-// slow embedder on an old CPU can be explained.
+// useAVX512 selects the AVX-512 matrix-multiply kernel where the CPU has it;
+// HIVEMEM_KERNEL=avx2 keeps to AVX2 (to measure or rule out that path).
+var useAVX512 = useAsm && hasAVX512 && os.Getenv("HIVEMEM_KERNEL") != "avx2"
+
+// Impl names the kernels in use ("avx512", "avx2+fma" or "go") for status
+// output, so a slow embedder on an old CPU can be explained.
 func Impl() string {
-	if useAsm {
-		return asmName
+	switch {
+	case !useAsm:
+		return "go"
+	case useAVX512:
+		return "avx512"
 	}
-	return "go"
+	return asmName
 }
 
 // Thresholds below which splitting work across goroutines costs more than it

@@ -2,7 +2,11 @@
 
 package kernel
 
-import "golang.org/x/sys/cpu"
+import (
+	"fmt"
+
+	"golang.org/x/sys/cpu"
+)
 
 // hasAsm reports whether the AVX2+FMA kernels in kernel_amd64.s can run here
 // (x/sys/cpu also checks that the OS saves the YMM registers).
@@ -91,3 +95,80 @@ func matMulTAsm(c []float32, ldc int, a, b []float32, m, n, k int) {
 		}
 	}
 }
+
+// hasAVX512 reports whether the AVX-512 matrix-multiply kernel can run here
+// (AVX-512F with the OS saving the ZMM state, which x/sys/cpu checks).
+var hasAVX512 = hasAsm && cpu.X86.HasAVX512F
+
+// gemm12x32AVX512 and gemm6x16AVX2 are the micro-kernels: see gemmKernel.
+// a is row-major with rows lda floats apart (all mr rows readable), b a
+// packed panel [k][nr], bias nr floats; rows (1..mr) rows of the tile are
+// stored, ldc floats apart.
+//
+//go:noescape
+func gemm12x32AVX512(c *float32, ldc int, a *float32, lda int, b, bias *float32, k, rows int)
+
+//go:noescape
+func gemm6x16AVX2(c *float32, ldc int, a *float32, lda int, b, bias *float32, k, rows int)
+
+// The same for a B panel of halves (needs F16C's VCVTPH2PS).
+//
+//go:noescape
+func gemm12x32F16AVX512(c *float32, ldc int, a *float32, lda int, b *uint16, bias *float32, k, rows int)
+
+//go:noescape
+func gemm6x16F16AVX2(c *float32, ldc int, a *float32, lda int, b *uint16, bias *float32, k, rows int)
+
+// hasF16C reports whether the CPU converts halves (every AVX2 CPU so far).
+var hasF16C = cpu.X86.HasF16C
+
+var gemmAVX512Kernel = &gemmKernel{name: "avx512", mr: 12, nr: 32,
+	tile: func(c []float32, ldc int, a []float32, lda int, b, bias []float32, k, rows int) {
+		checkTile(c, ldc, a, lda, len(b), bias, k, rows, 12, 32)
+		gemm12x32AVX512(&c[0], ldc, &a[0], lda, &b[0], &bias[0], k, rows)
+	},
+	tile16: ifF16C(func(c []float32, ldc int, a []float32, lda int, b []uint16, bias []float32, k, rows int) {
+		checkTile(c, ldc, a, lda, len(b), bias, k, rows, 12, 32)
+		gemm12x32F16AVX512(&c[0], ldc, &a[0], lda, &b[0], &bias[0], k, rows)
+	}),
+}
+
+var gemmAVX2Kernel = &gemmKernel{name: "avx2", mr: 6, nr: 16,
+	tile: func(c []float32, ldc int, a []float32, lda int, b, bias []float32, k, rows int) {
+		checkTile(c, ldc, a, lda, len(b), bias, k, rows, 6, 16)
+		gemm6x16AVX2(&c[0], ldc, &a[0], lda, &b[0], &bias[0], k, rows)
+	},
+	tile16: ifF16C(func(c []float32, ldc int, a []float32, lda int, b []uint16, bias []float32, k, rows int) {
+		checkTile(c, ldc, a, lda, len(b), bias, k, rows, 6, 16)
+		gemm6x16F16AVX2(&c[0], ldc, &a[0], lda, &b[0], &bias[0], k, rows)
+	}),
+}
+
+type tile16Func = func(c []float32, ldc int, a []float32, lda int, b []uint16, bias []float32, k, rows int)
+
+func ifF16C(f tile16Func) tile16Func {
+	if !hasF16C {
+		return nil
+	}
+	return f
+}
+
+// checkTile panics, as a slice index would, if the assembly would reach
+// outside its operands.
+func checkTile(c []float32, ldc int, a []float32, lda, lenB int, bias []float32, k, rows, mr, nr int) {
+	if rows < 1 || rows > mr || k < 1 || len(c) < (rows-1)*ldc+nr || len(a) < (mr-1)*lda+k || lenB < nr*k || len(bias) < nr {
+		panic(fmt.Sprintf("kernel: %d×%d tile out of range (rows %d, k %d, len c %d a %d b %d bias %d)", mr, nr, rows, k, len(c), len(a), lenB, len(bias)))
+	}
+}
+
+//go:noescape
+func expShiftAVX2(x *float32, n int, shift, scale float32) float32
+
+//go:noescape
+func geluAVX2(x *float32, n int)
+
+func expShiftAsm(x []float32, shift, scale float32) float32 {
+	return expShiftAVX2(&x[0], len(x), shift, scale)
+}
+
+func geluAsm(x []float32) { geluAVX2(&x[0], len(x)) }

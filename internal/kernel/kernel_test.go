@@ -7,31 +7,43 @@ import (
 	"testing"
 )
 
-// impls lists the two code paths; the assembly one is skipped where the CPU
-// lacks AVX2+FMA (or the architecture has no assembly).
-var impls = []struct {
-	name string
-	asm  bool
-}{{"go", false}, {"avx2", true}}
+type impl struct {
+	name        string
+	asm, avx512 bool
+}
 
-// withImpl runs f with the given path forced, restoring the default after.
+// impls lists the code paths; an assembly one is skipped where the CPU
+// lacks its instructions (or the architecture has no assembly).
+var impls = []impl{{"go", false, false}, {"avx2", true, false}, {"avx512", true, true}}
+
+// withImpl runs f with the portable or AVX2 path forced, restoring the
+// default after.
 func withImpl(tb testing.TB, asm bool, f func()) {
 	tb.Helper()
-	if asm && !hasAsm {
+	withKernel(tb, impl{asm: asm}, f)
+}
+
+// withKernel runs f with the given path forced, restoring the default after.
+func withKernel(tb testing.TB, im impl, f func()) {
+	tb.Helper()
+	if im.asm && !hasAsm {
 		tb.Skip("no AVX2+FMA assembly on this machine")
 	}
-	saved := useAsm
-	useAsm = asm
-	defer func() { useAsm = saved }()
+	if im.avx512 && !hasAVX512 {
+		tb.Skip("no AVX-512 on this machine")
+	}
+	saved, saved512 := useAsm, useAVX512
+	useAsm, useAVX512 = im.asm, im.avx512
+	defer func() { useAsm, useAVX512 = saved, saved512 }()
 	f()
 }
 
 // forEachImpl runs f as a subtest for each implementation (Go and, where
-// the machine has it, the assembly).
+// the machine has them, the assembly ones).
 func forEachImpl(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
 	for _, im := range impls {
-		t.Run(im.name, func(t *testing.T) { withImpl(t, im.asm, func() { f(t) }) })
+		t.Run(im.name, func(t *testing.T) { withKernel(t, im, func() { f(t) }) })
 	}
 }
 
@@ -276,16 +288,13 @@ func TestRandomShapes(t *testing.T) {
 
 func TestImpl(t *testing.T) {
 	for _, im := range impls {
-		if im.asm && !hasAsm {
+		if (im.asm && !hasAsm) || (im.avx512 && !hasAVX512) {
 			continue
 		}
-		withImpl(t, im.asm, func() {
-			want := "go"
-			if im.asm {
-				want = "avx2+fma"
-			}
+		withKernel(t, im, func() {
+			want := map[string]string{"go": "go", "avx2": "avx2+fma", "avx512": "avx512"}[im.name]
 			if got := Impl(); got != want {
-				t.Errorf("Impl() with asm=%v = %q, want %q", im.asm, got, want)
+				t.Errorf("Impl() on the %s path = %q, want %q", im.name, got, want)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"math"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -33,6 +34,28 @@ var kernelCalls = []struct {
 		out := make([]float32, 8)
 		dotBatch4AVX2(&out[0], &v[0], &v[0], 27, 8)
 	}},
+	{"gemm12x32AVX512", func() {
+		if !hasAVX512 {
+			return
+		}
+		a, b, c := make([]float32, 12*3), make([]float32, 32*3), make([]float32, 12*32)
+		gemm12x32AVX512(&c[0], 32, &a[0], 3, &b[0], &b[0], 3, 12)
+	}},
+	{"gemm12x32F16AVX512", func() {
+		if !hasAVX512 {
+			return
+		}
+		a, b, c := make([]float32, 12*3), make([]uint16, 32*3), make([]float32, 12*32)
+		gemm12x32F16AVX512(&c[0], 32, &a[0], 3, &b[0], &c[0], 3, 12)
+	}},
+	{"gemm6x16F16AVX2", func() {
+		a, b, c := make([]float32, 6*3), make([]uint16, 16*3), make([]float32, 6*16)
+		gemm6x16F16AVX2(&c[0], 16, &a[0], 3, &b[0], &c[0], 3, 6)
+	}},
+	{"gemm6x16AVX2", func() {
+		a, b, c := make([]float32, 6*3), make([]float32, 16*3), make([]float32, 6*16)
+		gemm6x16AVX2(&c[0], 16, &a[0], 3, &b[0], &b[0], 3, 6)
+	}},
 	{"gemm3x4AVX2", func() {
 		v := make([]float32, 8*29)
 		c := make([]float32, 3*8)
@@ -40,17 +63,34 @@ var kernelCalls = []struct {
 	}},
 }
 
-// TestAsmEndsWithVzeroupper reads kernel_amd64.s and checks that in every
-// routine that names a YMM register, each RET directly follows VZEROUPPER.
+// TestAsmEndsWithVzeroupper reads every *_amd64.s file and checks that in
+// every routine that names a YMM or ZMM register, each RET directly follows
+// VZEROUPPER.
 func TestAsmEndsWithVzeroupper(t *testing.T) {
-	f, err := os.Open("kernel_amd64.s")
+	files, err := filepath.Glob("*_amd64.s")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no assembly files found: %v", err)
+	}
+	checked := false
+	for _, name := range files {
+		checked = checkVzeroupper(t, name) || checked
+	}
+	if !checked {
+		t.Fatal("found no AVX routine to check: has the file format changed?")
+	}
+}
+
+// checkVzeroupper checks one file and reports whether it has AVX routines.
+func checkVzeroupper(t *testing.T, name string) bool {
+	t.Helper()
+	f, err := os.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	ymm := regexp.MustCompile(`\bY\d+\b`)
+	wide := regexp.MustCompile(`\b[YZ]\d+\b`)
 	var fn string
-	var usesYMM, checked bool
+	var usesWide, checked bool
 	var prev string
 	var rets []string // "fn: previous instruction" for each RET
 	sc := bufio.NewScanner(f)
@@ -60,34 +100,32 @@ func TestAsmEndsWithVzeroupper(t *testing.T) {
 			line = line[:i]
 		}
 		line = strings.TrimSpace(line)
-		if line == "" || strings.HasSuffix(line, ":") {
+		if line == "" || strings.HasSuffix(line, ":") || strings.HasPrefix(line, "#") {
 			continue
 		}
 		op := strings.Fields(line)[0]
 		switch {
 		case op == "TEXT":
-			fn, usesYMM = line, false
+			fn, usesWide = line, false
 		case op == "RET":
-			if usesYMM && !strings.Contains(fn, "·dirtyUpper(") {
+			if usesWide && !strings.Contains(fn, "·dirtyUpper(") {
 				checked = true
 				if prev != "VZEROUPPER" {
 					rets = append(rets, fn+": RET after "+prev)
 				}
 			}
-		case ymm.MatchString(line):
-			usesYMM = true
+		case wide.MatchString(line):
+			usesWide = true
 		}
 		prev = op
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if !checked {
-		t.Fatal("found no AVX routine to check: has the file format changed?")
-	}
 	for _, r := range rets {
-		t.Errorf("missing VZEROUPPER before RET in %s", r)
+		t.Errorf("%s: missing VZEROUPPER before RET in %s", name, r)
 	}
+	return checked
 }
 
 // TestUpperStateClean checks at run time that each kernel returns with the

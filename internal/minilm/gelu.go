@@ -1,6 +1,10 @@
 package minilm
 
-import "math"
+import (
+	"math"
+
+	"github.com/hivemem/hivemem/internal/kernel"
+)
 
 // BERT uses the exact GELU, x·Φ(x) with Φ the normal CDF (via erf), not the
 // tanh approximation. Calling math.Erf per activation cost about a third of
@@ -38,14 +42,13 @@ var geluPoly = func() [geluN][4]float32 {
 	return tab
 }()
 
-// geluBias applies GELU(x + b) in place (the FFN's bias is folded in to
-// save a pass over the activations). The common case is written inline in
-// the loop: a call per element costs as much as the arithmetic.
-func geluBias(xs, b []float32) {
+// gelu applies GELU in place: the vectorised kernel takes what it can (to
+// a relative 1.5e-6), the table the rest. The common case is written inline
+// in the loop: a call per element costs as much as the arithmetic.
+func gelu(xs []float32) {
+	xs = xs[kernel.GELUPrefix(xs):]
 	tab := &geluPoly
-	b = b[:len(xs)]
 	for i, x := range xs {
-		x += b[i]
 		u := (x + geluLim) * geluSteps
 		if !(u >= 0 && u < geluN) { // also false for NaN
 			xs[i] = geluTail(x)
@@ -69,6 +72,6 @@ func geluTail(x float32) float32 {
 // geluOne is GELU of a single value.
 func geluOne(x float32) float32 {
 	v := [1]float32{x}
-	geluBias(v[:], []float32{0})
+	gelu(v[:])
 	return v[0]
 }

@@ -1,0 +1,576 @@
+//go:build amd64
+
+#include "textflag.h"
+
+// Matrix-multiply micro-kernels for packed weights (see packed.go). Each
+// keeps an mr×nr tile of c in registers, starting from the bias, and per
+// step of k loads one row of the packed B panel ([k][nr]) and broadcasts one
+// value from each of the mr rows of A (row-major, lda bytes apart): mr·nr/lanes
+// FMAs for nr/lanes loads and mr broadcasts, and no horizontal sums. The rows
+// of A are reached from four base pointers (rows 0, 3, 6, 9) plus 0, 1 or 2
+// strides. Only the first `rows` rows of the tile are stored; A must have
+// all mr rows readable (packed.go pads the last strip).
+
+// GEMM12X32AVX512_STEP(off): one step of k for the 12×32 tile, A at byte offset off.
+#define GEMM12X32AVX512_STEP(off) \
+	PREFETCHT0   2048(DI); \
+	VMOVUPS      0(DI), Z24; \
+	VMOVUPS      64(DI), Z25; \
+	VBROADCASTSS off(SI), Z26; \
+	VFMADD231PS  Z24, Z26, Z0; \
+	VFMADD231PS  Z25, Z26, Z1; \
+	VBROADCASTSS off(SI)(R8*1), Z27; \
+	VFMADD231PS  Z24, Z27, Z2; \
+	VFMADD231PS  Z25, Z27, Z3; \
+	VBROADCASTSS off(SI)(R8*2), Z28; \
+	VFMADD231PS  Z24, Z28, Z4; \
+	VFMADD231PS  Z25, Z28, Z5; \
+	VBROADCASTSS off(R9), Z29; \
+	VFMADD231PS  Z24, Z29, Z6; \
+	VFMADD231PS  Z25, Z29, Z7; \
+	VBROADCASTSS off(R9)(R8*1), Z30; \
+	VFMADD231PS  Z24, Z30, Z8; \
+	VFMADD231PS  Z25, Z30, Z9; \
+	VBROADCASTSS off(R9)(R8*2), Z31; \
+	VFMADD231PS  Z24, Z31, Z10; \
+	VFMADD231PS  Z25, Z31, Z11; \
+	VBROADCASTSS off(R10), Z26; \
+	VFMADD231PS  Z24, Z26, Z12; \
+	VFMADD231PS  Z25, Z26, Z13; \
+	VBROADCASTSS off(R10)(R8*1), Z27; \
+	VFMADD231PS  Z24, Z27, Z14; \
+	VFMADD231PS  Z25, Z27, Z15; \
+	VBROADCASTSS off(R10)(R8*2), Z28; \
+	VFMADD231PS  Z24, Z28, Z16; \
+	VFMADD231PS  Z25, Z28, Z17; \
+	VBROADCASTSS off(R12), Z29; \
+	VFMADD231PS  Z24, Z29, Z18; \
+	VFMADD231PS  Z25, Z29, Z19; \
+	VBROADCASTSS off(R12)(R8*1), Z30; \
+	VFMADD231PS  Z24, Z30, Z20; \
+	VFMADD231PS  Z25, Z30, Z21; \
+	VBROADCASTSS off(R12)(R8*2), Z31; \
+	VFMADD231PS  Z24, Z31, Z22; \
+	VFMADD231PS  Z25, Z31, Z23; \
+	ADDQ         $128, DI
+
+// func gemm12x32AVX512(c *float32, ldc int, a *float32, lda int, b, bias *float32, k, rows int)
+TEXT ·gemm12x32AVX512(SB), NOSPLIT, $0-64
+	MOVQ c+0(FP), DX
+	MOVQ ldc+8(FP), R11
+	SHLQ $2, R11
+	MOVQ a+16(FP), SI
+	MOVQ lda+24(FP), R8
+	SHLQ $2, R8
+	MOVQ b+32(FP), DI
+	MOVQ bias+40(FP), AX
+	MOVQ k+48(FP), CX
+	MOVQ rows+56(FP), BX
+	LEAQ (R8)(R8*2), R13
+	LEAQ (SI)(R13*1), R9
+	LEAQ (R9)(R13*1), R10
+	LEAQ (R10)(R13*1), R12
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z1, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z1, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z1, Z9
+	VMOVAPS Z0, Z10
+	VMOVAPS Z1, Z11
+	VMOVAPS Z0, Z12
+	VMOVAPS Z1, Z13
+	VMOVAPS Z0, Z14
+	VMOVAPS Z1, Z15
+	VMOVAPS Z0, Z16
+	VMOVAPS Z1, Z17
+	VMOVAPS Z0, Z18
+	VMOVAPS Z1, Z19
+	VMOVAPS Z0, Z20
+	VMOVAPS Z1, Z21
+	VMOVAPS Z0, Z22
+	VMOVAPS Z1, Z23
+	CMPQ CX, $4
+	JLT  g512_one
+
+g512_four:
+	GEMM12X32AVX512_STEP(0)
+	GEMM12X32AVX512_STEP(4)
+	GEMM12X32AVX512_STEP(8)
+	GEMM12X32AVX512_STEP(12)
+	ADDQ $16, SI
+	ADDQ $16, R9
+	ADDQ $16, R10
+	ADDQ $16, R12
+	SUBQ $4, CX
+	CMPQ CX, $4
+	JGE  g512_four
+
+g512_one:
+	TESTQ CX, CX
+	JZ    g512_store
+	GEMM12X32AVX512_STEP(0)
+	ADDQ $4, SI
+	ADDQ $4, R9
+	ADDQ $4, R10
+	ADDQ $4, R12
+	DECQ  CX
+	JMP   g512_one
+
+g512_store:
+	VMOVUPS Z0, 0(DX)
+	VMOVUPS Z1, 64(DX)
+	DECQ    BX
+	JZ      g512_done
+	ADDQ    R11, DX
+	VMOVUPS Z2, 0(DX)
+	VMOVUPS Z3, 64(DX)
+	DECQ    BX
+	JZ      g512_done
+	ADDQ    R11, DX
+	VMOVUPS Z4, 0(DX)
+	VMOVUPS Z5, 64(DX)
+	DECQ    BX
+	JZ      g512_done
+	ADDQ    R11, DX
+	VMOVUPS Z6, 0(DX)
+	VMOVUPS Z7, 64(DX)
+	DECQ    BX
+	JZ      g512_done
+	ADDQ    R11, DX
+	VMOVUPS Z8, 0(DX)
+	VMOVUPS Z9, 64(DX)
+	DECQ    BX
+	JZ      g512_done
+	ADDQ    R11, DX
+	VMOVUPS Z10, 0(DX)
+	VMOVUPS Z11, 64(DX)
+	DECQ    BX
+	JZ      g512_done
+	ADDQ    R11, DX
+	VMOVUPS Z12, 0(DX)
+	VMOVUPS Z13, 64(DX)
+	DECQ    BX
+	JZ      g512_done
+	ADDQ    R11, DX
+	VMOVUPS Z14, 0(DX)
+	VMOVUPS Z15, 64(DX)
+	DECQ    BX
+	JZ      g512_done
+	ADDQ    R11, DX
+	VMOVUPS Z16, 0(DX)
+	VMOVUPS Z17, 64(DX)
+	DECQ    BX
+	JZ      g512_done
+	ADDQ    R11, DX
+	VMOVUPS Z18, 0(DX)
+	VMOVUPS Z19, 64(DX)
+	DECQ    BX
+	JZ      g512_done
+	ADDQ    R11, DX
+	VMOVUPS Z20, 0(DX)
+	VMOVUPS Z21, 64(DX)
+	DECQ    BX
+	JZ      g512_done
+	ADDQ    R11, DX
+	VMOVUPS Z22, 0(DX)
+	VMOVUPS Z23, 64(DX)
+
+g512_done:
+	VZEROUPPER
+	RET
+
+// GEMM6X16AVX2_STEP(off): one step of k for the 6×16 tile, A at byte offset off.
+#define GEMM6X16AVX2_STEP(off) \
+	PREFETCHT0   2048(DI); \
+	VMOVUPS      0(DI), Y12; \
+	VMOVUPS      32(DI), Y13; \
+	VBROADCASTSS off(SI), Y14; \
+	VFMADD231PS  Y12, Y14, Y0; \
+	VFMADD231PS  Y13, Y14, Y1; \
+	VBROADCASTSS off(SI)(R8*1), Y15; \
+	VFMADD231PS  Y12, Y15, Y2; \
+	VFMADD231PS  Y13, Y15, Y3; \
+	VBROADCASTSS off(SI)(R8*2), Y14; \
+	VFMADD231PS  Y12, Y14, Y4; \
+	VFMADD231PS  Y13, Y14, Y5; \
+	VBROADCASTSS off(R9), Y15; \
+	VFMADD231PS  Y12, Y15, Y6; \
+	VFMADD231PS  Y13, Y15, Y7; \
+	VBROADCASTSS off(R9)(R8*1), Y14; \
+	VFMADD231PS  Y12, Y14, Y8; \
+	VFMADD231PS  Y13, Y14, Y9; \
+	VBROADCASTSS off(R9)(R8*2), Y15; \
+	VFMADD231PS  Y12, Y15, Y10; \
+	VFMADD231PS  Y13, Y15, Y11; \
+	ADDQ         $64, DI
+
+// func gemm6x16AVX2(c *float32, ldc int, a *float32, lda int, b, bias *float32, k, rows int)
+TEXT ·gemm6x16AVX2(SB), NOSPLIT, $0-64
+	MOVQ c+0(FP), DX
+	MOVQ ldc+8(FP), R11
+	SHLQ $2, R11
+	MOVQ a+16(FP), SI
+	MOVQ lda+24(FP), R8
+	SHLQ $2, R8
+	MOVQ b+32(FP), DI
+	MOVQ bias+40(FP), AX
+	MOVQ k+48(FP), CX
+	MOVQ rows+56(FP), BX
+	LEAQ (R8)(R8*2), R13
+	LEAQ (SI)(R13*1), R9
+	VMOVUPS 0(AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y1, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y1, Y5
+	VMOVAPS Y0, Y6
+	VMOVAPS Y1, Y7
+	VMOVAPS Y0, Y8
+	VMOVAPS Y1, Y9
+	VMOVAPS Y0, Y10
+	VMOVAPS Y1, Y11
+	CMPQ CX, $4
+	JLT  g256_one
+
+g256_four:
+	GEMM6X16AVX2_STEP(0)
+	GEMM6X16AVX2_STEP(4)
+	GEMM6X16AVX2_STEP(8)
+	GEMM6X16AVX2_STEP(12)
+	ADDQ $16, SI
+	ADDQ $16, R9
+	SUBQ $4, CX
+	CMPQ CX, $4
+	JGE  g256_four
+
+g256_one:
+	TESTQ CX, CX
+	JZ    g256_store
+	GEMM6X16AVX2_STEP(0)
+	ADDQ $4, SI
+	ADDQ $4, R9
+	DECQ  CX
+	JMP   g256_one
+
+g256_store:
+	VMOVUPS Y0, 0(DX)
+	VMOVUPS Y1, 32(DX)
+	DECQ    BX
+	JZ      g256_done
+	ADDQ    R11, DX
+	VMOVUPS Y2, 0(DX)
+	VMOVUPS Y3, 32(DX)
+	DECQ    BX
+	JZ      g256_done
+	ADDQ    R11, DX
+	VMOVUPS Y4, 0(DX)
+	VMOVUPS Y5, 32(DX)
+	DECQ    BX
+	JZ      g256_done
+	ADDQ    R11, DX
+	VMOVUPS Y6, 0(DX)
+	VMOVUPS Y7, 32(DX)
+	DECQ    BX
+	JZ      g256_done
+	ADDQ    R11, DX
+	VMOVUPS Y8, 0(DX)
+	VMOVUPS Y9, 32(DX)
+	DECQ    BX
+	JZ      g256_done
+	ADDQ    R11, DX
+	VMOVUPS Y10, 0(DX)
+	VMOVUPS Y11, 32(DX)
+
+g256_done:
+	VZEROUPPER
+	RET
+
+// The same kernels for a B panel of half-precision floats (IEEE binary16),
+// widened exactly to float32 as they are loaded (F16C's VCVTPH2PS): half the
+// memory traffic for weights that are half-precision to begin with.
+
+// GEMM12X32F16AVX512_STEP(off): one step of k for the 12×32 tile, A at byte offset off.
+#define GEMM12X32F16AVX512_STEP(off) \
+	PREFETCHT0   2048(DI); \
+	VCVTPH2PS    0(DI), Z24; \
+	VCVTPH2PS    32(DI), Z25; \
+	VBROADCASTSS off(SI), Z26; \
+	VFMADD231PS  Z24, Z26, Z0; \
+	VFMADD231PS  Z25, Z26, Z1; \
+	VBROADCASTSS off(SI)(R8*1), Z27; \
+	VFMADD231PS  Z24, Z27, Z2; \
+	VFMADD231PS  Z25, Z27, Z3; \
+	VBROADCASTSS off(SI)(R8*2), Z28; \
+	VFMADD231PS  Z24, Z28, Z4; \
+	VFMADD231PS  Z25, Z28, Z5; \
+	VBROADCASTSS off(R9), Z29; \
+	VFMADD231PS  Z24, Z29, Z6; \
+	VFMADD231PS  Z25, Z29, Z7; \
+	VBROADCASTSS off(R9)(R8*1), Z30; \
+	VFMADD231PS  Z24, Z30, Z8; \
+	VFMADD231PS  Z25, Z30, Z9; \
+	VBROADCASTSS off(R9)(R8*2), Z31; \
+	VFMADD231PS  Z24, Z31, Z10; \
+	VFMADD231PS  Z25, Z31, Z11; \
+	VBROADCASTSS off(R10), Z26; \
+	VFMADD231PS  Z24, Z26, Z12; \
+	VFMADD231PS  Z25, Z26, Z13; \
+	VBROADCASTSS off(R10)(R8*1), Z27; \
+	VFMADD231PS  Z24, Z27, Z14; \
+	VFMADD231PS  Z25, Z27, Z15; \
+	VBROADCASTSS off(R10)(R8*2), Z28; \
+	VFMADD231PS  Z24, Z28, Z16; \
+	VFMADD231PS  Z25, Z28, Z17; \
+	VBROADCASTSS off(R12), Z29; \
+	VFMADD231PS  Z24, Z29, Z18; \
+	VFMADD231PS  Z25, Z29, Z19; \
+	VBROADCASTSS off(R12)(R8*1), Z30; \
+	VFMADD231PS  Z24, Z30, Z20; \
+	VFMADD231PS  Z25, Z30, Z21; \
+	VBROADCASTSS off(R12)(R8*2), Z31; \
+	VFMADD231PS  Z24, Z31, Z22; \
+	VFMADD231PS  Z25, Z31, Z23; \
+	ADDQ         $64, DI
+
+// func gemm12x32F16AVX512(c *float32, ldc int, a *float32, lda int, b *uint16, bias *float32, k, rows int)
+TEXT ·gemm12x32F16AVX512(SB), NOSPLIT, $0-64
+	MOVQ c+0(FP), DX
+	MOVQ ldc+8(FP), R11
+	SHLQ $2, R11
+	MOVQ a+16(FP), SI
+	MOVQ lda+24(FP), R8
+	SHLQ $2, R8
+	MOVQ b+32(FP), DI
+	MOVQ bias+40(FP), AX
+	MOVQ k+48(FP), CX
+	MOVQ rows+56(FP), BX
+	LEAQ (R8)(R8*2), R13
+	LEAQ (SI)(R13*1), R9
+	LEAQ (R9)(R13*1), R10
+	LEAQ (R10)(R13*1), R12
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z1, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z1, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z1, Z9
+	VMOVAPS Z0, Z10
+	VMOVAPS Z1, Z11
+	VMOVAPS Z0, Z12
+	VMOVAPS Z1, Z13
+	VMOVAPS Z0, Z14
+	VMOVAPS Z1, Z15
+	VMOVAPS Z0, Z16
+	VMOVAPS Z1, Z17
+	VMOVAPS Z0, Z18
+	VMOVAPS Z1, Z19
+	VMOVAPS Z0, Z20
+	VMOVAPS Z1, Z21
+	VMOVAPS Z0, Z22
+	VMOVAPS Z1, Z23
+	CMPQ CX, $4
+	JLT  h512_one
+
+h512_four:
+	GEMM12X32F16AVX512_STEP(0)
+	GEMM12X32F16AVX512_STEP(4)
+	GEMM12X32F16AVX512_STEP(8)
+	GEMM12X32F16AVX512_STEP(12)
+	ADDQ $16, SI
+	ADDQ $16, R9
+	ADDQ $16, R10
+	ADDQ $16, R12
+	SUBQ $4, CX
+	CMPQ CX, $4
+	JGE  h512_four
+
+h512_one:
+	TESTQ CX, CX
+	JZ    h512_store
+	GEMM12X32F16AVX512_STEP(0)
+	ADDQ $4, SI
+	ADDQ $4, R9
+	ADDQ $4, R10
+	ADDQ $4, R12
+	DECQ  CX
+	JMP   h512_one
+
+h512_store:
+	VMOVUPS Z0, 0(DX)
+	VMOVUPS Z1, 64(DX)
+	DECQ    BX
+	JZ      h512_done
+	ADDQ    R11, DX
+	VMOVUPS Z2, 0(DX)
+	VMOVUPS Z3, 64(DX)
+	DECQ    BX
+	JZ      h512_done
+	ADDQ    R11, DX
+	VMOVUPS Z4, 0(DX)
+	VMOVUPS Z5, 64(DX)
+	DECQ    BX
+	JZ      h512_done
+	ADDQ    R11, DX
+	VMOVUPS Z6, 0(DX)
+	VMOVUPS Z7, 64(DX)
+	DECQ    BX
+	JZ      h512_done
+	ADDQ    R11, DX
+	VMOVUPS Z8, 0(DX)
+	VMOVUPS Z9, 64(DX)
+	DECQ    BX
+	JZ      h512_done
+	ADDQ    R11, DX
+	VMOVUPS Z10, 0(DX)
+	VMOVUPS Z11, 64(DX)
+	DECQ    BX
+	JZ      h512_done
+	ADDQ    R11, DX
+	VMOVUPS Z12, 0(DX)
+	VMOVUPS Z13, 64(DX)
+	DECQ    BX
+	JZ      h512_done
+	ADDQ    R11, DX
+	VMOVUPS Z14, 0(DX)
+	VMOVUPS Z15, 64(DX)
+	DECQ    BX
+	JZ      h512_done
+	ADDQ    R11, DX
+	VMOVUPS Z16, 0(DX)
+	VMOVUPS Z17, 64(DX)
+	DECQ    BX
+	JZ      h512_done
+	ADDQ    R11, DX
+	VMOVUPS Z18, 0(DX)
+	VMOVUPS Z19, 64(DX)
+	DECQ    BX
+	JZ      h512_done
+	ADDQ    R11, DX
+	VMOVUPS Z20, 0(DX)
+	VMOVUPS Z21, 64(DX)
+	DECQ    BX
+	JZ      h512_done
+	ADDQ    R11, DX
+	VMOVUPS Z22, 0(DX)
+	VMOVUPS Z23, 64(DX)
+
+h512_done:
+	VZEROUPPER
+	RET
+
+// GEMM6X16F16AVX2_STEP(off): one step of k for the 6×16 tile, A at byte offset off.
+#define GEMM6X16F16AVX2_STEP(off) \
+	PREFETCHT0   2048(DI); \
+	VCVTPH2PS    0(DI), Y12; \
+	VCVTPH2PS    16(DI), Y13; \
+	VBROADCASTSS off(SI), Y14; \
+	VFMADD231PS  Y12, Y14, Y0; \
+	VFMADD231PS  Y13, Y14, Y1; \
+	VBROADCASTSS off(SI)(R8*1), Y15; \
+	VFMADD231PS  Y12, Y15, Y2; \
+	VFMADD231PS  Y13, Y15, Y3; \
+	VBROADCASTSS off(SI)(R8*2), Y14; \
+	VFMADD231PS  Y12, Y14, Y4; \
+	VFMADD231PS  Y13, Y14, Y5; \
+	VBROADCASTSS off(R9), Y15; \
+	VFMADD231PS  Y12, Y15, Y6; \
+	VFMADD231PS  Y13, Y15, Y7; \
+	VBROADCASTSS off(R9)(R8*1), Y14; \
+	VFMADD231PS  Y12, Y14, Y8; \
+	VFMADD231PS  Y13, Y14, Y9; \
+	VBROADCASTSS off(R9)(R8*2), Y15; \
+	VFMADD231PS  Y12, Y15, Y10; \
+	VFMADD231PS  Y13, Y15, Y11; \
+	ADDQ         $32, DI
+
+// func gemm6x16F16AVX2(c *float32, ldc int, a *float32, lda int, b *uint16, bias *float32, k, rows int)
+TEXT ·gemm6x16F16AVX2(SB), NOSPLIT, $0-64
+	MOVQ c+0(FP), DX
+	MOVQ ldc+8(FP), R11
+	SHLQ $2, R11
+	MOVQ a+16(FP), SI
+	MOVQ lda+24(FP), R8
+	SHLQ $2, R8
+	MOVQ b+32(FP), DI
+	MOVQ bias+40(FP), AX
+	MOVQ k+48(FP), CX
+	MOVQ rows+56(FP), BX
+	LEAQ (R8)(R8*2), R13
+	LEAQ (SI)(R13*1), R9
+	VMOVUPS 0(AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y1, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y1, Y5
+	VMOVAPS Y0, Y6
+	VMOVAPS Y1, Y7
+	VMOVAPS Y0, Y8
+	VMOVAPS Y1, Y9
+	VMOVAPS Y0, Y10
+	VMOVAPS Y1, Y11
+	CMPQ CX, $4
+	JLT  h256_one
+
+h256_four:
+	GEMM6X16F16AVX2_STEP(0)
+	GEMM6X16F16AVX2_STEP(4)
+	GEMM6X16F16AVX2_STEP(8)
+	GEMM6X16F16AVX2_STEP(12)
+	ADDQ $16, SI
+	ADDQ $16, R9
+	SUBQ $4, CX
+	CMPQ CX, $4
+	JGE  h256_four
+
+h256_one:
+	TESTQ CX, CX
+	JZ    h256_store
+	GEMM6X16F16AVX2_STEP(0)
+	ADDQ $4, SI
+	ADDQ $4, R9
+	DECQ  CX
+	JMP   h256_one
+
+h256_store:
+	VMOVUPS Y0, 0(DX)
+	VMOVUPS Y1, 32(DX)
+	DECQ    BX
+	JZ      h256_done
+	ADDQ    R11, DX
+	VMOVUPS Y2, 0(DX)
+	VMOVUPS Y3, 32(DX)
+	DECQ    BX
+	JZ      h256_done
+	ADDQ    R11, DX
+	VMOVUPS Y4, 0(DX)
+	VMOVUPS Y5, 32(DX)
+	DECQ    BX
+	JZ      h256_done
+	ADDQ    R11, DX
+	VMOVUPS Y6, 0(DX)
+	VMOVUPS Y7, 32(DX)
+	DECQ    BX
+	JZ      h256_done
+	ADDQ    R11, DX
+	VMOVUPS Y8, 0(DX)
+	VMOVUPS Y9, 32(DX)
+	DECQ    BX
+	JZ      h256_done
+	ADDQ    R11, DX
+	VMOVUPS Y10, 0(DX)
+	VMOVUPS Y11, 32(DX)
+
+h256_done:
+	VZEROUPPER
+	RET
