@@ -1,5 +1,11 @@
 package kernel
 
+// The AVX2 and AVX-512 kernels are generated (the files are committed, so
+// a build needs no Python):
+//
+//go:generate python3 ../../scripts/kernelgen/gemm.py
+//go:generate python3 ../../scripts/kernelgen/act.py
+
 import (
 	"fmt"
 	"math"
