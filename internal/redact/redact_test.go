@@ -57,7 +57,6 @@ func TestRedactKeepsWhatEngineersPaste(t *testing.T) {
 		"arn:aws:iam::123456789012:user/Development/product_1234/*",
 		"color: #ff8800; background: #fff",
 		"upgrade to v1.26.8, then 2.0.0-rc.1",
-		"AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE",
 		"API_KEY=${API_KEY}",
 		"password: <your-password>",
 		"token = os.environ['GITHUB_TOKEN']",
@@ -187,5 +186,20 @@ func TestAssignmentsToNonSecretNamesAreKept(t *testing.T) {
 	// The secret itself next to them is still redacted.
 	if _, c := redact.Default.Redact("api_key_id=k7Fq2ZpW9xLm api_key=Zq81mPz0KxT4vB7n"); c.Total() != 1 {
 		t.Errorf("counts %v, want the one key", c)
+	}
+}
+
+// TestRedactAWSDocumentationKeys: AWS's documented example keys, the
+// ones most often pasted as a key in a test or a how-to, are redacted
+// like any other key of that format (they were kept as lookalikes before).
+func TestRedactAWSDocumentationKeys(t *testing.T) {
+	for _, text := range []string{
+		"AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE",
+		"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+	} {
+		out, c := redact.Default.Redact(text)
+		if strings.Contains(out, "EXAMPLE") || c.Total() != 1 {
+			t.Errorf("%q => %q (%v)", text, out, c)
+		}
 	}
 }

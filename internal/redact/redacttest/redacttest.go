@@ -428,11 +428,6 @@ var lookalikes = []struct {
 		v := fmt.Sprintf("fe80::%s:%s:%s:%s", g.str(hexLow, 4), g.str(hexLow, 4), g.str(hexLow, 4), g.str(hexLow, 4))
 		return v, fmt.Sprintf("the pod's link-local address is %s", v)
 	}},
-	{"aws-example-key", func(g *Gen) (string, string) {
-		// AWS's documentation's own example credentials.
-		v := "AKIAIOSFODNN7EXAMPLE"
-		return v, fmt.Sprintf("The docs use %s as the access key id.", v)
-	}},
 	{"base64-data", func(g *Gen) (string, string) {
 		v := base64.StdEncoding.EncodeToString([]byte(g.pick("hello world, this is a test", "{\"kind\":\"ping\",\"seq\":12}", "the quick brown fox jumps")))
 		return v, fmt.Sprintf("echo %s | base64 -d", v)
