@@ -65,6 +65,9 @@ func TestRedactKeepsWhatEngineersPaste(t *testing.T) {
 		"max_tokens=4096 and tokenizer=bert-base-uncased",
 		"apiKey: config.apiKey",
 		"SECRET_NAME=orders-db-prod-2",
+		"Having good support is key. Appreciate you being there for me.",
+		"the key is Wonderful, the token was Everything",
+		"I'd like the Turkey Sandwiches. Password Strength. The Keywords Reference2 list",
 	} {
 		if out, c := redact.Default.Redact(text); out != text {
 			t.Errorf("changed: %q => %q (%v)", text, out, c)
@@ -199,6 +202,22 @@ func TestRedactAWSDocumentationKeys(t *testing.T) {
 	} {
 		out, c := redact.Default.Redact(text)
 		if strings.Contains(out, "EXAMPLE") || c.Total() != 1 {
+			t.Errorf("%q => %q (%v)", text, out, c)
+		}
+	}
+}
+
+// TestRedactNamesWrittenTogether: a secret assigned to a name that runs
+// its words together (apikey=, AUTHTOKEN:) is redacted, as one whose
+// words are separated is.
+func TestRedactNamesWrittenTogether(t *testing.T) {
+	for _, text := range []string{
+		"curl 'https://api.example.com/v1?apikey=Zx81Kq2LmN0pQr7sTu4v'",
+		"AUTHTOKEN: Zx81Kq2LmN0pQr7sTu4vW9y",
+		"dbpassword=hunter2Hunter2x",
+		"the deploy key is Zx81Kq2LmN0pQr7sTu4v",
+	} {
+		if out, c := redact.Default.Redact(text); c.Total() != 1 || strings.Contains(out, "Zx81") || strings.Contains(out, "hunter2") {
 			t.Errorf("%q => %q (%v)", text, out, c)
 		}
 	}

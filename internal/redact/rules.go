@@ -168,7 +168,7 @@ var codeRef = regexp.MustCompile(`^(?:[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-
 // placeholder, reference, path, URL or plain word, of two character
 // classes at least and random enough.
 func randomLooking(v string) bool {
-	if len(v) < 8 || placeholder(v) || codeRef.MatchString(v) {
+	if len(v) < 8 || placeholder(v) || codeRef.MatchString(v) || plainWord(v) {
 		return false
 	}
 	if strings.ContainsAny(v, ":()[]{}\\") || strings.HasPrefix(v, "/") || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "~") {
@@ -191,6 +191,23 @@ func randomLooking(v string) bool {
 		min = 2.5
 	}
 	return entropy(v) >= min
+}
+
+// plainWord says whether v is a word as prose writes it: letters only, in
+// lower case, capitalised, or all capitals ("Appreciate" after "support
+// is key." is the next sentence, not a secret).
+func plainWord(v string) bool {
+	v = strings.TrimRight(v, ".!?")
+	if v == "" {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if !isLetter(v[i]) {
+			return false
+		}
+	}
+	rest := v[1:]
+	return strings.ToLower(rest) == rest || strings.ToUpper(v) == v
 }
 
 // wordsOnly says whether v is dash- or underscore-separated pieces of at
@@ -279,13 +296,38 @@ func findAssignments(text, lower string, keywords []string) [][2]int {
 			if notSecretName(text[s:e]) {
 				continue
 			}
-			if v, ok := assignedValue(text, e); ok {
+			v, prose, ok := assignedValue(text, e)
+			// In prose ("the key is X", no = or :), the keyword must be a
+			// word of its own or a part of a name (not Turkey, Keywords),
+			// and a value with no digit is most often the sentence's next
+			// word.
+			if ok && (!prose || keywordIsPart(text, s, i, kw) && strings.ContainsAny(text[v[0]:v[1]], digitChars)) {
 				out = append(out, v)
 			}
 		}
 	}
 	return out
 }
+
+// keywordIsPart says whether the keyword kw found at i, in the name that
+// starts at s, is a part of that name: at its start, after a separator
+// (_ - .) or at a camelCase boundary, and ending the name, a separator or
+// a camelCase part (a plural s allowed; "passw" may go on: password).
+func keywordIsPart(text string, s, i int, kw string) bool {
+	if i > s && !strings.ContainsRune("_-.", rune(text[i-1])) && !(isLower(text[i-1]) && isUpper(text[i])) {
+		return false
+	}
+	if kw == "passw" {
+		return true
+	}
+	e := i + len(kw)
+	if e < len(text) && text[e] == 's' {
+		e++
+	}
+	return e >= len(text) || !nameByte(text[e]) || strings.ContainsRune("_-.", rune(text[e])) || isUpper(text[e])
+}
+
+func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
 
 // notSecretName says whether a name that holds a secret word names
 // something else: a public key, or a key's id, name, path, URL, type or
@@ -316,7 +358,7 @@ func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
 // then a separator (:= => = :) or " is "/" to " or a blank, then the
 // value, possibly quoted; or a line break and "value:" (a Kubernetes env
 // entry).
-func assignedValue(text string, e int) ([2]int, bool) {
+func assignedValue(text string, e int) (v [2]int, prose bool, ok bool) {
 	p := e
 	if p < len(text) && (text[p] == '"' || text[p] == '\'') {
 		p++
@@ -335,7 +377,7 @@ func assignedValue(text string, e int) ([2]int, bool) {
 		}
 		blanks()
 		if !strings.HasPrefix(text[p:], "value:") {
-			return [2]int{}, false
+			return [2]int{}, false, false
 		}
 		p += len("value:")
 	case strings.HasPrefix(text[p:], ":="), strings.HasPrefix(text[p:], "=>"):
@@ -343,9 +385,10 @@ func assignedValue(text string, e int) ([2]int, bool) {
 	case p < len(text) && (text[p] == '=' || text[p] == ':'):
 		p++
 	case p == e:
-		return [2]int{}, false // no separator: inside a longer word
+		return [2]int{}, false, false // no separator: inside a longer word
 	default:
 		// A blank: "--token value", "SECRET is value".
+		prose = true
 		for _, w := range []string{"is ", "to ", "was ", "as ", "of "} {
 			if strings.HasPrefix(text[p:], w) {
 				p += len(w)
@@ -362,7 +405,7 @@ func assignedValue(text string, e int) ([2]int, bool) {
 		q++
 	}
 	if q-p < 8 {
-		return [2]int{}, false
+		return [2]int{}, false, false
 	}
-	return [2]int{p, q}, true
+	return [2]int{p, q}, prose, true
 }
