@@ -317,41 +317,19 @@ func (a *App) finishPendingPurges(ctx context.Context) {
 
 // sectionPurgeTexts are what a purge of a section takes: the section as
 // it stands, its heading (a heading line that is exactly it takes its
-// section in every copy, however that copy differs), and each line of it
-// long enough to be purged alone.
+// section in every copy, however that copy differs), and its key-like
+// words wherever they stand. Not its other lines one by one: an ordinary
+// line ("- Added a test for every error path.") may stand in other
+// sections and other agents' files, which the purge must not touch.
 func sectionPurgeTexts(raw, heading, body string) []purge.Text {
 	texts := []purge.Text{{Text: raw}}
 	if h := strings.TrimSpace(heading); len(h) >= purge.MinLen {
 		texts = append(texts, purge.Text{Text: h, Section: true})
 	}
-	for l := range strings.SplitSeq(body, "\n") {
-		if t := strings.TrimSpace(l); substantive(t) {
-			texts = append(texts, purge.Text{Text: t})
-		}
-	}
 	for _, k := range keyLike(body) {
 		texts = append(texts, purge.Text{Text: k})
 	}
 	return texts
-}
-
-// substantive reports whether a line of a purged section says enough to
-// be purged wherever it stands: 12 bytes or more and at least two words
-// with a letter or digit, so that a code fence, a rule or a table border
-// of the section does not leave every other file.
-func substantive(line string) bool {
-	if len(line) < 12 {
-		return false
-	}
-	words := 0
-	for _, w := range strings.Fields(line) {
-		if strings.IndexFunc(w, func(r rune) bool {
-			return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r > 127
-		}) >= 0 {
-			words++
-		}
-	}
-	return words >= 2
 }
 
 // keyLike are the words of text that look like keys or tokens: 16 bytes

@@ -542,17 +542,26 @@ func TestForgetPurgeAnswerHoldsNoText(t *testing.T) {
 	requireNowhere(t, a, secret, nil)
 }
 
-// A purged section's lines leave every file only when they say
-// something: a code fence or a rule inside it stays in other files.
-func TestSectionPurgeTextsLeaveStructureAlone(t *testing.T) {
-	texts := sectionPurgeTexts("## 2026-12-06 — keys\n```python\nkey = 'x'\n```\n", "2026-12-06 — keys",
-		"```python\nkey = 'x'\n```\n----------------\nrotate the staging key monthly\n| --- | --- |")
-	var got []string
-	for _, x := range texts[1:] {
-		got = append(got, x.Text)
+// A purged section takes its key-like words out of every file, but not its
+// ordinary lines one by one: the same line in another section, or in
+// another agent's file, is not the purged text and stays.
+func TestSectionPurgeLeavesOrdinaryLinesElsewhere(t *testing.T) {
+	ctx := context.Background()
+	a := openLexical(t)
+	key := "Zq8wK3xY5vB7nM2p"
+	line := "- Added a table-driven test for every error path."
+	remember(t, a,
+		RememberRequest{Agent: "alice", Heading: "pasted key", Text: "The staging key " + key + "\n" + line},
+		RememberRequest{Agent: "alice", Heading: "tests", Text: line},
+		RememberRequest{Agent: "bob", Heading: "tests too", Text: line + "\nAlice said " + key})
+	if _, err := a.Forget(ctx, ForgetRequest{Agent: "alice", Heading: "pasted key", Purge: true, Confirm: "alice"}); err != nil {
+		t.Fatal(err)
 	}
-	want := []string{"2026-12-06 — keys", "rotate the staging key monthly"}
-	if !slices.Equal(got, want) {
-		t.Errorf("texts = %q, want %q", got, want)
+	requireNowhere(t, a, key, nil)
+	for _, agent := range []string{"alice", "bob"} {
+		mem, _ := a.Home.MemoryPath(agent)
+		if got, _ := os.ReadFile(mem); !strings.Contains(string(got), line) {
+			t.Errorf("%s's other section lost its line %q:\n%s", agent, line, got)
+		}
 	}
 }
