@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/bench/locomo"
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/home"
-	"github.com/hivemem/hivemem/internal/locomo"
 	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/reflector"
 )

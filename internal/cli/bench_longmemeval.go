@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/longmemeval"
+	"github.com/hivemem/hivemem/internal/bench/longmemeval"
 	"github.com/hivemem/hivemem/internal/palace"
 )
 

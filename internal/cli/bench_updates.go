@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/updates"
+	"github.com/hivemem/hivemem/internal/bench/updates"
 )
 
 type benchUpdatesOptions struct {

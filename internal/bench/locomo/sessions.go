@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hivemem/hivemem/internal/longmemeval"
+	"github.com/hivemem/hivemem/internal/bench/longmemeval"
 	"github.com/hivemem/hivemem/internal/palace"
 )
 

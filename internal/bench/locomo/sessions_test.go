@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hivemem/hivemem/internal/bench/longmemeval"
 	"github.com/hivemem/hivemem/internal/hometest"
-	"github.com/hivemem/hivemem/internal/longmemeval"
 	"github.com/hivemem/hivemem/internal/palace"
 )
 
