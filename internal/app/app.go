@@ -101,6 +101,8 @@ type App struct {
 	reflMiner   atomic.Pointer[reflector.Miner]
 	miner       atomic.Pointer[writelock.Miner]
 	skipped     skipLog
+	// noQueryCache is Options.NoQueryCache, for every palace the app builds.
+	noQueryCache bool
 }
 
 // EmbedderInfo describes the embedder in use, for status output.
@@ -184,20 +186,8 @@ func (a *App) openIndex(ctx context.Context, opts Options) (err error) {
 	if emb == nil && info.Note != "" {
 		lg.Info("search is lexical-only", "why", info.Note)
 	}
-	// Mined files carry this home's id, so that in a shared palace each
-	// machine removes only its own. A home that cannot keep an id (a
-	// read-only one) still searches; it mines as "no home", which claims
-	// nothing another machine mined.
-	origin, err := h.ID()
-	if err != nil {
-		lg.Warn("no home id: files mined here are not attributed to this home", "err", err)
-	}
-	p, err := palace.New(ctx, h, st, emb, palace.Options{
-		MaxFileBytes: cfg.Palace.MaxFileBytes, RRFK: cfg.Search.RRFK,
-		CandidatePool: cfg.Search.CandidatePool, VectorWeight: cfg.Search.VectorWeight, Fusion: cfg.Search.Fusion,
-		QueryCache: queryCache(cfg.Search.QueryCache, opts.NoQueryCache), Origin: origin, Logger: lg,
-		Gate: a.gateFile,
-	})
+	a.noQueryCache = opts.NoQueryCache
+	p, err := a.newPalace(ctx, st, emb)
 	if err != nil {
 		st.Close()
 		return err
@@ -212,6 +202,42 @@ func (a *App) openIndex(ctx context.Context, opts Options) (err error) {
 		deps.Summarizer = summarize.Extractive{Embedder: p.Embedder()}
 	}
 	a.Reflector = newReflector(deps)
+	return nil
+}
+
+// newPalace is the one place the app's palace is built: over the store st
+// and the embedder emb (nil: lexical-only), with the settings, the query
+// cache, this home's origin and the gate of config.toml.
+func (a *App) newPalace(ctx context.Context, st store.Store, emb palace.Embedder) (*palace.Palace, error) {
+	h, cfg, lg := a.Home, a.Config, a.Log
+	// Mined files carry this home's id, so that in a shared palace each
+	// machine removes only its own. A home that cannot keep an id (a
+	// read-only one) still searches; it mines as "no home", which claims
+	// nothing another machine mined.
+	origin, err := h.ID()
+	if err != nil {
+		lg.Warn("no home id: files mined here are not attributed to this home", "err", err)
+	}
+	return palace.New(ctx, h, st, emb, palace.Options{
+		MaxFileBytes: cfg.Palace.MaxFileBytes, RRFK: cfg.Search.RRFK,
+		CandidatePool: cfg.Search.CandidatePool, VectorWeight: cfg.Search.VectorWeight, Fusion: cfg.Search.Fusion,
+		QueryCache: queryCache(cfg.Search.QueryCache, a.noQueryCache), Origin: origin, Logger: lg,
+		Gate: a.gateFile,
+	})
+}
+
+// UseLexicalOnly replaces the palace by one without an embedder, built as
+// Open builds it, because the local model failed to load (cause): the
+// manager goes on lexical-only rather than failing every mine. It is
+// called before the app's palace is in use.
+func (a *App) UseLexicalOnly(ctx context.Context, cause error) error {
+	p, err := a.newPalace(ctx, a.Store, nil)
+	if err != nil {
+		return fmt.Errorf("lexical-only palace: %w", err)
+	}
+	a.Palace = p
+	a.Embedder = EmbedderInfo{Provider: "none", ModelDir: a.Embedder.ModelDir,
+		Note: "the MiniLM model failed to load (" + cause.Error() + "): run `hivemem model fetch`"}
 	return nil
 }
 

@@ -314,18 +314,10 @@ func (m *Manager) warmUp(ctx context.Context) {
 			m.log.Warn("embedder probe failed; mines will retry", "provider", m.app.Embedder.Provider, "err", err)
 			return
 		}
-		cfg := m.Config()
-		p, perr := palace.New(ctx, m.app.Home, m.app.Store, nil, palace.Options{
-			MaxFileBytes: cfg.Palace.MaxFileBytes, RRFK: cfg.Search.RRFK, CandidatePool: cfg.Search.CandidatePool,
-			VectorWeight: cfg.Search.VectorWeight, Fusion: cfg.Search.Fusion, Logger: m.log,
-		})
-		if perr != nil {
+		if perr := m.app.UseLexicalOnly(ctx, err); perr != nil {
 			m.problem("embedder", errors.Join(err, perr))
 			return
 		}
-		m.app.Palace = p
-		m.app.Embedder = app.EmbedderInfo{Provider: "none", ModelDir: m.app.Embedder.ModelDir,
-			Note: "the MiniLM model failed to load (" + err.Error() + "): run `hivemem model fetch`"}
 		m.problem("embedder", err)
 		m.log.Warn("embedding model failed to load; search is lexical-only", "err", err)
 		return

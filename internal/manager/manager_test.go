@@ -469,3 +469,41 @@ func indexLines(t *testing.T, st store.Store) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestFilesMinedAfterTheModelFailsToLoadCarryTheHomesOrigin: when the
+// model fails to load at warm-up the manager goes on lexical-only, and the
+// files it mines then still carry this home's id, as every mine does (a
+// shared palace removes only the files of their own origin).
+func TestFilesMinedAfterTheModelFailsToLoadCarryTheHomesOrigin(t *testing.T) {
+	cfg := fmt.Sprintf("[embedder]\nprovider = \"minilm\"\nmodel_dir = %q\n", hometest.BrokenModelDir(t))
+	root := hometest.NewWith(t, cfg, map[string]string{"good": goodFile}).Root
+	a, err := app.Open(t.Context(), app.Options{Home: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	origin, err := a.Home.ID()
+	if err != nil || origin == "" {
+		t.Fatalf("home id %q, %v", origin, err)
+	}
+	m, _ := running(t, a)
+	waitUntil(t, time.Minute, "the good agent's file to be mined", func() (bool, string) {
+		fs, err := a.Store.Files(t.Context(), "")
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(fs) > 0, fmt.Sprintf("%d files mined", len(fs))
+	})
+	if got := m.App().Embedder.Provider; got != "none" {
+		t.Fatalf("embedder after a failed load is %q, want none (lexical-only)", got)
+	}
+	fs, err := a.Store.Files(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fs {
+		if f.Origin != origin {
+			t.Errorf("%s mined with origin %q, want the home's %q", f.Source, f.Origin, origin)
+		}
+	}
+}
