@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/hookinstall"
 )
 
 func newEnvCommand(g *globals) *cobra.Command {
@@ -59,14 +59,7 @@ func runEnv(_ context.Context, g *globals, agent string, asJSON bool) error {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		fmt.Fprintf(g.stdout, "export %s=%s\n", k, shellQuote(env[k]))
+		fmt.Fprintf(g.stdout, "export %s=%s\n", k, hookinstall.ShellQuote(env[k]))
 	}
 	return nil
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@+,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/hookinstall"
 	"github.com/hivemem/hivemem/internal/palace"
 )
 
@@ -93,7 +94,7 @@ func runRemember(ctx context.Context, g *globals, o rememberOptions, agent, text
 		fmt.Fprintf(g.stdout, "superseded %q (line %d): left out of search unless --include-superseded\n", res.Supersedes.Heading, res.Supersedes.StartLine)
 	}
 	if res.Restates != nil {
-		arg := shellQuote(text)
+		arg := hookinstall.ShellQuote(text)
 		if strings.ContainsAny(text, "\r\n") || len(text) > 200 {
 			arg = "- < the-same-note" // a long note: the same text on stdin
 		}
@@ -170,7 +171,7 @@ func runPin(ctx context.Context, g *globals, agent, fact string, o pinOptions) e
 	sayCreated(g, agent, res.Created)
 	if res.Restates != nil {
 		defer fmt.Fprintf(g.stdout, "restates the pinned fact %q with something changed; if this one replaces it: hivemem unpin %s %s\n",
-			res.Restates.Text, agent, shellQuote(res.Restates.Text))
+			res.Restates.Text, agent, hookinstall.ShellQuote(res.Restates.Text))
 	}
 	if res.Replaced != "" {
 		fmt.Fprintf(g.stdout, "pinned for %s in place of %q (archived in %s)\n", agent, res.Replaced, res.Archive)

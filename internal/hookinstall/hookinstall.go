@@ -182,18 +182,18 @@ func hookCommands(t target, o Options) (map[string]string, error) {
 	}
 	args := ""
 	if o.Agent != "" {
-		args += " --agent " + shellQuote(o.Agent)
+		args += " --agent " + ShellQuote(o.Agent)
 	}
 	if o.Home != "" {
 		h, err := filepath.Abs(o.Home)
 		if err != nil {
 			return nil, err
 		}
-		args += " --home " + shellQuote(h)
+		args += " --home " + ShellQuote(h)
 	}
 	out := map[string]string{}
 	for _, e := range t.events {
-		out[e.sub] = shellQuote(bin) + " hook " + e.sub + args
+		out[e.sub] = ShellQuote(bin) + " hook " + e.sub + args
 		if e.sub == "save" {
 			out[e.sub] += " --format " + t.format
 		}
@@ -201,9 +201,10 @@ func hookCommands(t target, o Options) (map[string]string, error) {
 	return out, nil
 }
 
-// shellQuote quotes s for a POSIX shell when it needs it, as the cli does
-// for the commands it prints; firstShellWord undoes it.
-func shellQuote(s string) string {
+// ShellQuote quotes s for a POSIX shell when it needs it: the hook
+// commands written here and the commands the CLI prints for a person to
+// run; firstShellWord undoes it.
+func ShellQuote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@+,") == "" {
 		return s
 	}

@@ -34,8 +34,8 @@ func TestIsHivememHook(t *testing.T) {
 	for cmd, want := range map[string]bool{
 		"hivemem hook save --agent a":                    true,
 		"/usr/local/bin/hivemem hook session-start":      true,
-		shellQuote("/opt/my bin/hivemem") + " hook save": true,
-		shellQuote("/opt/it's/hivemem") + " hook save":   true,
+		ShellQuote("/opt/my bin/hivemem") + " hook save": true,
+		ShellQuote("/opt/it's/hivemem") + " hook save":   true,
 		`"/opt/x y/hivemem" hook session-start`:          true,
 		"echo hook save":                                 false,
 		"/usr/bin/hm hook save":                          false,
