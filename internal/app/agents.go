@@ -45,10 +45,10 @@ type AgentStatus struct {
 	MiningBackoff *Backoff `json:"mining_backoff,omitempty"`
 	// ReflectorBackoff is set while condensations of the file keep
 	// aborting (shared on disk by every process).
-	ReflectorBackoff *reflector.AgentState `json:"reflector_backoff,omitempty"`
+	ReflectorBackoff *ReflectorBackoff `json:"reflector_backoff,omitempty"`
 	// Restored is set while the file is what a restore put back: passes
 	// leave it alone until it changes or a condensation is forced.
-	Restored *reflector.RestoredHold `json:"restored,omitempty"`
+	Restored *RestoredHold `json:"restored,omitempty"`
 	// Condensed: the file has the three regions (pinned, condensed,
 	// recent) of a condensed file.
 	Condensed bool   `json:"condensed"`
@@ -103,7 +103,7 @@ func (a *App) CollectAgent(ctx context.Context, cfg config.Config, st store.Stat
 func (a *App) agentStatus(ctx context.Context, cfg config.Config, id string, drawers int, state reflector.AgentState, condensed time.Time, read func(path string) ([]byte, error)) AgentStatus {
 	as := AgentStatus{Agent: id, Drawers: drawers, BudgetBytes: cfg.Reflector.BudgetBytes, LastCondensed: condensed}
 	if state.Failures > 0 {
-		as.ReflectorBackoff = &state
+		as.ReflectorBackoff = reflectorBackoffOf(state)
 	}
 	path, err := a.Home.MemoryPath(id)
 	if err != nil {
@@ -120,7 +120,7 @@ func (a *App) agentStatus(ctx context.Context, cfg config.Config, id string, dra
 	}
 	as.Bytes = int64(len(data))
 	if reflector.HeldBy(state.Restored, data) {
-		as.Restored = state.Restored
+		as.Restored = restoredHoldOf(state.Restored)
 	}
 	if as.BudgetBytes > 0 {
 		as.BudgetPct = 100 * float64(as.Bytes) / float64(as.BudgetBytes)

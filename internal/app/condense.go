@@ -64,14 +64,40 @@ func (r CondenseRequest) Validate() error {
 // `hivemem reflect --json` (one per agent), POST
 // /api/v1/agents/{agent}/condense and MCP memory_condense.
 type CondenseResult struct {
-	reflector.Result
-	BeforeSHA256 string `json:"before_sha256,omitempty"`
-	Output       string `json:"output,omitempty" jsonschema:"dry run: the would-be file"`
-	Diff         string `json:"diff,omitempty" jsonschema:"dry run: a unified diff from the current file to the would-be one"`
+	Agent      string `json:"agent"`
+	Status     string `json:"status"` // condensed, dry-run, skipped or aborted
+	Reason     string `json:"reason,omitempty"`
+	Message    string `json:"message,omitempty"`
+	Summarizer string `json:"summarizer,omitempty"`
+	OldBytes   int64  `json:"old_bytes"`
+	NewBytes   int64  `json:"new_bytes,omitempty"`
+	Sections   int    `json:"sections"` // ordinary sections in the file read
+	Evicted    int    `json:"evicted"`
+	Kept       int    `json:"kept"`
+	Hoisted    int    `json:"hoisted"`
+	// AppendedBytes were appended by agents during the summary and carried
+	// into the result; SalvagedBytes reached the old file after the swap
+	// and were appended to the new one.
+	AppendedBytes int64      `json:"appended_bytes,omitempty"`
+	SalvagedBytes int64      `json:"salvaged_bytes,omitempty"`
+	Archive       string     `json:"archive,omitempty"`
+	Backup        string     `json:"backup,omitempty"` // backup name, for Restore
+	BackupPath    string     `json:"backup_path,omitempty"`
+	Failures      int        `json:"failures,omitempty"`
+	NextAttempt   *time.Time `json:"next_attempt,omitempty"`
+	MineError     string     `json:"mine_error,omitempty"`
+	DurationMS    int64      `json:"duration_ms"`
+	BeforeSHA256  string     `json:"before_sha256,omitempty"`
+	Output        string     `json:"output,omitempty" jsonschema:"dry run: the would-be file"`
+	Diff          string     `json:"diff,omitempty" jsonschema:"dry run: a unified diff from the current file to the would-be one"`
 }
 
 func condenseResult(res reflector.Result) CondenseResult {
-	out := CondenseResult{Result: res}
+	out := CondenseResult{Agent: res.Agent, Status: res.Status, Reason: res.Reason, Message: res.Message,
+		Summarizer: res.Summarizer, OldBytes: res.OldBytes, NewBytes: res.NewBytes, Sections: res.Sections,
+		Evicted: res.Evicted, Kept: res.Kept, Hoisted: res.Hoisted, AppendedBytes: res.AppendedBytes,
+		SalvagedBytes: res.SalvagedBytes, Archive: res.Archive, Backup: res.Backup, BackupPath: res.BackupPath,
+		Failures: res.Failures, NextAttempt: res.NextAttempt, MineError: res.MineError, DurationMS: res.DurationMS}
 	if res.Status == reflector.StatusDryRun {
 		out.BeforeSHA256 = SHA256(res.Before)
 		out.Output = string(res.Output)
@@ -262,14 +288,14 @@ type RestoreRequest struct {
 // reflector (the current file backed up first, locked, atomic, logged,
 // mined again under the palace write lock). A backup that does not exist
 // is ErrNotFound.
-func (a *App) Restore(ctx context.Context, r RestoreRequest) (reflector.RestoreResult, error) {
+func (a *App) Restore(ctx context.Context, r RestoreRequest) (RestoreResult, error) {
 	if err := (BackupRequest{Agent: r.Agent, Name: r.Backup}).Validate(); err != nil {
-		return reflector.RestoreResult{}, fmt.Errorf("restore: %w", err)
+		return RestoreResult{}, fmt.Errorf("restore: %w", err)
 	}
 	res, err := a.Reflector.Restore(ctx, r.Agent, r.Backup)
 	if err != nil {
-		return res, backupKind(err)
+		return RestoreResult(res), backupKind(err)
 	}
 	a.Log.Info("restored", "agent", r.Agent, "backup", res.Backup, "pre_restore_backup", res.PreRestoreBackup)
-	return res, nil
+	return RestoreResult(res), nil
 }

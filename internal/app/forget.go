@@ -61,10 +61,10 @@ func (r ForgetRequest) Validate() error {
 // ForgetResult says what Forget took out and where it went: the same
 // object from `hivemem forget --json`, the API and MCP memory_forget.
 type ForgetResult struct {
-	Agent   string        `json:"agent"`
-	Source  string        `json:"source" jsonschema:"the memory file, relative to the hivemem home"`
-	Section *SectionInfo  `json:"section,omitempty" jsonschema:"the section removed"`
-	Line    *memfile.Line `json:"line,omitempty" jsonschema:"the line removed"`
+	Agent   string       `json:"agent"`
+	Source  string       `json:"source" jsonschema:"the memory file, relative to the hivemem home"`
+	Section *SectionInfo `json:"section,omitempty" jsonschema:"the section removed"`
+	Line    *LineInfo    `json:"line,omitempty" jsonschema:"the line removed"`
 	// Backup is the backup of the file as it was (purged of the text too).
 	Backup string `json:"backup"`
 	// Kept is where the text was kept (hive/forgotten/..., never indexed);
@@ -129,7 +129,8 @@ func (a *App) Forget(ctx context.Context, r ForgetRequest) (ForgetResult, error)
 	out.Backup = b.Name
 	var text, lines string
 	if r.Line != "" {
-		out.Line = &line
+		li := lineInfoOf(line)
+		out.Line = &li
 		text, lines = line.Text+"\n", fmt.Sprint(line.Number)
 	} else {
 		si := SectionOf(removed)

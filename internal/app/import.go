@@ -76,19 +76,19 @@ func checkTranscript(path string, st os.FileInfo) error {
 // `mine --mode convos`: capture.Import under the palace write lock, with
 // the home's settings. A failed mine after the write is the result's
 // MineErr (the sessions are saved).
-func (a *App) Import(ctx context.Context, r ImportRequest) (capture.Result, error) {
+func (a *App) Import(ctx context.Context, r ImportRequest) (ImportResult, error) {
 	if err := r.Validate(); err != nil {
-		return capture.Result{}, err
+		return ImportResult{}, err
 	}
 	release, err := a.LockFor(ctx, "import", r.LockWait)
 	if err != nil {
-		return capture.Result{}, err
+		return ImportResult{}, err
 	}
 	defer release()
 	cfg := a.Settings()
 	red, err := a.writeRedactor(r.KeepSecrets)
 	if err != nil {
-		return capture.Result{}, err
+		return ImportResult{}, err
 	}
 	// Secrets kept as asked are recorded as they are found, before
 	// anything is written, so that the miner's gate keeps them too.
@@ -108,5 +108,5 @@ func (a *App) Import(ctx context.Context, r ImportRequest) (capture.Result, erro
 		dir, _ := a.Home.SessionsDir(r.Agent)
 		a.logRedaction(r.Agent, a.Home.Rel(dir), "import", red.res)
 	}
-	return res, err
+	return importResultOf(res), err
 }

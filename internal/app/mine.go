@@ -22,8 +22,8 @@ type MineRequest struct {
 	Agent string `json:"agent,omitempty"`
 	// Path mines a directory or file instead (the CLI's argument), its
 	// drawers filed as Options say (wing, agent, room).
-	Path    string             `json:"-"`
-	Options palace.MineOptions `json:"-"`
+	Path    string      `json:"-"`
+	Options MineOptions `json:"-"`
 	// IfMining refuses the mine (ErrConflict) while manager.mining is off:
 	// the API's "mine now" does not override the setting.
 	IfMining bool `json:"-"`
@@ -52,9 +52,9 @@ func (r MineRequest) Validate() error {
 // MineResult is what a mine did: the same object from `hivemem mine
 // --json` and POST /api/v1/mine.
 type MineResult struct {
-	Agent  string            `json:"agent,omitempty"`
-	Path   string            `json:"path"` // what was mined, relative to the home
-	Report palace.MineReport `json:"report"`
+	Agent  string     `json:"agent,omitempty"`
+	Path   string     `json:"path"` // what was mined, relative to the home
+	Report MineReport `json:"report"`
 }
 
 // Mine validates r and mines under the palace write lock. An agent
@@ -84,7 +84,7 @@ func (a *App) Mine(ctx context.Context, r MineRequest) (MineResult, error) {
 	if err != nil {
 		return MineResult{}, err
 	}
-	rep, err := a.mine(ctx, path, r.Options)
+	rep, err := a.mine(ctx, path, palace.MineOptions(r.Options))
 	release()
 	if err != nil {
 		return MineResult{}, err // the palace's errors name the path
@@ -108,14 +108,14 @@ func (a *App) Mine(ctx context.Context, r MineRequest) (MineResult, error) {
 			a.Log.Warn("cannot log the mine event", "err", err)
 		}
 	}
-	return MineResult{Agent: r.Agent, Path: a.Home.Rel(path), Report: rep}, nil
+	return MineResult{Agent: r.Agent, Path: a.Home.Rel(path), Report: mineReportOf(rep)}, nil
 }
 
 // ReindexRequest rebuilds the index from the markdown.
 type ReindexRequest struct {
 	// Options are the palace's (ReportsSkips: the caller shows the
 	// report's skips, the CLI's warnings).
-	Options palace.ReindexOptions `json:"-"`
+	Options ReindexOptions `json:"-"`
 	// LockWait bounds the wait for the palace write lock (0:
 	// DefaultLockWait).
 	LockWait time.Duration `json:"-"`
@@ -123,7 +123,7 @@ type ReindexRequest struct {
 
 // ReindexResult is what a reindex did: the same report as a mine's.
 type ReindexResult struct {
-	Report palace.MineReport `json:"report"`
+	Report MineReport `json:"report"`
 	// SetAside is where a damaged SQLite index was moved before the
 	// rebuild (palace.db.damaged-<time>); Damage is what was wrong with it.
 	SetAside string `json:"set_aside,omitempty"`
@@ -158,7 +158,7 @@ func (a *App) Reindex(ctx context.Context, r ReindexRequest) (ReindexResult, err
 	if rep.Skipped == nil {
 		rep.Skipped = []palace.Skip{}
 	}
-	res.Report = rep
+	res.Report = mineReportOf(rep)
 	return res, nil
 }
 
@@ -171,5 +171,5 @@ func (a *App) reindex(ctx context.Context, r ReindexRequest) (palace.MineReport,
 		return palace.MineReport{}, err
 	}
 	defer release()
-	return a.Palace.Reindex(ctx, r.Options)
+	return a.Palace.Reindex(ctx, palace.ReindexOptions(r.Options))
 }

@@ -432,7 +432,8 @@ func (a *App) forgetPurgeTexts(ctx context.Context, r ForgetRequest, agent strin
 		if err != nil {
 			return nil, err
 		}
-		out.Line = &line
+		li := lineInfoOf(line)
+		out.Line = &li
 		t := strings.TrimSpace(line.Text)
 		if err := purge.CheckText(t); err != nil {
 			return nil, palace.BadQuery(fmt.Errorf("line %d: %w; forget it without --purge", line.Number, err))

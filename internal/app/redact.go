@@ -34,10 +34,10 @@ const KeepSecretsFlag = "keep_secrets"
 // replaced by a marker, or of those found and kept as written because the
 // write asked to keep them. Never a value.
 type Redaction struct {
-	Redacted redact.Counts `json:"redacted,omitempty" jsonschema:"secrets replaced by a marker naming their kind before the write, by kind (never the values)"`
+	Redacted SecretCounts `json:"redacted,omitempty" jsonschema:"secrets replaced by a marker naming their kind before the write, by kind (never the values)"`
 	// Kept are secrets found and written as they are: the write asked
 	// for it (keep_secrets).
-	Kept redact.Counts `json:"secrets_kept,omitempty" jsonschema:"secrets found and written as they are because the write asked to keep them (keep_secrets), by kind"`
+	Kept SecretCounts `json:"secrets_kept,omitempty" jsonschema:"secrets found and written as they are because the write asked to keep them (keep_secrets), by kind"`
 	// Purged counts the texts purged from this home that the write
 	// brought back and that were left out ([purged] instead), whatever
 	// keep_secrets or redact.enabled say.
@@ -134,18 +134,18 @@ func (w *writeRedaction) text(s string) string {
 	c := redact.CountOf(fs)
 	if w.keep {
 		if w.res.Kept == nil {
-			w.res.Kept = redact.Counts{}
+			w.res.Kept = SecretCounts{}
 		}
-		w.res.Kept.Add(c)
+		redact.Counts(w.res.Kept).Add(c)
 		for _, f := range fs {
 			w.kept = append(w.kept, f.Hash)
 		}
 		return s
 	}
 	if w.res.Redacted == nil {
-		w.res.Redacted = redact.Counts{}
+		w.res.Redacted = SecretCounts{}
 	}
-	w.res.Redacted.Add(c)
+	redact.Counts(w.res.Redacted).Add(c)
 	return redact.Apply(s, fs)
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/hometest"
-	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/redact/redacttest"
 )
 
@@ -256,7 +255,7 @@ func TestMinerDoesNotWriteFilesOutsideTheHome(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := apptest.ConfiguredApp(t, "[embedder]\nprovider = \"none\"\n")
-	if _, err := a.Mine(context.Background(), app.MineRequest{Path: dir, Options: palace.MineOptions{Wing: "notes"}}); err != nil {
+	if _, err := a.Mine(context.Background(), app.MineRequest{Path: dir, Options: app.MineOptions{Wing: "notes"}}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(file); string(b) != content {

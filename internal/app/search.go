@@ -81,7 +81,7 @@ func (r SearchRequest) Validate() error {
 // SearchHit is one hit: a drawer with every score that ranked it, and
 // (from the HTTP API) the dashboard page that shows it.
 type SearchHit struct {
-	palace.Hit
+	Hit
 	View string `json:"view,omitempty"`
 }
 
@@ -127,7 +127,7 @@ func (a *App) Search(ctx context.Context, r SearchRequest) (SearchResult, error)
 	}
 	res := SearchResult{Query: r.Query, Mode: mode, Results: r.Results, Hits: make([]SearchHit, len(hits))}
 	for i, h := range hits {
-		res.Hits[i] = SearchHit{Hit: h}
+		res.Hits[i] = SearchHit{Hit: Hit(h)}
 	}
 	res.TookMS = float64(time.Since(start).Microseconds()) / 1000
 	return res, nil
@@ -181,9 +181,9 @@ func (r WakeUpRequest) Validate() error {
 
 // WakeUp validates r and builds the digest, the same object from
 // `hivemem wake-up --json`, GET /api/v1/wake-up and MCP memory_wake_up.
-func (a *App) WakeUp(ctx context.Context, r WakeUpRequest) (palace.Digest, error) {
+func (a *App) WakeUp(ctx context.Context, r WakeUpRequest) (WakeUpResult, error) {
 	if err := r.Validate(); err != nil {
-		return palace.Digest{}, err
+		return WakeUpResult{}, err
 	}
 	wing := r.Wing
 	if wing == "" && !r.Hive {
@@ -196,5 +196,9 @@ func (a *App) WakeUp(ctx context.Context, r WakeUpRequest) (palace.Digest, error
 			budget = min(budget, r.MaxBudget)
 		}
 	}
-	return a.Palace.WakeUp(ctx, wing, budget)
+	d, err := a.Palace.WakeUp(ctx, wing, budget)
+	if err != nil {
+		return WakeUpResult{}, err
+	}
+	return wakeUpResultOf(d), nil
 }

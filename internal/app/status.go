@@ -3,8 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-
-	"github.com/hivemem/hivemem/internal/store"
 )
 
 // CondenseInfo is the reflector's set-up at a glance.
@@ -37,7 +35,7 @@ type Status struct {
 	Backend  string       `json:"backend"`
 	Search   string       `json:"search_mode" jsonschema:"hybrid, or lexical when no embedding model is installed"`
 	Embedder EmbedderInfo `json:"embedder"`
-	Index    store.Stats  `json:"index" jsonschema:"the palace; under scope own, wings lists only the agent's wing (totals stay hive-wide: counts, not content)"`
+	Index    IndexStats   `json:"index" jsonschema:"the palace; under scope own, wings lists only the agent's wing (totals stay hive-wide: counts, not content)"`
 	// WithoutVectors counts the drawers that have no vector (yet): in
 	// hybrid search, those written while no model was installed, which
 	// search by meaning misses until the next mine (or `run`'s start)
@@ -61,7 +59,7 @@ func (a *App) Status(ctx context.Context, r StatusRequest) (Status, error) {
 		return Status{}, fmt.Errorf("status: %w", err)
 	}
 	cfg := a.Settings()
-	out := Status{Home: a.Home.Root, Backend: a.Store.Backend(), Search: a.Palace.Mode(), Embedder: a.Embedder, Index: st,
+	out := Status{Home: a.Home.Root, Backend: a.Store.Backend(), Search: a.Palace.Mode(), Embedder: a.Embedder, Index: indexStatsOf(st),
 		Condense: CondenseInfo{Enabled: cfg.Reflector.Enabled, Summarizer: a.Reflector.Summarizer()},
 		Mining:   cfg.Manager.Mining, Redact: redactInfo(cfg.Redact), Agents: []AgentStatus{}}
 	if id, err := a.Home.ID(); err == nil {
@@ -71,10 +69,10 @@ func (a *App) Status(ctx context.Context, r StatusRequest) (Status, error) {
 	if out.Index.Backend == "" {
 		out.Index.Backend = out.Backend
 	}
-	out.Index.Wings = []store.WingStats{}
+	out.Index.Wings = []WingStats{}
 	for _, w := range st.Wings {
 		if !r.Scope.Own || w.Wing == r.Scope.Caller {
-			out.Index.Wings = append(out.Index.Wings, w)
+			out.Index.Wings = append(out.Index.Wings, WingStats(w))
 		}
 	}
 	agents, err := a.CollectAgents(ctx, cfg, st, a.condensed.Read(a.Home.LogPath()))

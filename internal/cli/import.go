@@ -65,7 +65,7 @@ func runImport(ctx context.Context, g *globals, format string, paths []string, a
 	return g.printImport(a, res, asJSON)
 }
 
-func (g *globals) printImport(a *app.App, res capture.Result, asJSON bool) error {
+func (g *globals) printImport(a *app.App, res app.ImportResult, asJSON bool) error {
 	for _, s := range res.Skipped {
 		fmt.Fprintf(g.stderr, "warning: skipped %s: %s\n", s.Path, s.Reason)
 	}
@@ -75,7 +75,7 @@ func (g *globals) printImport(a *app.App, res capture.Result, asJSON bool) error
 	if asJSON {
 		out := map[string]any{"sessions": res.Sessions, "turns_added": res.TurnsAdded, "expired": nonNil(res.Expired), "mine": res.Mine}
 		if res.Sessions == nil {
-			out["sessions"] = []capture.SessionResult{}
+			out["sessions"] = []app.ImportSession{}
 		}
 		if res.MineErr != nil {
 			out["mine_error"] = res.MineErr.Error()

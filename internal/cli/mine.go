@@ -56,7 +56,7 @@ func runMine(ctx context.Context, g *globals, o mineOptions, args []string) erro
 	}
 	defer a.Close()
 	// The skips are this command's warnings below, not also log lines.
-	req := app.MineRequest{Options: palace.MineOptions{Wing: o.wing, Agent: o.agent, Room: o.room, ReportsSkips: true}}
+	req := app.MineRequest{Options: app.MineOptions{Wing: o.wing, Agent: o.agent, Room: o.room, ReportsSkips: true}}
 	if len(args) == 1 {
 		if args[0] == "" { // "$DIR" with DIR unset: not the whole hive
 			return errors.New("mine: the path is empty: name a directory or a file")
@@ -109,7 +109,7 @@ func runMineConvos(ctx context.Context, g *globals, o mineOptions, args []string
 		return err
 	}
 	defer a.Close()
-	var all capture.Result
+	var all app.ImportResult
 	pctx, done := g.mineProgress(ctx, "importing", o.asJSON)
 	defer done()
 	for _, f := range found {

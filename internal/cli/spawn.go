@@ -161,7 +161,7 @@ func mineAtExit(ctx context.Context, g *globals, h home.Home, agent, dir string)
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), exitMineTimeout)
 	defer cancel()
-	_, err := request(ctx, g, (*app.App).Mine, app.MineRequest{Path: dir, Options: palace.MineOptions{Wing: agent, Agent: agent}})
+	_, err := request(ctx, g, (*app.App).Mine, app.MineRequest{Path: dir, Options: app.MineOptions{Wing: agent, Agent: agent}})
 	if err != nil {
 		fmt.Fprintf(g.stderr, "hivemem: spawn: warning: mining %s after it exited: %v\n", agent, err)
 	}

@@ -877,7 +877,7 @@ func TestRunReflectorAndCLIReflectArchiveEachSectionOnce(t *testing.T) {
 			t.Fatalf("trial %d: API condense: %v; CLI reflect --now: %v %s", trial, apiErr, cliErr, cliOut)
 		}
 		if res.Status != reflector.StatusCondensed && !strings.Contains(cliOut, "condensed") {
-			t.Fatalf("trial %d: nobody condensed: %+v / %s", trial, res.Result, cliOut)
+			t.Fatalf("trial %d: nobody condensed: %+v / %s", trial, res, cliOut)
 		}
 		got := archivedSections(t, h, agent)
 		if len(got) != n-keep {
@@ -885,7 +885,7 @@ func TestRunReflectorAndCLIReflectArchiveEachSectionOnce(t *testing.T) {
 		}
 		for head, c := range got {
 			if c != 1 {
-				t.Errorf("trial %d: section %q archived %d times\nAPI: %+v\nCLI: %s", trial, head, c, res.Result, cliOut)
+				t.Errorf("trial %d: section %q archived %d times\nAPI: %+v\nCLI: %s", trial, head, c, res, cliOut)
 				break
 			}
 		}

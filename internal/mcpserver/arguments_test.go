@@ -21,7 +21,6 @@ import (
 	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/mcpserver"
-	"github.com/hivemem/hivemem/internal/palace"
 )
 
 // badAgentIDs are agent ids that must never name a file.
@@ -119,7 +118,7 @@ func TestEmptyOptionalArgumentsAreAbsent(t *testing.T) {
 			t.Errorf("read %v: region %q, %d bytes; want the whole file", args, got.Region, len(got.Text))
 		}
 	}
-	digest := ok[palace.Digest](t, cs, mcpserver.ToolWakeUp, map[string]any{"wing": ""})
+	digest := ok[app.WakeUpResult](t, cs, mcpserver.ToolWakeUp, map[string]any{"wing": ""})
 	if digest.Wing != "alice" {
 		t.Errorf("wake-up wing \"\": digest of %q, want the bound agent's", digest.Wing)
 	}

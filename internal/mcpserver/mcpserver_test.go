@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/mcpserver"
 	"github.com/hivemem/hivemem/internal/memfile"
@@ -169,7 +170,7 @@ func TestWakeUp(t *testing.T) {
 	bound := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
 	unbound := connect(t, mcpserver.Deps{App: a})
 
-	d := ok[palace.Digest](t, bound, mcpserver.ToolWakeUp, nil)
+	d := ok[app.WakeUpResult](t, bound, mcpserver.ToolWakeUp, nil)
 	if d.Wing != "alice" || !slices.Contains(d.Pinned, "Releases ship on Tuesdays.") || len(d.Recent) != 3 {
 		t.Fatalf("own digest = %+v", d)
 	}
@@ -178,19 +179,19 @@ func TestWakeUp(t *testing.T) {
 	if got := text(res); got != d.Text || !strings.HasPrefix(got, "# Wake-up — alice") {
 		t.Fatalf("text content = %q", got)
 	}
-	d = ok[palace.Digest](t, bound, mcpserver.ToolWakeUp, map[string]any{"wing": "bob"})
+	d = ok[app.WakeUpResult](t, bound, mcpserver.ToolWakeUp, map[string]any{"wing": "bob"})
 	if d.Wing != "bob" || len(d.Recent) != 1 {
 		t.Fatalf("bob's digest = %+v", d)
 	}
-	d = ok[palace.Digest](t, bound, mcpserver.ToolWakeUp, map[string]any{"hive": true})
+	d = ok[app.WakeUpResult](t, bound, mcpserver.ToolWakeUp, map[string]any{"hive": true})
 	if len(d.Agents) != 2 {
 		t.Fatalf("hive digest = %+v", d)
 	}
-	d = ok[palace.Digest](t, unbound, mcpserver.ToolWakeUp, nil)
+	d = ok[app.WakeUpResult](t, unbound, mcpserver.ToolWakeUp, nil)
 	if d.Wing != "" || len(d.Agents) != 2 {
 		t.Fatalf("unbound default should be the hive overview: %+v", d)
 	}
-	d = ok[palace.Digest](t, bound, mcpserver.ToolWakeUp, map[string]any{"budget": 20})
+	d = ok[app.WakeUpResult](t, bound, mcpserver.ToolWakeUp, map[string]any{"budget": 20})
 	if !d.Truncated || d.Tokens > 20 {
 		t.Fatalf("budget 20: %+v", d)
 	}

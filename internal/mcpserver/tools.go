@@ -10,7 +10,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/palace"
 )
 
 // Tool names, as clients call them.
@@ -275,11 +274,11 @@ func (s *server) search(ctx context.Context, in SearchInput) (SearchOutput, stri
 	return res, "", nil
 }
 
-func (s *server) wakeUp(ctx context.Context, in WakeUpInput) (palace.Digest, string, error) {
+func (s *server) wakeUp(ctx context.Context, in WakeUpInput) (app.WakeUpResult, string, error) {
 	d, err := s.d.App.WakeUp(ctx, app.WakeUpRequest{Wing: in.Wing, Budget: value(in.Budget), BudgetGiven: in.Budget != nil, Hive: in.Hive,
 		MaxBudget: MaxWakeUpBudget, Scope: s.scope()})
 	if err != nil {
-		return palace.Digest{}, "", err
+		return app.WakeUpResult{}, "", err
 	}
 	return d, d.Text, nil
 }

@@ -357,7 +357,7 @@ func TestCondenseAndRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	if dry.Status != reflector.StatusDryRun || !strings.Contains(dry.Output, "## 🗜 Condensed history") || !strings.Contains(dry.Diff, "-## 2026-") || dry.Evicted == 0 {
-		t.Fatalf("dry run = %+v", dry.Result)
+		t.Fatalf("dry run = %+v", dry)
 	}
 	if got := apptest.ReadMemory(t, e.a, "coder"); got != before {
 		t.Fatal("a dry run changed the file")
@@ -400,13 +400,13 @@ func TestCondenseAndRestore(t *testing.T) {
 
 	// Under the triggers and not forced, a small file is skipped.
 	if r, err := e.c.Condense(ctx, "reviewer", web.CondenseRequest{}); err != nil || r.Status != reflector.StatusSkipped || r.Reason != reflector.SkipBelowMin {
-		t.Errorf("reviewer = %v %+v", err, r.Result)
+		t.Errorf("reviewer = %v %+v", err, r)
 	}
 
 	// Apply what was previewed.
 	applied, err := e.c.Condense(ctx, "coder", web.CondenseRequest{Force: true, IfMatch: dry.BeforeSHA256})
 	if err != nil || applied.Status != reflector.StatusCondensed || applied.Backup == "" || applied.Diff != "" {
-		t.Fatalf("apply = %v %+v", err, applied.Result)
+		t.Fatalf("apply = %v %+v", err, applied)
 	}
 	after := apptest.ReadMemory(t, e.a, "coder")
 	if after != dry.Output {
@@ -441,10 +441,10 @@ func TestCondenseAndRestore(t *testing.T) {
 		t.Errorf("restored agent summary = %v %+v", err, s)
 	}
 	if r, err := e.c.Condense(ctx, "coder", web.CondenseRequest{}); err != nil || r.Status != reflector.StatusSkipped || r.Reason != reflector.SkipRestored {
-		t.Errorf("unforced condense of a restored file = %v %+v", err, r.Result)
+		t.Errorf("unforced condense of a restored file = %v %+v", err, r)
 	}
 	if r, err := e.c.Condense(ctx, "coder", web.CondenseRequest{Force: true}); err != nil || r.Status != reflector.StatusCondensed {
-		t.Errorf("forced condense of a restored file = %v %+v", err, r.Result)
+		t.Errorf("forced condense of a restored file = %v %+v", err, r)
 	}
 	if s, err := e.c.Agent(ctx, "coder"); err != nil || s.Restored != nil || s.Health == web.HealthRestored {
 		t.Errorf("hold kept after a forced condense: %v %+v", err, s)
@@ -524,7 +524,7 @@ func TestSettingsUpdate(t *testing.T) {
 	// The handler's live config follows: a forced condense is now refused
 	// because the reflector is disabled.
 	if r, err := e.c.Condense(t.Context(), "coder", web.CondenseRequest{Force: true}); err != nil || r.Status != reflector.StatusSkipped || r.Reason != reflector.SkipDisabled {
-		t.Errorf("condense after disabling = %v %+v", err, r.Result)
+		t.Errorf("condense after disabling = %v %+v", err, r)
 	}
 
 	// Layouts the line editor cannot safely change are refused, untouched.
