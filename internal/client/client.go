@@ -1,16 +1,16 @@
 // Package client is a typed Go client for the HTTP API of a running
 // `hivemem run` (docs/api.md): one method per /api/v1 endpoint, with the
-// server's own request and result types — app.SearchRequest /
-// app.SearchResult, palace.Digest, manager.Status, web.StatusReport,
-// web.AgentSummary, web.CondenseRequest / web.CondenseResponse, and so on —
-// and the paths of the server's route table (web.Route*), so a Go program
+// app's request and result types — app.SearchRequest / app.SearchResult,
+// app.WakeUpResult, app.CondenseRequest / app.CondenseResult, and so on —
+// beside the dashboard's own (web.StatusReport, web.AgentSummary,
+// web.MemoryView) and the manager's status (manager.Status), and the paths of the server's route table (web.Route*), so a Go program
 // (the CLI, a test, a harness) talks to the daemon without building paths
 // or decoding by hand:
 //
 //	c := client.New("127.0.0.1:7777", token) // token "" on loopback without manager.token
 //	res, err := c.Search(ctx, app.SearchRequest{Query: "flaky login test", Results: 5})
 //	for _, h := range res.Hits { fmt.Println(h.Source, h.LineStart, h.Heading) }
-//	prev, err := c.Condense(ctx, "tester", web.CondenseRequest{DryRun: true})
+//	prev, err := c.Condense(ctx, "tester", app.CondenseRequest{DryRun: true})
 //
 // An answer other than 200 is an *Error carrying the status and the
 // server's message ({"error": "..."}); a request the server refuses as
@@ -33,8 +33,6 @@ import (
 
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/manager"
-	"github.com/hivemem/hivemem/internal/palace"
-	"github.com/hivemem/hivemem/internal/reflector"
 	"github.com/hivemem/hivemem/internal/web"
 )
 
@@ -241,7 +239,7 @@ func (c *Client) Search(ctx context.Context, r app.SearchRequest) (app.SearchRes
 
 // WakeUp is GET /api/v1/wake-up: one wing's digest, or without a wing the
 // hive overview. Budget 0 is the default unless BudgetGiven (see Search).
-func (c *Client) WakeUp(ctx context.Context, r app.WakeUpRequest) (palace.Digest, error) {
+func (c *Client) WakeUp(ctx context.Context, r app.WakeUpRequest) (app.WakeUpResult, error) {
 	q := url.Values{}
 	if r.Wing != "" {
 		q.Set("wing", r.Wing)
@@ -249,7 +247,7 @@ func (c *Client) WakeUp(ctx context.Context, r app.WakeUpRequest) (palace.Digest
 	if r.Budget != 0 || r.BudgetGiven {
 		q.Set("budget", strconv.Itoa(r.Budget)) // given 0: refused, as by the CLI and MCP
 	}
-	return decode[palace.Digest](ctx, c, call{route: web.RouteWakeUp, query: q})
+	return decode[app.WakeUpResult](ctx, c, call{route: web.RouteWakeUp, query: q})
 }
 
 // EventsRequest selects events of the log: the newest N (the server's
@@ -276,8 +274,8 @@ func (r EventsRequest) query() url.Values {
 
 // Events is GET /api/v1/events: the newest events of the log, oldest
 // first, and the log's end offset to stream from.
-func (c *Client) Events(ctx context.Context, r EventsRequest) (web.EventsResponse, error) {
-	return decode[web.EventsResponse](ctx, c, call{route: web.RouteEvents, query: r.query()})
+func (c *Client) Events(ctx context.Context, r EventsRequest) (app.EventsResult, error) {
+	return decode[app.EventsResult](ctx, c, call{route: web.RouteEvents, query: r.query()})
 }
 
 // EventStream is GET /api/v1/events/stream from the byte offset from (an
@@ -307,7 +305,7 @@ type EventStream struct {
 
 // Next blocks until the next event and returns it; io.EOF when the server
 // ended the stream.
-func (s *EventStream) Next() (web.EventItem, error) {
+func (s *EventStream) Next() (app.EventItem, error) {
 	var data []byte
 	for s.sc.Scan() {
 		line := s.sc.Bytes()
@@ -316,7 +314,7 @@ func (s *EventStream) Next() (web.EventItem, error) {
 			if data == nil {
 				continue // the end of a comment or retry block
 			}
-			var ev web.EventItem
+			var ev app.EventItem
 			if err := json.Unmarshal(data, &ev); err != nil {
 				return ev, fmt.Errorf("event stream: %w", err)
 			}
@@ -327,9 +325,9 @@ func (s *EventStream) Next() (web.EventItem, error) {
 		// ids, comments (keep-alives) and retry lines: the data says it all.
 	}
 	if err := s.sc.Err(); err != nil {
-		return web.EventItem{}, fmt.Errorf("event stream: %w", err)
+		return app.EventItem{}, fmt.Errorf("event stream: %w", err)
 	}
-	return web.EventItem{}, io.EOF
+	return app.EventItem{}, io.EOF
 }
 
 // Close ends the stream.
@@ -337,48 +335,48 @@ func (s *EventStream) Close() error { return s.body.Close() }
 
 // Condense is POST /api/v1/agents/{agent}/condense: a dry run (preview
 // with its diff) or a condensation.
-func (c *Client) Condense(ctx context.Context, agent string, r web.CondenseRequest) (web.CondenseResponse, error) {
-	return decode[web.CondenseResponse](ctx, c, call{route: web.RouteCondense, args: []string{agent}, body: r})
+func (c *Client) Condense(ctx context.Context, agent string, r app.CondenseRequest) (app.CondenseResult, error) {
+	return decode[app.CondenseResult](ctx, c, call{route: web.RouteCondense, args: []string{agent}, body: r})
 }
 
 // Remember is POST /api/v1/agents/{agent}/remember: a note appended to
 // the agent's memory (r.Agent is taken from agent); a repeat comes back
 // with Duplicate set and nothing written.
-func (c *Client) Remember(ctx context.Context, agent string, r web.RememberRequest) (app.RememberResult, error) {
+func (c *Client) Remember(ctx context.Context, agent string, r app.RememberRequest) (app.RememberResult, error) {
 	return decode[app.RememberResult](ctx, c, call{route: web.RouteRemember, args: []string{agent}, body: r})
 }
 
 // Pin is POST /api/v1/agents/{agent}/pin (with r.Replaces, a fact in
 // place of another).
-func (c *Client) Pin(ctx context.Context, agent string, r web.PinRequest) (app.PinResult, error) {
+func (c *Client) Pin(ctx context.Context, agent string, r app.PinRequest) (app.PinResult, error) {
 	return decode[app.PinResult](ctx, c, call{route: web.RoutePin, args: []string{agent}, body: r})
 }
 
 // Unpin is POST /api/v1/agents/{agent}/unpin.
-func (c *Client) Unpin(ctx context.Context, agent string, r web.UnpinRequest) (app.UnpinResult, error) {
+func (c *Client) Unpin(ctx context.Context, agent string, r app.UnpinRequest) (app.UnpinResult, error) {
 	return decode[app.UnpinResult](ctx, c, call{route: web.RouteUnpin, args: []string{agent}, body: r})
 }
 
 // Forget is POST /api/v1/agents/{agent}/forget: a section or a line out
 // of the agent's memory (a purge needs r.Confirm set to the agent id).
-func (c *Client) Forget(ctx context.Context, agent string, r web.ForgetRequest) (app.ForgetResult, error) {
+func (c *Client) Forget(ctx context.Context, agent string, r app.ForgetRequest) (app.ForgetResult, error) {
 	return decode[app.ForgetResult](ctx, c, call{route: web.RouteForget, args: []string{agent}, body: r})
 }
 
 // Purge is POST /api/v1/purge: a text out of the whole home (a dry run
 // says where it stands).
-func (c *Client) Purge(ctx context.Context, r web.PurgeRequest) (app.PurgeResult, error) {
+func (c *Client) Purge(ctx context.Context, r app.PurgeRequest) (app.PurgeResult, error) {
 	return decode[app.PurgeResult](ctx, c, call{route: web.RoutePurge, body: r})
 }
 
 // Mine is POST /api/v1/mine: the whole hive, or r.Agent's directory.
-func (c *Client) Mine(ctx context.Context, r web.MineRequest) (web.MineResponse, error) {
-	return decode[web.MineResponse](ctx, c, call{route: web.RouteMine, body: r})
+func (c *Client) Mine(ctx context.Context, r app.MineRequest) (app.MineResult, error) {
+	return decode[app.MineResult](ctx, c, call{route: web.RouteMine, body: r})
 }
 
 // Backups is GET /api/v1/backups (agent ""), or GET
 // /api/v1/agents/{agent}/backups: the backups of every agent, or of one.
-func (c *Client) Backups(ctx context.Context, agent string) ([]web.BackupInfo, error) {
+func (c *Client) Backups(ctx context.Context, agent string) ([]app.BackupInfo, error) {
 	k := call{route: web.RouteBackups}
 	if agent != "" {
 		k = call{route: web.RouteAgentBackups, args: []string{agent}}
@@ -390,18 +388,18 @@ func (c *Client) Backups(ctx context.Context, agent string) ([]web.BackupInfo, e
 // Backup is GET /api/v1/agents/{agent}/backups/{backup} (a name, or
 // "latest"): the backup with its diff against the current file, and with
 // its content when withContent is set.
-func (c *Client) Backup(ctx context.Context, agent, backup string, withContent bool) (web.BackupDetail, error) {
+func (c *Client) Backup(ctx context.Context, agent, backup string, withContent bool) (app.BackupDetail, error) {
 	k := call{route: web.RouteBackup, args: []string{agent, backup}}
 	if withContent {
 		k.query = url.Values{"content": {"true"}}
 	}
-	return decode[web.BackupDetail](ctx, c, k)
+	return decode[app.BackupDetail](ctx, c, k)
 }
 
 // Restore is POST /api/v1/agents/{agent}/backups/{backup}/restore: it
 // puts the backup back (the file it replaces is backed up first).
-func (c *Client) Restore(ctx context.Context, agent, backup string) (reflector.RestoreResult, error) {
-	return decode[reflector.RestoreResult](ctx, c, call{route: web.RouteRestore, args: []string{agent, backup}, body: struct{}{}})
+func (c *Client) Restore(ctx context.Context, agent, backup string) (app.RestoreResult, error) {
+	return decode[app.RestoreResult](ctx, c, call{route: web.RouteRestore, args: []string{agent, backup}, body: struct{}{}})
 }
 
 // Settings is GET /api/v1/settings.

@@ -231,7 +231,7 @@ func TestClientCoversEveryRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stream.Close()
-	mr, err := c.Mine(ctx, web.MineRequest{Agent: "coder"})
+	mr, err := c.Mine(ctx, app.MineRequest{Agent: "coder"})
 	check("Mine", err, mr.Agent == "coder" && mr.Path != "", mr)
 	if err := a.Events.Append(eventlog.Event{Kind: "note", Agent: "coder"}); err != nil {
 		t.Fatal(err)
@@ -250,7 +250,7 @@ func TestClientCoversEveryRoute(t *testing.T) {
 		t.Error("EventStream: no event within 10 s")
 	}
 
-	cr, err := c.Condense(ctx, "coder", web.CondenseRequest{DryRun: true, Force: true})
+	cr, err := c.Condense(ctx, "coder", app.CondenseRequest{DryRun: true, Force: true})
 	check("Condense", err, cr.Status == reflector.StatusDryRun && cr.Diff != "", cr)
 	bs, err := c.Backups(ctx, "")
 	check("Backups", err, len(bs) > 0, bs)
@@ -268,21 +268,21 @@ func TestClientCoversEveryRoute(t *testing.T) {
 	up, err := c.UpdateSettings(ctx, app.SettingsRequest{Reflector: &app.ReflectorPatch{RecentKeep: &keep}})
 	check("UpdateSettings", err, up.Reflector.RecentKeep == 9, up)
 
-	rem, err := c.Remember(ctx, "coder", web.RememberRequest{Text: "Over the client: the cache key has the tenant.", Heading: "client note"})
+	rem, err := c.Remember(ctx, "coder", app.RememberRequest{Text: "Over the client: the cache key has the tenant.", Heading: "client note"})
 	check("Remember", err, rem.Agent == "coder" && rem.Section.Heading != "" && rem.Duplicate == nil, rem)
-	again, err := c.Remember(ctx, "coder", web.RememberRequest{Text: "over the client: the cache key has the tenant"})
+	again, err := c.Remember(ctx, "coder", app.RememberRequest{Text: "over the client: the cache key has the tenant"})
 	check("Remember a repeat", err, again.Duplicate != nil && again.Section.Heading == "", again)
-	pin, err := c.Pin(ctx, "coder", web.PinRequest{Fact: "Client facts are pinned over HTTP"})
+	pin, err := c.Pin(ctx, "coder", app.PinRequest{Fact: "Client facts are pinned over HTTP"})
 	check("Pin", err, pin.Added, pin)
-	un, err := c.Unpin(ctx, "coder", web.UnpinRequest{Fact: "Client facts are pinned over HTTP"})
+	un, err := c.Unpin(ctx, "coder", app.UnpinRequest{Fact: "Client facts are pinned over HTTP"})
 	check("Unpin", err, un.Fact == "Client facts are pinned over HTTP" && un.Archive != "", un)
-	fg, err := c.Forget(ctx, "coder", web.ForgetRequest{Heading: "client note"})
+	fg, err := c.Forget(ctx, "coder", app.ForgetRequest{Heading: "client note"})
 	check("Forget", err, fg.Section != nil && fg.Kept != "", fg)
-	_, err = c.Forget(ctx, "coder", web.ForgetRequest{Heading: "no such section"})
+	_, err = c.Forget(ctx, "coder", app.ForgetRequest{Heading: "no such section"})
 	check("Forget an unknown section", nil, err != nil && strings.Contains(err.Error(), "no section"), err)
-	pg, err := c.Purge(ctx, web.PurgeRequest{Text: "the cache key has the tenant", DryRun: true})
+	pg, err := c.Purge(ctx, app.PurgeRequest{Text: "the cache key has the tenant", DryRun: true})
 	check("Purge dry run", err, pg.DryRun && pg.Places > 0, pg)
-	_, err = c.Purge(ctx, web.PurgeRequest{Text: "short"})
+	_, err = c.Purge(ctx, app.PurgeRequest{Text: "short"})
 	check("Purge a short text", nil, err != nil && strings.Contains(err.Error(), "too short"), err)
 
 	// Every route was reached: route the recorded requests through a mux

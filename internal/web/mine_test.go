@@ -19,7 +19,7 @@ import (
 func TestMineNow(t *testing.T) {
 	e := newEnv(t, web.Deps{})
 	ctx := t.Context()
-	r, err := e.c.Mine(ctx, web.MineRequest{})
+	r, err := e.c.Mine(ctx, app.MineRequest{})
 	if err != nil {
 		t.Fatalf("mine the hive: %v", err)
 	}
@@ -33,7 +33,7 @@ func TestMineNow(t *testing.T) {
 	}
 	f.WriteString("\n## 2026-12-01 — quasar cache\nThe quasar cache is warmed at deploy.\n")
 	f.Close()
-	r, err = e.c.Mine(ctx, web.MineRequest{Agent: "coder"})
+	r, err = e.c.Mine(ctx, app.MineRequest{Agent: "coder"})
 	if err != nil || r.Agent != "coder" || r.Path != "hive/agents/coder" || r.Report.Changed != 1 || r.Report.Added < 1 {
 		t.Fatalf("mine coder = %v %+v", err, r)
 	}
@@ -53,7 +53,7 @@ func TestMineNow(t *testing.T) {
 		{"bad agent id", "../etc", 400},
 	} {
 		var ce *client.Error
-		if _, err := e.c.Mine(ctx, web.MineRequest{Agent: c.agent}); !errors.As(err, &ce) || ce.Status != c.status {
+		if _, err := e.c.Mine(ctx, app.MineRequest{Agent: c.agent}); !errors.As(err, &ce) || ce.Status != c.status {
 			t.Errorf("%s: %v, want a %d", c.name, err, c.status)
 		}
 	}
@@ -67,7 +67,7 @@ func TestMineNow(t *testing.T) {
 		t.Fatalf("mining off: %v", err)
 	}
 	var ce *client.Error
-	if _, err := e2.c.Mine(ctx, web.MineRequest{}); !errors.As(err, &ce) || ce.Status != 409 || !strings.Contains(ce.Message, "manager.mining") {
+	if _, err := e2.c.Mine(ctx, app.MineRequest{}); !errors.As(err, &ce) || ce.Status != 409 || !strings.Contains(ce.Message, "manager.mining") {
 		t.Errorf("mine with mining off = %v", err)
 	}
 	if w := e2.do(t, req{target: "/"}); w.Code != 200 || !strings.Contains(w.Body.String(), `data-mine=""`) {
