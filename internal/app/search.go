@@ -197,8 +197,5 @@ func (a *App) WakeUp(ctx context.Context, r WakeUpRequest) (WakeUpResult, error)
 		}
 	}
 	d, err := a.Palace.WakeUp(ctx, wing, budget)
-	if err != nil {
-		return WakeUpResult{}, err
-	}
-	return wakeUpResultOf(d), nil
+	return wakeUpResultOf(d), err // what was built, as the palace gives it, even with ctx done
 }
