@@ -13,7 +13,6 @@ import (
 	"github.com/rogpeppe/go-internal/diff"
 
 	"github.com/hivemem/hivemem/internal/home"
-	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/reflector"
 )
 
@@ -48,7 +47,7 @@ func (r CondenseRequest) agent() (string, error) {
 	return r.Scope.writeAgent(r.Agent)
 }
 
-// Validate checks the request; every error wraps palace.ErrBadQuery.
+// Validate checks the request; every error is ErrInvalid.
 func (r CondenseRequest) Validate() error {
 	if _, err := r.agent(); err != nil {
 		return fmt.Errorf("condense: %w", err)
@@ -186,7 +185,7 @@ type BackupsRequest struct {
 func (a *App) Backups(ctx context.Context, r BackupsRequest) ([]BackupInfo, error) {
 	if r.Agent != "" {
 		if err := home.ValidateAgentID(r.Agent); err != nil {
-			return nil, palace.BadQuery(err)
+			return nil, invalid(err)
 		}
 	}
 	bs, err := reflector.Backups(a.Home, r.Agent)
@@ -215,13 +214,13 @@ type BackupRequest struct {
 	Content bool   `json:"content,omitempty"` // with the backup's text
 }
 
-// Validate checks the request; every error wraps palace.ErrBadQuery.
+// Validate checks the request; every error is ErrInvalid.
 func (r BackupRequest) Validate() error {
 	if err := home.ValidateAgentID(r.Agent); err != nil {
-		return palace.BadQuery(err)
+		return invalid(err)
 	}
 	if err := reflector.CheckBackupName(r.Agent, r.Name); err != nil {
-		return palace.BadQuery(err)
+		return invalid(err)
 	}
 	return nil
 }
@@ -230,7 +229,7 @@ func (r BackupRequest) Validate() error {
 func backupKind(err error) error {
 	switch {
 	case errors.Is(err, reflector.ErrBadBackupName):
-		return palace.BadQuery(err)
+		return invalid(err)
 	case errors.Is(err, reflector.ErrNoBackup):
 		return kindError{ErrNotFound, err}
 	}

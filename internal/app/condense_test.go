@@ -9,7 +9,6 @@ import (
 
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/hometest"
-	"github.com/hivemem/hivemem/internal/palace"
 )
 
 // TestRequestsRefuseByKind: each operation's refusals are of the kind a
@@ -24,11 +23,11 @@ func TestRequestsRefuseByKind(t *testing.T) {
 		kind error
 		want string
 	}{
-		{"mine: a path for an agent", func() error { _, err := a.Mine(ctx, MineRequest{Agent: "../x"}); return err }, palace.ErrBadQuery, "invalid agent id"},
+		{"mine: a path for an agent", func() error { _, err := a.Mine(ctx, MineRequest{Agent: "../x"}); return err }, ErrInvalid, "invalid agent id"},
 		{"mine: an agent without a directory", func() error { _, err := a.Mine(ctx, MineRequest{Agent: "nobody"}); return err }, ErrNotFound, "no agent nobody"},
 		{"mine: a path that does not exist", func() error { _, err := a.Mine(ctx, MineRequest{Path: filepath.Join(t.TempDir(), "gone")}); return err }, ErrNotFound, "no such file"},
 		{"condense: no memory file", func() error { _, err := a.Condense(ctx, CondenseRequest{Agent: "nobody", DryRun: true}); return err }, ErrNotFound, "has no memory file"},
-		{"condense: if_match not a sha256", func() error { _, err := a.Condense(ctx, CondenseRequest{Agent: "alice", IfMatch: "abc"}); return err }, palace.ErrBadQuery, "if_match"},
+		{"condense: if_match not a sha256", func() error { _, err := a.Condense(ctx, CondenseRequest{Agent: "alice", IfMatch: "abc"}); return err }, ErrInvalid, "if_match"},
 		{"condense: the file changed since the preview", func() error {
 			_, err := a.Condense(ctx, CondenseRequest{Agent: "alice", IfMatch: strings.Repeat("0", 64)})
 			return err
@@ -36,16 +35,16 @@ func TestRequestsRefuseByKind(t *testing.T) {
 		{"condense: own scope, another agent", func() error {
 			_, err := a.Condense(ctx, CondenseRequest{Agent: "alice", DryRun: true, Scope: Scope{Caller: "bob", Own: true}})
 			return err
-		}, palace.ErrBadQuery, "scope own"},
+		}, ErrInvalid, "scope own"},
 		{"condense: another agent's file for real", func() error {
 			_, err := a.Condense(ctx, CondenseRequest{Agent: "alice", Scope: Scope{Caller: "bob"}})
 			return err
-		}, palace.ErrBadQuery, `writes only to agent "bob"`},
+		}, ErrInvalid, `writes only to agent "bob"`},
 		{"backups: unknown agent", func() error { _, err := a.Backups(ctx, BackupsRequest{Agent: "nobody", Known: true}); return err }, ErrNotFound, "no memory file and no backups"},
 		{"backup: a path for a name", func() error {
 			_, err := a.Backup(ctx, BackupRequest{Agent: "alice", Name: "../../config.toml"})
 			return err
-		}, palace.ErrBadQuery, "backup name"},
+		}, ErrInvalid, "backup name"},
 		{"backup: none", func() error { _, err := a.Backup(ctx, BackupRequest{Agent: "alice", Name: "latest"}); return err }, ErrNotFound, "has no backups"},
 		{"restore: no such backup", func() error {
 			_, err := a.Restore(ctx, RestoreRequest{Agent: "alice", Backup: "20990101T000000Z"})

@@ -41,13 +41,13 @@ type Restated struct {
 // checkRef validates a section reference (a drawer id or a heading).
 func checkRef(what, ref string) error {
 	if err := palace.CheckText(what, ref, 400); err != nil {
-		return palace.BadQuery(err)
+		return invalid(err)
 	}
 	if strings.ContainsAny(ref, "\r\n") {
-		return palace.BadQuery(fmt.Errorf("%s must be one line", what))
+		return invalid(fmt.Errorf("%s must be one line", what))
 	}
 	if strings.TrimSpace(ref) == "" {
-		return palace.BadQuery(fmt.Errorf("%s is empty", what))
+		return invalid(fmt.Errorf("%s is empty", what))
 	}
 	return nil
 }
@@ -72,18 +72,18 @@ func (a *App) sectionRef(ctx context.Context, agent, ref string) (string, error)
 		return "", err
 	}
 	if len(ds) == 0 {
-		return "", palace.BadQuery(fmt.Errorf("no drawer %s in the index", ref))
+		return "", invalid(fmt.Errorf("no drawer %s in the index", ref))
 	}
 	d := ds[0]
 	path, _ := a.Home.MemoryPath(agent)
 	if d.Source != a.Home.Rel(path) {
-		return "", palace.BadQuery(fmt.Errorf("drawer %s is in %s, not in agent %s's memory file", ref, d.Source, agent))
+		return "", invalid(fmt.Errorf("drawer %s is in %s, not in agent %s's memory file", ref, d.Source, agent))
 	}
 	switch d.Room {
 	case chunk.RoomPinned:
-		return "", palace.BadQuery(fmt.Errorf("drawer %s is the pinned facts: unpin the fact instead", ref))
+		return "", invalid(fmt.Errorf("drawer %s is the pinned facts: unpin the fact instead", ref))
 	case chunk.RoomCondensed, chunk.RoomHeader:
-		return "", palace.BadQuery(fmt.Errorf("drawer %s is the %s, not a section that can be corrected", ref, d.Room))
+		return "", invalid(fmt.Errorf("drawer %s is the %s, not a section that can be corrected", ref, d.Room))
 	}
 	return d.Heading, nil
 }

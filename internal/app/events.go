@@ -57,7 +57,7 @@ type EventFilter struct {
 
 var eventKindRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,39}$`)
 
-// Validate checks the filter; every error wraps palace.ErrBadQuery.
+// Validate checks the filter; every error is ErrInvalid.
 func (f EventFilter) Validate() error {
 	if f.Agent != "" {
 		if err := home.ValidateAgentID(f.Agent); err != nil {
@@ -88,7 +88,7 @@ type EventsRequest struct {
 	Scope Scope `json:"-"`
 }
 
-// Validate checks the request; every error wraps palace.ErrBadQuery.
+// Validate checks the request; every error is ErrInvalid.
 func (r EventsRequest) Validate() error {
 	maxN := r.MaxN
 	if maxN <= 0 || maxN > MaxEvents {

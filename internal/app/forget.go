@@ -33,7 +33,7 @@ type ForgetRequest struct {
 }
 
 // Validate checks the request without touching anything; every error
-// wraps palace.ErrBadQuery.
+// is ErrInvalid.
 func (r ForgetRequest) Validate() error {
 	agent, err := r.Scope.writeAgent(r.Agent)
 	if err != nil {
@@ -41,9 +41,9 @@ func (r ForgetRequest) Validate() error {
 	}
 	switch {
 	case r.Drawer != "" && r.Heading != "":
-		return palace.BadQuery(errors.New("forget: give a drawer id or a heading, not both"))
+		return invalid(errors.New("forget: give a drawer id or a heading, not both"))
 	case r.Drawer == "" && r.Heading == "" && r.Line == "":
-		return palace.BadQuery(errors.New("forget: name what to forget: a drawer id, a heading, or a line"))
+		return invalid(errors.New("forget: name what to forget: a drawer id, a heading, or a line"))
 	}
 	for _, f := range []struct{ name, v string }{{"drawer", r.Drawer}, {"heading", r.Heading}, {"line", r.Line}} {
 		if f.v != "" {
@@ -53,7 +53,7 @@ func (r ForgetRequest) Validate() error {
 		}
 	}
 	if r.Purge && r.Confirm != agent {
-		return palace.BadQuery(fmt.Errorf("forget: a purge removes the text from every copy and cannot be undone: confirm it with the agent id %q", agent))
+		return invalid(fmt.Errorf("forget: a purge removes the text from every copy and cannot be undone: confirm it with the agent id %q", agent))
 	}
 	return nil
 }
@@ -175,7 +175,7 @@ func badInput(err error) error {
 			if s == "has no memory file" {
 				return kindError{ErrNotFound, err}
 			}
-			return palace.BadQuery(err)
+			return invalid(err)
 		}
 	}
 	return err
@@ -215,13 +215,13 @@ type UnpinRequest struct {
 	Scope Scope `json:"-"`
 }
 
-// Validate checks the request; every error wraps palace.ErrBadQuery.
+// Validate checks the request; every error is ErrInvalid.
 func (r UnpinRequest) Validate() error {
 	if _, err := r.Scope.writeAgent(r.Agent); err != nil {
 		return fmt.Errorf("unpin: %w", err)
 	}
 	if err := palace.CheckFact(r.Fact); err != nil {
-		return palace.BadQuery(fmt.Errorf("unpin: %w", errors.Unwrap(err)))
+		return invalid(fmt.Errorf("unpin: %w", errors.Unwrap(err)))
 	}
 	return nil
 }

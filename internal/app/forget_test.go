@@ -82,7 +82,7 @@ func TestPurgeLeavesNoByteInTheHome(t *testing.T) {
 	}
 
 	// Without the confirmation nothing happens.
-	if _, err := a.Forget(ctx, ForgetRequest{Agent: "alice", Heading: "pasted key", Purge: true}); !errors.Is(err, palace.ErrBadQuery) {
+	if _, err := a.Forget(ctx, ForgetRequest{Agent: "alice", Heading: "pasted key", Purge: true}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("unconfirmed purge: err = %v", err)
 	}
 	res, err := a.Forget(ctx, ForgetRequest{Agent: "alice", Heading: "pasted key", Purge: true, Confirm: "alice"})
@@ -160,7 +160,7 @@ func TestCorrectionsKeepToTheCallersMemory(t *testing.T) {
 		}, `writes only to agent "carol"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if err := c.do(); !errors.Is(err, palace.ErrBadQuery) || !strings.Contains(err.Error(), c.want) {
+			if err := c.do(); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want a refusal saying %q", err, c.want)
 			}
 		})
@@ -276,7 +276,7 @@ func TestCorrectionsNameWhatIsMissing(t *testing.T) {
 		name string
 		do   func() error
 		want string
-		is   error // palace.ErrBadQuery when nil
+		is   error // ErrInvalid when nil
 	}{
 		{"forget a heading", func() error {
 			_, err := a.Forget(ctx, ForgetRequest{Agent: "alice", Heading: "no such heading"})
@@ -314,7 +314,7 @@ func TestCorrectionsNameWhatIsMissing(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			is := c.is
 			if is == nil {
-				is = palace.ErrBadQuery
+				is = ErrInvalid
 			}
 			if err := c.do(); err == nil || err.Error() != c.want || !errors.Is(err, is) {
 				t.Errorf("err = %v; want %q, an error of kind %v", err, c.want, is)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/hivemem/hivemem/internal/capture"
 	"github.com/hivemem/hivemem/internal/home"
-	"github.com/hivemem/hivemem/internal/palace"
 )
 
 // ImportRequest turns conversation files into an agent's session files
@@ -39,7 +38,7 @@ const MaxTranscriptBytes = capture.MaxSourceBytes
 // for its sessions (import, hook save) can refuse such input first.
 func (r ImportRequest) Validate() error {
 	if err := home.ValidateAgentID(r.Agent); err != nil {
-		return palace.BadQuery(err)
+		return invalid(err)
 	}
 	for _, p := range r.Paths {
 		st, err := os.Stat(p)
@@ -53,7 +52,7 @@ func (r ImportRequest) Validate() error {
 		}
 	}
 	if r.Transcript && len(r.Paths) != 1 {
-		return palace.BadQuery(fmt.Errorf("import: a transcript is one file, got %d paths", len(r.Paths)))
+		return invalid(fmt.Errorf("import: a transcript is one file, got %d paths", len(r.Paths)))
 	}
 	return nil
 }

@@ -36,14 +36,14 @@ type MineRequest struct {
 }
 
 // Validate checks the request without mining; every error wraps
-// palace.ErrBadQuery.
+// ErrInvalid.
 func (r MineRequest) Validate() error {
 	if r.Agent != "" {
 		if r.Path != "" {
 			return badRequest("mine: give an agent or a path, not both")
 		}
 		if err := home.ValidateAgentID(r.Agent); err != nil {
-			return palace.BadQuery(fmt.Errorf("agent: %w", err))
+			return invalid(fmt.Errorf("agent: %w", err))
 		}
 	}
 	return nil
@@ -71,7 +71,7 @@ func (a *App) Mine(ctx context.Context, r MineRequest) (MineResult, error) {
 	case r.Agent != "":
 		mp, err := a.Home.MemoryPath(r.Agent)
 		if err != nil {
-			return MineResult{}, palace.BadQuery(err)
+			return MineResult{}, invalid(err)
 		}
 		path = filepath.Dir(mp)
 		if st, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) || err == nil && !st.IsDir() {

@@ -30,13 +30,13 @@ type PurgeRequest struct {
 	Scope Scope `json:"-"`
 }
 
-// Validate checks the request; every error wraps palace.ErrBadQuery.
+// Validate checks the request; every error is ErrInvalid.
 func (r PurgeRequest) Validate() error {
 	if r.Scope.Caller != "" {
-		return palace.BadQuery(fmt.Errorf("purge: refused: this server acts only for agent %q, and a purge changes every agent's files (use forget --purge on a section of its own memory)", r.Scope.Caller))
+		return invalid(fmt.Errorf("purge: refused: this server acts only for agent %q, and a purge changes every agent's files (use forget --purge on a section of its own memory)", r.Scope.Caller))
 	}
 	if err := purge.CheckText(r.Text); err != nil {
-		return palace.BadQuery(fmt.Errorf("purge: %w", err))
+		return invalid(fmt.Errorf("purge: %w", err))
 	}
 	return nil
 }
@@ -436,7 +436,7 @@ func (a *App) forgetPurgeTexts(ctx context.Context, r ForgetRequest, agent strin
 		out.Line = &li
 		t := strings.TrimSpace(line.Text)
 		if err := purge.CheckText(t); err != nil {
-			return nil, palace.BadQuery(fmt.Errorf("line %d: %w; forget it without --purge", line.Number, err))
+			return nil, invalid(fmt.Errorf("line %d: %w; forget it without --purge", line.Number, err))
 		}
 		texts := []purge.Text{{Text: line.Text}, {Text: t}}
 		if n := strings.TrimSpace(r.Line); len(n) >= purge.MinLen {

@@ -456,7 +456,7 @@ func TestPurgeDryRunAndShortText(t *testing.T) {
 		t.Error("a dry run recorded a purge")
 	}
 	for _, short := range []string{"the", "", "   ", "1234567"} {
-		if _, err := a.Purge(ctx, PurgeRequest{Text: short}); !errors.Is(err, palace.ErrBadQuery) {
+		if _, err := a.Purge(ctx, PurgeRequest{Text: short}); !errors.Is(err, ErrInvalid) {
 			t.Errorf("purge %q: err = %v, want a bad request", short, err)
 		}
 	}

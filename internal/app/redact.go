@@ -13,7 +13,6 @@ import (
 
 	"github.com/hivemem/hivemem/internal/atomicio"
 	"github.com/hivemem/hivemem/internal/config"
-	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/purge"
 	"github.com/hivemem/hivemem/internal/redact"
 )
@@ -412,10 +411,10 @@ type ScanRequest struct {
 	Scope Scope `json:"-"`
 }
 
-// Validate checks the request; every error wraps palace.ErrBadQuery.
+// Validate checks the request; every error is ErrInvalid.
 func (r ScanRequest) Validate() error {
 	if r.Purge && r.Scope.Caller != "" {
-		return palace.BadQuery(fmt.Errorf("scan: --purge refused: this server acts only for agent %q, and a purge changes every agent's files", r.Scope.Caller))
+		return invalid(fmt.Errorf("scan: --purge refused: this server acts only for agent %q, and a purge changes every agent's files", r.Scope.Caller))
 	}
 	return nil
 }

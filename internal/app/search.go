@@ -19,7 +19,7 @@ type Scope struct {
 
 // refuse is the error of a read outside an own scope.
 func (s Scope) refuse(what, name string) error {
-	return palace.BadQuery(fmt.Errorf("%s %q refused: scope own, this server reads only agent %q's memory", what, name, s.Caller))
+	return invalid(fmt.Errorf("%s %q refused: scope own, this server reads only agent %q's memory", what, name, s.Caller))
 }
 
 // SearchRequest is one search, from any front end. Validate checks it
@@ -59,13 +59,13 @@ func (r SearchRequest) query() palace.Query {
 }
 
 // Validate checks the request as Search would, without searching. Every
-// error wraps palace.ErrBadQuery.
+// error is ErrInvalid.
 func (r SearchRequest) Validate() error {
 	if r.ResultsGiven && r.Results == 0 {
-		return palace.BadQuery(palace.ValidateResults(0, r.MaxResults))
+		return invalid(palace.ValidateResults(0, r.MaxResults))
 	}
 	if err := r.query().Validate(r.MaxResults); err != nil {
-		return err
+		return invalid(err)
 	}
 	if r.Scope.Own {
 		if r.Wing != "" && r.Wing != r.Scope.Caller {
@@ -97,7 +97,7 @@ type SearchResult struct {
 
 // Search validates r and searches the palace. A wing the palace does not
 // have is palace.ErrUnknownWing, an agent it does not know
-// palace.ErrUnknownAgent, except the caller's own (no memory yet): no
+// palace.ErrUnknownAgent (both ErrNotFound), except the caller's own (no memory yet): no
 // hits.
 func (a *App) Search(ctx context.Context, r SearchRequest) (SearchResult, error) {
 	start := time.Now()
@@ -119,7 +119,7 @@ func (a *App) Search(ctx context.Context, r SearchRequest) (SearchResult, error)
 		hits, err = nil, nil
 	}
 	if err != nil {
-		return SearchResult{}, err
+		return SearchResult{}, withKind(err)
 	}
 	mode := r.Mode
 	if mode == "" || a.Palace.Embedder() == nil {
@@ -149,13 +149,13 @@ type WakeUpRequest struct {
 	Scope Scope `json:"-"`
 }
 
-// Validate checks the request; every error wraps palace.ErrBadQuery.
+// Validate checks the request; every error is ErrInvalid.
 func (r WakeUpRequest) Validate() error {
 	maxBudget := r.MaxBudget
 	if maxBudget <= 0 || maxBudget > palace.MaxWakeUpBudget {
 		maxBudget = palace.MaxWakeUpBudget
 	}
-	bad := func(err error) error { return fmt.Errorf("wake-up: %w", palace.BadQuery(err)) }
+	bad := func(err error) error { return fmt.Errorf("wake-up: %w", invalid(err)) }
 	switch {
 	case r.Budget < 0 || r.Budget > maxBudget || r.BudgetGiven && r.Budget == 0:
 		if r.Budget > maxBudget {
@@ -197,5 +197,5 @@ func (a *App) WakeUp(ctx context.Context, r WakeUpRequest) (WakeUpResult, error)
 		}
 	}
 	d, err := a.Palace.WakeUp(ctx, wing, budget)
-	return wakeUpResultOf(d), err // what was built, as the palace gives it, even with ctx done
+	return wakeUpResultOf(d), withKind(err) // what was built, as the palace gives it, even with ctx done
 }

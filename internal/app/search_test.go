@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/palace"
 )
 
 // TestCountsGivenAreChecked: a number of results or a budget the caller
@@ -28,7 +27,7 @@ func TestCountsGivenAreChecked(t *testing.T) {
 		{"budget 0 given, MCP's cap", app.WakeUpRequest{BudgetGiven: true, MaxBudget: 20000}.Validate(), "budget must be between 1 and 20000 tokens, got 0"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if c.err == nil || !strings.Contains(c.err.Error(), c.want) || !errors.Is(c.err, palace.ErrBadQuery) {
+			if c.err == nil || !strings.Contains(c.err.Error(), c.want) || !errors.Is(c.err, app.ErrInvalid) {
 				t.Errorf("err = %v; want a bad query containing %q", c.err, c.want)
 			}
 		})

@@ -10,7 +10,6 @@ import (
 
 	"github.com/hivemem/hivemem/internal/capture"
 	"github.com/hivemem/hivemem/internal/home"
-	"github.com/hivemem/hivemem/internal/palace"
 )
 
 // SessionContextRequest asks for what a new session of an agent is told
@@ -23,7 +22,7 @@ type SessionContextRequest struct {
 // Validate checks the agent id and the budget.
 func (r SessionContextRequest) Validate() error {
 	if err := home.ValidateAgentID(r.Agent); err != nil {
-		return palace.BadQuery(err)
+		return invalid(err)
 	}
 	return WakeUpRequest{Wing: r.Agent, Budget: r.Budget}.Validate()
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/hivemem/hivemem/internal/atomicio"
 	"github.com/hivemem/hivemem/internal/config"
-	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/tomledit"
 )
 
@@ -157,7 +156,7 @@ type SettingsRequest struct {
 	Manager   *ManagerPatch   `json:"manager"`
 }
 
-// Validate checks every given value (bad input: palace.ErrBadQuery).
+// Validate checks every given value (bad input: ErrInvalid).
 func (r SettingsRequest) Validate() error {
 	_, _, err := r.assignments()
 	return err
@@ -171,7 +170,7 @@ func (r SettingsRequest) assignments() (reflector, manager []tomledit.Setting, e
 	}
 	if r.Reflector != nil {
 		if reflector, err = r.Reflector.assignments(); err != nil {
-			return nil, nil, palace.BadQuery(err)
+			return nil, nil, invalid(err)
 		}
 	}
 	if r.Manager != nil && r.Manager.Mining != nil {

@@ -5,8 +5,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/hivemem/hivemem/internal/palace"
 )
 
 // TestUpdateSettingsRefusesLayouts: a config.toml the line editor cannot
@@ -84,10 +82,10 @@ func TestSettingsRequestRefusesBadInput(t *testing.T) {
 		"interval short":   {Reflector: &ReflectorPatch{Interval: &iv}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if err := r.Validate(); !errors.Is(err, palace.ErrBadQuery) {
+			if err := r.Validate(); !errors.Is(err, ErrInvalid) {
 				t.Errorf("Validate = %v, want bad input", err)
 			}
-			if _, err := a.UpdateSettings(t.Context(), r); !errors.Is(err, palace.ErrBadQuery) {
+			if _, err := a.UpdateSettings(t.Context(), r); !errors.Is(err, ErrInvalid) {
 				t.Errorf("UpdateSettings = %v, want bad input", err)
 			}
 			if now, _ := os.ReadFile(a.Home.ConfigPath()); string(now) != string(before) {

@@ -21,17 +21,17 @@ const DefaultLockWait = 5 * time.Minute
 // writeAgent is the agent a write acts for: the one named, else the
 // caller's. A caller writes only to its own memory: naming another agent
 // is refused, so that a bound front end (MCP --agent) never writes
-// elsewhere. Every refusal wraps palace.ErrBadQuery.
+// elsewhere. Every refusal is ErrInvalid.
 func (s Scope) writeAgent(agent string) (string, error) {
 	if s.Caller != "" && agent != "" && agent != s.Caller {
-		return "", palace.BadQuery(fmt.Errorf("agent %q refused: this server writes only to agent %q's memory", agent, s.Caller))
+		return "", invalid(fmt.Errorf("agent %q refused: this server writes only to agent %q's memory", agent, s.Caller))
 	}
 	return s.agent(agent)
 }
 
 // readAgent is the agent a read acts on: the one named, else the
 // caller's; under an own scope, only the caller's. Every refusal wraps
-// palace.ErrBadQuery.
+// ErrInvalid.
 func (s Scope) readAgent(agent string) (string, error) {
 	agent, err := s.agent(agent)
 	if err == nil && s.Own && agent != s.Caller {
@@ -49,7 +49,7 @@ func (s Scope) agent(agent string) (string, error) {
 		if agent == "" {
 			err = fmt.Errorf("agent is required: %w", err) // and the caller is bound to none
 		}
-		return "", palace.BadQuery(err)
+		return "", invalid(err)
 	}
 	return agent, nil
 }
@@ -78,13 +78,13 @@ type RememberRequest struct {
 }
 
 // Validate checks the request without writing; every error wraps
-// palace.ErrBadQuery.
+// ErrInvalid.
 func (r RememberRequest) Validate() error {
 	if _, err := r.Scope.writeAgent(r.Agent); err != nil {
 		return fmt.Errorf("remember: %w", err)
 	}
 	if err := palace.CheckRemember(r.Heading, r.Text); err != nil {
-		return palace.BadQuery(err)
+		return invalid(err)
 	}
 	if r.Supersedes != "" {
 		if err := checkRef("supersedes", r.Supersedes); err != nil {
@@ -263,17 +263,17 @@ type PinRequest struct {
 }
 
 // Validate checks the request without writing; every error wraps
-// palace.ErrBadQuery.
+// ErrInvalid.
 func (r PinRequest) Validate() error {
 	if _, err := r.Scope.writeAgent(r.Agent); err != nil {
 		return fmt.Errorf("pin: %w", err)
 	}
 	if err := palace.CheckFact(r.Fact); err != nil {
-		return palace.BadQuery(err)
+		return invalid(err)
 	}
 	if r.Replaces != "" {
 		if err := palace.CheckFact(r.Replaces); err != nil {
-			return palace.BadQuery(fmt.Errorf("pin --replaces: %w", errors.Unwrap(err)))
+			return invalid(fmt.Errorf("pin --replaces: %w", errors.Unwrap(err)))
 		}
 	}
 	return nil

@@ -23,7 +23,7 @@ func openLexical(t *testing.T) *App {
 
 // TestWriteRequestsRefuseBadInput: a remember or pin with a bad agent, a
 // caller writing to another agent's memory, or text that is no note or
-// fact is refused as bad input (palace.ErrBadQuery) and writes nothing.
+// fact is refused as bad input (ErrInvalid) and writes nothing.
 func TestWriteRequestsRefuseBadInput(t *testing.T) {
 	a := openLexical(t)
 	bound := Scope{Caller: "carol"}
@@ -52,7 +52,7 @@ func TestWriteRequestsRefuseBadInput(t *testing.T) {
 			case PinRequest:
 				_, err = a.Pin(context.Background(), r)
 			}
-			if !errors.Is(err, palace.ErrBadQuery) || !strings.Contains(err.Error(), c.want) {
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want a bad request saying %q", err, c.want)
 			}
 		})

@@ -63,7 +63,24 @@ func execute(ctx context.Context, root *cobra.Command, prog string, args []strin
 		return ee.code
 	}
 	fmt.Fprintln(stderr, prog+":", err)
-	return 1
+	return exitCode(err)
+}
+
+// exitFailure is the exit status of a command that failed or was refused.
+const exitFailure = 1
+
+// exitCode is the one place the CLI maps the app's error kinds
+// (app.Kind) onto exit statuses, as restic's exit-code switch does: bad
+// input, not found, conflict, unavailable and any other failure all exit
+// 1, as they always have (scripts test for non-zero). The statuses of
+// their own are a child's (spawn: 126, 127, or the child's) and scan's
+// secrets found (3), which carry them as exitError.
+func exitCode(err error) int {
+	switch app.Kind(err) {
+	case app.ErrInvalid, app.ErrNotFound, app.ErrConflict, app.ErrUnavailable:
+		return exitFailure
+	}
+	return exitFailure
 }
 
 // withUsage makes every argument error of cmd and its subcommands name the

@@ -14,7 +14,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/hivemem/hivemem/internal/palace"
 	"log/slog"
 	"strings"
 	"time"
@@ -34,15 +33,15 @@ const (
 	ScopeOwn = "own"
 )
 
-// Limits on tool input, on top of the palace's own (palace.MaxQueryBytes,
-// palace.MaxRememberBytes).
+// Limits on tool input, on top of the ones every front end shares (the
+// size of a query, of a note), which the app applies.
 const (
 	// MaxResults caps the hits of one memory_search.
 	MaxResults = 100
 	// MaxWakeUpBudget caps a wake-up digest, in estimated tokens.
 	MaxWakeUpBudget = 20000
 	// MaxNameBytes caps wing, room and section arguments.
-	MaxNameBytes = 200
+	MaxNameBytes = app.MaxNameBytes
 	// MaxReadBytes caps the text one memory_read returns; a longer region
 	// is cut at a line boundary and marked truncated.
 	MaxReadBytes = 128 << 10
@@ -158,7 +157,7 @@ func instructions(d Deps) string {
 // checkName caps and cleans a free-form name argument (wing, room,
 // section) before it reaches a query.
 func checkName(what, s string) error {
-	return palace.CheckText(what, s, MaxNameBytes)
+	return app.CheckName(what, s)
 }
 
 // sdkLogger is the logger handed to the SDK. The SDK logs every session's

@@ -9,16 +9,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/memfile"
 )
 
-// Regions memory_read accepts.
+// Regions memory_read accepts: all, or one of the app's region model.
 const (
 	RegionAll       = "all"
-	RegionHeader    = "header"
-	RegionPinned    = "pinned"
-	RegionCondensed = "condensed"
-	RegionRecent    = "recent"
+	RegionHeader    = app.RegionHeader
+	RegionPinned    = app.RegionPinned
+	RegionCondensed = app.RegionCondensed
+	RegionRecent    = app.RegionRecent
 )
 
 func (s *server) read(ctx context.Context, in ReadInput) (ReadOutput, string, error) {
@@ -33,31 +32,29 @@ func (s *server) read(ctx context.Context, in ReadInput) (ReadOutput, string, er
 	default:
 		return ReadOutput{}, "", fmt.Errorf("unknown region %q (want all, header, pinned, condensed or recent)", in.Region)
 	}
-	m, err := s.d.App.ReadMemory(ctx, app.MemoryRequest{Agent: in.Agent, Scope: s.scope()})
+	m, err := s.d.App.Memory(ctx, app.MemoryRequest{Agent: in.Agent, Scope: s.scope()})
 	if err != nil {
 		return ReadOutput{}, "", err
 	}
-	agent, data := m.Agent, m.Data
-	f, err := memfile.Parse(data)
-	if err != nil {
-		return ReadOutput{}, "", fmt.Errorf("read %s: %w", agent, err)
+	if m.ParseError != "" {
+		return ReadOutput{}, "", fmt.Errorf("read %s: %s", m.Agent, m.ParseError)
 	}
-	out := ReadOutput{Agent: agent, Source: m.Source, Bytes: len(data), Lines: countLines(string(data)),
-		Sections: make([]SectionInfo, len(f.Sections))}
-	for i, sec := range f.Sections {
-		out.Sections[i] = app.SectionOf(sec)
+	out := ReadOutput{Agent: m.Agent, Source: m.Source, Bytes: int(m.Bytes), Lines: m.Lines,
+		Sections: make([]SectionInfo, len(m.Sections))}
+	for i, sec := range m.Sections {
+		out.Sections[i] = sectionInfo(sec)
 	}
 
 	if in.Section != "" {
-		sec, inHeader, err := findSection(f, in.Section, out.Lines)
+		sec, inHeader, err := findSection(m, in.Section)
 		if err != nil {
 			return ReadOutput{}, "", err
 		}
 		if inHeader {
 			out.Region = RegionHeader
-			setText(&out, f.Header, 1)
+			setText(&out, m.Header, 1)
 		} else {
-			info := app.SectionOf(sec)
+			info := sectionInfo(sec)
 			out.Section = &info
 			setText(&out, sec.Raw, sec.StartLine)
 		}
@@ -68,14 +65,12 @@ func (s *server) read(ctx context.Context, in ReadInput) (ReadOutput, string, er
 		}
 		switch out.Region {
 		case RegionAll:
-			setText(&out, string(data), 1)
-		case RegionHeader:
-			setText(&out, f.Header, 1)
+			setText(&out, m.Raw, 1)
 		default:
-			text, start := regionText(f, out.Region)
+			text, start := m.RegionText(out.Region)
 			setText(&out, text, start)
 			if out.Region == RegionPinned {
-				out.Facts = f.Pinned()
+				out.Facts = m.Pinned
 			}
 		}
 	}
@@ -86,29 +81,9 @@ func (s *server) read(ctx context.Context, in ReadInput) (ReadOutput, string, er
 	return out, text, nil
 }
 
-// regionText concatenates the sections of a region (duplicates merged, in
-// file order) and returns the line of the first.
-func regionText(f *memfile.File, region string) (string, int) {
-	var b strings.Builder
-	start := 0
-	for _, sec := range f.Sections {
-		var in bool
-		switch region {
-		case RegionPinned:
-			in = sec.Kind == memfile.KindPinned
-		case RegionCondensed:
-			in = sec.Kind == memfile.KindCondensed
-		case RegionRecent:
-			in = sec.Kind == memfile.KindRecent || sec.Kind == memfile.KindSection
-		}
-		if in {
-			if start == 0 {
-				start = sec.StartLine
-			}
-			b.WriteString(sec.Raw)
-		}
-	}
-	return b.String(), start
+// sectionInfo is a section's location.
+func sectionInfo(s app.MemorySection) SectionInfo {
+	return SectionInfo{Heading: s.Heading, Kind: s.Kind, StartLine: s.StartLine, EndLine: s.EndLine, Date: s.Date}
 }
 
 // setText stores text (cut to MaxReadBytes at a line boundary) and the
@@ -134,16 +109,16 @@ func setText(out *ReadOutput, text string, start int) {
 // section holding that line; inHeader when the line is in the header), or
 // a heading, matched exactly first, then as a case-insensitive part. An
 // ambiguous heading is an error that lists the candidates with their lines.
-func findSection(f *memfile.File, q string, lines int) (sec memfile.Section, inHeader bool, err error) {
+func findSection(m app.Memory, q string) (sec app.MemorySection, inHeader bool, err error) {
 	q = strings.TrimSpace(q)
 	if n, err := strconv.Atoi(q); err == nil {
 		switch {
-		case n < 1 || n > lines:
-			return sec, false, fmt.Errorf("line %d is outside the file (1-%d)", n, lines)
-		case n <= f.HeaderLines:
+		case n < 1 || n > m.Lines:
+			return sec, false, fmt.Errorf("line %d is outside the file (1-%d)", n, m.Lines)
+		case n <= m.HeaderLines:
 			return sec, true, nil
 		}
-		for _, s := range f.Sections {
+		for _, s := range m.Sections {
 			if n >= s.StartLine && n <= s.EndLine {
 				return s, false, nil
 			}
@@ -154,9 +129,9 @@ func findSection(f *memfile.File, q string, lines int) (sec memfile.Section, inH
 	if q == "" {
 		return sec, false, errors.New("section is empty: give a heading or a line number")
 	}
-	var exact, partial []memfile.Section
+	var exact, partial []app.MemorySection
 	lq := strings.ToLower(q)
-	for _, s := range f.Sections {
+	for _, s := range m.Sections {
 		h := strings.TrimSpace(s.Heading)
 		switch {
 		case h == q:
@@ -171,7 +146,7 @@ func findSection(f *memfile.File, q string, lines int) (sec memfile.Section, inH
 	}
 	switch len(cands) {
 	case 0:
-		return sec, false, fmt.Errorf("no section heading matches %q (the file has %d sections; read region all for its table of contents)", q, len(f.Sections))
+		return sec, false, fmt.Errorf("no section heading matches %q (the file has %d sections; read region all for its table of contents)", q, len(m.Sections))
 	case 1:
 		return cands[0], false, nil
 	}

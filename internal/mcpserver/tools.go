@@ -239,9 +239,8 @@ func addTool[In, Out any](srv *mcp.Server, s *server, t *mcp.Tool, h handler[In,
 		out, text, err := h(ctx, in)
 		ms := float64(time.Since(start).Microseconds()) / 1000
 		if err != nil {
-			s.d.Logger.Info("mcp tool call refused or failed", "tool", t.Name, "agent", s.d.Agent, "ms", ms, "error", err)
 			var zero Out
-			return nil, zero, err
+			return nil, zero, s.toolError(t.Name, ms, err)
 		}
 		s.d.Logger.Debug("mcp tool call", "tool", t.Name, "agent", s.d.Agent, "ms", ms)
 		if text == "" {
@@ -249,6 +248,20 @@ func addTool[In, Out any](srv *mcp.Server, s *server, t *mcp.Tool, h handler[In,
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, out, nil
 	})
+}
+
+// toolError is the one place MCP maps the app's error kinds: every error
+// reaches the client as a tool error (isError, its message as the text),
+// never a protocol error, so that the model reads why and can ask again
+// better. A refusal (bad input, not found, conflict, unavailable: the
+// kinds of app.Kind) is logged at info, a failure of none at warn.
+func (s *server) toolError(tool string, ms float64, err error) error {
+	if k := app.Kind(err); k != nil {
+		s.d.Logger.Info("mcp tool call refused", "tool", tool, "agent", s.d.Agent, "ms", ms, "kind", k.Error(), "error", err)
+	} else {
+		s.d.Logger.Warn("mcp tool call failed", "tool", tool, "agent", s.d.Agent, "ms", ms, "error", err)
+	}
+	return err
 }
 
 // value is a count argument's value, 0 when it was left out.

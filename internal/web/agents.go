@@ -10,8 +10,6 @@ import (
 
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/config"
-	"github.com/hivemem/hivemem/internal/memfile"
-	"github.com/hivemem/hivemem/internal/reflector"
 )
 
 // Health levels of an agent's memory file, worst last.
@@ -76,9 +74,9 @@ func managerAgents(v any) map[string]managerAgent {
 	return out
 }
 
-func (h *Handler) newSummaryContext() (summaryContext, error) {
+func (h *Handler) newSummaryContext(ctx context.Context) (summaryContext, error) {
 	sc := summaryContext{cfg: h.cfg(), backups: map[string]int{}, now: time.Now()}
-	bs, err := reflector.Backups(h.app.Home, "")
+	bs, err := h.app.Backups(ctx, app.BackupsRequest{})
 	if err != nil {
 		return sc, err
 	}
@@ -93,8 +91,8 @@ func (h *Handler) newSummaryContext() (summaryContext, error) {
 
 // agentSummaries grades every agent of an app status (app.Status's
 // Agents, computed once per request).
-func (h *Handler) agentSummaries(agents []app.AgentStatus) ([]AgentSummary, error) {
-	sc, err := h.newSummaryContext()
+func (h *Handler) agentSummaries(ctx context.Context, agents []app.AgentStatus) ([]AgentSummary, error) {
+	sc, err := h.newSummaryContext(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +110,7 @@ func (h *Handler) agentSummary(ctx context.Context, id string, data []byte) (Age
 	if err != nil {
 		return AgentSummary{}, fmt.Errorf("index stats: %w", err)
 	}
-	sc, err := h.newSummaryContext()
+	sc, err := h.newSummaryContext(ctx)
 	if err != nil {
 		return AgentSummary{}, err
 	}
@@ -168,7 +166,7 @@ func health(rc config.Reflector, s AgentSummary, now time.Time) (string, string)
 	if !rc.Enabled {
 		disabled = " (reflector disabled)"
 	}
-	if ok, _, _ := reflector.Triggered(rc, s.Bytes, s.Sections); ok {
+	if app.CondenseDue(rc, s.Bytes, s.Sections) {
 		switch {
 		case s.Bytes > rc.BudgetBytes:
 			return HealthDue, fmt.Sprintf("over budget: %s of %s%s", humanize.IBytes(uint64(s.Bytes)), humanize.IBytes(uint64(rc.BudgetBytes)), disabled)
@@ -195,95 +193,18 @@ func (h *Handler) agentFile(ctx context.Context, id string) (path string, data [
 	return m.Path, m.Data, nil
 }
 
-// MemoryView is an agent's memory file, raw and parsed into its regions.
-type MemoryView struct {
-	Agent       string        `json:"agent"`
-	Source      string        `json:"source"` // path relative to the home
-	Bytes       int64         `json:"bytes"`
-	SHA256      string        `json:"sha256"` // pass as if_match to condense
-	Lines       int           `json:"lines"`
-	Raw         string        `json:"raw"`
-	Header      string        `json:"header"`
-	HeaderLines int           `json:"header_lines"`
-	Sections    []SectionView `json:"sections"`
-	Pinned      []string      `json:"pinned"`
-	Condensed   string        `json:"condensed"`
-	ParseError  string        `json:"parse_error,omitempty"`
+// agentMemory reads an agent's memory file for a request, parsed into its
+// regions (app.Memory): 400 for a bad id, 404 when the agent has no memory
+// file (statusOf).
+func (h *Handler) agentMemory(ctx context.Context, id string) (MemoryView, error) {
+	return h.app.Memory(ctx, app.MemoryRequest{Agent: id})
 }
+
+// MemoryView is an agent's memory file, raw and parsed into its regions:
+// the app's one region model (app.Memory), the same as MCP memory_read's.
+type MemoryView = app.Memory
 
 // SectionView is one "## " section. Kind is the memfile kind (section,
-// pinned, condensed, recent); Region is where it stands: pinned, condensed,
-// recent (the marker and the sections after it) or "" in a file that was
-// never condensed.
-type SectionView struct {
-	Kind      string `json:"kind"`
-	Region    string `json:"region"`
-	Heading   string `json:"heading"`
-	StartLine int    `json:"start_line"`
-	EndLine   int    `json:"end_line"`
-	Date      string `json:"date,omitempty"`
-	Raw       string `json:"raw"`
-	// SupersededBy is the heading of the section that replaces this one
-	// ("> superseded by:" in the file), "" for a current section.
-	SupersededBy string `json:"superseded_by,omitempty"`
-}
-
-// memoryView parses data into a MemoryView; a file that does not parse is
-// still shown raw, with the parse error.
-func (h *Handler) memoryView(id, path string, data []byte) MemoryView {
-	v := MemoryView{
-		Agent: id, Source: h.app.Home.Rel(path), Bytes: int64(len(data)), SHA256: app.SHA256(data),
-		Lines: countLines(data), Raw: string(data), Sections: []SectionView{}, Pinned: []string{},
-	}
-	mf, err := memfile.Parse(data)
-	if err != nil {
-		v.ParseError = err.Error()
-		return v
-	}
-	v.Header, v.HeaderLines = mf.Header, mf.HeaderLines
-	v.Pinned = append(v.Pinned, mf.Pinned()...)
-	v.Condensed = mf.Condensed()
-	v.Sections = sectionViews(mf)
-	return v
-}
-
-// sectionViews assigns each section its region.
-func sectionViews(mf *memfile.File) []SectionView {
-	out := make([]SectionView, 0, len(mf.Sections))
-	inRecent := false
-	for _, s := range mf.Sections {
-		region := ""
-		switch s.Kind {
-		case memfile.KindPinned:
-			region = "pinned"
-		case memfile.KindCondensed:
-			region = "condensed"
-		case memfile.KindRecent:
-			region, inRecent = "recent", true
-		case memfile.KindSection:
-			if inRecent {
-				region = "recent"
-			}
-		}
-		out = append(out, SectionView{
-			Kind: s.Kind.String(), Region: region, Heading: s.Heading,
-			StartLine: s.StartLine, EndLine: s.EndLine, Date: s.Date, Raw: s.Raw, SupersededBy: s.SupersededBy,
-		})
-	}
-	return out
-}
-
-// countLines counts lines the way memfile numbers them: a last line
-// without a newline counts.
-func countLines(data []byte) int {
-	n := 0
-	for _, c := range data {
-		if c == '\n' {
-			n++
-		}
-	}
-	if len(data) > 0 && data[len(data)-1] != '\n' {
-		n++
-	}
-	return n
-}
+// pinned, condensed, recent); Region is where it stands: pinned,
+// condensed, or recent (the marker and every ordinary section).
+type SectionView = app.MemorySection

@@ -13,8 +13,6 @@ import (
 
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/httpguard"
-	"github.com/hivemem/hivemem/internal/palace"
-	"github.com/hivemem/hivemem/internal/reflector"
 )
 
 // StatusReport is GET /api/v1/status.
@@ -57,11 +55,11 @@ func (h *Handler) status(r *http.Request) (StatusReport, error) {
 	rep := StatusReport{
 		Version: h.version, Time: time.Now().UTC(), Status: st,
 		Reflector: ReflectorStatus{
-			Enabled: cfg.Reflector.Enabled, Interval: duration(cfg.Reflector.Interval.Duration), Summarizer: h.refl.Summarizer(),
+			Enabled: cfg.Reflector.Enabled, Interval: duration(cfg.Reflector.Interval.Duration), Summarizer: st.Condense.Summarizer,
 		},
 	}
-	for _, s := range h.refl.States() {
-		if s.Failures > 0 {
+	for _, a := range st.Agents {
+		if a.ReflectorBackoff != nil {
 			rep.Reflector.Backoffs++
 		}
 	}
@@ -84,7 +82,7 @@ func (h *Handler) apiAgents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	as, err := h.agentSummaries(st.Agents)
+	as, err := h.agentSummaries(r.Context(), st.Agents)
 	if err != nil {
 		return err
 	}
@@ -104,13 +102,14 @@ func (h *Handler) apiAgent(w http.ResponseWriter, r *http.Request) error {
 
 func (h *Handler) apiMemory(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("agent")
-	path, data, err := h.agentFile(r.Context(), id)
+	m, err := h.agentMemory(r.Context(), id)
 	if err != nil {
 		return err
 	}
+	data := []byte(m.Raw)
 	switch f := r.URL.Query().Get("format"); f {
 	case "", "json":
-		writeJSON(w, http.StatusOK, h.memoryView(id, path, data))
+		writeJSON(w, http.StatusOK, m)
 	case "raw":
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
@@ -142,26 +141,19 @@ func parseSearch(q url.Values) (app.SearchRequest, error) {
 	if s := q.Get("results"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil {
-			return req, errBadRequest("results %q: want a number from 1 to %d", s, palace.MaxResults)
+			return req, errBadRequest("results %q: want a number from 1 to %d", s, app.MaxResults)
 		}
 		req.Results, req.ResultsGiven = n, true // the app checks the range, 0 included
 	}
 	return req, nil
 }
 
-// appError maps the app's error kinds onto HTTP statuses, the one place
-// the API does: bad input 400, an unknown agent, backup, wing or room 404,
-// a request the home's state refuses 409.
+// appError gives the app's error for an empty query the API's words (q is
+// the parameter); every other error is mapped by its kind where ServeHTTP
+// and pageFail answer it (statusOf).
 func appError(err error) error {
-	switch {
-	case errors.Is(err, palace.ErrEmptyQuery):
+	if errors.Is(err, app.ErrEmptyQuery) {
 		return errBadRequest("q is empty: give some text to search for")
-	case errors.Is(err, palace.ErrBadQuery), errors.Is(err, palace.ErrNoWords):
-		return statusError(http.StatusBadRequest, err)
-	case errors.Is(err, app.ErrNotFound), errors.Is(err, palace.ErrUnknownWing), errors.Is(err, palace.ErrUnknownAgent), errors.Is(err, palace.ErrUnknownRoom):
-		return statusError(http.StatusNotFound, err)
-	case errors.Is(err, app.ErrConflict):
-		return statusError(http.StatusConflict, err)
 	}
 	return err
 }
@@ -279,7 +271,7 @@ func (h *Handler) apiWakeUp(w http.ResponseWriter, r *http.Request) error {
 	if s := q.Get("budget"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil {
-			return errBadRequest("budget %q: want a number of tokens from 1 to %d", s, palace.MaxWakeUpBudget)
+			return errBadRequest("budget %q: want a number of tokens from 1 to %d", s, app.MaxWakeUpBudget)
 		}
 		req.Budget, req.BudgetGiven = n, true // the app checks the range, 0 included
 	}
@@ -302,8 +294,7 @@ func (h *Handler) apiCondense(w http.ResponseWriter, r *http.Request) error {
 	}
 	req.Agent = r.PathValue("agent")
 	res, err := h.app.Condense(r.Context(), req)
-	var ae *reflector.AbortError
-	if err != nil && !errors.As(err, &ae) {
+	if err != nil && !app.Aborted(err) {
 		return appError(err)
 	}
 	writeJSON(w, http.StatusOK, res)

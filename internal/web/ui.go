@@ -9,7 +9,6 @@ import (
 	"embed"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -19,8 +18,8 @@ import (
 	"net/url"
 	"os"
 	"path"
-	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,14 +28,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/atomicio"
-	"github.com/hivemem/hivemem/internal/capture"
-	"github.com/hivemem/hivemem/internal/chunk"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/httpguard"
 	"github.com/hivemem/hivemem/internal/mdhtml"
-	"github.com/hivemem/hivemem/internal/memfile"
-	"github.com/hivemem/hivemem/internal/store"
 )
 
 //go:embed templates/*.html
@@ -279,7 +273,7 @@ func (h *Handler) pageOverview(w http.ResponseWriter, r *http.Request) {
 		h.pageFail(w, r, err)
 		return
 	}
-	as, err := h.agentSummaries(st.Agents)
+	as, err := h.agentSummaries(r.Context(), st.Agents)
 	if err != nil {
 		h.pageFail(w, r, err)
 		return
@@ -339,24 +333,18 @@ type hitView struct {
 	Cut         bool
 }
 
-var allRooms = []string{chunk.RoomRecent, chunk.RoomPinned, chunk.RoomCondensed, chunk.RoomArchive, chunk.RoomHeader}
-
 func (h *Handler) pageSearch(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	d := searchData{
 		Q: q.Get("q"), Wing: q.Get("wing"), Room: q.Get("room"), Agent: q.Get("agent"),
 		Since: q.Get("since"), Until: q.Get("until"), AsOf: q.Get("as_of"), Mode: q.Get("mode"),
-		Results: h.cfg().Search.Results, Rooms: allRooms, Lexical: h.app.Palace.Embedder() == nil,
+		Results: h.cfg().Search.Results,
 	}
 	if n, err := strconv.Atoi(q.Get("results")); err == nil {
 		d.Results = n
 	}
-	d.Agents, _ = h.app.Home.Agents()
-	if st, err := h.app.Store.Stats(r.Context()); err == nil {
-		for _, wg := range st.Wings {
-			d.Wings = append(d.Wings, wg.Wing)
-		}
-	}
+	c := h.app.SearchChoices(r.Context())
+	d.Agents, d.Wings, d.Rooms, d.Lexical = c.Agents, c.Wings, c.Rooms, c.Lexical
 	status := http.StatusOK
 	if strings.TrimSpace(d.Q) != "" {
 		d.Searched = true
@@ -368,7 +356,7 @@ func (h *Handler) pageSearch(w http.ResponseWriter, r *http.Request) {
 			status = statusOf(err)
 			d.Error = err.Error()
 		}
-		terms := store.QueryTerms(d.Q)
+		terms := app.QueryTerms(d.Q)
 		o := mdhtml.Options{Terms: terms}
 		for _, hit := range d.Resp.Hits {
 			hv := hitView{SearchHit: hit}
@@ -395,7 +383,7 @@ type memoryData struct {
 	File      string // archive or session file name, "" for memory.md
 	Session   bool   // File is a session file (hive/agents/<id>/sessions/)
 	Archives  []string
-	Sessions  []capture.SessionInfo
+	Sessions  []app.SessionInfo
 	Summary   AgentSummary
 	View      MemoryView
 	Regions   []regionView
@@ -440,18 +428,19 @@ var regionLabels = map[string][2]string{
 
 func (h *Handler) pageMemory(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("agent")
-	path, data, err := h.agentFile(r.Context(), id)
+	m, err := h.agentMemory(r.Context(), id)
 	if err != nil {
 		h.pageFail(w, r, err)
 		return
 	}
-	d := h.viewerData(r, id, "", data)
-	d.View = h.memoryView(id, path, data)
+	data := []byte(m.Raw)
+	d := h.viewerData(r, id, "")
+	d.View = m
 	if d.Summary, err = h.agentSummary(r.Context(), id, data); err != nil {
 		h.pageFail(w, r, err)
 		return
 	}
-	h.fillRegions(&d, data)
+	h.fillRegions(&d)
 	h.render(w, r, http.StatusOK, "memory", id+" — Memory", d)
 }
 
@@ -465,9 +454,7 @@ func (h *Handler) pageArchive(w http.ResponseWriter, r *http.Request) {
 		h.pageFail(w, r, errBadRequest("archive file %q: want a name such as 2026-11.md", name))
 		return
 	}
-	dir, _ := h.app.Home.ArchiveDir(id)
-	p := filepath.Join(dir, name)
-	d, ok := h.viewFile(w, r, id, "archive", p, h.app.Home.ReadFile)
+	d, ok := h.viewFile(w, r, app.AgentFileRequest{Agent: id, Kind: app.AgentFileArchive, Name: name})
 	if !ok {
 		return
 	}
@@ -477,8 +464,7 @@ func (h *Handler) pageArchive(w http.ResponseWriter, r *http.Request) {
 // pageSession shows one of an agent's imported session files.
 func (h *Handler) pageSession(w http.ResponseWriter, r *http.Request) {
 	id, name := r.PathValue("agent"), r.PathValue("file")
-	dir, err := h.app.Home.SessionsDir(id)
-	if err != nil {
+	if err := home.ValidateAgentID(id); err != nil {
 		h.pageFail(w, r, statusError(http.StatusBadRequest, err))
 		return
 	}
@@ -486,8 +472,7 @@ func (h *Handler) pageSession(w http.ResponseWriter, r *http.Request) {
 		h.pageFail(w, r, errBadRequest("session file %q: want a name such as 2026-11-29-fix-login-3f2a9b0c.md", name))
 		return
 	}
-	p := filepath.Join(dir, name)
-	d, ok := h.viewFile(w, r, id, "session", p, atomicio.ReadRegular)
+	d, ok := h.viewFile(w, r, app.AgentFileRequest{Agent: id, Kind: app.AgentFileSession, Name: name})
 	if !ok {
 		return
 	}
@@ -500,23 +485,18 @@ func (h *Handler) pageSession(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, http.StatusOK, "memory", id+" — session "+name, d)
 }
 
-// viewFile reads p, an archive or session file (what) of agent id, with
-// read and returns the viewer's data for it; false: the page has failed
-// (404 when the file does not exist).
-func (h *Handler) viewFile(w http.ResponseWriter, r *http.Request, id, what, p string, read func(string) ([]byte, error)) (memoryData, bool) {
-	name := filepath.Base(p)
-	data, err := read(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		h.pageFail(w, r, errNotFound("agent %s has no %s file %s", id, what, name))
-		return memoryData{}, false
-	}
+// viewFile reads an archive or session file of an agent (app.ReadAgentFile)
+// and returns the viewer's data for it; false: the page has failed (404
+// when the file does not exist).
+func (h *Handler) viewFile(w http.ResponseWriter, r *http.Request, req app.AgentFileRequest) (memoryData, bool) {
+	m, err := h.app.ReadAgentFile(r.Context(), req)
 	if err != nil {
-		h.pageFail(w, r, fmt.Errorf("read %s: %w", what, err))
+		h.pageFail(w, r, err)
 		return memoryData{}, false
 	}
-	d := h.viewerData(r, id, name, data)
-	d.View = h.memoryView(id, p, data)
-	h.fillRegions(&d, data)
+	d := h.viewerData(r, req.Agent, req.Name)
+	d.View = m
+	h.fillRegions(&d)
 	return d, true
 }
 
@@ -525,7 +505,7 @@ var sessionNameRE = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}-[a-z0-9-]+\.
 
 // viewerData reads the viewer's query: the hit's lines, the query to mark
 // and raw mode.
-func (h *Handler) viewerData(r *http.Request, id, file string, data []byte) memoryData {
+func (h *Handler) viewerData(r *http.Request, id, file string) memoryData {
 	q := r.URL.Query()
 	d := memoryData{Agent: id, File: file, Q: q.Get("q"), RawMode: q.Get("view") == "raw"}
 	d.From, _ = strconv.Atoi(q.Get("from"))
@@ -536,42 +516,41 @@ func (h *Handler) viewerData(r *http.Request, id, file string, data []byte) memo
 	if d.To < d.From {
 		d.To = d.From
 	}
-	if dir, err := h.app.Home.ArchiveDir(id); err == nil {
-		if ents, err := os.ReadDir(dir); err == nil {
-			for _, e := range ents {
-				if e.Type().IsRegular() && archiveNameRE.MatchString(e.Name()) {
-					d.Archives = append(d.Archives, e.Name())
-				}
-			}
+	files, _ := h.app.AgentFiles(r.Context(), id) // what it could list: the page is the file
+	for _, name := range files.Archives {
+		if archiveNameRE.MatchString(name) {
+			d.Archives = append(d.Archives, name)
 		}
 	}
-	d.Sessions, _ = capture.List(h.app.Home, id)
+	d.Sessions = files.Sessions
 	return d
 }
 
-// fillRegions renders the file into region boxes (and the raw view).
-func (h *Handler) fillRegions(d *memoryData, data []byte) {
+// fillRegions renders the file of d.View into region boxes (and the raw
+// view). The sections of a file never condensed (no "## Recent" marker),
+// recent in the app's region model, are drawn as one plain box.
+func (h *Handler) fillRegions(d *memoryData) {
+	v := d.View
 	var terms []string
 	if d.Q != "" && len(d.Q) <= 4096 {
-		terms = store.QueryTerms(d.Q)
+		terms = app.QueryTerms(d.Q)
 	}
 	o := mdhtml.Options{From: d.From, To: d.To, Terms: terms}
-	for _, l := range mdhtml.Lines(string(data), 1) {
+	for _, l := range mdhtml.Lines(v.Raw, 1) {
 		d.Raw = append(d.Raw, rawLine{N: l.N, HTML: mdhtml.Text(l.Text, o), Hit: o.Hit(l.N, l.N)})
 	}
-	mf, err := memfile.Parse(data)
-	if err != nil {
+	if v.ParseError != "" {
 		return // the page shows the parse error and the raw view
 	}
-	d.HasHeader = mf.Header != ""
-	if mf.Header != "" {
-		body := mdhtml.Blocks(mf.Header, 1, o)
+	d.HasHeader = v.Header != ""
+	if v.Header != "" {
+		body := mdhtml.Blocks(v.Header, 1, o)
 		d.Regions = append(d.Regions, regionView{Region: "header", Label: regionLabels["header"][0], Note: regionLabels["header"][1],
-			Sections: []sectionView{{BodyHTML: body, SectionView: SectionView{StartLine: 1, EndLine: mf.HeaderLines}}}})
+			Sections: []sectionView{{BodyHTML: body, SectionView: SectionView{StartLine: 1, EndLine: v.HeaderLines}}}})
 	}
-	views := sectionViews(mf)
-	for i, s := range mf.Sections {
-		sv := sectionView{SectionView: views[i], Marker: s.Kind == memfile.KindRecent}
+	plain := !slices.ContainsFunc(v.Sections, SectionView.Marker)
+	for _, s := range v.Sections {
+		sv := sectionView{SectionView: s, Marker: s.Marker()}
 		sv.HeadingHTML = mdhtml.Inline(s.Heading, o)
 		// A hit that covers the heading marks the whole section; one that
 		// starts inside it (a piece of a long section) marks its blocks.
@@ -580,12 +559,12 @@ func (h *Handler) fillRegions(d *memoryData, data []byte) {
 		if sv.Hit {
 			bo.From, bo.To = 0, 0
 		}
-		sv.BodyHTML = mdhtml.Blocks(s.Body(), s.StartLine+1, bo)
-		if s.Kind == memfile.KindSection {
+		sv.BodyHTML = mdhtml.Blocks(s.Body, s.StartLine+1, bo)
+		if s.Ordinary() {
 			d.Sections++
 		}
-		region := sv.Region
-		if region == "" {
+		region := s.Region
+		if region == app.RegionRecent && plain {
 			region = "plain"
 		}
 		if n := len(d.Regions); n > 0 && d.Regions[n-1].Region == region && region != "pinned" && region != "condensed" {

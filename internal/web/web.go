@@ -15,7 +15,6 @@ package web
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,8 +29,6 @@ import (
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/httpguard"
-	"github.com/hivemem/hivemem/internal/reflector"
-	"github.com/hivemem/hivemem/internal/writelock"
 )
 
 // Deps is what the dashboard works with.
@@ -70,8 +67,6 @@ type Settings = app.LiveConfig
 // the live event streams so that a server can shut down promptly.
 type Handler struct {
 	app     *app.App
-	refl    *reflector.Reflector
-	miner   writelock.Miner // palace under the write lock
 	cfg     func() config.Config
 	manager func() any
 	guard   *httpguard.Config
@@ -113,8 +108,6 @@ func New(d Deps) *Handler {
 	}
 	h.cfg = d.Settings.Config
 	d.App.UseLiveConfig(d.Settings)
-	h.refl = d.App.Reflector
-	h.miner = d.App.LockedMiner()
 	h.pages = mustParsePages()
 	h.static = mustLoadStatic()
 	h.routes()
@@ -403,8 +396,12 @@ func errNotFound(format string, a ...any) error {
 	return statusError(http.StatusNotFound, fmt.Errorf(format, a...))
 }
 
-// statusOf picks the HTTP status for an error: the one it carries, 413 for
-// an oversize body, 499-like cancellations as 503, else 500.
+// statusOf picks the HTTP status for an error, the one place the web maps
+// the app's error kinds: the status it carries (httpError), 413 for an
+// oversize body, then by app.Kind: bad input 400, an unknown agent,
+// backup, wing or room 404, a request the home's state refuses 409, one
+// it cannot serve now (a lock held past the wait, a cancelled or timed-out
+// request) 503; any other error 500.
 func statusOf(err error) int {
 	var he *httpError
 	var mbe *http.MaxBytesError
@@ -413,7 +410,15 @@ func statusOf(err error) int {
 		return he.status
 	case errors.As(err, &mbe):
 		return http.StatusRequestEntityTooLarge
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+	}
+	switch app.Kind(err) {
+	case app.ErrInvalid:
+		return http.StatusBadRequest
+	case app.ErrNotFound:
+		return http.StatusNotFound
+	case app.ErrConflict:
+		return http.StatusConflict
+	case app.ErrUnavailable:
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError

@@ -18,10 +18,11 @@ import (
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/home"
-	"github.com/hivemem/hivemem/internal/memfile"
-	"github.com/hivemem/hivemem/internal/palace"
-	"github.com/hivemem/hivemem/internal/reflector"
 )
+
+// reflectorStateFile is the reflector's backoff record in the palace
+// directory.
+const reflectorStateFile = "reflector-state.json"
 
 // Today is the date the demo's newest sections carry; section dates count
 // back from it, so the content is the same on every run.
@@ -102,14 +103,23 @@ func Populate(root string, now time.Time) error {
 	if err := os.WriteFile(filepath.Join(bdir, "memory.md"), []byte(before), 0o644); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	// The tester's last two condensations failed: it is backing off.
+	// The tester's last two condensations failed: it is backing off (the
+	// reflector's state file, as it writes it: a second failure waits
+	// two minutes, and 90 more keep the demo in backoff).
 	failed := now.Add(-25 * time.Minute).UTC().Truncate(time.Second)
-	state := map[string]any{"version": 1, "agents": map[string]reflector.AgentState{
-		"tester": {Failures: 2, NextAttempt: failed.Add(reflector.Backoff(2)).Add(90 * time.Minute), LastReason: "summarize-failed",
+	type agentState struct {
+		Failures    int       `json:"failures"`
+		NextAttempt time.Time `json:"next_attempt"`
+		LastReason  string    `json:"last_reason,omitempty"`
+		LastError   string    `json:"last_error,omitempty"`
+		LastFailure time.Time `json:"last_failure"`
+	}
+	state := map[string]any{"version": 1, "agents": map[string]agentState{
+		"tester": {Failures: 2, NextAttempt: failed.Add(2 * time.Minute).Add(90 * time.Minute), LastReason: "summarize-failed",
 			LastError: "claude-cli: exit status 1: rate limited", LastFailure: failed},
 	}}
 	sb, _ := json.MarshalIndent(state, "", "  ")
-	if err := os.WriteFile(filepath.Join(h.PalaceDir(), reflector.StateFile), append(sb, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(h.PalaceDir(), reflectorStateFile), append(sb, '\n'), 0o644); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
 	log := eventlog.Open(h.LogPath())
@@ -137,7 +147,7 @@ func Open(ctx context.Context, root string) (*app.App, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := a.Palace.Mine(ctx, a.Home.HiveDir(), palace.MineOptions{}); err != nil {
+	if _, err := a.Mine(ctx, app.MineRequest{}); err != nil {
 		a.Close()
 		return nil, err
 	}
@@ -184,20 +194,30 @@ func plainFile(id, name string, ts []topic, n int, rng *rand.Rand) string {
 	return "# Memory — " + name + " (" + id + ")\n\n" + sections(picked, start, 1, rng)
 }
 
+// The region headings of a condensed memory file (the file format, as
+// the README describes it).
+const (
+	headingPinned    = "## 📌 Durable facts (pinned — never condensed)"
+	headingCondensed = "## 🗜 Condensed history"
+	headingRecent    = "## Recent"
+)
+
+// plannerFile is a condensed memory file: pinned facts, condensed history,
+// the recent sections.
 func plannerFile(rng *rand.Rand) string {
 	recent := sections(plannerTopics[10:], Today.AddDate(0, 0, -(len(plannerTopics)-10-1)*2), 2, rng)
-	return string(memfile.Build("# Memory — Planner (planner)\n\n",
-		[]string{
-			"Releases go out on Tuesdays; never on a Friday.",
-			"The staging database is reset every night at 02:00 UTC.",
-			"Ask the reviewer before changing a public API.",
-			"Deploy keys live in the team vault, never in the repository.",
-		},
-		"Q3 planning settled on three tracks: search quality, memory condensation and the dashboard. "+
-			"The team agreed to ship the reflector behind a flag first, measured recall on the LoCoMo dev split before "+
-			"every ranking change, and moved the weekly sync to Mondays. Two migrations (index schema v2, event log) "+
-			"are done; the PostgreSQL backend waits on pgvector in CI.",
-		"", parseSections(recent)))
+	return "# Memory — Planner (planner)\n\n" +
+		headingPinned + "\n" +
+		"- Releases go out on Tuesdays; never on a Friday.\n" +
+		"- The staging database is reset every night at 02:00 UTC.\n" +
+		"- Ask the reviewer before changing a public API.\n" +
+		"- Deploy keys live in the team vault, never in the repository.\n" +
+		headingCondensed + "\n" +
+		"Q3 planning settled on three tracks: search quality, memory condensation and the dashboard. " +
+		"The team agreed to ship the reflector behind a flag first, measured recall on the LoCoMo dev split before " +
+		"every ranking change, and moved the weekly sync to Mondays. Two migrations (index schema v2, event log) " +
+		"are done; the PostgreSQL backend waits on pgvector in CI.\n" +
+		headingRecent + "\n" + recent
 }
 
 func testerFile(rng *rand.Rand) string {
@@ -220,16 +240,6 @@ func researcherFile(rng *rand.Rand) string {
 		"- a [link that must stay text](javascript:window." + XSSMarker + "='link') and **bold <svg onload=\"window." + XSSMarker + "='svg'\">**\n" +
 		"- the real vendor docs are at https://example.com/docs?a=1&b=2\n" +
 		"```html\n<script>window." + XSSMarker + "='code'</script>\n```\n"
-}
-
-// parseSections turns rendered sections back into memfile sections for
-// memfile.Build.
-func parseSections(text string) []memfile.Section {
-	f, err := memfile.Parse([]byte(text))
-	if err != nil {
-		panic(err) // generated text; cannot happen
-	}
-	return f.Sections
 }
 
 // extra is how many detail lines a section gets: memory sections are
