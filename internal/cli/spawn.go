@@ -19,6 +19,7 @@ import (
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/memfile"
+	"github.com/hivemem/hivemem/internal/memory"
 	"github.com/hivemem/hivemem/internal/palace"
 )
 
@@ -186,7 +187,7 @@ func ensureMemoryFile(ctx context.Context, h home.Home, agent, name string) (str
 	if _, err := h.Contain(path); err != nil {
 		return "", fmt.Errorf("spawn: %w", err)
 	}
-	lctx, cancel := context.WithTimeout(ctx, palace.LockTimeout)
+	lctx, cancel := context.WithTimeout(ctx, memory.LockTimeout)
 	defer cancel()
 	err = atomicio.Update(lctx, path, 0o644, func(old []byte) ([]byte, error) {
 		if old != nil {

@@ -91,9 +91,6 @@ func plainText(s string) bool {
 	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
-// MaxNameBytes caps a wing (or other free-form name) in a query.
-const MaxNameBytes = 200
-
 // roomRE is what a room name looks like (pinned, condensed, recent,
 // archive, header, or a room given to mined files).
 var roomRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
