@@ -1061,7 +1061,7 @@ func TestSearchFoldsArchiveTwinOfRestoredSection(t *testing.T) {
 
 // An imported conversation with two strong matches for a query outranks
 // one with a single match that is a little stronger on its own
-// (boostSessions); in memory files the same matches keep their own order.
+// (rank.BoostSessions); in memory files the same matches keep their own order.
 func TestSearchRanksAConversationWithSeveralMatchesAboveALoneMatch(t *testing.T) {
 	f := newFixture(t, nil)
 	alice := "## 2026-11-01 — jam\nMade quince marmalade, quince from the tree.\n"
