@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hivemem/hivemem/internal/atomicio"
 	"github.com/hivemem/hivemem/internal/home"
-	"github.com/hivemem/hivemem/internal/memfile"
 )
 
 // CheckName checks an agent's display name as Create does, without
@@ -40,24 +38,7 @@ func Create(ctx context.Context, h home.Home, agent, name string) (path string, 
 	if err != nil {
 		return "", false, err
 	}
-	dir, _ := h.AgentDir(agent)
-	if err := h.MkdirAll(dir); err != nil {
-		return "", false, fmt.Errorf("create agent dir: %w", err)
-	}
-	// Never write through a link out of the home (the agent's directory
-	// or memory.md a symlink to a file elsewhere).
-	if _, err := h.Contain(path); err != nil {
-		return "", false, err
-	}
-	lctx, cancel := context.WithTimeout(ctx, LockTimeout)
-	defer cancel()
-	err = atomicio.Update(lctx, path, 0o644, func(old []byte) ([]byte, error) {
-		created = old == nil
-		if old != nil {
-			return old, nil
-		}
-		return memfile.Template(agent, name), nil
-	})
+	created, err = update(ctx, h, agent, name, func(old []byte) ([]byte, error) { return old, nil })
 	if err != nil {
 		return "", false, fmt.Errorf("create memory file: %w", err)
 	}

@@ -29,7 +29,7 @@ func Supersede(ctx context.Context, h home.Home, agent, ref, heading, text strin
 		return FileWrite{}, fmt.Errorf("--supersedes: agent %s has no memory file to supersede a section of", agent)
 	}
 	w := FileWrite{Added: true}
-	_, err = update(ctx, h, agent, func(data []byte) ([]byte, error) {
+	_, err = update(ctx, h, agent, agent, func(data []byte) ([]byte, error) {
 		out, old, added, err := memfile.SupersedeSection(data, ref, full, text)
 		w.Superseded, w.Section = old, added
 		return out, err
@@ -53,7 +53,7 @@ func MarkSuperseded(ctx context.Context, h home.Home, agent, ref, by string) (Fi
 		return FileWrite{}, fmt.Errorf("--supersedes: agent %s has no memory file to supersede a section of", agent)
 	}
 	var w FileWrite
-	_, err = update(ctx, h, agent, func(data []byte) ([]byte, error) {
+	_, err = update(ctx, h, agent, agent, func(data []byte) ([]byte, error) {
 		out, old, cur, err := memfile.MarkSuperseded(data, ref, by)
 		w.Superseded, w.Section = old, cur
 		return out, err

@@ -61,7 +61,7 @@ func Remember(ctx context.Context, h home.Home, agent, heading, text string, now
 	// A blank heading is no heading: the note's first line stands in.
 	full := sectionHeading(heading, text, now)
 	var w FileWrite
-	created, err := update(ctx, h, agent, func(old []byte) ([]byte, error) {
+	created, err := update(ctx, h, agent, agent, func(old []byte) ([]byte, error) {
 		out, sec, err := memfile.AppendNewSection(old, full, text)
 		w.Section = sec
 		return out, err
@@ -82,7 +82,7 @@ func Pin(ctx context.Context, h home.Home, agent, fact string) (FileWrite, error
 		return FileWrite{}, err
 	}
 	var w FileWrite
-	created, err := update(ctx, h, agent, func(old []byte) ([]byte, error) {
+	created, err := update(ctx, h, agent, agent, func(old []byte) ([]byte, error) {
 		out, ok, err := memfile.AddPinned(old, strings.TrimSpace(fact))
 		if err != nil {
 			return nil, err
@@ -131,9 +131,9 @@ func CheckFact(fact string) error {
 }
 
 // update runs fn on an agent's memory file under its lock and swaps the
-// result in atomically. A missing file starts from the template; created
-// says so.
-func update(ctx context.Context, h home.Home, agent string, fn func([]byte) ([]byte, error)) (created bool, err error) {
+// result in atomically. A missing file starts from the template, name the
+// display name in its header; created says so.
+func update(ctx context.Context, h home.Home, agent, name string, fn func([]byte) ([]byte, error)) (created bool, err error) {
 	path, err := h.MemoryPath(agent)
 	if err != nil {
 		return false, err
@@ -152,7 +152,7 @@ func update(ctx context.Context, h home.Home, agent string, fn func([]byte) ([]b
 	err = atomicio.Update(lctx, path, 0o644, func(old []byte) ([]byte, error) {
 		created = old == nil
 		if created {
-			old = memfile.Template(agent, agent)
+			old = memfile.Template(agent, name)
 		}
 		return fn(old)
 	})
