@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/modelfetch"
@@ -128,7 +127,7 @@ func TestOpenAIEmbedderWiring(t *testing.T) {
 	if a.Embedder.Provider != "openai" || a.Embedder.Dim != 8 || a.Palace.Mode() != palace.ModeHybrid {
 		t.Fatalf("embedder %+v, mode %s", a.Embedder, a.Palace.Mode())
 	}
-	if _, err := a.Palace.Remember(ctx, "ann", "note", "vectors from a remote endpoint", time.Now()); err != nil {
+	if _, err := a.Remember(ctx, RememberRequest{Agent: "ann", Heading: "note", Text: "vectors from a remote endpoint"}); err != nil {
 		t.Fatal(err)
 	}
 	hits, err := a.Palace.Search(ctx, palace.Query{Text: "remote vectors", Mode: palace.ModeVector})

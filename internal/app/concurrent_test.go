@@ -16,6 +16,8 @@ import (
 
 	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/memfile"
+	"github.com/hivemem/hivemem/internal/memory"
+	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/writelock"
 )
 
@@ -41,6 +43,35 @@ func appendByHand(path, day string, n int, errs chan<- error) {
 	}
 }
 
+// rememberAndMine appends a note to agent's memory file and mines the
+// file, as Remember does once past its checks.
+func rememberAndMine(ctx context.Context, a *App, agent, text string) (memory.FileWrite, error) {
+	w, err := memory.Remember(ctx, a.Home, agent, "", text, time.Now())
+	if err != nil {
+		return w, err
+	}
+	return w, mineMemory(ctx, a, agent)
+}
+
+// pinAndMine pins fact in agent's memory file and mines the file when
+// the fact was added, as Pin does once past its checks.
+func pinAndMine(ctx context.Context, a *App, agent, fact string) (memory.FileWrite, error) {
+	w, err := memory.Pin(ctx, a.Home, agent, fact)
+	if err != nil || !w.Added {
+		return w, err
+	}
+	return w, mineMemory(ctx, a, agent)
+}
+
+func mineMemory(ctx context.Context, a *App, agent string) error {
+	path, err := a.Home.MemoryPath(agent)
+	if err != nil {
+		return err
+	}
+	_, err = a.Palace.Mine(ctx, path, palace.MineOptions{})
+	return err
+}
+
 // TestConcurrentRememberAndPinKeepEveryNote: goroutines remember and pin through
 // one shared App and through separate Apps on the same home (separate
 // SQLite handles), and an agent appends raw lines meanwhile. Every note,
@@ -55,7 +86,7 @@ func TestConcurrentRememberAndPinKeepEveryNote(t *testing.T) {
 	}
 	shared := apps[0]
 	ctx := context.Background()
-	if _, err := shared.Palace.Remember(ctx, "alice", "", "first note\nFIRST", time.Now()); err != nil {
+	if _, err := rememberAndMine(ctx, shared, "alice", "first note\nFIRST"); err != nil {
 		t.Fatal(err)
 	}
 	path, _ := shared.Home.MemoryPath("alice")
@@ -80,20 +111,20 @@ func TestConcurrentRememberAndPinKeepEveryNote(t *testing.T) {
 		wg.Go(func() {
 			for i := range per {
 				if err := locked(a, func() error {
-					_, err := a.Palace.Remember(ctx, "alice", "", fmt.Sprintf("note %d-%d\nNOTE-%d-%03d", w, i, w, i), time.Now())
+					_, err := rememberAndMine(ctx, a, "alice", fmt.Sprintf("note %d-%d\nNOTE-%d-%03d", w, i, w, i))
 					return err
 				}); err != nil {
 					errs <- fmt.Errorf("remember: %w", err)
 				}
 				if err := locked(a, func() error {
-					_, err := a.Palace.Pin(ctx, "alice", fmt.Sprintf("PIN-%d-%03d", w, i))
+					_, err := pinAndMine(ctx, a, "alice", fmt.Sprintf("PIN-%d-%03d", w, i))
 					return err
 				}); err != nil {
 					errs <- fmt.Errorf("pin: %w", err)
 				}
 				var added bool
 				if err := locked(a, func() (err error) {
-					res, err := a.Palace.Pin(ctx, "alice", "  - the same fact for everyone  ")
+					res, err := pinAndMine(ctx, a, "alice", "  - the same fact for everyone  ")
 					added = res.Added
 					return err
 				}); err != nil {

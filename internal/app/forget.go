@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/memfile"
+	"github.com/hivemem/hivemem/internal/memory"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/reflector"
 )
@@ -220,7 +221,7 @@ func (r UnpinRequest) Validate() error {
 	if _, err := r.Scope.writeAgent(r.Agent); err != nil {
 		return fmt.Errorf("unpin: %w", err)
 	}
-	if err := palace.CheckFact(r.Fact); err != nil {
+	if err := memory.CheckFact(r.Fact); err != nil {
 		return invalid(fmt.Errorf("unpin: %w", errors.Unwrap(err)))
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/memfile"
+	"github.com/hivemem/hivemem/internal/memory"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/writelock"
 )
@@ -83,7 +84,7 @@ func (r RememberRequest) Validate() error {
 	if _, err := r.Scope.writeAgent(r.Agent); err != nil {
 		return fmt.Errorf("remember: %w", err)
 	}
-	if err := palace.CheckRemember(r.Heading, r.Text); err != nil {
+	if err := memory.CheckRemember(r.Heading, r.Text); err != nil {
 		return invalid(err)
 	}
 	if r.Supersedes != "" {
@@ -184,14 +185,14 @@ func (a *App) Remember(ctx context.Context, r RememberRequest) (RememberResult, 
 	if err := a.keepSecrets(ctx, red); err != nil {
 		return RememberResult{}, fmt.Errorf("remember: %w", err)
 	}
-	var w palace.FileWrite
+	var w memory.FileWrite
 	if r.Supersedes != "" {
-		w, err = palace.SupersedeFile(ctx, a.Home, agent, ref, r.Heading, r.Text, now)
+		w, err = memory.Supersede(ctx, a.Home, agent, ref, r.Heading, r.Text, now)
 		if err != nil {
 			err = fmt.Errorf("remember: %w", badInput(err))
 		}
 	} else {
-		w, err = palace.RememberFile(ctx, a.Home, agent, r.Heading, r.Text, now)
+		w, err = memory.Remember(ctx, a.Home, agent, r.Heading, r.Text, now)
 	}
 	if err != nil {
 		return RememberResult{}, err
@@ -225,7 +226,7 @@ func (a *App) Remember(ctx context.Context, r RememberRequest) (RememberResult, 
 // agent wrote the note, then said what it replaces. A dup that does not
 // come after ref is a refused repeat, as without supersedes.
 func (a *App) confirmSupersedes(ctx context.Context, r RememberRequest, agent, path, ref string, dup *Duplicate) (RememberResult, error) {
-	w, err := palace.MarkSupersededFile(ctx, a.Home, agent, ref, dup.Heading)
+	w, err := memory.MarkSuperseded(ctx, a.Home, agent, ref, dup.Heading)
 	if err != nil {
 		a.Log.Debug("remember --supersedes: the repeat cannot be the replacement", "err", err)
 		return RememberResult{Agent: agent, Source: a.Home.Rel(path), Duplicate: dup}, nil
@@ -268,11 +269,11 @@ func (r PinRequest) Validate() error {
 	if _, err := r.Scope.writeAgent(r.Agent); err != nil {
 		return fmt.Errorf("pin: %w", err)
 	}
-	if err := palace.CheckFact(r.Fact); err != nil {
+	if err := memory.CheckFact(r.Fact); err != nil {
 		return invalid(err)
 	}
 	if r.Replaces != "" {
-		if err := palace.CheckFact(r.Replaces); err != nil {
+		if err := memory.CheckFact(r.Replaces); err != nil {
 			return invalid(fmt.Errorf("pin --replaces: %w", errors.Unwrap(err)))
 		}
 	}
@@ -346,7 +347,7 @@ func (a *App) Pin(ctx context.Context, r PinRequest) (PinResult, error) {
 		return PinResult{Agent: agent, Source: u.Source, Fact: r.Fact, Added: true, Pinned: u.Pinned, MineError: u.MineError,
 			Replaced: u.Fact, Archive: u.Archive, Backup: u.Backup, Redaction: red.res}, nil
 	}
-	w, err := palace.PinFile(ctx, a.Home, agent, r.Fact)
+	w, err := memory.Pin(ctx, a.Home, agent, r.Fact)
 	if err != nil {
 		return PinResult{}, err
 	}

@@ -31,7 +31,7 @@ var frontEnds = []string{"internal/cli", "internal/web", "internal/mcpserver", "
 var domain = []string{
 	"internal/palace", "internal/reflector", "internal/capture", "internal/memfile", "internal/chunk",
 	"internal/store", "internal/writelock", "internal/atomicio", "internal/summarize", "internal/minilm",
-	"internal/purge", "internal/redact", "internal/dedup",
+	"internal/purge", "internal/redact", "internal/dedup", "internal/memory",
 }
 
 // concrete are the stores and embedders app is to take as interfaces,

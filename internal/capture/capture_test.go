@@ -17,6 +17,7 @@ import (
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/memfile"
+	"github.com/hivemem/hivemem/internal/memory"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
 )
@@ -337,7 +338,7 @@ func TestMalformedInputNamesFileAndLineAndWritesNothing(t *testing.T) {
 
 func TestSessionsAreMinedIntoRoomSession(t *testing.T) {
 	h, p := newPalace(t)
-	if _, err := p.Remember(context.Background(), "alice", "", "Tokens live five minutes.", fixedNow); err != nil {
+	if _, err := memory.Remember(context.Background(), h, "alice", "", "Tokens live five minutes.", fixedNow); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Import(context.Background(), h, p, []string{fixture(t, "codex.jsonl")}, Options{Agent: "alice", Format: "codex"}); err != nil {

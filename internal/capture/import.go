@@ -18,6 +18,7 @@ import (
 	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/memfile"
+	"github.com/hivemem/hivemem/internal/memory"
 	"github.com/hivemem/hivemem/internal/palace"
 )
 
@@ -481,8 +482,8 @@ func expire(dir string, cutoff time.Time, keep map[string]bool) ([]string, error
 }
 
 // ensureMemory gives an agent that has sessions a memory file (the
-// template, as spawn makes it) when it has none, so that it is an agent
-// everywhere: listed, woken up, shown with its sessions.
+// template, as spawn makes it: memory.Create) when it has none, so that
+// it is an agent everywhere: listed, woken up, shown with its sessions.
 func ensureMemory(ctx context.Context, h home.Home, agent string) (bool, error) {
 	mem, err := h.MemoryPath(agent)
 	if err != nil {
@@ -491,18 +492,6 @@ func ensureMemory(ctx context.Context, h home.Home, agent string) (bool, error) 
 	if _, err := os.Stat(mem); err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
-	if _, err := h.Contain(mem); err != nil {
-		return false, err
-	}
-	created := false
-	lctx, cancel := context.WithTimeout(ctx, lockTimeout)
-	defer cancel()
-	err = atomicio.Update(lctx, mem, 0o644, func(old []byte) ([]byte, error) {
-		if old != nil {
-			return old, nil
-		}
-		created = true
-		return memfile.Template(agent, agent), nil
-	})
+	_, created, err := memory.Create(ctx, h, agent, "")
 	return created, err
 }

@@ -15,11 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/atomicio"
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/home"
-	"github.com/hivemem/hivemem/internal/memfile"
-	"github.com/hivemem/hivemem/internal/palace"
 )
 
 type spawnOptions struct {
@@ -74,8 +71,7 @@ func runSpawn(ctx context.Context, g *globals, o spawnOptions, agent string, arg
 	if err != nil {
 		return err
 	}
-	path, err := ensureMemoryFile(ctx, h, agent, o.name)
-	if err != nil {
+	if err := createAgent(ctx, g, agent, o.name); err != nil {
 		return err
 	}
 	env := agentEnv(h, cfg, agent)
@@ -84,7 +80,7 @@ func runSpawn(ctx context.Context, g *globals, o spawnOptions, agent string, arg
 		if err != nil {
 			return fmt.Errorf("spawn: --wake-up-file: %w", err)
 		}
-		if err := writeWakeUp(ctx, g, agent, path, abs); err != nil {
+		if err := writeWakeUp(ctx, g, agent, abs); err != nil {
 			return err
 		}
 		env["HIVEMEM_WAKE_UP_FILE"] = abs
@@ -135,7 +131,7 @@ func runSpawn(ctx context.Context, g *globals, o spawnOptions, agent string, arg
 	// spawn waits for it whatever it decides.
 	werr := child.Wait()
 	close(done)
-	mineAtExit(ctx, g, h, agent, filepath.Dir(path))
+	mineAtExit(ctx, g, h, agent)
 	if werr != nil {
 		var ee *exec.ExitError
 		if !errors.As(werr, &ee) {
@@ -155,68 +151,38 @@ const exitMineTimeout = 2 * time.Minute
 // its last notes are in the index when spawn returns. It runs even when
 // spawn was interrupted (the agent decided how to end), and a failure is
 // a warning: the agent's exit status is what spawn reports.
-func mineAtExit(ctx context.Context, g *globals, h home.Home, agent, dir string) {
+func mineAtExit(ctx context.Context, g *globals, h home.Home, agent string) {
 	if cfg, err := config.Load(h.ConfigPath()); err == nil && !cfg.Manager.Mining {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), exitMineTimeout)
 	defer cancel()
-	_, err := request(ctx, g, (*app.App).Mine, app.MineRequest{Path: dir, Options: app.MineOptions{Wing: agent, Agent: agent}})
+	_, err := request(ctx, g, (*app.App).Mine, app.MineRequest{Agent: agent})
 	if err != nil {
 		fmt.Fprintf(g.stderr, "hivemem: spawn: warning: mining %s after it exited: %v\n", agent, err)
 	}
 }
 
-// ensureMemoryFile creates the agent's directory and memory.md from the
-// template when missing; an existing file is left as it is.
-func ensureMemoryFile(ctx context.Context, h home.Home, agent, name string) (string, error) {
-	path, err := h.MemoryPath(agent)
-	if err != nil {
-		return "", err
-	}
-	if name == "" {
-		name = agent
-	}
-	if strings.ContainsAny(name, "\r\n\x00") {
-		return "", errors.New("spawn: --name must be one line")
-	}
-	if err := h.MkdirAll(filepath.Dir(path)); err != nil {
-		return "", fmt.Errorf("spawn: create agent dir: %w", err)
-	}
-	if _, err := h.Contain(path); err != nil {
-		return "", fmt.Errorf("spawn: %w", err)
-	}
-	lctx, cancel := context.WithTimeout(ctx, palace.LockTimeout)
-	defer cancel()
-	err = atomicio.Update(lctx, path, 0o644, func(old []byte) ([]byte, error) {
-		if old != nil {
-			return old, nil
-		}
-		return memfile.Template(agent, name), nil
-	})
-	if err != nil {
-		return "", fmt.Errorf("spawn: create memory file: %w", err)
-	}
-	return path, nil
-}
-
-// writeWakeUp mines the agent's file (so a new or changed file is in the
-// index) and writes its wake-up digest to dest.
-func writeWakeUp(ctx context.Context, g *globals, agent, memPath, dest string) error {
-	a, err := g.open(ctx, false)
+// createAgent gives the agent its directory and memory.md, from the
+// template when missing (an existing file is left as it is). The app is
+// opened as for a write: a damaged index does not stop the agent.
+func createAgent(ctx context.Context, g *globals, agent, name string) error {
+	a, err := g.openForWrite(ctx)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	if _, err := a.Mine(ctx, app.MineRequest{Path: memPath}); err != nil {
+	if _, err := a.CreateAgent(ctx, app.CreateAgentRequest{Agent: agent, Name: name}); err != nil {
 		return fmt.Errorf("spawn: %w", err)
 	}
-	d, err := a.WakeUp(ctx, app.WakeUpRequest{Wing: agent})
-	if err != nil {
+	return nil
+}
+
+// writeWakeUp mines the agent's file (so a new or changed file is in the
+// index) and writes its wake-up digest to dest.
+func writeWakeUp(ctx context.Context, g *globals, agent, dest string) error {
+	if _, err := request(ctx, g, (*app.App).WriteWakeUpFile, app.WakeUpFileRequest{Agent: agent, Path: dest}); err != nil {
 		return fmt.Errorf("spawn: %w", err)
-	}
-	if err := atomicio.WriteFile(dest, []byte(d.Text), 0o644); err != nil {
-		return fmt.Errorf("spawn: --wake-up-file: %w", err)
 	}
 	return nil
 }

@@ -4,23 +4,13 @@ import (
 	"cmp"
 	"context"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
+	"github.com/hivemem/hivemem/internal/rank"
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/when"
 )
-
-// dateWeight is the share of its own score that a candidate dated at the
-// time the query names gains (less the farther its date is from it,
-// nothing outside the window's slack). A share of its own score, not a
-// fixed amount: among the candidates dated then, the best matches gain
-// the most, and a weak match is not carried over strong ones only by its
-// date; and it is the same under score fusion and under RRF, whatever
-// their scales. Chosen on the even-indexed LongMemEval questions and
-// checked on the odd ones (README, "Benchmarks").
-const dateWeight = 0.6
 
 // asOf is the moment a query is asked: its AsOf date, else now.
 func (q Query) asOf() (time.Time, error) {
@@ -33,59 +23,6 @@ func (q Query) asOf() (time.Time, error) {
 	return time.Parse(time.DateOnly, q.AsOf)
 }
 
-// namesPast reports whether one of ws, the times a query names resolved
-// against ref, is over before the day it is asked ("last Friday" is; "in
-// the past two weeks", which runs to that day, is not): a question about
-// then, not about what is current.
-func namesPast(ws []when.Window, ref time.Time) bool {
-	today := ref.Format(time.DateOnly)
-	for _, w := range ws {
-		if w.To.Format(time.DateOnly) < today {
-			return true
-		}
-	}
-	return false
-}
-
-// boostDateWindow lifts the candidates dated in ws, the windows of the
-// time expressions of a query ("a week ago", "last Saturday", "in the past
-// two months"; when.Find against the day it is asked): each gains weight times
-// its own score times how well its date fits (1 inside a window, falling
-// off with the distance outside), and rs is ordered again, best first
-// (ties keep their order). It only re-ranks: undated drawers and those
-// outside every window keep their scores, and with no time expression,
-// or no candidate dated in a window, rs comes back as it was.
-func boostDateWindow(rs []rankedDrawer, ws []when.Window, weight float64) []rankedDrawer {
-	if len(rs) == 0 || len(ws) == 0 {
-		return rs
-	}
-	var out []rankedDrawer
-	fit := map[string]float64{} // by date: a session's drawers share one
-	for i, r := range rs {
-		if r.d.Date == "" {
-			continue
-		}
-		g, ok := fit[r.d.Date]
-		if !ok {
-			g = dateFit(ws, r.d.Date)
-			fit[r.d.Date] = g
-		}
-		if g == 0 {
-			continue
-		}
-		if out == nil {
-			out = make([]rankedDrawer, len(rs))
-			copy(out, rs)
-		}
-		out[i].f.Score += weight * out[i].f.Score * g
-	}
-	if out == nil {
-		return rs
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].f.Score > out[j].f.Score })
-	return out
-}
-
 // maxFetchDays is the widest window, slack included, that a query's time
 // fetches candidates from (dateFetch): "yesterday", "last week", "in May
 // 2023", "two months ago" (a month with its slack), "the past three
@@ -94,7 +31,7 @@ func boostDateWindow(rs []rankedDrawer, ws []when.Window, weight float64) []rank
 // best matches are mostly the query's best anyway: fetching them costs
 // each ranker a second search for little, and a time that vague says
 // little about which drawers the query is after. The date stage
-// (boostDateWindow) still lifts the candidates the rankers found there.
+// (rank.BoostDateWindow) still lifts the candidates the rankers found there.
 const maxFetchDays = 120
 
 // minDatePool is the fewest candidates each ranker takes from inside a
@@ -225,29 +162,6 @@ func (df dateFetch) gather(f store.Filter, pool int, rank func(store.Filter, int
 	return out, dated, nil
 }
 
-// withDated is the fused candidates to look at, and how many: the best
-// window of them, and then those of dated (found inside a window of the
-// time the query names) that rank below it, moved up after them in their
-// order, so that the date stage sees them however weak their words. The
-// rest follow as they were.
-func withDated(fused []Fused, window int, dated map[string]bool) ([]Fused, int) {
-	if len(dated) == 0 || len(fused) <= window {
-		return fused, window
-	}
-	out := make([]Fused, 0, len(fused))
-	out = append(out, fused[:window]...)
-	var rest []Fused
-	for _, f := range fused[window:] {
-		if dated[f.ID] {
-			out = append(out, f)
-		} else {
-			rest = append(rest, f)
-		}
-	}
-	n := len(out)
-	return append(out, rest...), n
-}
-
 // datedLexical is the lexical side of a query that is only a time, in
 // scope f (one of its windows): its words are the time's, and a drawer
 // that says "yesterday" is not what "what did I do yesterday" is after.
@@ -264,24 +178,9 @@ func (p *Palace) datedLexical(ctx context.Context, mode string, f store.Filter, 
 	}
 	out := make([]store.Scored, 0, len(ds))
 	for _, d := range ds {
-		if fit := dateFit(ws, d.Date); fit > 0 {
+		if fit := rank.DateFit(ws, d.Date); fit > 0 {
 			out = append(out, store.Scored{ID: d.ID, Score: fit})
 		}
 	}
 	return out, nil
-}
-
-// dateFit is how well a drawer's date (YYYY-MM-DD) fits the windows ws:
-// the best of their weights, 0 for an undated drawer or one outside every
-// window's slack.
-func dateFit(ws []when.Window, date string) float64 {
-	day, err := time.Parse(time.DateOnly, date)
-	if err != nil {
-		return 0
-	}
-	fit := 0.0
-	for _, w := range ws {
-		fit = max(fit, w.Weight(day))
-	}
-	return fit
 }

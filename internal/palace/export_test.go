@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/kernel"
+	"github.com/hivemem/hivemem/internal/rank"
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/when"
 )
@@ -25,35 +26,23 @@ func (p *Palace) EmbedWaiting() (mine, query int) {
 // with qv as the vector side's score, and returns their ids in the order
 // it leaves them.
 func (p *Palace) SessionVectorsOrder(ctx context.Context, qv []float32, ds []store.Drawer, scores []float64) ([]string, error) {
-	rs := make([]rankedDrawer, len(ds))
+	rs := make([]rank.Ranked, len(ds))
 	for i, d := range ds {
 		vs, err := p.emb.Embed(ctx, []string{d.Text})
 		if err != nil {
 			return nil, err
 		}
-		rs[i] = rankedDrawer{d, Fused{ID: d.ID, Score: scores[i], Vector: float64(kernel.Dot(qv, vs[0])), VectorRank: i + 1}}
+		rs[i] = rank.Ranked{Drawer: d, Fused: rank.Fused{ID: d.ID, Score: scores[i], Vector: float64(kernel.Dot(qv, vs[0])), VectorRank: i + 1}}
 	}
-	out, err := p.sessionVectors(ctx, qv, rs, sessionVectorWeight)
+	out, err := p.sessionVectors(ctx, qv, rs, rank.SessionVectorWeight)
 	if err != nil {
 		return nil, err
 	}
 	ids := make([]string, len(out))
 	for i, r := range out {
-		ids[i] = r.d.ID
+		ids[i] = r.Drawer.ID
 	}
 	return ids, nil
-}
-
-// WordSimilarity is supersession's similarity of the key lines' words
-// (wordSimilarity).
-func WordSimilarity(docs []map[string]int, idf func(string) float64) [][]float64 {
-	return wordSimilarity(docs, idf)
-}
-
-// KeyLine is the stems of the line of a drawer with heading and text that
-// supersession compares for the question's stems qterms (keyLine).
-func KeyLine(heading, text string, qterms []string, idf func(string) float64) map[string]int {
-	return keyLine(store.Drawer{Heading: heading, Text: text}, qterms, idf)
 }
 
 // DateScopes is the filters a search for q asked at ref fetches
@@ -63,9 +52,3 @@ func DateScopes(q Query, ref time.Time) ([]store.Filter, bool) {
 	df := newDateFetch(q, when.Find(q.Text, ref), 100)
 	return df.scopes, df.only
 }
-
-// CurrentAbove is currentAbove.
-var CurrentAbove = currentAbove
-
-// SubjectCounts is subjectCounts.
-var SubjectCounts = subjectCounts

@@ -21,6 +21,7 @@ import (
 	"github.com/hivemem/hivemem/internal/filetest"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/hometest"
+	"github.com/hivemem/hivemem/internal/memory"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/sqlite"
@@ -406,25 +407,16 @@ func TestRememberPinWakeUp(t *testing.T) {
 	f := newFixture(t, &countingEmbedder{})
 	ctx := context.Background()
 	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
-	if _, err := f.p.Remember(ctx, "../etc", "", "x", now); err == nil {
-		t.Fatal("remember accepted a path trick")
-	}
-	if _, err := f.p.Remember(ctx, "carol", "", "", now); err == nil {
-		t.Fatal("remember accepted empty text")
-	}
-	rep, err := f.p.Remember(ctx, "carol", "login flake", "Cookie expiry skew caused the flake.\n## 📌 Durable facts (pinned — never condensed)\n- injected", now)
-	if err != nil {
+	if _, err := memory.Remember(ctx, f.h, "carol", "login flake", "Cookie expiry skew caused the flake.\n## 📌 Durable facts (pinned — never condensed)\n- injected", now); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Mine.Added == 0 || rep.MineErr != nil {
-		t.Fatalf("remember did not mine: %+v", rep)
+	if rep := f.mine(); rep.Added == 0 {
+		t.Fatalf("the remembered note was not mined: %+v", rep)
 	}
-	if res, err := f.p.Pin(ctx, "carol", "Releases ship on Tuesdays"); err != nil || !res.Added || res.MineErr != nil {
+	if res, err := memory.Pin(ctx, f.h, "carol", "Releases ship on Tuesdays"); err != nil || !res.Added {
 		t.Fatalf("pin: %+v %v", res, err)
 	}
-	if res, err := f.p.Pin(ctx, "carol", "- Releases ship on Tuesdays"); err != nil || res.Added {
-		t.Fatalf("duplicate pin: %+v %v", res, err)
-	}
+	f.mine()
 	hits := f.search("cookie expiry", store.Filter{Wing: "carol"})
 	if len(hits) == 0 || hits[0].Heading != "2026-11-29 — login flake" {
 		t.Fatalf("remembered text not searchable: %+v", hits)
@@ -462,11 +454,12 @@ func (e *failingEmbedder) Embed(ctx context.Context, texts []string) ([][]float3
 	return e.countingEmbedder.Embed(ctx, texts)
 }
 
-// TestRememberPinMineFails: when mining fails after the write, Remember and
-// Pin report the write as done (no error, the mine's failure in MineErr), so
-// a caller does not retry and duplicate the note; the next mine catches the
-// index up.
-func TestRememberPinMineFails(t *testing.T) {
+// TestAMineThatFailsAfterAWriteIsCaughtUpByTheNext: when mining fails
+// after a note and a fact were written, the written file is not recorded
+// as mined, the write stands once, and the next mine catches the index
+// up. (That the write is then reported done, not failed, is app's
+// Remember and Pin: their MineError.)
+func TestAMineThatFailsAfterAWriteIsCaughtUpByTheNext(t *testing.T) {
 	ctx := context.Background()
 	h := home.Home{Root: t.TempDir()}
 	if err := h.Init(); err != nil {
@@ -485,18 +478,16 @@ func TestRememberPinMineFails(t *testing.T) {
 	emb.fail.Store(true)
 	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 	note := "the build cache lives on the second disk"
-	res, err := p.Remember(ctx, "carol", "cache", note, now)
-	if err != nil {
-		t.Fatalf("remember reported the write as failed although it happened: %v", err)
+	if _, err := memory.Remember(ctx, h, "carol", "cache", note, now); err != nil {
+		t.Fatal(err)
 	}
-	if res.MineErr == nil || !strings.Contains(res.MineErr.Error(), "unreachable") || !res.Added || res.Mine.Added != 0 {
-		t.Fatalf("remember: %+v, want the mining error in MineErr", res)
-	}
-	pin, err := p.Pin(ctx, "carol", "Releases ship on Tuesdays")
-	if err != nil || !pin.Added || pin.MineErr == nil {
-		t.Fatalf("pin: %+v, %v; want added with the mining error in MineErr", pin, err)
+	if _, err := memory.Pin(ctx, h, "carol", "Releases ship on Tuesdays"); err != nil {
+		t.Fatal(err)
 	}
 	path, _ := h.MemoryPath("carol")
+	if _, err := p.Mine(ctx, path, palace.MineOptions{}); err == nil || !strings.Contains(err.Error(), "unreachable") {
+		t.Fatalf("mine with a broken embedder: %v, want the embedder's error", err)
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -1070,7 +1061,7 @@ func TestSearchFoldsArchiveTwinOfRestoredSection(t *testing.T) {
 
 // An imported conversation with two strong matches for a query outranks
 // one with a single match that is a little stronger on its own
-// (boostSessions); in memory files the same matches keep their own order.
+// (rank.BoostSessions); in memory files the same matches keep their own order.
 func TestSearchRanksAConversationWithSeveralMatchesAboveALoneMatch(t *testing.T) {
 	f := newFixture(t, nil)
 	alice := "## 2026-11-01 — jam\nMade quince marmalade, quince from the tree.\n"

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"unicode/utf8"
 
 	"github.com/hivemem/hivemem/internal/chunk"
 	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/rank"
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/when"
 )
@@ -41,7 +41,7 @@ type Query struct {
 	IncludeSuperseded bool
 	// AsOf (YYYY-MM-DD) is the day the query is asked, which a time it
 	// names ("last week", "two months ago") is counted from: drawers
-	// dated then rank higher (boostDateWindow). "" is today.
+	// dated then rank higher (rank.BoostDateWindow). "" is today.
 	AsOf string
 }
 
@@ -91,12 +91,15 @@ func plainText(s string) bool {
 	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
-// MaxNameBytes caps a wing (or other free-form name) in a query.
-const MaxNameBytes = 200
-
 // roomRE is what a room name looks like (pinned, condensed, recent,
 // archive, header, or a room given to mined files).
 var roomRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+
+// Fusion methods (Options.Fusion): rank.FusionScore, rank.FusionRRF.
+const (
+	FusionScore = rank.FusionScore
+	FusionRRF   = rank.FusionRRF
+)
 
 // ErrBadQuery is wrapped by every error of Query.Validate (and by
 // Search's refusal of a mode the palace cannot do): the caller asked for
@@ -228,58 +231,60 @@ func (p *Palace) Search(ctx context.Context, q Query) ([]Hit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	var fused []Fused
+	var fused []rank.Fused
 	if p.opts.Fusion == FusionRRF {
-		fused = Fuse(lex, vec, p.opts.RRFK, p.opts.VectorWeight)
+		fused = rank.Fuse(lex, vec, p.opts.RRFK, p.opts.VectorWeight)
 	} else {
-		fused = FuseScores(lex, vec, p.opts.VectorWeight)
+		fused = rank.FuseScores(lex, vec, p.opts.VectorWeight)
 	}
 	// A few more than asked for, so that folding archive twins (below)
-	// still leaves q.Results hits, and at least sessionWindow, so that a
-	// drawer's strongest neighbour in its conversation is seen
-	// (boostSessions); and the candidates found inside the windows of the
-	// time the query names, for the date stage (boostDateWindow).
-	fused, window := withDated(fused, max(q.Results*2+10, sessionWindow), dated)
+	// still leaves q.Results hits, and at least rank.SessionWindow, so
+	// that a drawer's strongest neighbour in its conversation is seen
+	// (rank.BoostSessions); and the candidates found inside the windows of
+	// the time the query names, for the date stage (rank.BoostDateWindow).
+	fused, window := rank.WithDated(fused, max(q.Results*2+10, rank.SessionWindow), dated)
 	byID, fused, err := p.getCurrent(ctx, fused, window, q.IncludeSuperseded)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	var ranked []rankedDrawer
+	var ranked []rank.Ranked
 	for _, f := range fused {
 		if d, ok := byID[f.ID]; ok { // else removed between ranking and fetching
-			ranked = append(ranked, rankedDrawer{d, f})
+			ranked = append(ranked, rank.Ranked{Drawer: d, Fused: f})
 		}
 	}
-	ranked = boostSessions(ranked, sessionWeight)
+	ranked = rank.BoostSessions(ranked, rank.SessionWeight)
 	// The conversation bonus is on score fusion's scale (0 to 1+w); RRF's
 	// scores are a hundredth of that, where it would drown the ranking.
 	if qvec != nil && p.opts.Fusion != FusionRRF {
-		if ranked, err = p.sessionVectors(ctx, qvec, ranked, sessionVectorWeight); err != nil {
+		if ranked, err = p.sessionVectors(ctx, qvec, ranked, rank.SessionVectorWeight); err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}
 	}
-	ranked = boostDateWindow(ranked, times, dateWeight)
-	ranked = foldArchiveTwins(ranked)
-	past := asksAboutPast(q.Text, times, ref)
-	ranked, marks := p.supersede(ctx, q, ranked, past)
+	ranked = rank.BoostDateWindow(ranked, times, rank.DateWeight)
+	ranked = rank.FoldArchiveTwins(ranked)
+	past := rank.AsksAboutPast(q.Text, times, ref)
+	ranked, marks := rank.Supersede(q.Text, q.AsOf, ranked, past, func(top []rank.Ranked) [][]float32 {
+		return p.candidateVectors(ctx, top)
+	})
 	if len(ranked) > q.Results {
 		ranked = ranked[:q.Results]
 	}
 	hits := make([]Hit, 0, len(ranked))
 	for _, r := range ranked {
-		d, f := r.d, r.f
+		d, f := r.Drawer, r.Fused
 		mark := marks[d.ID]
 		// An explicit correction (a "> superseded by:" marker, kept in
 		// the results only with IncludeSuperseded) outranks a guess.
 		if d.SupersededBy != "" {
-			mark.by, mark.reason = d.SupersededBy, SupersededExplicit
+			mark.By, mark.Reason = d.SupersededBy, SupersededExplicit
 		}
 		hits = append(hits, Hit{
 			ID: d.ID, Wing: d.Wing, Room: d.Room, Agent: d.Agent, Source: d.Source, Heading: d.Heading,
 			LineStart: d.LineStart, LineEnd: d.LineEnd, Date: d.Date, Text: d.Text,
 			Score: f.Score, LexicalScore: f.Lexical, LexicalRank: f.LexicalRank,
 			VectorScore: f.Vector, VectorRank: f.VectorRank,
-			SupersededBy: mark.by, SupersededReason: mark.reason,
+			SupersededBy: mark.By, SupersededReason: mark.Reason,
 		})
 	}
 	if !past {
@@ -323,120 +328,6 @@ func (p *Palace) checkRoom(ctx context.Context, room string) error {
 func (p *Palace) hasDrawer(ctx context.Context, f store.Filter) (bool, error) {
 	ds, err := p.store.List(ctx, f, 1)
 	return len(ds) > 0, err
-}
-
-// rankedDrawer is a drawer with the fused scores that ranked it.
-type rankedDrawer struct {
-	d store.Drawer
-	f Fused
-}
-
-// sessionWeight is the share of the best other candidate of the same
-// session file that boostSessions adds to a drawer's fused score.
-const sessionWeight = 0.3
-
-// sessionWindow is how many of the best fused candidates boostSessions
-// looks at, at the least.
-const sessionWindow = 50
-
-// boostSessions adds to each drawer of an imported conversation (room
-// session: one file per conversation) weight times the best fused score of
-// another drawer of the same file among rs, and orders rs again, best first
-// (ties keep their order). A conversation that came back to the subject in
-// several exchanges is likelier to be what the query is after than one
-// with a single exchange as strong; among the drawers of one conversation
-// the order stays as it was (the best gains the second's share, every
-// other the best's). Drawers of other files are left as they are: a memory
-// file is an agent's notes on many subjects, where a second match says
-// little about the first — one agent's repeated notes must not bury
-// another's better one. On LongMemEval (a drawer per exchange) it lifted
-// NDCG@10; LoCoMo's memory files are untouched (README, "Benchmarks").
-func boostSessions(rs []rankedDrawer, weight float64) []rankedDrawer {
-	type top2 struct {
-		best   int // index in rs
-		first  float64
-		second float64
-		n      int
-	}
-	tops := map[string]*top2{}
-	for i, r := range rs {
-		if r.d.Room != chunk.RoomSession {
-			continue
-		}
-		t, ok := tops[r.d.Source]
-		if !ok {
-			t = &top2{best: i}
-			tops[r.d.Source] = t
-		}
-		t.n++
-		switch s := r.f.Score; {
-		case t.n == 1:
-			t.first = s
-		case s > t.first:
-			t.second, t.first, t.best = t.first, s, i
-		case t.n == 2 || s > t.second:
-			t.second = s
-		}
-	}
-	out := make([]rankedDrawer, len(rs))
-	copy(out, rs)
-	if len(tops) == 0 {
-		return out
-	}
-	for i := range out {
-		t, ok := tops[out[i].d.Source]
-		switch {
-		case !ok || out[i].d.Room != chunk.RoomSession || t.n < 2:
-		case i == t.best:
-			out[i].f.Score += weight * t.second
-		default:
-			out[i].f.Score += weight * t.first
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].f.Score > out[j].f.Score })
-	return out
-}
-
-// foldArchiveTwins makes one hit of a section that is both in an agent's
-// archive and in its memory file — as after a restore, which puts back
-// sections the archive keeps (it is append-only): the archive drawer
-// whose heading and text are those of a live drawer of the same agent is
-// dropped, and the live copy takes the better rank of the two.
-func foldArchiveTwins(rs []rankedDrawer) []rankedDrawer {
-	type key struct{ agent, heading, hash string }
-	keyOf := func(d store.Drawer) key {
-		a := d.Agent
-		if a == "" {
-			a = d.Wing
-		}
-		return key{a, d.Heading, d.Hash}
-	}
-	live := map[key]int{} // index of the live copy
-	for i, r := range rs {
-		if r.d.Room != chunk.RoomArchive && r.d.Hash != "" {
-			if _, ok := live[keyOf(r.d)]; !ok {
-				live[keyOf(r.d)] = i
-			}
-		}
-	}
-	out := make([]rankedDrawer, 0, len(rs))
-	moved := map[int]bool{}
-	for i, r := range rs {
-		if moved[i] {
-			continue
-		}
-		if r.d.Room == chunk.RoomArchive {
-			if j, ok := live[keyOf(r.d)]; ok {
-				if j > i && !moved[j] {
-					out = append(out, rs[j]) // the live copy, at the archive's rank
-					moved[j] = true
-				}
-				continue
-			}
-		}
-		out = append(out, r)
-	}
-	return out
 }
 
 // checkWing returns ErrUnknownWing for a wing the palace does not have.
@@ -551,119 +442,11 @@ func (p *Palace) embedQuery(ctx context.Context, text string) ([]float32, error)
 	return vs[0], nil
 }
 
-// Fused is one candidate after fusion.
-type Fused struct {
-	ID          string
-	Score       float64
-	Lexical     float64
-	LexicalRank int
-	Vector      float64
-	VectorRank  int
-}
-
-// Fuse combines two rankings by reciprocal rank fusion:
-// score = 1/(k+rank_lex) + w/(k+rank_vec).
-// Rank fusion needs no calibration between BM25 and cosine scales, which
-// differ per query. With one ranking it keeps that ranking's order.
-func Fuse(lex, vec []store.Scored, k int, vecWeight float64) []Fused {
-	return combine(lex, vec,
-		func(rank int, _ float64) float64 { return 1 / float64(k+rank) },
-		func(rank int, _ float64) float64 { return vecWeight / float64(k+rank) })
-}
-
-// Fusion methods.
-const (
-	FusionScore = "score"
-	FusionRRF   = "rrf"
-)
-
-// FuseScores adds the two rankings' normalised scores: lexical + w·vector.
-// BM25 is divided by the best BM25 (zero keeps meaning "no match", so the
-// weakest of a few matches in a small hive is not flattened to nothing);
-// cosine, which has no natural zero, is min-max normalised over its
-// candidates. Unlike rank fusion it keeps how far ahead a strong match is,
-// which on LoCoMo (dev split) gave the best recall and MRR of the variants
-// tried (README, "Benchmarks").
-func FuseScores(lex, vec []store.Scored, w float64) []Fused {
-	lspan := 1.0
-	if len(lex) > 0 && lex[0].Score > 0 {
-		lspan = lex[0].Score
-	}
-	vlo, vspan := scoreRange(vec)
-	return combine(lex, vec,
-		func(_ int, s float64) float64 { return s / lspan },
-		func(_ int, s float64) float64 { return w * (s - vlo) / vspan })
-}
-
-// scoreRange is the low end and span of a best-first list's scores; a list
-// whose scores are all equal maps them to 1.
-func scoreRange(xs []store.Scored) (lo, span float64) {
-	if len(xs) == 0 {
-		return 0, 1
-	}
-	hi, lo := xs[0].Score, xs[len(xs)-1].Score
-	if hi-lo <= 0 {
-		return lo - 1, 1
-	}
-	return lo, hi - lo
-}
-
-// combine sums each candidate's contributions (given its 1-based rank and
-// score in each list) and orders the result best first; ties go to the
-// better single rank, then the id, so results are deterministic.
-func combine(lex, vec []store.Scored, lexPart, vecPart func(rank int, score float64) float64) []Fused {
-	m := make(map[string]*Fused, len(lex)+len(vec))
-	get := func(id string) *Fused {
-		f, ok := m[id]
-		if !ok {
-			f = &Fused{ID: id}
-			m[id] = f
-		}
-		return f
-	}
-	for i, s := range lex {
-		f := get(s.ID)
-		f.Lexical, f.LexicalRank = s.Score, i+1
-		f.Score += lexPart(i+1, s.Score)
-	}
-	for i, s := range vec {
-		f := get(s.ID)
-		f.Vector, f.VectorRank = s.Score, i+1
-		f.Score += vecPart(i+1, s.Score)
-	}
-	out := make([]Fused, 0, len(m))
-	for _, f := range m {
-		out = append(out, *f)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Score != out[j].Score {
-			return out[i].Score > out[j].Score
-		}
-		bi, bj := bestRank(out[i]), bestRank(out[j])
-		if bi != bj {
-			return bi < bj
-		}
-		return out[i].ID < out[j].ID
-	})
-	return out
-}
-
-func bestRank(f Fused) int {
-	r := 1 << 30
-	if f.LexicalRank > 0 {
-		r = f.LexicalRank
-	}
-	if f.VectorRank > 0 && f.VectorRank < r {
-		r = f.VectorRank
-	}
-	return r
-}
-
 // getCurrent fetches the drawers of the best window candidates by id,
 // leaving out those marked superseded unless include (and taking the next
 // candidates in their place). It returns them by id and the candidates
 // looked at.
-func (p *Palace) getCurrent(ctx context.Context, fused []Fused, window int, include bool) (map[string]store.Drawer, []Fused, error) {
+func (p *Palace) getCurrent(ctx context.Context, fused []rank.Fused, window int, include bool) (map[string]store.Drawer, []rank.Fused, error) {
 	byID := map[string]store.Drawer{}
 	next, kept := 0, 0
 	for kept < window && next < len(fused) {

@@ -125,7 +125,7 @@ func TestSessionVectorsReportAStoreError(t *testing.T) {
 }
 
 // Under reciprocal rank fusion a hit's score stays on RRF's scale: the
-// session rules add shares of fused scores (boostSessions), never the
+// session rules add shares of fused scores (rank.BoostSessions), never the
 // conversation bonus, whose 0 to sessionVectorWeight would outweigh every
 // RRF score (at most (1+w)/(k+1)).
 func TestRRFScoresKeepTheirScaleInConversations(t *testing.T) {
@@ -151,7 +151,7 @@ func TestRRFScoresKeepTheirScaleInConversations(t *testing.T) {
 	}
 	top := (1 + opts.VectorWeight) / float64(opts.RRFK+1)
 	for _, hit := range hits {
-		if hit.Score > (1+0.3)*top+1e-9 { // boostSessions adds at most 0.3 of a score
+		if hit.Score > (1+0.3)*top+1e-9 { // rank.BoostSessions adds at most 0.3 of a score
 			t.Errorf("%s %q: RRF score %.4f, above RRF's scale (at most %.4f with the session boost)", hit.Agent, hit.Text, hit.Score, 1.3*top)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
@@ -119,27 +118,5 @@ func TestMineRefusesBadInput(t *testing.T) {
 	}
 	if st, err := f.st.Stats(ctx); err != nil || st.Drawers != 0 {
 		t.Errorf("a refused mine indexed something: %+v %v", st, err)
-	}
-}
-
-// TestRememberBlankHeading: a heading of blanks is no heading: the note's
-// first line stands in, as for an empty one; a padded heading is trimmed.
-func TestRememberBlankHeading(t *testing.T) {
-	f := newFixture(t, nil)
-	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	for _, c := range []struct{ heading, want string }{
-		{" \t ", "## 2026-11-29 — the cache key includes the locale\n"},
-		{"  cache  ", "## 2026-11-29 — cache\n"},
-	} {
-		if _, err := f.p.Remember(context.Background(), "alice", c.heading, "the cache key includes the locale", now); err != nil {
-			t.Fatal(err)
-		}
-		data, err := os.ReadFile(filepath.Join(f.h.AgentsDir(), "alice", "memory.md"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(string(data), c.want) {
-			t.Errorf("heading %q: file lacks %q:\n%s", c.heading, c.want, data)
-		}
 	}
 }

@@ -144,7 +144,7 @@ func (p *Palace) WakeUp(ctx context.Context, wing string, budget int) (Digest, e
 	if len(secs) > 0 && emit("\n## Newest sections\n") {
 		for i := len(secs) - 1; i >= 0; i-- {
 			s := secs[i]
-			first := firstLine(s.Note())
+			first := chunk.FirstLine(s.Note())
 			line := recentLine(s.Heading, first)
 			// A newer section that states this one's subject again
 			// with something changed: say so, so that the older value
@@ -329,7 +329,7 @@ func newestLines(c string, n int) (string, bool) {
 		head := b[0]
 		if used+cost(head) > n {
 			if len(kept) == 0 && n-used > 4 {
-				kept = append(kept, []string{cutToTokens(head, n-used-2)})
+				kept = append(kept, []string{chunk.CutToTokens(head, n-used-2)})
 			}
 			break
 		}
@@ -351,35 +351,4 @@ func newestLines(c string, n int) (string, bool) {
 	}
 	out = append(out, tail...)
 	return strings.Join(out, "\n"), cut
-}
-
-func firstLine(body string) string {
-	for _, l := range strings.Split(body, "\n") {
-		l = strings.TrimSpace(l)
-		if l != "" {
-			if len(l) > 160 {
-				l = cutToTokens(l, 40) // marks its own cut
-			}
-			return l
-		}
-	}
-	return ""
-}
-
-// cutToTokens keeps whole words of s up to about n estimated tokens.
-func cutToTokens(s string, n int) string {
-	if chunk.EstimateTokens(s) <= n {
-		return s
-	}
-	words := strings.Fields(s)
-	lo, hi := 0, len(words)
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if chunk.EstimateTokens(strings.Join(words[:mid], " ")) <= n {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	return strings.Join(words[:lo], " ") + " …"
 }

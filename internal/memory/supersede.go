@@ -1,25 +1,22 @@
-package palace
+package memory
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/memfile"
 )
 
-// SupersedeFile is RememberFile for a note that replaces an earlier
+// Supersede is Remember for a note that replaces an earlier
 // section of the agent's memory file (ref: its heading, see
 // memfile.FindSection): in one locked, atomic write the new section is
 // appended with a "> supersedes:" line and the old one gets a "> superseded
 // by:" line. It reports the section appended and the one replaced, as
 // the file stood after the write (FileWrite). Its errors after
 // CheckRemember's leave the operation for the caller to name.
-func SupersedeFile(ctx context.Context, h home.Home, agent, ref, heading, text string, now time.Time) (FileWrite, error) {
+func Supersede(ctx context.Context, h home.Home, agent, ref, heading, text string, now time.Time) (FileWrite, error) {
 	if err := CheckRemember(heading, text); err != nil {
 		return FileWrite{}, err
 	}
@@ -32,7 +29,7 @@ func SupersedeFile(ctx context.Context, h home.Home, agent, ref, heading, text s
 		return FileWrite{}, fmt.Errorf("--supersedes: agent %s has no memory file to supersede a section of", agent)
 	}
 	w := FileWrite{Added: true}
-	_, err = updateMemory(ctx, h, agent, func(data []byte) ([]byte, error) {
+	_, err = update(ctx, h, agent, agent, func(data []byte) ([]byte, error) {
 		out, old, added, err := memfile.SupersedeSection(data, ref, full, text)
 		w.Superseded, w.Section = old, added
 		return out, err
@@ -43,11 +40,11 @@ func SupersedeFile(ctx context.Context, h home.Home, agent, ref, heading, text s
 	return w, nil
 }
 
-// MarkSupersededFile marks the section ref names as replaced by the later
+// MarkSuperseded marks the section ref names as replaced by the later
 // section by (both headings, see memfile.FindSection) in one locked,
 // atomic write that adds nothing else: for a note the agent wrote before
 // saying what it replaces. FileWrite's Section is by, Superseded ref's.
-func MarkSupersededFile(ctx context.Context, h home.Home, agent, ref, by string) (FileWrite, error) {
+func MarkSuperseded(ctx context.Context, h home.Home, agent, ref, by string) (FileWrite, error) {
 	path, err := h.MemoryPath(agent)
 	if err != nil {
 		return FileWrite{}, err
@@ -56,7 +53,7 @@ func MarkSupersededFile(ctx context.Context, h home.Home, agent, ref, by string)
 		return FileWrite{}, fmt.Errorf("--supersedes: agent %s has no memory file to supersede a section of", agent)
 	}
 	var w FileWrite
-	_, err = updateMemory(ctx, h, agent, func(data []byte) ([]byte, error) {
+	_, err = update(ctx, h, agent, agent, func(data []byte) ([]byte, error) {
 		out, old, cur, err := memfile.MarkSuperseded(data, ref, by)
 		w.Superseded, w.Section = old, cur
 		return out, err
@@ -65,20 +62,4 @@ func MarkSupersededFile(ctx context.Context, h home.Home, agent, ref, by string)
 		return FileWrite{}, err
 	}
 	return w, nil
-}
-
-// TextHash is the key of a text in the embedding cache.
-func TextHash(text string) string {
-	sum := sha256.Sum256([]byte(text))
-	return hex.EncodeToString(sum[:])
-}
-
-// sectionHeading is the heading RememberFile writes: the date, then the
-// heading given or the note's first line (see autoHeading).
-func sectionHeading(heading, text string, now time.Time) string {
-	heading = strings.TrimSpace(heading)
-	if heading == "" {
-		heading = autoHeading(text)
-	}
-	return now.UTC().Format("2006-01-02") + " — " + heading
 }
