@@ -2,11 +2,8 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"sort"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -15,8 +12,6 @@ import (
 	"github.com/hivemem/hivemem/internal/bench/locomo"
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/home"
-	"github.com/hivemem/hivemem/internal/memfile"
-	"github.com/hivemem/hivemem/internal/reflector"
 )
 
 // benchCommon are the options every retrieval benchmark takes: the
@@ -109,17 +104,7 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 		enabled := a.Config
 		enabled.Reflector.Enabled = true
 		a.UseSettings(func() config.Config { return enabled })
-		r := a.Reflector
-		lo.Prepare = func(ctx context.Context, agent string) error {
-			res, err := r.Condense(ctx, agent, reflector.Options{Force: true})
-			if err != nil {
-				return err
-			}
-			if res.Status == reflector.StatusCondensed {
-				condensed++
-			}
-			return nil
-		}
+		lo.Prepare = locomo.CondenseEach(a.Reflector, &condensed)
 	}
 	// On a terminal: the mining (drawers embedded), then the questions.
 	mctx, mined := g.mineProgress(ctx, "mining", o.asJSON)
@@ -143,24 +128,7 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 	if o.asJSON {
 		return writeJSON(g.stdout, res)
 	}
-	w := g.stdout
-	as := "memory files"
-	if res.AsSessions {
-		as = "session files"
-	}
-	fmt.Fprintf(w, "LoCoMo %s: %d conversations as %s, %d questions, %d drawers, mined in %.1fs\n\n", path, res.Conversations, as, res.Questions, res.Drawers, res.MineSeconds)
-	fmt.Fprintf(w, "%-8s %8s %8s %10s %8s %8s %6s %7s %8s %8s\n", "mode", "sess@5", "sess@10", "sess@10c14", "turn@5", "turn@10", "MRR", "w/drw", "p50 ms", "p95 ms")
-	modes := make([]string, 0, len(res.Modes))
-	for m := range res.Modes {
-		modes = append(modes, m)
-	}
-	sort.Strings(modes)
-	for _, m := range modes {
-		x := res.Modes[m]
-		fmt.Fprintf(w, "%-8s %7.1f%% %7.1f%% %9.1f%% %7.1f%% %7.1f%% %6.3f %7.1f %8.2f %8.2f\n", m,
-			100*x.SessionRecall5, 100*x.SessionRecall10, 100*x.SessionRecall10Cat, 100*x.TurnRecall5, 100*x.TurnRecall10,
-			x.MRR, x.WordsPerDrawer, x.LatencyP50, x.LatencyP95)
-	}
+	locomo.WriteText(g.stdout, path, res)
 	return nil
 }
 
@@ -190,66 +158,22 @@ func (c benchCommon) openHome(ctx context.Context, g *globals, name string, opts
 	return a, func() { a.Close(); cleanup() }, nil
 }
 
-// coverageBudgets are the word budgets `bench locomo --coverage` measures.
-var coverageBudgets = []int{600, 1500, 3000}
-
-// runBenchCoverage renders every conversation into a home of its own per
-// word budget, force-condenses it with the configured settings (only the
-// budget changed) and measures how many answers the memory file still
-// holds.
+// runBenchCoverage measures, per word budget, how many answers a
+// force-condensed memory file still holds, condensed with the configured
+// settings (only the budget changed).
 func runBenchCoverage(ctx context.Context, g *globals, o benchOptions, a *app.App, samples []locomo.Sample, dir string) error {
-	var out []locomo.Coverage
-	condensed := map[int]int{}
-	for _, budget := range coverageBudgets {
-		h, err := home.Resolve(filepath.Join(dir, fmt.Sprintf("coverage-%d", budget)))
-		if err != nil {
-			return err
-		}
-		if err := h.Init(); err != nil {
-			return err
-		}
+	cov, err := locomo.MeasureCondensedCoverage(ctx, samples, dir, !o.noCapt, func(h home.Home, budget int) locomo.Condenser {
 		cfg := a.Config
 		cfg.Reflector.Enabled = true
 		cfg.Reflector.WordBudget = budget
-		r := a.ScratchReflector(h, cfg)
-		texts := map[string]locomo.MemoryText{}
-		for _, s := range samples {
-			path, err := locomo.WriteMemory(h, s, !o.noCapt)
-			if err != nil {
-				return err
-			}
-			res, err := r.Condense(ctx, s.ID, reflector.Options{Force: true})
-			var ae *reflector.AbortError
-			switch {
-			case errors.As(err, &ae):
-				// Measured as it is (e.g. too small to shrink): the file
-				// is what an agent would have.
-				fmt.Fprintf(g.stderr, "note: %s not condensed at word_budget %d: %s\n", s.ID, budget, ae.Message)
-			case err != nil:
-				return fmt.Errorf("locomo: condense %s: %w", s.ID, err)
-			case res.Status == reflector.StatusCondensed:
-				condensed[budget]++
-			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			f, err := memfile.Parse(data)
-			if err != nil {
-				return fmt.Errorf("locomo: %s: %w", path, err)
-			}
-			texts[s.ID] = locomo.MemoryText{File: string(data), Condensed: f.Condensed()}
-		}
-		out = append(out, locomo.MeasureCoverage(samples, texts, budget))
+		return a.ScratchReflector(h, cfg)
+	}, g.stderr)
+	if err != nil {
+		return err
 	}
 	if o.asJSON {
-		return writeJSON(g.stdout, map[string]any{"dataset": o.dataset, "conversations": len(samples), "coverage": out})
+		return writeJSON(g.stdout, map[string]any{"dataset": o.dataset, "conversations": len(samples), "coverage": cov.Coverage})
 	}
-	w := g.stdout
-	fmt.Fprintf(w, "LoCoMo %s: %d conversations; answers (categories 1-4) written in the condensed memory file\n\n", o.dataset, len(samples))
-	fmt.Fprintf(w, "%-11s %9s %9s %10s %10s %10s\n", "word_budget", "questions", "cond.words", "file", "condensed", "condensed#")
-	for _, c := range out {
-		fmt.Fprintf(w, "%-11d %9d %9.0f %9.1f%% %9.1f%% %5d of %d\n", c.WordBudget, c.Questions, c.CondensedWords, 100*c.File, 100*c.Condensed, condensed[c.WordBudget], len(samples))
-	}
+	cov.WriteText(g.stdout, o.dataset, len(samples))
 	return nil
 }
