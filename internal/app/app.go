@@ -56,9 +56,8 @@ type Options struct {
 	// palace write lock ("hivemem mine"); "" says "hivemem".
 	Command string
 	// LockWaiting is told when a write waits for the palace write lock
-	// another process holds, and who that is ("hivemem run (pid 1234)");
-	// nil: silently.
-	LockWaiting func(holder string)
+	// another process holds (nil: silently).
+	LockWaiting func(writelock.Holder)
 	// Extractive makes the reflector condense with the built-in
 	// extractive summariser over the palace's embedder, whatever the
 	// settings say (benchmarks).
@@ -126,7 +125,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
-	a := &App{Home: h, Config: cfg, Events: openEvents(h), Log: lg, lockWaiting: lockWaiter(opts.LockWaiting)}
+	a := &App{Home: h, Config: cfg, Events: openEvents(h), Log: lg, lockWaiting: opts.LockWaiting}
 	command := "hivemem"
 	if opts.Command != "" {
 		command += " " + opts.Command

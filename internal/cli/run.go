@@ -16,6 +16,7 @@ import (
 	"github.com/hivemem/hivemem/internal/manager"
 	"github.com/hivemem/hivemem/internal/mcpserver"
 	"github.com/hivemem/hivemem/internal/web"
+	"github.com/hivemem/hivemem/internal/writelock"
 )
 
 type runOptions struct {
@@ -138,6 +139,6 @@ func serveHandlers(m *manager.Manager, guard httpguard.Config) (http.Handler, er
 }
 
 // lockWaiting tells the user why a write command pauses.
-func (g *globals) lockWaiting(holder string) {
-	fmt.Fprintf(g.stderr, "waiting for the palace write lock held by %s…\n", holder)
+func (g *globals) lockWaiting(h writelock.Holder) {
+	fmt.Fprintf(g.stderr, "waiting for the palace write lock held by %s…\n", h)
 }
