@@ -113,9 +113,9 @@ func (a *App) Mine(ctx context.Context, r MineRequest) (MineResult, error) {
 
 // ReindexRequest rebuilds the index from the markdown.
 type ReindexRequest struct {
-	// ReportsSkips says the caller shows the report's skips itself (the
-	// CLI's warnings), so they are not also logged.
-	ReportsSkips bool `json:"-"`
+	// Options are the palace's (ReportsSkips: the caller shows the
+	// report's skips, the CLI's warnings).
+	Options palace.ReindexOptions `json:"-"`
 	// LockWait bounds the wait for the palace write lock (0:
 	// DefaultLockWait).
 	LockWait time.Duration `json:"-"`
@@ -171,5 +171,5 @@ func (a *App) reindex(ctx context.Context, r ReindexRequest) (palace.MineReport,
 		return palace.MineReport{}, err
 	}
 	defer release()
-	return a.Palace.Reindex(ctx, palace.ReindexOptions{ReportsSkips: r.ReportsSkips})
+	return a.Palace.Reindex(ctx, r.Options)
 }

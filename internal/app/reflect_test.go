@@ -12,18 +12,18 @@ import (
 
 func TestCondenseResultTellsFailureFromNothingToCondense(t *testing.T) {
 	for _, c := range []struct {
-		name              string
-		res               reflector.Result
-		failed, benignOne bool
+		name, status, reason string
+		failed, benignOne    bool
 	}{
-		{"condensed", reflector.Result{Status: CondenseCondensed}, false, false},
-		{"skipped", reflector.Result{Status: CondenseSkipped, Reason: reflector.SkipUnderTrigger}, false, false},
-		{"aborted: nothing to evict", reflector.Result{Status: CondenseAborted, Reason: reflector.SkipNothingToEvict}, false, true},
-		{"aborted: not smaller", reflector.Result{Status: CondenseAborted, Reason: reflector.ReasonNotSmaller}, false, true},
-		{"aborted: a failure", reflector.Result{Status: CondenseAborted, Reason: reflector.ReasonCanceled}, true, false},
+		{"condensed", CondenseCondensed, "", false, false},
+		{"skipped", CondenseSkipped, reflector.SkipUnderTrigger, false, false},
+		{"aborted: nothing to evict", CondenseAborted, reflector.SkipNothingToEvict, false, true},
+		{"aborted: not smaller", CondenseAborted, reflector.ReasonNotSmaller, false, true},
+		{"aborted: a failure", CondenseAborted, reflector.ReasonCanceled, true, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := CondenseResult{Result: c.res}
+			var r CondenseResult
+			r.Status, r.Reason = c.status, c.reason
 			if got := r.Failed(); got != c.failed {
 				t.Errorf("Failed() = %v, want %v", got, c.failed)
 			}
@@ -65,7 +65,7 @@ func TestReflectCondensesEveryAgentOrTheNamedOnes(t *testing.T) {
 			for _, r := range out.Results {
 				got = append(got, r.Agent)
 				if r.Failed() {
-					t.Errorf("%s: a failure: %+v", r.Agent, r.Result)
+					t.Errorf("%s: a failure: %+v", r.Agent, r)
 				}
 			}
 			if strings.Join(got, ",") != strings.Join(c.agents, ",") || out.Failed != 0 {

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/palace"
 )
 
 type mineOptions struct {
@@ -55,7 +54,8 @@ func runMine(ctx context.Context, g *globals, o mineOptions, args []string) erro
 	}
 	defer a.Close()
 	// The skips are this command's warnings below, not also log lines.
-	req := app.MineRequest{Options: palace.MineOptions{Wing: o.wing, Agent: o.agent, Room: o.room, ReportsSkips: true}}
+	var req app.MineRequest
+	req.Options.Wing, req.Options.Agent, req.Options.Room, req.Options.ReportsSkips = o.wing, o.agent, o.room, true
 	if len(args) == 1 {
 		if args[0] == "" { // "$DIR" with DIR unset: not the whole hive
 			return errors.New("mine: the path is empty: name a directory or a file")

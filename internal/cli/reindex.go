@@ -24,7 +24,9 @@ func runReindex(ctx context.Context, g *globals, asJSON bool) error {
 	defer a.Close()
 	pctx, done := g.mineProgress(ctx, "reindexing", asJSON)
 	// The skips are this command's warnings below, not also log lines.
-	res, err := a.Reindex(pctx, app.ReindexRequest{ReportsSkips: true})
+	var req app.ReindexRequest
+	req.Options.ReportsSkips = true
+	res, err := a.Reindex(pctx, req)
 	done()
 	if res.SetAside != "" {
 		fmt.Fprintf(g.stderr, "hivemem: the index was damaged (%s); moved it to %s and rebuilding it from the markdown\n", res.Damage, res.SetAside)
