@@ -22,3 +22,7 @@ func CheckName(what, s string) error {
 	}
 	return nil
 }
+
+// MaxRememberBytes caps the text of one note Remember writes, for a front
+// end to read no more than that of a stream.
+const MaxRememberBytes = palace.MaxRememberBytes

@@ -17,14 +17,22 @@ import (
 type SessionContextRequest struct {
 	Agent  string `json:"agent"`
 	Budget int    `json:"budget,omitempty"` // estimated tokens of the digest; 0: search.wake_up_budget
+	// BudgetGiven says Budget came from the caller: then 0 is refused,
+	// as WakeUpRequest.BudgetGiven.
+	BudgetGiven bool `json:"-"`
 }
 
-// Validate checks the agent id and the budget.
+// Validate checks the agent id and the budget (as WakeUpRequest's).
 func (r SessionContextRequest) Validate() error {
 	if err := home.ValidateAgentID(r.Agent); err != nil {
 		return invalid(err)
 	}
-	return WakeUpRequest{Wing: r.Agent, Budget: r.Budget}.Validate()
+	return r.wakeUp().Validate()
+}
+
+// wakeUp is the wake-up the context carries.
+func (r SessionContextRequest) wakeUp() WakeUpRequest {
+	return WakeUpRequest{Wing: r.Agent, Budget: r.Budget, BudgetGiven: r.BudgetGiven}
 }
 
 // SessionContext is the context a new session of the agent starts with:
@@ -46,7 +54,7 @@ func (a *App) SessionContext(ctx context.Context, r SessionContextRequest) (stri
 	case errors.Is(err, fs.ErrNotExist):
 		b.WriteString("Nothing remembered yet: this is the agent's first session with hivemem.\n")
 	default:
-		d, err := a.WakeUp(ctx, WakeUpRequest{Wing: agent, Budget: r.Budget})
+		d, err := a.WakeUp(ctx, r.wakeUp())
 		if err != nil {
 			problem = fmt.Errorf("session context without the wake-up digest: %w", err)
 			break

@@ -6,12 +6,10 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/atomicio"
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/modelfetch"
@@ -54,13 +52,10 @@ func (g *globals) ensureModel(ctx context.Context) {
 	if dir == "" || app.ModelInstalled(dir) {
 		return
 	}
-	marker := filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+".fetch-failed")
 	local := os.Getenv("HIVEMEM_MODEL_SOURCE") != ""
-	if !local {
-		if st, err := os.Stat(marker); err == nil && time.Since(st.ModTime()) < autoFetchRetry {
-			g.logger.Info("model auto-fetch failed recently; not retrying yet", "dir", dir, "marker", marker)
-			return
-		}
+	if !local && modelfetch.FailedWithin(dir, autoFetchRetry) {
+		g.logger.Info("model auto-fetch failed recently; not retrying yet", "dir", dir, "marker", modelfetch.FailureMarker(dir))
+		return
 	}
 	if isTerminal(g.stderr) {
 		fmt.Fprintf(g.stderr, "fetching the MiniLM embedding model (first use) into %s ...\n", dir)
@@ -73,12 +68,12 @@ func (g *globals) ensureModel(ctx context.Context) {
 			return
 		}
 		if !local {
-			_ = atomicio.WriteFile(marker, []byte(time.Now().UTC().Format(time.RFC3339)+" "+oneLine(err.Error())+"\n"), 0o644)
+			_ = modelfetch.RecordFailure(dir, err)
 		}
 		fmt.Fprintf(g.stderr, "warning: cannot fetch the MiniLM embedding model (%s); going on lexical-only (run `hivemem model fetch` to retry, or set embedder.auto_fetch = false)\n", oneLine(err.Error()))
 		return
 	}
-	_ = os.Remove(marker)
+	_ = modelfetch.ClearFailure(dir)
 	fmt.Fprintf(g.stderr, "fetched the MiniLM embedding model into %s (first use)\n", dir)
 }
 

@@ -3,15 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
-	"sort"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/bench/longmemeval"
-	"github.com/hivemem/hivemem/internal/palace"
 )
 
 type benchLMEOptions struct {
@@ -46,14 +43,8 @@ func newBenchLongMemEvalCommand(g *globals) *cobra.Command {
 }
 
 func runBenchLongMemEval(ctx context.Context, g *globals, o benchLMEOptions, path string) error {
-	if o.limit < 0 {
-		return fmt.Errorf("bench longmemeval: --limit must be 0 or more, got %d", o.limit)
-	}
-	if err := palace.ValidateResults(o.results, palace.MaxResults); err != nil {
-		return fmt.Errorf("bench longmemeval: --results: %w", err)
-	}
-	if o.embedSample < 0 {
-		return fmt.Errorf("bench longmemeval: --embedder-sample must be 0 or more, got %d", o.embedSample)
+	if err := longmemeval.CheckRun(o.limit, o.results, o.embedSample); err != nil {
+		return err
 	}
 	qs, err := longmemeval.Load(path, longmemeval.LoadOptions{Limit: o.limit, AssistantTurns: o.assistant})
 	if err != nil {
@@ -79,7 +70,7 @@ func runBenchLongMemEval(ctx context.Context, g *globals, o benchLMEOptions, pat
 	if o.asJSON {
 		return writeJSON(g.stdout, res)
 	}
-	printLongMemEval(g.stdout, res)
+	longmemeval.WriteText(g.stdout, res)
 	return nil
 }
 
@@ -121,75 +112,4 @@ func (p *phaseProgress) finish() {
 		fmt.Fprintf(p.g.stderr, "%s: %d done in %.1fs\n", p.phase, p.total, time.Since(p.start).Seconds())
 	}
 	p.phase = ""
-}
-
-func printLongMemEval(w io.Writer, res longmemeval.Result) {
-	turns := "user turns"
-	if res.AssistantTurns {
-		turns = "user and assistant turns"
-	}
-	fmt.Fprintf(w, "LongMemEval %s: %d questions (%d abstention), %d sessions (%d distinct), %s, %d drawers\n",
-		res.Dataset, res.Questions, res.Abstention, res.Sessions, res.DistinctSessions, turns, res.Drawers)
-	fmt.Fprintf(w, "mined in %.1fs (embedded %d, cache %d): %d tokens", res.MineSeconds, res.Embedded, res.EmbedCacheHits, res.Tokens)
-	if res.MineTokensPerSecond > 0 {
-		fmt.Fprintf(w, ", %.0f tokens/s", res.MineTokensPerSecond)
-	}
-	if res.EmbedderTokensPerSecond > 0 {
-		fmt.Fprintf(w, "; embedder alone %.0f tokens/s on %d texts (%d tokens)", res.EmbedderTokensPerSecond, res.EmbedderSampleTexts, res.EmbedderSampleTokens)
-		if res.MineTokensPerSecond > 0 {
-			fmt.Fprintf(w, ": mine at %.0f%% of the embedder", 100*res.MineTokensPerSecond/res.EmbedderTokensPerSecond)
-		}
-	}
-	fmt.Fprintln(w)
-	modes := make([]string, 0, len(res.Modes))
-	for m := range res.Modes {
-		modes = append(modes, m)
-	}
-	sort.Strings(modes)
-	views := []struct {
-		name string
-		of   func(longmemeval.Metrics) longmemeval.Scores
-	}{
-		{"all questions", func(m longmemeval.Metrics) longmemeval.Scores { return m.Scores }},
-		{"without abstention", func(m longmemeval.Metrics) longmemeval.Scores { return m.NoAbstention }},
-		{"paper view (no abstention, no single-session-assistant)", func(m longmemeval.Metrics) longmemeval.Scores { return m.Paper }},
-	}
-	header := func(first string) {
-		fmt.Fprintf(w, "%-34s %6s %6s %6s %6s  %6s %6s %6s %6s  %7s %6s\n", first,
-			"any@1", "any@3", "any@5", "any@10", "all@1", "all@3", "all@5", "all@10", "ndcg@10", "MRR")
-	}
-	row := func(name string, s longmemeval.Scores) {
-		fmt.Fprintf(w, "%-34s %6.3f %6.3f %6.3f %6.3f  %6.3f %6.3f %6.3f %6.3f  %7.3f %6.3f\n", name,
-			s.RecallAny1, s.RecallAny3, s.RecallAny5, s.RecallAny10, s.RecallAll1, s.RecallAll3, s.RecallAll5, s.RecallAll10, s.NDCG10, s.MRR)
-	}
-	for _, v := range views {
-		n := 0
-		if len(modes) > 0 {
-			n = v.of(res.Modes[modes[0]]).Questions
-		}
-		fmt.Fprintf(w, "\n%s (n = %d)\n", v.name, n)
-		header("mode")
-		for _, m := range modes {
-			row(m, v.of(res.Modes[m]))
-		}
-	}
-	fmt.Fprintf(w, "\n%-8s %7s %8s %8s\n", "mode", "w/drw", "p50 ms", "p95 ms")
-	for _, m := range modes {
-		x := res.Modes[m]
-		fmt.Fprintf(w, "%-8s %7.1f %8.2f %8.2f\n", m, x.WordsPerDrawer, x.LatencyP50, x.LatencyP95)
-	}
-	for _, m := range modes {
-		x := res.Modes[m]
-		types := make([]string, 0, len(x.ByType))
-		for t := range x.ByType {
-			types = append(types, t)
-		}
-		sort.Strings(types)
-		fmt.Fprintf(w, "\nby question type, %s\n", m)
-		header("type (n)")
-		for _, t := range types {
-			s := x.ByType[t]
-			row(fmt.Sprintf("%s (%d)", t, s.Questions), s)
-		}
-	}
 }

@@ -2,9 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -46,13 +43,8 @@ func newBenchUpdatesCommand(g *globals) *cobra.Command {
 }
 
 func runBenchUpdates(ctx context.Context, g *globals, o benchUpdatesOptions) error {
-	for _, n := range []struct {
-		name string
-		v    int
-	}{{"agents", o.agents}, {"subjects", o.subjects}, {"filler", o.filler}, {"pairs-per-class", max(o.pairsPerClass, 1)}} {
-		if n.v < 1 || n.v > 1000 {
-			return fmt.Errorf("bench updates: --%s must be between 1 and 1000, got %d", n.name, n.v)
-		}
+	if err := updates.CheckRun(updates.GenOptions{Agents: o.agents, Subjects: o.subjects, Filler: o.filler}, o.pairsPerClass); err != nil {
+		return err
 	}
 	a, done, err := o.openHome(ctx, g, "updates", app.Options{})
 	if err != nil {
@@ -88,17 +80,7 @@ func runBenchUpdates(ctx context.Context, g *globals, o benchUpdatesOptions) err
 			Pairs *updates.PairResult `json:"pairs,omitempty"`
 		}{res, pairs})
 	}
-	defer sayPairs(g, pairs)
-	w := g.stdout
-	fmt.Fprintf(w, "updates (seed %d): %d agents, %d subjects, %d sections, %d drawers, mined in %.1fs\n\n",
-		res.Seed, res.Agents, res.Subjects, res.Sections, res.Drawers, res.MineSeconds)
-	fmt.Fprintf(w, "%-8s %9s %9s %9s %9s %8s %8s %7s %7s\n", "mode", "cur-first", "cur>stale", "cur@5", "past-1st", "marked", "wrong/q", "p50 ms", "p95 ms")
-	for _, m := range slices.Sorted(maps.Keys(res.Modes)) {
-		x := res.Modes[m]
-		fmt.Fprintf(w, "%-8s %8.1f%% %8.1f%% %8.1f%% %8.1f%% %7.1f%% %8.3f %7.2f %7.2f\n", m,
-			100*x.CurrentFirst, 100*x.CurrentAboveStale, 100*x.CurrentAt5, 100*x.PastFirst, 100*x.StaleMarked, x.WrongMarks,
-			x.LatencyP50, x.LatencyP95)
-	}
+	updates.WriteText(g.stdout, res, pairs)
 	return nil
 }
 
@@ -113,21 +95,5 @@ func rememberPair(a *app.App) updates.WriteFunc {
 			return updates.Written{}, err
 		}
 		return updates.Written{Refused: res.Duplicate != nil, Restates: res.Restates != nil}, nil
-	}
-}
-
-// sayPairs prints the pairs part of bench updates.
-func sayPairs(g *globals, p *updates.PairResult) {
-	if p == nil {
-		return
-	}
-	w := g.stdout
-	fmt.Fprintf(w, "\npairs (seed %d), each written by a fresh agent through remember:\n", p.Seed)
-	fmt.Fprintf(w, "  changes refused as repeats  %3d of %d\n", p.ChangesRefused, p.Changes)
-	fmt.Fprintf(w, "  changes naming what they restate %3d of %d\n", p.ChangesRestating, p.Changes)
-	fmt.Fprintf(w, "  repeats written             %3d of %d\n", p.RepeatsWritten, p.Repeats)
-	fmt.Fprintf(w, "  unrelated named as restated %3d of %d\n", p.WrongRestates, p.Unrelated)
-	for _, m := range p.Misses {
-		fmt.Fprintf(w, "  miss: %s\n", m)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/capture"
 )
 
 func newImportCommand(g *globals) *cobra.Command {
@@ -24,7 +23,7 @@ func newImportCommand(g *globals) *cobra.Command {
 		"a dated section per exchange, one line per turn, mined with room \"session\".\n" +
 		"A directory stands for the files of that format under it (e.g. ~/.claude/projects/<project>/).\n" +
 		"Importing again appends only turns not imported before; malformed input changes nothing.\n\n" +
-		"Formats: " + strings.Join(capture.Formats(), ", ") + ", or auto (detected per file)."
+		"Formats: " + strings.Join(app.ImportFormats(), ", ") + ", or auto (detected per file)."
 	cmd.Flags().StringVar(&agent, "agent", "", "the agent the sessions belong to (default $HIVEMEM_AGENT)")
 	keepSecretsFlag(cmd, &keepSecrets, "conversations")
 	jsonFlag(cmd, &asJSON)

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/store/postgres"
 )
 
 // migrateReport is `hivemem migrate`.
@@ -17,6 +16,13 @@ type migrateReport struct {
 	From       int    `json:"from_version,omitempty"`
 	To         int    `json:"to_version,omitempty"`
 	VectorMode string `json:"vector_mode"`
+}
+
+// migratedStore is a store on a server (PostgreSQL), which names where
+// it is and the schema versions its open migrated from and to.
+type migratedStore interface {
+	Target() string
+	Migrated() (from, to int)
 }
 
 func newMigrateCommand(g *globals) *cobra.Command {
@@ -42,7 +48,7 @@ func runMigrate(ctx context.Context, g *globals, asJSON bool) error {
 		return err
 	}
 	r := migrateReport{Backend: st.Backend(), VectorMode: stats.VectorMode}
-	if p, ok := st.(*postgres.Store); ok {
+	if p, ok := st.(migratedStore); ok { // PostgreSQL
 		r.Target = p.Target()
 		r.From, r.To = p.Migrated()
 	}

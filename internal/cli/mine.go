@@ -8,8 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/capture"
-	"github.com/hivemem/hivemem/internal/palace"
 )
 
 type mineOptions struct {
@@ -100,7 +98,7 @@ func runMineConvos(ctx context.Context, g *globals, o mineOptions, args []string
 	if err != nil {
 		return fmt.Errorf("mine --mode convos: %w", err)
 	}
-	found, skipped, err := capture.Collect(ctx, args[0])
+	found, err := app.FindConversations(ctx, args[0])
 	if err != nil {
 		return err
 	}
@@ -109,27 +107,11 @@ func runMineConvos(ctx context.Context, g *globals, o mineOptions, args []string
 		return err
 	}
 	defer a.Close()
-	var all app.ImportResult
 	pctx, done := g.mineProgress(ctx, "importing", o.asJSON)
-	defer done()
-	for _, f := range found {
-		res, err := a.Import(pctx, app.ImportRequest{Agent: agent, Format: f.Format, Paths: []string{f.Path}})
-		if err != nil {
-			if ctx.Err() != nil {
-				return err
-			}
-			skipped = append(skipped, palace.Skip{Path: f.Path, Reason: err.Error()})
-			continue
-		}
-		all.Sessions = append(all.Sessions, res.Sessions...)
-		all.TurnsAdded += res.TurnsAdded
-		all.Expired = append(all.Expired, res.Expired...)
-		all.Skipped = append(all.Skipped, res.Skipped...)
-		all.Mine, all.MineErr = res.Mine, errors.Join(all.MineErr, res.MineErr)
-	}
+	all, err := a.ImportConversations(pctx, agent, found)
 	done()
-	for _, s := range skipped {
-		fmt.Fprintf(g.stderr, "warning: skipped %s: %s\n", s.Path, s.Reason)
+	if err != nil {
+		return err
 	}
 	return g.printImport(a, all, o.asJSON)
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/app"
 )
 
 // mineProgress returns ctx carrying a progress bar on stderr for the
@@ -25,7 +25,7 @@ func (g *globals) mineProgress(ctx context.Context, what string, quiet bool) (co
 	// after the last file.
 	var bar *progressbar.ProgressBar
 	start := time.Now()
-	ctx = palace.WithProgress(ctx, func(p palace.Progress) {
+	ctx = app.WithMineProgress(ctx, func(p app.MineProgress) {
 		if bar == nil {
 			// No throttle: it could drop the last update (the vectors
 			// filled after the last file); updates come at most once a
@@ -44,7 +44,7 @@ func (g *globals) mineProgress(ctx context.Context, what string, quiet bool) (co
 // progressLine describes mining progress after elapsed: files mined of
 // those found, drawers embedded and their rate, and the time left at the
 // rate files have been mined so far (once there is a rate to go by).
-func progressLine(what string, p palace.Progress, elapsed time.Duration) string {
+func progressLine(what string, p app.MineProgress, elapsed time.Duration) string {
 	line := fmt.Sprintf("%s: %d/%s, %s embedded", what, p.FilesDone, plural(p.Files, "file"), plural(p.Embedded, "drawer"))
 	secs := elapsed.Seconds()
 	if secs < 1 {

@@ -12,15 +12,6 @@ import (
 	"github.com/hivemem/hivemem/internal/app"
 )
 
-// sayDuplicate reports a refused repeat: nothing written, exit 0.
-func sayDuplicate(g *globals, d *app.Duplicate) {
-	what := d.Heading
-	if what == "" {
-		what = d.Text
-	}
-	fmt.Fprintf(g.stdout, "duplicate of %s (%s: %q): nothing written; --force writes it anyway\n", d.Of, d.Why, what)
-}
-
 type forgetOptions struct {
 	heading, line      string
 	purge, yes, asJSON bool
@@ -95,25 +86,4 @@ func runForget(ctx context.Context, g *globals, o forgetOptions, req app.ForgetR
 	}
 	fmt.Fprintf(g.stdout, "forgot %s of %s: kept in %s (backup %s, %s removed from the index)\n", what, res.Source, res.Kept, res.Backup, plural(res.DrawersRemoved, "drawer"))
 	return nil
-}
-
-func newUnpinCommand(g *globals) *cobra.Command {
-	return takesText(jsonCommand(`unpin <agent> "fact"`, "Take a fact out of an agent's pinned region (archived with the day it stopped being true)", cobra.ExactArgs(2),
-		func(ctx context.Context, args []string, asJSON bool) error {
-			a, err := g.open(ctx, false)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			res, err := a.Unpin(ctx, app.UnpinRequest{Agent: args[0], Fact: args[1]})
-			if err != nil {
-				return err
-			}
-			warnMineFailed(g, "change", a.Home.Abs(res.Source), res.MineError)
-			if asJSON {
-				return writeJSON(g.stdout, res)
-			}
-			fmt.Fprintf(g.stdout, "unpinned %q for %s (archived in %s, backup %s)\n", res.Fact, res.Agent, res.Archive, res.Backup)
-			return nil
-		}))
 }
