@@ -87,3 +87,21 @@ func TestSearchOfAnUnknownWingIsNotFound(t *testing.T) {
 		t.Errorf("Search(wing nobody) = %v, want ErrNotFound", err)
 	}
 }
+
+// TestSearchUnknownIsEmptyAnswersAnUnknownScopeWithNoHits: the mempalace
+// entry point asks for no hits, not an error, for a wing, agent or room
+// not mined yet, as MemPalace answers.
+func TestSearchUnknownIsEmptyAnswersAnUnknownScopeWithNoHits(t *testing.T) {
+	ctx := context.Background()
+	a := openLexical(t)
+	if _, err := a.Remember(ctx, RememberRequest{Agent: "alice", Heading: "plan", Text: "A plan."}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []SearchRequest{{Wing: "nobody"}, {Agent: "nobody"}, {Room: "nowhere"}} {
+		r.Query, r.UnknownIsEmpty = "plan", true
+		res, err := a.Search(ctx, r)
+		if err != nil || res.Hits == nil || len(res.Hits) != 0 {
+			t.Errorf("Search(%+v) = %+v, %v; want no hits ([]) and no error", r, res.Hits, err)
+		}
+	}
+}

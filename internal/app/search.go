@@ -51,6 +51,10 @@ type SearchRequest struct {
 	// Scope: under an own scope the wing defaults to the caller's and no
 	// other wing or agent is searched.
 	Scope Scope `json:"-"`
+	// UnknownIsEmpty answers a wing, agent or room the palace has no
+	// drawers in with no hits instead of ErrNotFound, as MemPalace does:
+	// a harness written for it may search a wing not mined yet.
+	UnknownIsEmpty bool `json:"-"`
 }
 
 func (r SearchRequest) query() palace.Query {
@@ -116,6 +120,9 @@ func (a *App) Search(ctx context.Context, r SearchRequest) (SearchResult, error)
 	hits, err := a.Palace.Search(ctx, r.query())
 	if r.Scope.Caller != "" && (errors.Is(err, palace.ErrUnknownWing) && r.Wing == r.Scope.Caller ||
 		errors.Is(err, palace.ErrUnknownAgent) && r.Agent == r.Scope.Caller) {
+		hits, err = nil, nil
+	}
+	if r.UnknownIsEmpty && (errors.Is(err, palace.ErrUnknownWing) || errors.Is(err, palace.ErrUnknownAgent) || errors.Is(err, palace.ErrUnknownRoom)) {
 		hits, err = nil, nil
 	}
 	if err != nil {

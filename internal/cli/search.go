@@ -2,14 +2,12 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/palace"
 )
 
 type searchOptions struct {
@@ -51,13 +49,8 @@ func runSearch(ctx context.Context, g *globals, o searchOptions, q string) error
 	}
 	defer a.Close()
 	res, err := a.Search(ctx, app.SearchRequest{Query: q, Results: o.results, ResultsGiven: o.resultsGiven, Mode: o.mode,
-		Wing: o.wing, Room: o.room, Agent: o.agent, Since: o.since, Until: o.until, AsOf: o.asOf, IncludeSuperseded: o.superseded})
-	if g.mempalace && (errors.Is(err, palace.ErrUnknownWing) || errors.Is(err, palace.ErrUnknownAgent) || errors.Is(err, palace.ErrUnknownRoom)) {
-		// MemPalace answers a wing (or agent, or room) it has no drawers in with no
-		// results, and a harness written for it may search a wing not
-		// mined yet.
-		res, err = app.SearchResult{Query: q, Mode: modeOf(a.Palace, o.mode), Results: o.results, Hits: []app.SearchHit{}}, nil
-	}
+		Wing: o.wing, Room: o.room, Agent: o.agent, Since: o.since, Until: o.until, AsOf: o.asOf, IncludeSuperseded: o.superseded,
+		UnknownIsEmpty: g.mempalace})
 	if err != nil {
 		return err
 	}
@@ -86,13 +79,6 @@ func runSearch(ctx context.Context, g *globals, o searchOptions, q string) error
 		fmt.Fprintln(g.stdout)
 	}
 	return nil
-}
-
-func modeOf(p *palace.Palace, asked string) string {
-	if asked != "" {
-		return asked
-	}
-	return p.Mode()
 }
 
 // excerpt keeps the first n lines of a hit for the terminal.
