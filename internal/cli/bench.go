@@ -13,7 +13,6 @@ import (
 
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/bench/locomo"
-	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/reflector"
@@ -106,9 +105,12 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 	lo := locomo.Options{Modes: o.modes, Limit: o.limit, Dataset: path, NoCaptions: o.noCapt, AsSessions: o.sessions, NoQuestionDate: o.noDate}
 	condensed := 0
 	if o.condense {
-		enabled := a.Config
-		enabled.Reflector.Enabled = true
-		a.UseSettings(func() config.Config { return enabled })
+		// The bench's own home: condensing is switched on in its
+		// config.toml.
+		on := true
+		if _, err := a.UpdateSettings(ctx, app.SettingsRequest{Reflector: &app.ReflectorPatch{Enabled: &on}}); err != nil {
+			return err
+		}
 		r := a.Reflector
 		lo.Prepare = func(ctx context.Context, agent string) error {
 			res, err := r.Condense(ctx, agent, reflector.Options{Force: true})

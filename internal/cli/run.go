@@ -130,8 +130,8 @@ func serveHandlers(m *manager.Manager, guard httpguard.Config) (http.Handler, er
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
-	w := web.New(web.Deps{App: a, Settings: m,
-		ManagerStatus: func() any { return m.Status(context.Background()) },
+	w := web.New(web.Deps{App: a,
+		ManagerStatus: m.Status,
 		Guard:         &guard, Logger: a.Log, Version: Version})
 	m.OnShutdown(w.Close)
 	mux.Handle("/", w)

@@ -1,7 +1,7 @@
 // Package client is a typed Go client for the HTTP API of a running
 // `hivemem run` (docs/api.md): one method per /api/v1 endpoint, with the
 // server's own request and result types — app.SearchRequest /
-// app.SearchResult, palace.Digest, manager.Status, web.StatusReport,
+// app.SearchResult, palace.Digest, app.ManagerStatus, web.StatusReport,
 // web.AgentSummary, web.CondenseRequest / web.CondenseResponse, and so on —
 // and the paths of the server's route table (web.Route*), so a Go program
 // (the CLI, a test, a harness) talks to the daemon without building paths
@@ -32,7 +32,6 @@ import (
 	"strings"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/manager"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/reflector"
 	"github.com/hivemem/hivemem/internal/web"
@@ -183,8 +182,8 @@ func (c *Client) Status(ctx context.Context) (web.StatusReport, error) {
 }
 
 // Manager is GET /api/v1/manager: the running manager's own status.
-func (c *Client) Manager(ctx context.Context) (manager.Status, error) {
-	return decode[manager.Status](ctx, c, call{route: web.RouteManager})
+func (c *Client) Manager(ctx context.Context) (app.ManagerStatus, error) {
+	return decode[app.ManagerStatus](ctx, c, call{route: web.RouteManager})
 }
 
 // Agents is GET /api/v1/agents: every agent against its budget, by id.
