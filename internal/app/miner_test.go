@@ -32,7 +32,10 @@ func TestSwapMineHoldsThePalaceWriteLock(t *testing.T) {
 	a = openHooked(t, func(ctx context.Context, path string, mine func(context.Context) (MineResult, error)) (MineResult, error) {
 		done, cancel := context.WithCancel(ctx)
 		cancel()
-		_, err := writelock.New(a.Home.PalaceDir(), "probe").Acquire(done, nil)
+		release, err := writelock.New(a.Home.PalaceDir(), "probe").Acquire(done, nil)
+		if err == nil {
+			release()
+		}
 		held, probed = errors.Is(err, writelock.ErrBusy), true
 		return mine(ctx)
 	})
