@@ -19,7 +19,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/hivemem/hivemem/internal/config"
@@ -73,7 +72,15 @@ type Options struct {
 	// stops a note from being saved. Only Remember and Pin may be called
 	// on such an App.
 	IndexLater bool
+	// MineHook, when set, runs every mine of the app (the manager's, the
+	// reflector's after a swap, the app's own): it is given the mine's
+	// context and path and mine, the palace's mine of that path, which it
+	// calls or fails in place of. Tests inject failures and delays.
+	MineHook MineHook
 }
+
+// MineHook runs one mine of path: it calls mine, or fails in its place.
+type MineHook func(ctx context.Context, path string, mine func(context.Context) (MineResult, error)) (MineResult, error)
 
 // App is an open hivemem home.
 type App struct {
@@ -96,10 +103,8 @@ type App struct {
 	lockWaiting func(writelock.Holder)
 	later       *lazyIndex // the index of an IndexLater app
 	condensed   CondensedIndex
-	settings    atomic.Pointer[func() config.Config]
-	live        atomic.Pointer[LiveConfig]
-	reflMiner   atomic.Pointer[reflector.Miner]
-	miner       atomic.Pointer[writelock.Miner]
+	settings    liveSettings
+	mineHook    MineHook
 	skipped     skipLog
 	// noQueryCache is Options.NoQueryCache, for every palace the app builds.
 	noQueryCache bool
@@ -125,13 +130,13 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
-	a := &App{Home: h, Config: cfg, Events: openEvents(h), Log: lg, lockWaiting: holderFunc(opts.LockWaiting)}
+	a := &App{Home: h, Config: cfg, Events: openEvents(h), Log: lg, lockWaiting: holderFunc(opts.LockWaiting), mineHook: opts.MineHook}
 	command := "hivemem"
 	if opts.Command != "" {
 		command += " " + opts.Command
 	}
 	a.Lock = writelock.New(h.PalaceDir(), command)
-	a.UseSettings(func() config.Config { return a.Config })
+	a.settings.set(cfg)
 	if opts.IndexLater {
 		a.later = &lazyIndex{opts: opts}
 		a.finishPendingPurges(ctx)
@@ -193,9 +198,9 @@ func (a *App) openIndex(ctx context.Context, opts Options) (err error) {
 		return err
 	}
 	a.Store, a.Palace, a.Embedder = st, p, info
-	var miner reflector.Miner
+	var miner palace.Miner
 	if !opts.ReflectorMinesNot {
-		miner = reflectorMiner{a}
+		miner = swapMiner{a}
 	}
 	deps := reflector.Deps{Home: h, Settings: a.Settings, Events: a.Events, Miner: miner, Logger: lg, Embedder: p.Embedder()}
 	if opts.Extractive {
@@ -226,11 +231,11 @@ func (a *App) newPalace(ctx context.Context, st store.Store, emb palace.Embedder
 	})
 }
 
-// UseLexicalOnly replaces the palace by one without an embedder, built as
+// useLexicalOnly replaces the palace by one without an embedder, built as
 // Open builds it, because the local model failed to load (cause): the
 // manager goes on lexical-only rather than failing every mine. It is
-// called before the app's palace is in use.
-func (a *App) UseLexicalOnly(ctx context.Context, cause error) error {
+// called before the app's palace is in use (LoadEmbedder).
+func (a *App) useLexicalOnly(ctx context.Context, cause error) error {
 	p, err := a.newPalace(ctx, a.Store, nil)
 	if err != nil {
 		return fmt.Errorf("lexical-only palace: %w", err)
@@ -254,57 +259,10 @@ func (a *App) ScratchReflector(h home.Home, cfg config.Config) *reflector.Reflec
 	})
 }
 
-// Settings is the live configuration: config.toml as the process last
-// loaded it (a running manager reloads it on SIGHUP and on save).
-func (a *App) Settings() config.Config { return (*a.settings.Load())() }
-
-// UseSettings makes fn the source of the live configuration (the
-// manager's reloaded config); the reflector reads it at every pass.
-func (a *App) UseSettings(fn func() config.Config) { a.settings.Store(&fn) }
-
 // AcquireLock takes the palace write lock, waiting (until ctx ends) while
 // another process holds it.
 func (a *App) AcquireLock(ctx context.Context) (release func(), err error) {
 	return a.Lock.Acquire(ctx, a.lockWaiting)
-}
-
-// LockedMiner is the palace, mining under the palace write lock.
-func (a *App) LockedMiner() writelock.Miner {
-	return writelock.LockedMiner(a.Lock, a.Palace, a.lockWaiting)
-}
-
-// UseReflectorMiner replaces the miner the reflector re-mines with after a
-// swap (by default LockedMiner): the manager's keeps that mine going past
-// the end of the request that started it. m must take the write lock.
-func (a *App) UseReflectorMiner(m reflector.Miner) { a.reflMiner.Store(&m) }
-
-// UseMiner makes m the miner of the app's own mines (after a remember, a
-// pin, a forget; a mine request), which hold the palace write lock around
-// it: the manager's, which mines through the manager's palace and logs a
-// file that stays skipped once (MineReportingSkips), as its scans do. m
-// does not take the write lock.
-func (a *App) UseMiner(m writelock.Miner) { a.miner.Store(&m) }
-
-// mine mines path through the miner set by UseMiner, else the palace; a
-// file that stays skipped is logged once either way (MineReportingSkips),
-// not at every request of a standalone `hivemem mcp`. The caller holds the
-// palace write lock.
-func (a *App) mine(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
-	if m := a.miner.Load(); m != nil {
-		return (*m).Mine(ctx, path, opts)
-	}
-	return a.MineReportingSkips(ctx, path, opts, a.Palace.Mine)
-}
-
-// reflectorMiner is the reflector's miner: the one set by
-// UseReflectorMiner, else the palace under the write lock.
-type reflectorMiner struct{ a *App }
-
-func (rm reflectorMiner) Mine(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
-	if m := rm.a.reflMiner.Load(); m != nil {
-		return (*m).Mine(ctx, path, opts)
-	}
-	return rm.a.LockedMiner().Mine(ctx, path, opts)
 }
 
 // OpenHome is the first half of Open: it resolves the home (creating it

@@ -3,11 +3,11 @@ package app
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/hometest"
 )
 
@@ -59,7 +59,12 @@ func TestRequestsRefuseByKind(t *testing.T) {
 		})
 	}
 	// With manager.mining off, a mine that asks IfMining is refused.
-	a.UseSettings(func() config.Config { c := a.Config; c.Manager.Mining = false; return c })
+	if err := os.WriteFile(a.Home.ConfigPath(), []byte("[manager]\nmining = false\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.ReloadSettings(); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := a.Mine(ctx, MineRequest{IfMining: true}); !errors.Is(err, ErrConflict) {
 		t.Fatalf("mine with mining off: %v, want ErrConflict", err)
 	}

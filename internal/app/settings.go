@@ -14,26 +14,6 @@ import (
 	"github.com/hivemem/hivemem/internal/tomledit"
 )
 
-// LiveConfig is a configuration a long-running process keeps live
-// (*manager.Manager: it reloads config.toml when the file changes).
-type LiveConfig interface {
-	// Config is the configuration in force.
-	Config() config.Config
-	// ConfigError is the error of the last reload of config.toml, nil
-	// when it loaded (the last good configuration is then in force).
-	ConfigError() error
-	// ReloadConfig re-reads config.toml now: UpdateSettings calls it
-	// after saving.
-	ReloadConfig() error
-}
-
-// UseLiveConfig makes l the source of the live configuration (as
-// UseSettings does with l.Config) and of its reload after UpdateSettings.
-func (a *App) UseLiveConfig(l LiveConfig) {
-	a.live.Store(&l)
-	a.UseSettings(l.Config)
-}
-
 // ReflectorSettings are the reflector's settings as the API shows them,
 // named like the keys of config.toml's [reflector] table.
 type ReflectorSettings struct {
@@ -107,10 +87,8 @@ func (a *App) ReadSettings() SettingsResult {
 		},
 		Editable: true,
 	}
-	if l := a.live.Load(); l != nil {
-		if err := (*l).ConfigError(); err != nil {
-			resp.ConfigError = err.Error()
-		}
+	if err := a.SettingsError(); err != nil {
+		resp.ConfigError = err.Error()
 	}
 	return resp
 }
@@ -269,7 +247,9 @@ func (a *App) UpdateSettings(ctx context.Context, r SettingsRequest) (SettingsRe
 			return SettingsResult{}, err
 		}
 	}
-	if err := a.reloadConfig(path); err != nil {
+	// A running manager sees the file change too, and acts on what
+	// changed (mining switched on: a scan).
+	if _, err := a.ReloadSettings(); err != nil {
 		a.Log.Warn("settings: saved settings do not load", "err", err) // shown as config_error
 	}
 	a.Log.Info("settings saved", "path", path, "keys", len(sets)+len(managerSets))
@@ -287,21 +267,6 @@ func (a *App) UpdateSettings(ctx context.Context, r SettingsRequest) (SettingsRe
 		resp.Warnings = append(resp.Warnings, "HIVEMEM_MANAGER_MINING is set in the environment and overrides the saved manager.mining")
 	}
 	return resp, nil
-}
-
-// reloadConfig puts the saved config.toml in force: through the live
-// configuration when there is one, else by loading the file into this
-// App's settings.
-func (a *App) reloadConfig(path string) error {
-	if l := a.live.Load(); l != nil {
-		return (*l).ReloadConfig()
-	}
-	cfg, err := config.Load(path)
-	if err != nil {
-		return err
-	}
-	a.UseSettings(func() config.Config { return cfg })
-	return nil
 }
 
 // updateConfigTable writes sets into config.toml's table under the file's

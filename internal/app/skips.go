@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"sync"
@@ -11,35 +10,18 @@ import (
 )
 
 // skipLog is the files skipped by a mine that the app's log has told of,
-// by path, with the reason it gave (see ReportSkips).
+// by path, with the reason it gave (see reportSkips).
 type skipLog struct {
 	mu    sync.Mutex
 	skips map[string]string
 }
 
-// MineReportingSkips runs mine (a palace's Mine, or the manager's) and
-// logs its skips once (ReportSkips), unless the caller reports them itself
-// (opts.ReportsSkips). Every mine of a long-running process goes through
-// it (the manager's scans and the app's own mines after a remember, a pin
-// or a forget, under `hivemem run` or in a standalone `hivemem mcp`), so
-// that a memory file that stays skipped is logged once, not at every call.
-func (a *App) MineReportingSkips(ctx context.Context, path string, opts palace.MineOptions,
-	mine func(context.Context, string, palace.MineOptions) (palace.MineReport, error)) (palace.MineReport, error) {
-	if opts.ReportsSkips {
-		return mine(ctx, path, opts)
-	}
-	opts.ReportsSkips = true
-	rep, err := mine(ctx, path, opts)
-	a.ReportSkips(path, rep.Skipped, err == nil)
-	return rep, err
-}
-
-// ReportSkips logs the skips of a mine of path that the log has not told
+// reportSkips logs the skips of a mine of path that the log has not told
 // of yet, or with another kind of reason (skipKind), and remembers them.
 // With complete (the mine went through), a file under path that was
 // logged as skipped and is not any more is logged once as such and
 // forgotten.
-func (a *App) ReportSkips(path string, skipped []palace.Skip, complete bool) {
+func (a *App) reportSkips(path string, skipped []palace.Skip, complete bool) {
 	type line struct {
 		path, reason string
 	}

@@ -24,6 +24,10 @@ type StatusRequest struct {
 	// are the caller's only (the index's totals stay hive-wide: counts,
 	// not content).
 	Scope Scope `json:"-"`
+	// Manager is the running manager's status, when one runs: each
+	// agent's mining state (skipped, backoff) and the mining switch in
+	// force are its.
+	Manager *ManagerStatus `json:"-"`
 }
 
 // Status is the home, its index and every agent: the part of `hivemem
@@ -78,6 +82,10 @@ func (a *App) Status(ctx context.Context, r StatusRequest) (Status, error) {
 	agents, err := a.CollectAgents(ctx, cfg, st, a.condensed.Read(a.Home.LogPath()))
 	if err != nil {
 		return Status{}, err
+	}
+	if r.Manager != nil {
+		out.Mining = r.Manager.Mining
+		withMining(agents, miningOf(r.Manager))
 	}
 	for _, as := range agents {
 		if !r.Scope.Own || as.Agent == r.Scope.Caller {

@@ -31,12 +31,6 @@ const MaxSourceBytes = 512 << 20
 // lockTimeout bounds the wait for another import of the same conversation.
 const lockTimeout = 30 * time.Second
 
-// Miner mines a path into the palace (the palace itself, or one that
-// takes the palace write lock first).
-type Miner interface {
-	Mine(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error)
-}
-
 // Options says what Import does.
 type Options struct {
 	Agent string
@@ -114,7 +108,7 @@ type source struct {
 // before anything is written, so malformed input (an error naming file
 // and line) changes nothing. Each session file is written under its lock
 // and swapped in atomically.
-func Import(ctx context.Context, h home.Home, m Miner, paths []string, o Options) (Result, error) {
+func Import(ctx context.Context, h home.Home, m palace.Miner, paths []string, o Options) (Result, error) {
 	var res Result
 	dir, err := h.SessionsDir(o.Agent)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/bench/locomo"
-	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/home"
 )
 
@@ -71,9 +70,12 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 	lo := locomo.Options{Modes: o.modes, Limit: o.limit, Dataset: path, NoCaptions: o.noCapt, AsSessions: o.sessions, NoQuestionDate: o.noDate}
 	condensed := 0
 	if o.condense {
-		enabled := a.Config
-		enabled.Reflector.Enabled = true
-		a.UseSettings(func() config.Config { return enabled })
+		// The bench's own home: condensing is switched on in its
+		// config.toml.
+		on := true
+		if _, err := a.UpdateSettings(ctx, app.SettingsRequest{Reflector: &app.ReflectorPatch{Enabled: &on}}); err != nil {
+			return err
+		}
 		lo.Prepare = locomo.CondenseEach(a.Reflector, &condensed)
 	}
 	// On a terminal: the mining (drawers embedded), then the questions.

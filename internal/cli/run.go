@@ -119,7 +119,7 @@ func runRun(ctx context.Context, g *globals, o runOptions) error {
 // /healthz: the MCP endpoint (/mcp) and the web UI with the whole JSON API
 // (/ and /api/v1 under it, the manager's status at /api/v1/manager and
 // inside /api/v1/status). Both share the app's reflector and palace write
-// lock, and the manager's live settings and status, and apply guard
+// lock and live settings, and the manager's status, and apply guard
 // themselves (the UI keeps /login and /static reachable without a token).
 func serveHandlers(m *manager.Manager, guard httpguard.Config) (http.Handler, error) {
 	a := m.App()
@@ -129,8 +129,8 @@ func serveHandlers(m *manager.Manager, guard httpguard.Config) (http.Handler, er
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
-	w := web.New(web.Deps{App: a, Settings: m,
-		ManagerStatus: func() any { return m.Status(context.Background()) },
+	w := web.New(web.Deps{App: a,
+		ManagerStatus: m.Status,
 		Guard:         &guard, Logger: a.Log, Version: Version})
 	m.OnShutdown(w.Close)
 	mux.Handle("/", w)

@@ -29,17 +29,17 @@ type statusReport struct {
 
 // managerInfo says whether `hivemem run` serves the home, and how it does.
 type managerInfo struct {
-	Running       bool              `json:"running"`
-	PID           int               `json:"pid,omitempty"`
-	Started       time.Time         `json:"started,omitzero"`
-	UptimeSeconds float64           `json:"uptime_seconds,omitempty"`
-	HTTP          string            `json:"http,omitempty"`
-	Pending       int               `json:"pending,omitempty"`
-	LastScan      time.Time         `json:"last_scan,omitzero"`
-	NextPass      time.Time         `json:"next_reflector_pass,omitzero"`
-	Problems      []manager.Problem `json:"problems,omitempty"`
+	Running       bool          `json:"running"`
+	PID           int           `json:"pid,omitempty"`
+	Started       time.Time     `json:"started,omitzero"`
+	UptimeSeconds float64       `json:"uptime_seconds,omitempty"`
+	HTTP          string        `json:"http,omitempty"`
+	Pending       int           `json:"pending,omitempty"`
+	LastScan      time.Time     `json:"last_scan,omitzero"`
+	NextPass      time.Time     `json:"next_reflector_pass,omitzero"`
+	Problems      []app.Problem `json:"problems,omitempty"`
 	// MineLagSeconds and UnminedAgeSeconds are the manager's (see
-	// manager.Status): the last mine's change-to-searchable lag, and the
+	// app.ManagerStatus): the last mine's change-to-searchable lag, and the
 	// age of the oldest change not yet mined.
 	MineLagSeconds    float64 `json:"mine_lag_seconds,omitempty"`
 	UnminedAgeSeconds float64 `json:"unmined_age_seconds,omitempty"`
@@ -53,49 +53,42 @@ func newStatusCommand(g *globals) *cobra.Command {
 		func(ctx context.Context, _ []string, asJSON bool) error { return runStatus(ctx, g, asJSON) })
 }
 
+// collectStatus is the app's status, with the running manager's (each
+// agent's mining state and the mining switch in force are its).
 func collectStatus(ctx context.Context, a *app.App) (statusReport, error) {
-	st, err := a.Status(ctx, app.StatusRequest{})
+	var r statusReport
+	var ms *app.ManagerStatus
+	inst, running, err := manager.Running(a.Home)
+	switch {
+	case err != nil:
+		r.Manager.Error = err.Error()
+	case running:
+		r.Manager = managerInfo{Running: true, PID: inst.PID, Started: inst.Started, HTTP: inst.HTTP}
+		if !inst.Started.IsZero() {
+			r.Manager.UptimeSeconds = time.Since(inst.Started).Seconds()
+		}
+		got, err := fetchManagerStatus(ctx, inst.HTTP, a.Config.Manager.Token)
+		if err != nil {
+			r.Manager.Error = err.Error()
+			break
+		}
+		ms = &got
+		r.Manager.Pending, r.Manager.LastScan, r.Manager.NextPass, r.Manager.Problems = ms.Pending, ms.LastScan, ms.NextPass, ms.Problems
+		r.Manager.MineLagSeconds, r.Manager.UnminedAgeSeconds = ms.MineLagSeconds, ms.UnminedAgeSeconds
+	}
+	st, err := a.Status(ctx, app.StatusRequest{Manager: ms})
 	if err != nil {
 		return statusReport{}, err
 	}
-	r := statusReport{Status: st}
-	inst, running, err := manager.Running(a.Home)
-	if err != nil {
-		r.Manager.Error = err.Error()
-		return r, nil
-	}
-	if !running {
-		return r, nil
-	}
-	r.Manager = managerInfo{Running: true, PID: inst.PID, Started: inst.Started, HTTP: inst.HTTP}
-	if !inst.Started.IsZero() {
-		r.Manager.UptimeSeconds = time.Since(inst.Started).Seconds()
-	}
-	ms, err := fetchManagerStatus(ctx, inst.HTTP, a.Config.Manager.Token)
-	if err != nil {
-		r.Manager.Error = err.Error()
-		return r, nil
-	}
-	r.Manager.Pending, r.Manager.LastScan, r.Manager.NextPass, r.Manager.Problems = ms.Pending, ms.LastScan, ms.NextPass, ms.Problems
-	r.Mining = ms.Mining
-	r.Manager.MineLagSeconds, r.Manager.UnminedAgeSeconds = ms.MineLagSeconds, ms.UnminedAgeSeconds
-	mining := map[string]app.AgentStatus{}
-	for _, as := range ms.Agents {
-		mining[as.Agent] = as
-	}
-	for i := range r.Agents {
-		if as, ok := mining[r.Agents[i].Agent]; ok {
-			r.Agents[i].MiningBackoff, r.Agents[i].Skipped = as.MiningBackoff, as.Skipped
-		}
-	}
+	r.Status = st
 	return r, nil
 }
 
 // fetchManagerStatus asks the running manager for its status, which holds
 // what only it knows: mining backoff, pending changes, recent problems.
-func fetchManagerStatus(ctx context.Context, addr, token string) (manager.Status, error) {
+func fetchManagerStatus(ctx context.Context, addr, token string) (app.ManagerStatus, error) {
 	if addr == "" {
-		return manager.Status{}, errors.New("the manager serves no HTTP (--http off): mining state unknown")
+		return app.ManagerStatus{}, errors.New("the manager serves no HTTP (--http off): mining state unknown")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()

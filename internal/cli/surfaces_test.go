@@ -19,7 +19,6 @@ import (
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/hometest"
-	"github.com/hivemem/hivemem/internal/manager"
 	"github.com/hivemem/hivemem/internal/mcpserver"
 	"github.com/hivemem/hivemem/internal/redact/redacttest"
 	"github.com/hivemem/hivemem/internal/web"
@@ -56,11 +55,7 @@ func newSurfaces(t *testing.T, files map[string]string) *surfaces {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	m, err := manager.New(manager.Options{App: a, HTTP: manager.HTTPOff}) // the live settings, as under hivemem run
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.api = httptest.NewServer(web.New(web.Deps{App: a, Settings: m}))
+	s.api = httptest.NewServer(web.New(web.Deps{App: a}))
 	t.Cleanup(s.api.Close)
 	s.mcp = apptest.MCPClient(t, mcpserver.Deps{App: a})
 	return s

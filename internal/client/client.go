@@ -1,9 +1,10 @@
 // Package client is a typed Go client for the HTTP API of a running
 // `hivemem run` (docs/api.md): one method per /api/v1 endpoint, with the
 // app's request and result types — app.SearchRequest / app.SearchResult,
-// app.WakeUpResult, app.CondenseRequest / app.CondenseResult, and so on —
-// beside the dashboard's own (web.StatusReport, web.AgentSummary,
-// web.MemoryView) and the manager's status (manager.Status), and the paths of the server's route table (web.Route*), so a Go program
+// app.WakeUpResult, app.CondenseRequest / app.CondenseResult,
+// app.ManagerStatus, and so on — beside the dashboard's own
+// (web.StatusReport, web.AgentSummary, web.MemoryView), and the paths of
+// the server's route table (web.Route*), so a Go program
 // (the CLI, a test, a harness) talks to the daemon without building paths
 // or decoding by hand:
 //
@@ -32,7 +33,6 @@ import (
 	"strings"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/manager"
 	"github.com/hivemem/hivemem/internal/web"
 )
 
@@ -181,8 +181,8 @@ func (c *Client) Status(ctx context.Context) (web.StatusReport, error) {
 }
 
 // Manager is GET /api/v1/manager: the running manager's own status.
-func (c *Client) Manager(ctx context.Context) (manager.Status, error) {
-	return decode[manager.Status](ctx, c, call{route: web.RouteManager})
+func (c *Client) Manager(ctx context.Context) (app.ManagerStatus, error) {
+	return decode[app.ManagerStatus](ctx, c, call{route: web.RouteManager})
 }
 
 // Agents is GET /api/v1/agents: every agent against its budget, by id.

@@ -40,11 +40,7 @@ func server(t *testing.T) (*app.App, *client.Client) {
 	if _, err := a.Palace.Mine(ctx, path, palace.MineOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	m, err := manager.New(manager.Options{App: a, HTTP: manager.HTTPOff})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(web.New(web.Deps{App: a, Settings: m}))
+	srv := httptest.NewServer(web.New(web.Deps{App: a}))
 	t.Cleanup(srv.Close)
 	return a, client.New(srv.URL, "")
 }
@@ -192,7 +188,7 @@ func TestClientCoversEveryRoute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := web.New(web.Deps{App: a, Settings: m, ManagerStatus: func() any { return m.Status(ctx) }, PollInterval: 20 * time.Millisecond})
+	h := web.New(web.Deps{App: a, ManagerStatus: m.Status, PollInterval: 20 * time.Millisecond})
 	t.Cleanup(h.Close)
 	rec := &recorder{h: h}
 	srv := httptest.NewServer(rec)

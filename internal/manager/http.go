@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/httpguard"
 )
 
@@ -83,6 +84,15 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v) // the client went away; nothing to tell it
+}
+
+// keepSwapMines makes the mine after a condensation that a request
+// started go on when the request ends, until work ends
+// (app.KeepSwapMines). Set before serve.
+func (s *httpServer) keepSwapMines(work context.Context) {
+	s.srv.BaseContext = func(net.Listener) context.Context {
+		return app.KeepSwapMines(context.Background(), work)
+	}
 }
 
 func (s *httpServer) serve(lg *slog.Logger) {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/gofrs/flock"
 
-	"github.com/hivemem/hivemem/internal/atomicio"
+	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/home"
 )
 
@@ -117,7 +117,7 @@ func (c *Claim) write() error {
 	if err != nil {
 		return fmt.Errorf("write pid file: %w", err)
 	}
-	if err := atomicio.WriteFile(filepath.Join(c.h.PalaceDir(), PIDFile), append(data, '\n'), 0o644); err != nil {
+	if err := app.WriteRunFile(c.h, PIDFile, append(data, '\n')); err != nil {
 		return fmt.Errorf("write pid file: %w", err)
 	}
 	return nil

@@ -2,8 +2,6 @@ package manager
 
 import (
 	"context"
-
-	"github.com/hivemem/hivemem/internal/atomicio"
 )
 
 // removeOldLocks clears the hive (and the home's root) of the lock files
@@ -13,13 +11,7 @@ import (
 // earlier version) is kept, and taken by every write of this version for
 // as long as it exists; the next run's start removes it.
 func (m *Manager) removeOldLocks(ctx context.Context) {
-	h := m.app.Home
-	n, err := atomicio.RemoveLegacyLocks(ctx, h.HiveDir())
-	if ok, cerr := atomicio.RemoveLegacyLockOf(ctx, h.ConfigPath()); ok {
-		n++
-	} else if cerr != nil && err == nil {
-		err = cerr
-	}
+	n, err := m.app.RemoveLegacyLocks(ctx)
 	if err != nil {
 		m.log.Warn("old lock files left in the hive", "err", err)
 	}

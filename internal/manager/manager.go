@@ -10,8 +10,8 @@
 // It runs the reflector on its schedule, serves HTTP (its own public
 // /healthz, and whatever handler the caller gives it: MCP, the web UI and
 // the JSON API, each applying httpguard), and is the one writer to the
-// palace while it runs: every mine takes the palace write lock (package
-// writelock), which CLI writers wait on.
+// palace while it runs: every mine, an App operation, takes the palace
+// write lock, which CLI writers wait on.
 //
 // The files follow its concerns: watch.go (fsnotify, the event loop and
 // the periodic scan), queue.go (debounce and the work queue), mine.go (the
@@ -39,18 +39,17 @@ import (
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/eventlog"
+	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/httpguard"
-	"github.com/hivemem/hivemem/internal/palace"
-	"github.com/hivemem/hivemem/internal/reflector"
-	"github.com/hivemem/hivemem/internal/writelock"
 )
 
 // Options configures a Manager.
 type Options struct {
 	// App is the open home. Required. The manager uses it for its whole
-	// run and closes nothing of it; it may replace App.Palace (and
-	// App.Embedder) with a lexical-only palace when the local model fails
-	// to load, before anything is mounted.
+	// run and closes nothing of it; its settings are the manager's live
+	// configuration (App.ReloadSettings), and a local model that fails to
+	// load makes it lexical-only (App.LoadEmbedder) before anything is
+	// mounted.
 	App *app.App
 	// Claim makes this process the home's one manager; nil makes Run claim
 	// the home itself (and release it when it returns).
@@ -102,31 +101,23 @@ const (
 // Manager is one running `hivemem run`.
 type Manager struct {
 	app   *app.App
+	home  home.Home
 	opts  Options
 	log   *slog.Logger
-	lock  *writelock.Lock
-	refl  *reflector.Reflector
 	claim *Claim
-	// mineFn mines one path; nil mines through App.Palace. Tests set it to
-	// inject failures into the real palace.
-	mineFn func(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error)
 	// backoffMin is the first mining backoff (MineBackoffMin; tests
 	// shorten it).
 	backoffMin time.Duration
 
-	reloadMu sync.Mutex // one reload at a time (the loop's, ReloadConfig's)
-	cfgMu    sync.RWMutex
-	cfg      config.Config
-	cfgErr   error // of the last reload, nil when it loaded
+	reloadMu sync.Mutex    // one reload at a time (the loop's, ReloadConfig's)
+	seen     config.Config // the settings the manager last acted on (under reloadMu)
 
 	reloadCh   chan struct{} // Reload requests
 	cfgChanged chan struct{} // tells the reflector loop to re-read its interval
 	retryCh    chan retry    // the worker asks the loop to retry an agent later
 	queue      workQueue
-	condensed  app.CondensedIndex
 
-	mu      sync.Mutex      // guards everything below
-	workCtx context.Context // set by Run: ends ShutdownGrace after shutdown starts
+	mu      sync.Mutex // guards everything below
 	agents  map[string]*agentState
 	watched map[string]bool
 	// whole is the agents whose next mine covers their whole directory
@@ -152,7 +143,7 @@ type Manager struct {
 	nextScan   time.Time
 	lastPass   time.Time
 	nextPass   time.Time
-	problems   []Problem
+	problems   []app.Problem
 	addr       string
 	onShutdown []func()
 }
@@ -173,8 +164,7 @@ func New(opts Options) (*Manager, error) {
 		lg = slog.New(slog.DiscardHandler)
 	}
 	m := &Manager{
-		app: opts.App, opts: opts, log: lg, claim: opts.Claim, cfg: opts.App.Config,
-		lock:       opts.App.Lock,
+		app: opts.App, home: opts.App.Home, opts: opts, log: lg, claim: opts.Claim, seen: opts.App.Settings(),
 		reloadCh:   make(chan struct{}, 1),
 		cfgChanged: make(chan struct{}, 1),
 		retryCh:    make(chan retry, 64),
@@ -185,14 +175,6 @@ func New(opts Options) (*Manager, error) {
 		files:      map[string]map[string]bool{},
 		backoffMin: MineBackoffMin,
 	}
-	// The app's reflector reads the manager's live settings and mines
-	// through the manager (see swapMiner).
-	m.refl = m.app.Reflector
-	m.app.UseSettings(m.Config)
-	m.app.UseReflectorMiner(swapMiner{m, writelock.LockedMiner(m.lock, palaceMiner{m}, nil)})
-	// The app's own mines (after a remember or a forget from the API or
-	// MCP) tell of a skip once, as the manager's do.
-	m.app.UseMiner(palaceMiner{m})
 	return m, nil
 }
 
@@ -224,7 +206,7 @@ func (m *Manager) OnShutdown(fn func()) {
 // the mine that follows gets the grace too. A clean shutdown returns nil.
 func (m *Manager) Run(ctx context.Context) (err error) {
 	if m.claim == nil {
-		c, err := NewClaim(m.app.Home, m.opts.Version)
+		c, err := NewClaim(m.home, m.opts.Version)
 		if err != nil {
 			return err
 		}
@@ -251,22 +233,23 @@ func (m *Manager) Run(ctx context.Context) (err error) {
 		return err
 	}
 
+	// workCtx ends ShutdownGrace after shutdown starts: it bounds the
+	// worker's mines, and the mine after a swap, which outlives the pass or
+	// the request that condensed (app.KeepSwapMines).
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
-	m.mu.Lock()
-	m.workCtx = workCtx
-	m.mu.Unlock()
 	stopWork := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() { m.worker(workCtx, stopWork) })
-	wg.Go(func() { m.reflectLoop(ctx, inst.Started) })
+	wg.Go(func() { m.reflectLoop(app.KeepSwapMines(ctx, workCtx), inst.Started) })
 	if srv != nil {
+		srv.keepSwapMines(workCtx)
 		wg.Go(func() { srv.serve(m.log) })
 	}
 	m.queue.addScan()
-	agents, _ := m.app.Home.Agents()
-	m.log.Info("hivemem run started", "pid", inst.PID, "home", m.app.Home.Root, "agents", len(agents),
-		"http", m.Addr(), "search", m.app.Palace.Mode())
+	agents, _ := m.home.Agents()
+	m.log.Info("hivemem run started", "pid", inst.PID, "home", m.home.Root, "agents", len(agents),
+		"http", m.Addr(), "search", m.app.SearchMode())
 	if m.opts.Ready != nil {
 		m.opts.Ready(m.Addr())
 	}
@@ -287,9 +270,6 @@ func (m *Manager) Run(ctx context.Context) (err error) {
 		srv.shutdown(m.log)
 	}
 	wg.Wait()
-	m.mu.Lock()
-	m.workCtx = nil // mines through Reflector() after Run follow their caller's context again
-	m.mu.Unlock()
 	m.log.Info("hivemem run stopped")
 	return loopErr
 }
@@ -300,49 +280,40 @@ func (m *Manager) Run(ctx context.Context) (err error) {
 // failing every mine; a remote embedder is kept (it may come back), and
 // mines back off while it is down.
 func (m *Manager) warmUp(ctx context.Context) {
-	emb := m.app.Palace.Embedder()
-	if emb == nil {
-		if m.app.Embedder.Note != "" {
-			m.log.Warn("search is lexical-only", "why", m.app.Embedder.Note)
-		}
-		return
-	}
-	start := time.Now()
-	if _, err := emb.Embed(ctx, []string{"hivemem warm-up"}); err != nil {
-		if m.app.Embedder.Provider != "minilm" {
-			m.problem("embedder", err)
-			m.log.Warn("embedder probe failed; mines will retry", "provider", m.app.Embedder.Provider, "err", err)
-			return
-		}
-		if perr := m.app.UseLexicalOnly(ctx, err); perr != nil {
-			m.problem("embedder", errors.Join(err, perr))
-			return
-		}
+	ld, err := m.app.LoadEmbedder(ctx)
+	switch {
+	case err != nil && ld.LexicalOnly:
 		m.problem("embedder", err)
 		m.log.Warn("embedding model failed to load; search is lexical-only", "err", err)
-		return
+	case err != nil && ld.Provider != "minilm":
+		m.problem("embedder", err)
+		m.log.Warn("embedder probe failed; mines will retry", "provider", ld.Provider, "err", err)
+	case err != nil:
+		m.problem("embedder", err)
+	case ld.Model == "":
+		if ld.Note != "" {
+			m.log.Warn("search is lexical-only", "why", ld.Note)
+		}
+	default:
+		// The model's load left garbage behind; hand it back now so the
+		// resident size reflects what the manager keeps.
+		debug.FreeOSMemory()
+		m.log.Info("embedding model loaded", "model", ld.Model, "seconds", ld.Seconds)
 	}
-	// The model's load left garbage behind; hand it back now so the
-	// resident size reflects what the manager keeps.
-	debug.FreeOSMemory()
-	m.log.Info("embedding model loaded", "model", emb.ModelID(), "seconds", time.Since(start).Seconds())
 }
 
 // problem records a manager-level error for Status.
 func (m *Manager) problem(what string, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.problems = append(m.problems, Problem{Time: time.Now().UTC(), What: what, Error: err.Error()})
+	m.problems = append(m.problems, app.Problem{Time: time.Now().UTC(), What: what, Error: err.Error()})
 	if len(m.problems) > maxProblems {
-		m.problems = append([]Problem(nil), m.problems[len(m.problems)-maxProblems:]...)
+		m.problems = append([]app.Problem(nil), m.problems[len(m.problems)-maxProblems:]...)
 	}
 }
 
 func (m *Manager) event(ev eventlog.Event) {
-	if m.app.Events == nil {
-		return
-	}
-	if err := m.app.Events.Append(ev); err != nil {
+	if err := m.app.AppendEvent(ev); err != nil {
 		m.problem("event log", err)
 		m.log.Warn("cannot write the event log", "kind", ev.Kind, "err", err)
 	}

@@ -38,10 +38,23 @@ func openHome(t *testing.T, configTOML string, files map[string]string) *app.App
 // default).
 func openHomeLogging(t *testing.T, lg *slog.Logger, configTOML string, files map[string]string) *app.App {
 	t.Helper()
+	return openHomeWith(t, app.Options{Logger: lg}, configTOML, files)
+}
+
+// openHomeHooked is openHome with hook run around every mine of the app
+// (the manager's, the reflector's): tests inject failures into the real
+// palace with it.
+func openHomeHooked(t *testing.T, hook app.MineHook, configTOML string, files map[string]string) *app.App {
+	t.Helper()
+	return openHomeWith(t, app.Options{MineHook: hook}, configTOML, files)
+}
+
+func openHomeWith(t *testing.T, opts app.Options, configTOML string, files map[string]string) *app.App {
+	t.Helper()
 	dir := t.TempDir()
 	t.Setenv("HIVEMEM_MODEL_DIR", filepath.Join(dir, "no-model"))
-	root := hometest.NewWith(t, configTOML, files).Root
-	a, err := app.Open(t.Context(), app.Options{Home: root, Logger: lg})
+	opts.Home = hometest.NewWith(t, configTOML, files).Root
+	a, err := app.Open(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +97,7 @@ func waitUntil(t *testing.T, within time.Duration, what string, cond func() (boo
 	}
 }
 
-func agentStatus(s Status, agent string) app.AgentStatus {
+func agentStatus(s app.ManagerStatus, agent string) app.AgentStatus {
 	for _, a := range s.Agents {
 		if a.Agent == agent {
 			return a
@@ -116,7 +129,15 @@ func TestMineBackoff(t *testing.T) {
 // broken file is reported as skipped, the failing one backs off with its
 // error in the status, and is mined once the failure clears.
 func TestFailingAgentBacksOffWhileOthersGoOn(t *testing.T) {
-	a := openHome(t, "", map[string]string{
+	var failing atomic.Bool
+	failing.Store(true)
+	hook := func(ctx context.Context, path string, mine func(context.Context) (app.MineResult, error)) (app.MineResult, error) {
+		if failing.Load() && strings.Contains(path, filepath.Join("agents", "bad")) {
+			return app.MineResult{}, errors.New("database or disk is full (injected)")
+		}
+		return mine(ctx)
+	}
+	a := openHomeHooked(t, hook, "", map[string]string{
 		"good":   goodFile,
 		"bad":    "# Memory — bad (bad)\n\n## 2026-11-01 — x\nthe bad agent's note\n",
 		"broken": "# Memory\x00 binary\x00",
@@ -126,14 +147,6 @@ func TestFailingAgentBacksOffWhileOthersGoOn(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.backoffMin = 50 * time.Millisecond
-	var failing atomic.Bool
-	failing.Store(true)
-	m.mineFn = func(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
-		if failing.Load() && strings.Contains(path, filepath.Join("agents", "bad")) {
-			return palace.MineReport{}, errors.New("database or disk is full (injected)")
-		}
-		return a.Palace.Mine(ctx, path, opts)
-	}
 	_, stop := start(t, m)
 
 	waitUntil(t, 10*time.Second, "the failure to show", func() (bool, string) {
@@ -334,15 +347,15 @@ func TestMiningSwitch(t *testing.T) {
 	for i := range 60 {
 		fmt.Fprintf(&big, "## 2026-10-%02d — entry %d\n%s\n\n", 1+i%28, i, strings.Repeat("a line about the build pipeline and its flaky cache. ", 8))
 	}
-	a := openHome(t, "[manager]\nmining = false\n", map[string]string{"good": goodFile, "big": big.String()})
+	var mines atomic.Int32
+	hook := func(ctx context.Context, path string, mine func(context.Context) (app.MineResult, error)) (app.MineResult, error) {
+		mines.Add(1)
+		return mine(ctx)
+	}
+	a := openHomeHooked(t, hook, "[manager]\nmining = false\n", map[string]string{"good": goodFile, "big": big.String()})
 	m, err := New(Options{App: a, HTTP: HTTPOff})
 	if err != nil {
 		t.Fatal(err)
-	}
-	var mines atomic.Int32
-	m.mineFn = func(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
-		mines.Add(1)
-		return a.Palace.Mine(ctx, path, opts)
 	}
 	_, stop := start(t, m)
 	if s := m.Status(t.Context()); s.Mining {
@@ -381,25 +394,26 @@ func TestMiningSwitch(t *testing.T) {
 // mine, and the index the manager leaves behind is what a reindex gives.
 func TestShutdownDuringTheMineAfterASwapKeepsTheIndexTrue(t *testing.T) {
 	// No mine by the watcher or the scan: only the reflector's.
-	a := openHome(t, "[reflector]\ninterval = \"100ms\"\nmin_bytes = 1\nbudget_bytes = 2000\nrecent_keep = 2\nword_budget = 40\n"+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var fired atomic.Bool
+	var mem string
+	hook := func(mctx context.Context, path string, mine func(context.Context) (app.MineResult, error)) (app.MineResult, error) {
+		if data, _ := os.ReadFile(path); path == mem && strings.Contains(string(data), "Condensed history") && !fired.Swap(true) {
+			cancel() // SIGTERM, as the mine after the swap starts
+			time.Sleep(50 * time.Millisecond)
+		}
+		return mine(mctx)
+	}
+	a := openHomeHooked(t, hook, "[reflector]\ninterval = \"100ms\"\nmin_bytes = 1\nbudget_bytes = 2000\nrecent_keep = 2\nword_budget = 40\n"+
 		"[manager]\ndebounce = \"1m\"\nscan_interval = \"1h\"\n", map[string]string{"alice": goodFile})
 	m, err := New(Options{App: a, HTTP: HTTPOff})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem, err := a.Home.MemoryPath("alice")
+	mem, err = a.Home.MemoryPath("alice")
 	if err != nil {
 		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var fired atomic.Bool
-	m.mineFn = func(mctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
-		if data, _ := os.ReadFile(path); path == mem && strings.Contains(string(data), "Condensed history") && !fired.Swap(true) {
-			cancel() // SIGTERM, as the mine after the swap starts
-			time.Sleep(50 * time.Millisecond)
-		}
-		return a.Palace.Mine(mctx, path, opts)
 	}
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx) }()

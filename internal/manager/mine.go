@@ -5,14 +5,11 @@ package manager
 
 import (
 	"context"
-	"errors"
-	"os"
 	"time"
 
+	"github.com/hivemem/hivemem/internal/app"
 	backoffpkg "github.com/hivemem/hivemem/internal/backoff"
 	"github.com/hivemem/hivemem/internal/eventlog"
-	"github.com/hivemem/hivemem/internal/palace"
-	"github.com/hivemem/hivemem/internal/reflector"
 )
 
 // MineBackoff is the wait after n consecutive mining failures.
@@ -31,48 +28,6 @@ type agentState struct {
 	lastError   string
 	lastFailure time.Time
 	skipped     string
-}
-
-// palaceMiner mines through the manager's current palace (or the test
-// hook), without the write lock. Unless the caller reports the skips
-// itself (opts.ReportsSkips), the app logs them (app.MineReportingSkips):
-// a file that stays skipped is logged once, not at every scan.
-type palaceMiner struct{ m *Manager }
-
-func (pm palaceMiner) Mine(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
-	return pm.m.app.MineReportingSkips(ctx, path, opts, pm.mine)
-}
-
-func (pm palaceMiner) mine(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
-	if pm.m.mineFn != nil {
-		return pm.m.mineFn(ctx, path, opts)
-	}
-	return pm.m.app.Palace.Mine(ctx, path, opts)
-}
-
-// swapMiner is the reflector's miner. The mine that follows a swap is an
-// in-flight mine of a file that has changed, not part of the condensation:
-// it goes on when its caller's context ends (a pass cancelled by the
-// shutdown, a web request gone) and, while Run is up, ends only with the
-// work context, after ShutdownGrace. Cancelled with the pass, it left the
-// index describing the file as it was before the swap until the next
-// start.
-type swapMiner struct {
-	m    *Manager
-	next reflector.Miner
-}
-
-func (sm swapMiner) Mine(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
-	sm.m.mu.Lock()
-	work := sm.m.workCtx
-	sm.m.mu.Unlock()
-	if work == nil {
-		return sm.next.Mine(ctx, path, opts)
-	}
-	mctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
-	defer context.AfterFunc(work, cancel)()
-	return sm.next.Mine(mctx, path, opts)
 }
 
 // worker does every mine the manager starts, one at a time. Once stop is
@@ -154,20 +109,6 @@ func stopped(stop <-chan struct{}) bool {
 	}
 }
 
-func (m *Manager) mineArchives(ctx context.Context) error {
-	root := m.app.Home.ArchiveRoot()
-	if _, err := os.Stat(root); errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	release, err := m.lock.Acquire(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer release()
-	_, err = palaceMiner{m}.Mine(ctx, root, palace.MineOptions{})
-	return err
-}
-
 // mineAgent brings one agent's drawers in step with its files, honouring
 // the agent's backoff; since is the first change this mine catches up with
 // (zero for a scan), for the mine lag in Status. With whole (a scan), or
@@ -207,59 +148,18 @@ func (m *Manager) mineAgent(ctx context.Context, id string, since time.Time, who
 			m.mineFailed(id, err)
 		}
 	}
-	path, prefix, err := m.agentPath(id, whole)
-	if err != nil {
-		return
-	}
-	paths := files
-	if whole || len(files) == 0 || len(files) == 1 && files[0] == path {
-		fi, err := os.Stat(path)
-		if whole && err == nil && !fi.IsDir() {
-			return // a file in hive/agents named like an agent: no agent's
-		}
-		if errors.Is(err, os.ErrNotExist) {
-			// Nothing to mine; drawers of a deleted file are removed below.
-			known, ferr := m.app.Store.Files(ctx, prefix)
-			if ferr == nil && len(known) == 0 {
-				m.mu.Lock()
-				delete(m.agents, id)
-				m.mu.Unlock()
-				m.app.ReportSkips(path, nil, true) // a skipped file gone with it
-				return
-			}
-		}
-		paths, files = []string{path}, nil
-	}
-	release, err := m.lock.Acquire(ctx, nil)
+	res, err := m.app.MineAgent(ctx, app.MineAgentRequest{Agent: id, Whole: whole, Files: files})
 	if err != nil {
 		failed(err)
 		return
 	}
-	var rep palace.MineReport
-	for _, path := range paths {
-		r, err := palaceMiner{m}.Mine(ctx, path, palace.MineOptions{})
-		rep.Add(r)
-		rep.Seconds += r.Seconds
-		if err != nil {
-			release()
-			failed(err)
-			return
-		}
+	if res.Gone {
+		m.mu.Lock()
+		delete(m.agents, id)
+		m.mu.Unlock()
+		return
 	}
-	release()
-	m.mined(id, rep, since)
-}
-
-// agentPath is what an agent's mine covers: its memory file, or with
-// whole its directory; prefix selects the index's files of that path.
-func (m *Manager) agentPath(id string, whole bool) (path, prefix string, err error) {
-	h := m.app.Home
-	if !whole {
-		path, err = h.MemoryPath(id)
-		return path, h.Rel(path), err
-	}
-	path, err = h.AgentDir(id)
-	return path, h.Rel(path) + "/", err
+	m.mined(id, res, since)
 }
 
 // requestRetry asks the loop to mine the agent again at at. It never
@@ -274,7 +174,8 @@ func (m *Manager) requestRetry(id string, at time.Time) {
 
 // mined records a successful mine: the backoff is cleared, and a mine that
 // changed the index is logged and recorded in the event log.
-func (m *Manager) mined(id string, rep palace.MineReport, since time.Time) {
+func (m *Manager) mined(id string, res app.MineAgentResult, since time.Time) {
+	rep := res.Report
 	skipped := ""
 	if len(rep.Skipped) > 0 {
 		skipped = rep.Skipped[0].Reason

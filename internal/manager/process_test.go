@@ -240,7 +240,7 @@ func tail(s string, n int) string {
 func (p *runProc) client() *client.Client { return client.New(p.addr, "") }
 
 // status asks the running manager for its status.
-func (p *runProc) status(t *testing.T) manager.Status {
+func (p *runProc) status(t *testing.T) app.ManagerStatus {
 	t.Helper()
 	s, err := p.client().Manager(t.Context())
 	if err != nil {
@@ -276,9 +276,9 @@ func (p *runProc) stop(t *testing.T, sig os.Signal, within time.Duration) int {
 
 // idle waits until the manager has finished a scan and has nothing
 // pending, and every agent file is mined as it stands.
-func (p *runProc) idle(t *testing.T, within time.Duration) manager.Status {
+func (p *runProc) idle(t *testing.T, within time.Duration) app.ManagerStatus {
 	t.Helper()
-	var s manager.Status
+	var s app.ManagerStatus
 	waitFor(t, within, "the manager to settle", func() (bool, string) {
 		s = p.status(t)
 		if s.LastScan.IsZero() || s.Pending > 0 {

@@ -5,8 +5,6 @@ package manager
 import (
 	"context"
 	"time"
-
-	"github.com/hivemem/hivemem/internal/reflector"
 )
 
 // reflectLoop runs a reflector pass every reflector.interval (read live;
@@ -58,33 +56,12 @@ func (m *Manager) pass(ctx context.Context) {
 		m.log.Debug("reflector pass skipped: manager.mining is false")
 		return
 	}
-	// No secret appended by hand since the last mine may reach an archive
-	// or a backup.
-	if err := m.app.RedactMemoryFiles(ctx); err != nil {
-		m.log.Warn("reflector pass: redacting secrets in memory files", "err", err)
-	}
-	results, err := m.refl.Pass(ctx)
+	err := m.app.ScheduledPass(ctx)
 	m.mu.Lock()
 	m.lastPass = time.Now().UTC()
 	m.mu.Unlock()
-	if err != nil {
-		if ctx.Err() == nil {
-			m.problem("reflector", err)
-			m.log.Error("reflector pass failed", "err", err)
-		}
-		return
-	}
-	for _, r := range results {
-		switch r.Status {
-		case reflector.StatusCondensed:
-			m.log.Info("condensed", "agent", r.Agent, "old_bytes", r.OldBytes, "new_bytes", r.NewBytes,
-				"evicted", r.Evicted, "kept", r.Kept, "backup", r.Backup)
-		case reflector.StatusAborted:
-			if r.Reason != reflector.ReasonCanceled && !reflector.Benign(r.Reason) {
-				m.log.Warn("condensation aborted", "agent", r.Agent, "reason", r.Reason, "msg", r.Message, "failures", r.Failures)
-			}
-		default:
-			m.log.Debug("not condensed", "agent", r.Agent, "reason", r.Reason)
-		}
+	if err != nil && ctx.Err() == nil {
+		m.problem("reflector", err)
+		m.log.Error("reflector pass failed", "err", err)
 	}
 }

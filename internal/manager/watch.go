@@ -110,7 +110,6 @@ func (m *Manager) scan(ctx context.Context, stop <-chan struct{}) {
 	if !m.Config().Manager.Mining {
 		return
 	}
-	h := m.app.Home
 	start := time.Now()
 	seen := map[string]bool{}
 	for _, dir := range m.agentDirs() {
@@ -121,15 +120,12 @@ func (m *Manager) scan(ctx context.Context, stop <-chan struct{}) {
 		seen[id] = true
 		m.mineAgent(ctx, id, time.Time{}, true)
 	}
-	if files, err := m.app.Store.Files(ctx, "hive/agents/"); err != nil {
+	// Agents whose directory went: their files lose their drawers.
+	if ids, err := m.app.IndexedAgents(ctx); err != nil {
 		m.problem("scan", err)
 	} else {
-		for _, f := range files {
-			id, archive, ok := h.AgentFromPath(h.Abs(f.Source))
-			if !ok {
-				id, ok = h.SessionFromPath(h.Abs(f.Source))
-			}
-			if ok && !archive && !seen[id] && !stopped(stop) {
+		for _, id := range ids {
+			if !seen[id] && !stopped(stop) {
 				seen[id] = true
 				m.mineAgent(ctx, id, time.Time{}, true)
 			}
@@ -138,7 +134,7 @@ func (m *Manager) scan(ctx context.Context, stop <-chan struct{}) {
 	if stopped(stop) {
 		return
 	}
-	if err := m.mineArchives(ctx); err != nil && ctx.Err() == nil {
+	if err := m.app.MineArchives(ctx); err != nil && ctx.Err() == nil {
 		m.problem("scan archives", err)
 		m.log.Warn("mining the archives failed; the next scan retries", "err", err)
 	}
@@ -160,7 +156,7 @@ func (m *Manager) scan(ctx context.Context, stop <-chan struct{}) {
 // directory (see Manager.whole), so that the files gone lose their
 // drawers.
 func (m *Manager) handleEvent(w *fsnotify.Watcher, ev fsnotify.Event, pending pendingSet) bool {
-	h := m.app.Home
+	h := m.home
 	path := filepath.Clean(ev.Name)
 	dir, name := filepath.Dir(path), filepath.Base(path)
 	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
@@ -271,7 +267,7 @@ func (m *Manager) takeMarks(id string) (whole bool, files []string) {
 // agents) and every agent directory with its sessions directory. Watching
 // an already watched directory again is skipped.
 func (m *Manager) watchAll(w *fsnotify.Watcher) {
-	h := m.app.Home
+	h := m.home
 	m.addWatch(w, h.Root)
 	m.addWatch(w, h.AgentsDir())
 	for _, dir := range m.agentDirs() {
@@ -312,7 +308,7 @@ func (m *Manager) addWatch(w *fsnotify.Watcher, dir string) {
 // agentDirs lists the directories in hive/agents whose names are valid
 // agent ids, with or without a memory file yet.
 func (m *Manager) agentDirs() []string {
-	h := m.app.Home
+	h := m.home
 	ents, err := os.ReadDir(h.AgentsDir())
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {

@@ -350,7 +350,7 @@ func TestFIFOMemoryFileIsSkipped(t *testing.T) {
 		t.Errorf("with a FIFO memory.md in alice's directory, bob's file is not mined (bobfirst %d, bobsecond %d hits): the worker is stuck reading the FIFO",
 			searchableCount(t, a, "bobfirst"), searchableCount(t, a, "bobsecond"))
 	}
-	status := make(chan Status, 1)
+	status := make(chan app.ManagerStatus, 1)
 	go func() { status <- m.Status(context.Background()) }()
 	select {
 	case s := <-status:
@@ -431,26 +431,27 @@ func TestNewHomeIDRemovesVanished(t *testing.T) {
 // "mine-failed" event and a 5 s backoff that delays the agent's next
 // file).
 func TestFileVanishesBeforeMine(t *testing.T) {
-	a := openHome(t, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"1h\"\n[reflector]\ninterval = \"0s\"\n",
-		map[string]string{"ann": "# Memory\n\n## 2026-11-01 — a\nannfirst\n"})
-	m, err := New(Options{App: a, HTTP: HTTPOff})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bob, _ := a.Home.MemoryPath("bob")
-	// bob's directory is there already: a new agent directory is mined
-	// whole, a new memory.md in a known one alone.
-	if err := os.Mkdir(filepath.Dir(bob), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	var bob string
 	var hooked atomic.Bool
-	m.mineFn = func(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
+	hook := func(ctx context.Context, path string, mine func(context.Context) (app.MineResult, error)) (app.MineResult, error) {
 		if path == bob && !hooked.Swap(true) {
 			if err := os.Remove(bob); err != nil {
 				t.Error(err)
 			}
 		}
-		return a.Palace.Mine(ctx, path, opts)
+		return mine(ctx)
+	}
+	a := openHomeHooked(t, hook, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"1h\"\n[reflector]\ninterval = \"0s\"\n",
+		map[string]string{"ann": "# Memory\n\n## 2026-11-01 — a\nannfirst\n"})
+	m, err := New(Options{App: a, HTTP: HTTPOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, _ = a.Home.MemoryPath("bob")
+	// bob's directory is there already: a new agent directory is mined
+	// whole, a new memory.md in a known one alone.
+	if err := os.Mkdir(filepath.Dir(bob), 0o755); err != nil {
+		t.Fatal(err)
 	}
 	_, stop := start(t, m)
 	waitUntil(t, 5*time.Second, "ann to be mined", func() (bool, string) { return searchableCount(t, a, "annfirst") == 1, "" })
@@ -591,7 +592,20 @@ func TestWatcherMinesSessionFiles(t *testing.T) {
 // reports say which path it was given and how many files it looked at.
 func TestWatcherMinesOnlyTheChangedSessionFile(t *testing.T) {
 	files := map[string]string{"alice": "# Memory\n\n## 2026-11-01 — a\nalphanote\n"}
-	a := openHome(t, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"1h\"\n[reflector]\ninterval = \"0s\"\n", files)
+	type mine struct {
+		path  string
+		files int
+	}
+	var mu sync.Mutex
+	var mines []mine
+	hook := func(ctx context.Context, path string, mineIt func(context.Context) (app.MineResult, error)) (app.MineResult, error) {
+		res, err := mineIt(ctx)
+		mu.Lock()
+		mines = append(mines, mine{path, res.Report.Files})
+		mu.Unlock()
+		return res, err
+	}
+	a := openHomeHooked(t, hook, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"1h\"\n[reflector]\ninterval = \"0s\"\n", files)
 	sessions, err := a.Home.SessionsDir("alice")
 	if err != nil {
 		t.Fatal(err)
@@ -605,19 +619,6 @@ func TestWatcherMinesOnlyTheChangedSessionFile(t *testing.T) {
 	m, err := New(Options{App: a, HTTP: HTTPOff})
 	if err != nil {
 		t.Fatal(err)
-	}
-	type mine struct {
-		path  string
-		files int
-	}
-	var mu sync.Mutex
-	var mines []mine
-	m.mineFn = func(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
-		rep, err := a.Palace.Mine(ctx, path, opts)
-		mu.Lock()
-		mines = append(mines, mine{path, rep.Files})
-		mu.Unlock()
-		return rep, err
 	}
 	_, stop := start(t, m)
 	waitUntil(t, 10*time.Second, "the start-up scan", func() (bool, string) {

@@ -1,6 +1,8 @@
 package mcpserver_test
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -13,11 +15,22 @@ import (
 func TestSearchDefaultResults(t *testing.T) {
 	a := newHome(t, testFiles, true)
 	args := map[string]any{"query": "login"}
+	// setResults saves search.results in config.toml and reloads it.
+	setResults := func(n int) {
+		t.Helper()
+		toml := fmt.Sprintf("[embedder]\nprovider = \"none\"\n[search]\nresults = %d\n", n)
+		if err := os.WriteFile(a.Home.ConfigPath(), []byte(toml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.ReloadSettings(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cs := connect(t, mcpserver.Deps{App: a})
 	if out := ok[mcpserver.SearchOutput](t, cs, mcpserver.ToolSearch, args); len(out.Hits) < 2 {
 		t.Fatalf("%d hits for login with the default config, want at least 2", len(out.Hits))
 	}
-	a.Config.Search.Results = 1
+	setResults(1)
 	cs = connect(t, mcpserver.Deps{App: a})
 	if out := ok[mcpserver.SearchOutput](t, cs, mcpserver.ToolSearch, args); len(out.Hits) != 1 {
 		t.Errorf("search.results = 1: %d hits", len(out.Hits))
@@ -26,7 +39,7 @@ func TestSearchDefaultResults(t *testing.T) {
 		t.Errorf("search.results = 1, results 2: %d hits", len(out.Hits))
 	}
 	// A setting above the tool's cap is capped, not an error.
-	a.Config.Search.Results = 1000
+	setResults(1000)
 	cs = connect(t, mcpserver.Deps{App: a})
 	if out := ok[mcpserver.SearchOutput](t, cs, mcpserver.ToolSearch, args); len(out.Hits) < 2 || len(out.Hits) > mcpserver.MaxResults {
 		t.Errorf("search.results = 1000: %d hits", len(out.Hits))

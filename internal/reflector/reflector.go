@@ -45,12 +45,6 @@ import (
 	"github.com/hivemem/hivemem/internal/summarize"
 )
 
-// Miner is what the reflector needs from the palace: re-mining the archive
-// and the memory file right after a swap, so search follows the move.
-type Miner interface {
-	Mine(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error)
-}
-
 // Defaults for Deps fields left zero.
 const (
 	DefaultLockTimeout  = 30 * time.Second
@@ -67,9 +61,9 @@ type Deps struct {
 	// Events receives condense, condense-abort and restore events; nil logs
 	// none.
 	Events *eventlog.Log
-	// Miner re-mines the archive and the memory file after a swap; nil
-	// skips mining.
-	Miner  Miner
+	// Miner re-mines the archive and the memory file after a swap, so
+	// search follows the move; nil skips mining.
+	Miner  palace.Miner
 	Logger *slog.Logger
 	// Summarizer overrides the configured one (tests, benchmarks); nil
 	// builds it from Settings().Summarizer on every condensation.
@@ -95,7 +89,7 @@ type Reflector struct {
 	home         home.Home
 	settingsFn   func() config.Config
 	events       *eventlog.Log
-	miner        Miner
+	miner        palace.Miner
 	log          *slog.Logger
 	sum          summarize.Summarizer
 	emb          summarize.Embedder

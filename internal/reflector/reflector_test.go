@@ -813,7 +813,7 @@ func (s *cancelStore) DeleteFile(ctx context.Context, src string) error {
 
 // timedCancelMiner cancels a context delay after the first mine starts.
 type timedCancelMiner struct {
-	Miner
+	palace.Miner
 	delay  time.Duration
 	cancel context.CancelFunc
 	once   sync.Once

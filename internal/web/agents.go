@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -35,46 +34,16 @@ type AgentSummary struct {
 	HealthNote     string `json:"health_note"`
 }
 
-// managerAgent is the per-agent part of the manager's status, read by its
-// JSON shape so that this package does not depend on the manager's.
-type managerAgent struct {
-	Agent         string       `json:"agent"`
-	Skipped       string       `json:"skipped"`
-	MiningBackoff *app.Backoff `json:"mining_backoff"`
-}
-
 // summaryContext is what the dashboard adds to the app's agent status,
 // gathered once per request.
 type summaryContext struct {
 	cfg     config.Config
 	backups map[string]int
-	manager map[string]managerAgent
+	manager map[string]app.AgentStatus // the manager's view of each agent
 	now     time.Time
 }
 
-// managerAgents extracts the per-agent records from a manager status.
-func managerAgents(v any) map[string]managerAgent {
-	out := map[string]managerAgent{}
-	if v == nil {
-		return out
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return out
-	}
-	var doc struct {
-		Agents []managerAgent `json:"agents"`
-	}
-	if json.Unmarshal(b, &doc) != nil {
-		return out
-	}
-	for _, a := range doc.Agents {
-		out[a.Agent] = a
-	}
-	return out
-}
-
-func (h *Handler) newSummaryContext(ctx context.Context) (summaryContext, error) {
+func (h *Handler) newSummaryContext(ctx context.Context, ms *app.ManagerStatus) (summaryContext, error) {
 	sc := summaryContext{cfg: h.cfg(), backups: map[string]int{}, now: time.Now()}
 	bs, err := h.app.Backups(ctx, app.BackupsRequest{})
 	if err != nil {
@@ -83,16 +52,19 @@ func (h *Handler) newSummaryContext(ctx context.Context) (summaryContext, error)
 	for _, b := range bs {
 		sc.backups[b.Agent]++
 	}
-	if h.manager != nil {
-		sc.manager = managerAgents(h.manager())
+	if ms != nil {
+		sc.manager = make(map[string]app.AgentStatus, len(ms.Agents))
+		for _, as := range ms.Agents {
+			sc.manager[as.Agent] = as
+		}
 	}
 	return sc, nil
 }
 
 // agentSummaries grades every agent of an app status (app.Status's
 // Agents, computed once per request).
-func (h *Handler) agentSummaries(ctx context.Context, agents []app.AgentStatus) ([]AgentSummary, error) {
-	sc, err := h.newSummaryContext(ctx)
+func (h *Handler) agentSummaries(ctx context.Context, agents []app.AgentStatus, ms *app.ManagerStatus) ([]AgentSummary, error) {
+	sc, err := h.newSummaryContext(ctx, ms)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +82,7 @@ func (h *Handler) agentSummary(ctx context.Context, id string, data []byte) (Age
 	if err != nil {
 		return AgentSummary{}, fmt.Errorf("index stats: %w", err)
 	}
-	sc, err := h.newSummaryContext(ctx)
+	sc, err := h.newSummaryContext(ctx, h.managerStatus(ctx))
 	if err != nil {
 		return AgentSummary{}, err
 	}

@@ -34,7 +34,7 @@ var regionFiles = map[string]string{
 // memory view puts in it are the text MCP memory_read returns for it.
 func TestMemoryRegionsAgreeWithMCP(t *testing.T) {
 	a := apptest.MinedApp(t, regionFiles, true)
-	h := web.New(web.Deps{App: a, Settings: settingsOf(t, a)})
+	h := web.New(web.Deps{App: a})
 	t.Cleanup(h.Close)
 	cs := apptest.MCPClient(t, mcpserver.Deps{App: a})
 	for agent := range regionFiles {

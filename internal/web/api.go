@@ -27,7 +27,7 @@ type StatusReport struct {
 	Reflector ReflectorStatus `json:"reflector"`
 	Auth      AuthInfo        `json:"auth"`
 	// Manager is the manager's own report, null without a manager.
-	Manager any `json:"manager"`
+	Manager *app.ManagerStatus `json:"manager"`
 }
 
 // ReflectorStatus is the reflector's configuration at a glance.
@@ -46,8 +46,25 @@ type AuthInfo struct {
 	TokenRequired bool   `json:"token_required"`
 }
 
+// managerStatus is the running manager's status, nil without one.
+func (h *Handler) managerStatus(ctx context.Context) *app.ManagerStatus {
+	if h.manager == nil {
+		return nil
+	}
+	ms := h.manager(ctx)
+	return &ms
+}
+
+// appStatus is the app's status, with the manager's when one runs: its
+// agents then carry their mining state.
+func (h *Handler) appStatus(ctx context.Context) (app.Status, *app.ManagerStatus, error) {
+	ms := h.managerStatus(ctx)
+	st, err := h.app.Status(ctx, app.StatusRequest{Manager: ms})
+	return st, ms, err
+}
+
 func (h *Handler) status(r *http.Request) (StatusReport, error) {
-	st, err := h.app.Status(r.Context(), app.StatusRequest{})
+	st, ms, err := h.appStatus(r.Context())
 	if err != nil {
 		return StatusReport{}, err
 	}
@@ -66,9 +83,7 @@ func (h *Handler) status(r *http.Request) (StatusReport, error) {
 	if g := h.guard; g != nil {
 		rep.Auth = AuthInfo{Guarded: true, Addr: g.Addr, Loopback: httpguard.IsLoopback(g.Addr), TokenRequired: g.Token != ""}
 	}
-	if h.manager != nil {
-		rep.Manager = h.manager()
-	}
+	rep.Manager = ms
 	return rep, nil
 }
 
@@ -78,11 +93,11 @@ func (h *Handler) apiStatus(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) apiAgents(w http.ResponseWriter, r *http.Request) error {
-	st, err := h.app.Status(r.Context(), app.StatusRequest{})
+	st, ms, err := h.appStatus(r.Context())
 	if err != nil {
 		return err
 	}
-	as, err := h.agentSummaries(r.Context(), st.Agents)
+	as, err := h.agentSummaries(r.Context(), st.Agents, ms)
 	if err != nil {
 		return err
 	}

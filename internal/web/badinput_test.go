@@ -654,7 +654,7 @@ func TestHybridQuerySyntax(t *testing.T) {
 	if _, err := a.Palace.Mine(ctx, h.HiveDir(), palace.MineOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	hd := web.New(web.Deps{App: a, Settings: settingsOf(t, a)})
+	hd := web.New(web.Deps{App: a})
 	defer hd.Close()
 	e := env{a: a, h: hd}
 	queries := []string{

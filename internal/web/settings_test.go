@@ -23,7 +23,7 @@ func TestSettingsShowConfigError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := New(Deps{App: a, Settings: m})
+	h := New(Deps{App: a})
 	t.Cleanup(h.Close)
 	want := m.Config().Reflector.RecentKeep
 	if err := os.WriteFile(a.Home.ConfigPath(), []byte("[reflector\n"), 0o600); err != nil {

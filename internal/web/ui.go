@@ -273,7 +273,7 @@ func (h *Handler) pageOverview(w http.ResponseWriter, r *http.Request) {
 		h.pageFail(w, r, err)
 		return
 	}
-	as, err := h.agentSummaries(r.Context(), st.Agents)
+	as, err := h.agentSummaries(r.Context(), st.Agents, st.Manager)
 	if err != nil {
 		h.pageFail(w, r, err)
 		return
@@ -281,7 +281,10 @@ func (h *Handler) pageOverview(w http.ResponseWriter, r *http.Request) {
 	// Agents that need a look come first.
 	rank := map[string]int{HealthError: 0, HealthBackoff: 1, HealthDue: 2, HealthRestored: 3, HealthNear: 4, HealthOK: 5}
 	sort.SliceStable(as, func(i, j int) bool { return rank[as[i].Health] < rank[as[j].Health] })
-	d := overviewData{Status: st, Agents: as, Manager: flatten(st.Manager)}
+	d := overviewData{Status: st, Agents: as}
+	if st.Manager != nil {
+		d.Manager = flatten(st.Manager)
+	}
 	for _, a := range as {
 		d.Totals.Bytes += a.Bytes
 		switch a.Health {

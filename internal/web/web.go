@@ -15,6 +15,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,18 +34,15 @@ import (
 
 // Deps is what the dashboard works with.
 type Deps struct {
-	// App is the open home: config, index, palace and event log. Required.
+	// App is the open home: config, index, palace and event log, and the
+	// live settings (App.Settings; a running manager reloads them when
+	// config.toml changes). Required.
 	App *app.App
-	// Condensing and restoring go through App.Reflector, POST
-	// /api/v1/mine through App's palace write lock.
-	// Settings is the live configuration, as the manager keeps it
-	// (*manager.Manager: it reloads config.toml when the file changes).
-	// Required; the app's reflector reads it too.
-	Settings Settings
 	// ManagerStatus reports the long-running manager (pid, uptime, last
-	// scan, ...) as a JSON-encodable value, shown as is in /api/v1/status
-	// and on the overview; nil when the dashboard runs without a manager.
-	ManagerStatus func() any
+	// scan, each agent's mining, ...: the app builds it), shown in
+	// /api/v1/status, /api/v1/manager and on the overview; nil when the
+	// dashboard runs without a manager.
+	ManagerStatus func(context.Context) app.ManagerStatus
 	// Guard, when set, is applied by the handler itself (see the package
 	// comment): mount the handler without another httpguard.Wrap, or the
 	// login page is unreachable when a token is configured. nil means the
@@ -59,16 +57,12 @@ type Deps struct {
 	Version string
 }
 
-// Settings is where the handler and the app read the live configuration;
-// App.UpdateSettings reloads it after saving.
-type Settings = app.LiveConfig
-
 // Handler is the API and the dashboard. It is an http.Handler; Close ends
 // the live event streams so that a server can shut down promptly.
 type Handler struct {
 	app     *app.App
 	cfg     func() config.Config
-	manager func() any
+	manager func(context.Context) app.ManagerStatus
 	guard   *httpguard.Config
 	log     *slog.Logger
 	poll    time.Duration
@@ -84,14 +78,11 @@ type Handler struct {
 	closeOnce sync.Once
 }
 
-// New builds the handler. It panics only on a nil App or Settings, a
-// programming error that no request can cause.
+// New builds the handler. It panics only on a nil App, a programming
+// error that no request can cause.
 func New(d Deps) *Handler {
 	if d.App == nil {
 		panic("web.New: Deps.App is nil")
-	}
-	if d.Settings == nil {
-		panic("web.New: Deps.Settings is nil")
 	}
 	h := &Handler{
 		app: d.App, manager: d.ManagerStatus, guard: d.Guard, log: d.Logger,
@@ -106,8 +97,6 @@ func New(d Deps) *Handler {
 	if h.version == "" {
 		h.version = "dev"
 	}
-	h.cfg = d.Settings.Config
-	d.App.UseLiveConfig(d.Settings)
 	h.pages = mustParsePages()
 	h.static = mustLoadStatic()
 	h.routes()
@@ -268,7 +257,7 @@ func (h *Handler) apiManager(w http.ResponseWriter, r *http.Request) error {
 	if h.manager == nil {
 		return errNotFound("no manager runs with this server")
 	}
-	writeJSON(w, http.StatusOK, h.manager())
+	writeJSON(w, http.StatusOK, h.manager(r.Context()))
 	return nil
 }
 

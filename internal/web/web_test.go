@@ -22,8 +22,8 @@ import (
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/httpguard"
-	"github.com/hivemem/hivemem/internal/manager"
 	"github.com/hivemem/hivemem/internal/reflector"
+	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/web"
 	"github.com/hivemem/hivemem/internal/web/webtest"
 )
@@ -44,25 +44,11 @@ func newEnv(t *testing.T, d web.Deps) env {
 	t.Cleanup(func() { a.Close() })
 	d.App = a
 	d.PollInterval = 20 * time.Millisecond
-	if d.Settings == nil {
-		d.Settings = settingsOf(t, a)
-	}
 	h := web.New(d)
 	t.Cleanup(h.Close)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return env{a: a, h: h, c: client.New(srv.URL, "")}
-}
-
-// settingsOf is the live configuration of a, as hivemem run keeps it: a
-// manager's (not run), which reloads config.toml when asked.
-func settingsOf(t *testing.T, a *app.App) *manager.Manager {
-	t.Helper()
-	m, err := manager.New(manager.Options{App: a, HTTP: "off"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
 
 // req is one request of a table.
@@ -110,9 +96,9 @@ func decode[T any](t *testing.T, w *httptest.ResponseRecorder) T {
 }
 
 func TestReadEndpoints(t *testing.T) {
-	manager := func() any {
-		return map[string]any{"pid": 4242, "uptime_seconds": 10800, "problems": []string{}, "index": map[string]any{"files": 6},
-			"agents": []map[string]any{{"agent": "researcher", "mining_backoff": map[string]any{"failures": 3, "last_error": "disk full"}}}}
+	manager := func(context.Context) app.ManagerStatus {
+		return app.ManagerStatus{Runtime: app.Runtime{PID: 4242, UptimeSeconds: 10800, Problems: []app.Problem{}}, Index: store.Stats{Files: 6},
+			Agents: []app.AgentStatus{{Agent: "researcher", MiningBackoff: &app.Backoff{Failures: 3, LastError: "disk full"}}}}
 	}
 	e := newEnv(t, web.Deps{ManagerStatus: manager})
 	cases := []struct {
@@ -231,9 +217,9 @@ func TestReadEndpoints(t *testing.T) {
 // TestReadEndpointsThroughTheClient: the read endpoints, asked through the
 // typed client over real HTTP, answer what the demo home holds.
 func TestReadEndpointsThroughTheClient(t *testing.T) {
-	manager := func() any {
-		return map[string]any{"pid": 4242, "uptime_seconds": 10800, "problems": []string{}, "index": map[string]any{"files": 6},
-			"agents": []map[string]any{{"agent": "researcher", "mining_backoff": map[string]any{"failures": 3, "last_error": "disk full"}}}}
+	manager := func(context.Context) app.ManagerStatus {
+		return app.ManagerStatus{Runtime: app.Runtime{PID: 4242, UptimeSeconds: 10800, Problems: []app.Problem{}}, Index: store.Stats{Files: 6},
+			Agents: []app.AgentStatus{{Agent: "researcher", MiningBackoff: &app.Backoff{Failures: 3, LastError: "disk full"}}}}
 	}
 	e := newEnv(t, web.Deps{ManagerStatus: manager})
 	ctx := t.Context()
@@ -249,7 +235,7 @@ func TestReadEndpointsThroughTheClient(t *testing.T) {
 	if len(s.Agents) != 5 || s.Search != "lexical" || s.Index.Drawers == 0 || s.Reflector.Backoffs != 1 {
 		t.Errorf("status = %+v", s)
 	}
-	if m, _ := s.Manager.(map[string]any); m["pid"] != float64(4242) {
+	if s.Manager == nil || s.Manager.PID != 4242 {
 		t.Errorf("manager status not passed through: %#v", s.Manager)
 	}
 
@@ -918,7 +904,7 @@ func TestEventsWithAFIFOLog(t *testing.T) {
 // TestManagerStatusRoute: GET /api/v1/manager is the manager's status as
 // Deps.ManagerStatus gives it, and a 404 without a manager.
 func TestManagerStatusRoute(t *testing.T) {
-	with := newEnv(t, web.Deps{ManagerStatus: func() any { return map[string]any{"pid": 4242} }})
+	with := newEnv(t, web.Deps{ManagerStatus: func(context.Context) app.ManagerStatus { return app.ManagerStatus{Runtime: app.Runtime{PID: 4242}} }})
 	if w := with.do(t, req{target: "/api/v1/manager"}); w.Code != 200 || decode[map[string]any](t, w)["pid"] != float64(4242) {
 		t.Errorf("GET /api/v1/manager with a manager: %d %s", w.Code, w.Body.String())
 	}
@@ -932,7 +918,7 @@ func TestManagerStatusRoute(t *testing.T) {
 // reaches a handler of its own (not the /api/ catch-all), and docs/api.md's
 // endpoint table lists exactly these routes, in this order.
 func TestAPIRoutesAreServedAndDocumented(t *testing.T) {
-	e := newEnv(t, web.Deps{ManagerStatus: func() any { return map[string]any{} }})
+	e := newEnv(t, web.Deps{ManagerStatus: func(context.Context) app.ManagerStatus { return app.ManagerStatus{} }})
 	fill := strings.NewReplacer("{agent}", "nobody", "{backup}", "none.md")
 	for _, rt := range web.APIRoutes() {
 		method, path, _ := strings.Cut(rt, " ")
@@ -962,9 +948,9 @@ func TestAPIRoutesAreServedAndDocumented(t *testing.T) {
 // with the dashboard's grades added: every field of the one is in the
 // other under the same name, with the same value.
 func TestAgentSummaryExtendsAgentStatus(t *testing.T) {
-	manager := func() any {
-		return map[string]any{"agents": []map[string]any{{"agent": "researcher", "mining_backoff": map[string]any{
-			"failures": 3, "last_error": "disk full", "next_attempt": "2026-11-29T15:43:00Z", "last_failure": "2026-11-29T15:38:00Z"}}}}
+	manager := func(context.Context) app.ManagerStatus {
+		return app.ManagerStatus{Agents: []app.AgentStatus{{Agent: "researcher", MiningBackoff: &app.Backoff{
+			Failures: 3, LastError: "disk full", NextAttempt: time.Date(2026, 11, 29, 15, 43, 0, 0, time.UTC), LastFailure: time.Date(2026, 11, 29, 15, 38, 0, 0, time.UTC)}}}}
 	}
 	e := newEnv(t, web.Deps{ManagerStatus: manager})
 	byAgent := func(target string) map[string]map[string]any {

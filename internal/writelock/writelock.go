@@ -21,8 +21,6 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
-
-	"github.com/hivemem/hivemem/internal/palace"
 )
 
 // FileName is the lock file's name in the palace directory.
@@ -152,31 +150,4 @@ func ReadHolder(palaceDir string) Holder {
 	}
 	_ = json.Unmarshal(data, &h) // a record caught mid-write reads as unknown
 	return h
-}
-
-// Miner is the part of the palace the reflector mines through.
-type Miner interface {
-	Mine(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error)
-}
-
-// LockedMiner mines through m while holding l, so that a reflector (whose
-// condensation can take minutes) holds the lock only for the mine that
-// follows a swap, never while its summariser runs.
-func LockedMiner(l *Lock, m Miner, waiting func(Holder)) Miner {
-	return lockedMiner{l: l, m: m, waiting: waiting}
-}
-
-type lockedMiner struct {
-	l       *Lock
-	m       Miner
-	waiting func(Holder)
-}
-
-func (lm lockedMiner) Mine(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
-	release, err := lm.l.Acquire(ctx, lm.waiting)
-	if err != nil {
-		return palace.MineReport{}, fmt.Errorf("mine %s: %w", path, err)
-	}
-	defer release()
-	return lm.m.Mine(ctx, path, opts)
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/filetest"
-	"github.com/hivemem/hivemem/internal/palace"
 )
 
 // helperEnv makes the test binary a process that holds the lock until it
@@ -144,41 +143,6 @@ func TestLockAcrossProcessesAndAfterAKill(t *testing.T) {
 	if h := ReadHolder(dir); h.Command != "hivemem mine" || h.PID != os.Getpid() {
 		t.Errorf("holder record %+v, want this process's", h)
 	}
-}
-
-// lockProbe is a Miner that reports whether the palace lock is held while
-// it mines, by trying to take it through another handle.
-type lockProbe struct {
-	dir  string
-	held bool
-}
-
-func (p *lockProbe) Mine(ctx context.Context, path string, _ palace.MineOptions) (palace.MineReport, error) {
-	done, cancel := context.WithCancel(ctx)
-	cancel()
-	_, err := New(p.dir, "probe").Acquire(done, nil)
-	p.held = errors.Is(err, ErrBusy)
-	return palace.MineReport{Files: 1}, nil
-}
-
-func TestLockedMinerHoldsTheLockWhileMining(t *testing.T) {
-	dir := t.TempDir()
-	probe := &lockProbe{dir: dir}
-	rep, err := LockedMiner(New(dir, "hivemem reflect"), probe, nil).Mine(t.Context(), "x.md", palace.MineOptions{})
-	if err != nil || rep.Files != 1 {
-		t.Fatalf("Mine = %+v, %v", rep, err)
-	}
-	if !probe.held {
-		t.Error("the lock was not held during the mine")
-	}
-	// And released after it.
-	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-	defer cancel()
-	release, err := New(dir, "after").Acquire(ctx, nil)
-	if err != nil {
-		t.Fatalf("lock still held after the mine: %v", err)
-	}
-	release()
 }
 
 func TestHolderString(t *testing.T) {

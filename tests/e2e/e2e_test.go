@@ -28,7 +28,6 @@ import (
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/httpguard"
-	"github.com/hivemem/hivemem/internal/manager"
 	"github.com/hivemem/hivemem/internal/web"
 	"github.com/hivemem/hivemem/internal/web/webtest"
 )
@@ -61,11 +60,7 @@ func serve(t *testing.T, a *app.App, token string) string {
 	if err := g.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	m, err := manager.New(manager.Options{App: a, HTTP: "off"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := web.New(web.Deps{App: a, Settings: m, Guard: &g, Logger: testLogger(t), PollInterval: 200 * time.Millisecond, Version: "e2e"})
+	h := web.New(web.Deps{App: a, Guard: &g, Logger: testLogger(t), PollInterval: 200 * time.Millisecond, Version: "e2e"})
 	srv.Config.Handler = h
 	srv.Start()
 	t.Cleanup(srv.Close)
@@ -202,11 +197,7 @@ func TestServeDemo(t *testing.T) {
 	if err := g.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	m, err := manager.New(manager.Options{App: a, HTTP: "off"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := web.New(web.Deps{App: a, Settings: m, Guard: &g, Logger: slog.Default(), Version: "demo"})
+	h := web.New(web.Deps{App: a, Guard: &g, Logger: slog.Default(), Version: "demo"})
 	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	go func() {
 		<-ctx.Done()

@@ -264,7 +264,7 @@ func (s *lagServer) client() *client.Client {
 	return c
 }
 
-func (s *lagServer) status(ctx context.Context) (manager.Status, error) {
+func (s *lagServer) status(ctx context.Context) (app.ManagerStatus, error) {
 	return s.client().Manager(ctx)
 }
 

@@ -317,7 +317,7 @@ func Run(ctx context.Context, p *palace.Palace, qs []Question, opts Options) (Re
 // m, and returns the import and each session's files (home-relative, first
 // part to last) by session id. A mine that failed is an error here: a
 // benchmark must not score a palace that is behind its files.
-func ImportGeneric(ctx context.Context, h home.Home, m capture.Miner, agent, input string, sessions []Session) (capture.Result, map[string][]string, error) {
+func ImportGeneric(ctx context.Context, h home.Home, m palace.Miner, agent, input string, sessions []Session) (capture.Result, map[string][]string, error) {
 	imp, err := capture.Import(ctx, h, m, []string{input}, capture.Options{Agent: agent, Format: "generic"})
 	if err == nil {
 		err = imp.MineErr
