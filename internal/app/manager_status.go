@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/hivemem/hivemem/internal/store"
 )
 
 // Problem is a manager-level error (watcher, config reload, archive scan)
@@ -64,7 +63,7 @@ type ManagerStatus struct {
 	Backend    string       `json:"backend"`
 	SearchMode string       `json:"search_mode"`
 	Embedder   EmbedderInfo `json:"embedder"`
-	Index      store.Stats  `json:"index"`
+	Index      IndexStats   `json:"index"`
 	// Mining is manager.mining: false stops mining and condensing.
 	Mining bool          `json:"mining"`
 	Agents []AgentStatus `json:"agents"`
@@ -81,7 +80,7 @@ func (a *App) ManagerStatus(ctx context.Context, rt Runtime) ManagerStatus {
 	if err != nil {
 		s.Problems = append(s.Problems, Problem{Time: time.Now().UTC(), What: "index stats", Error: err.Error()})
 	}
-	s.Index = st
+	s.Index = indexStatsOf(st)
 	agents, err := a.CollectAgents(ctx, cfg, st, a.condensed.Read(a.Home.LogPath()))
 	if err != nil {
 		s.Problems = append(s.Problems, Problem{Time: time.Now().UTC(), What: "agents", Error: err.Error()})

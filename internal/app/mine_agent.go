@@ -24,7 +24,7 @@ type MineAgentRequest struct {
 
 // MineAgentResult is what an agent's mine did.
 type MineAgentResult struct {
-	Report palace.MineReport
+	Report MineReport
 	// Gone: there was nothing to mine and nothing of the agent in the
 	// index (its directory went, or it is a file named like an agent).
 	Gone bool
@@ -76,8 +76,8 @@ func (a *App) MineAgent(ctx context.Context, r MineAgentRequest) (MineAgentResul
 		rep.Add(one)
 		rep.Seconds += one.Seconds
 		if err != nil {
-			return MineAgentResult{Report: rep}, err
+			return MineAgentResult{Report: mineReportOf(rep)}, err
 		}
 	}
-	return MineAgentResult{Report: rep}, nil
+	return MineAgentResult{Report: mineReportOf(rep)}, nil
 }

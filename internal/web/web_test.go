@@ -23,7 +23,6 @@ import (
 	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/httpguard"
 	"github.com/hivemem/hivemem/internal/reflector"
-	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/web"
 	"github.com/hivemem/hivemem/internal/web/webtest"
 )
@@ -97,7 +96,7 @@ func decode[T any](t *testing.T, w *httptest.ResponseRecorder) T {
 
 func TestReadEndpoints(t *testing.T) {
 	manager := func(context.Context) app.ManagerStatus {
-		return app.ManagerStatus{Runtime: app.Runtime{PID: 4242, UptimeSeconds: 10800, Problems: []app.Problem{}}, Index: store.Stats{Files: 6},
+		return app.ManagerStatus{Runtime: app.Runtime{PID: 4242, UptimeSeconds: 10800, Problems: []app.Problem{}}, Index: app.IndexStats{Files: 6},
 			Agents: []app.AgentStatus{{Agent: "researcher", MiningBackoff: &app.Backoff{Failures: 3, LastError: "disk full"}}}}
 	}
 	e := newEnv(t, web.Deps{ManagerStatus: manager})
@@ -218,7 +217,7 @@ func TestReadEndpoints(t *testing.T) {
 // typed client over real HTTP, answer what the demo home holds.
 func TestReadEndpointsThroughTheClient(t *testing.T) {
 	manager := func(context.Context) app.ManagerStatus {
-		return app.ManagerStatus{Runtime: app.Runtime{PID: 4242, UptimeSeconds: 10800, Problems: []app.Problem{}}, Index: store.Stats{Files: 6},
+		return app.ManagerStatus{Runtime: app.Runtime{PID: 4242, UptimeSeconds: 10800, Problems: []app.Problem{}}, Index: app.IndexStats{Files: 6},
 			Agents: []app.AgentStatus{{Agent: "researcher", MiningBackoff: &app.Backoff{Failures: 3, LastError: "disk full"}}}}
 	}
 	e := newEnv(t, web.Deps{ManagerStatus: manager})
