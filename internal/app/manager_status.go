@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"time"
-
 )
 
 // Problem is a manager-level error (watcher, config reload, archive scan)
