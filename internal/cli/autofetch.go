@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -13,8 +14,8 @@ import (
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/atomicio"
 	"github.com/hivemem/hivemem/internal/config"
-	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/modelfetch"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 // Auto-fetch bounds: the whole first-use fetch, and how long a failed
@@ -39,19 +40,19 @@ func (g *globals) ensureModel(ctx context.Context) {
 		return
 	}
 	g.modelChecked = true
-	h, err := home.Resolve(g.home)
-	if err != nil {
-		return
+	h, cfg, err := g.homeConfig()
+	if errors.Is(err, app.ErrNoHome) {
+		// `init` fetches before it creates the home: the defaults then.
+		cfg, err = config.Load(h.ConfigPath())
 	}
-	cfg, err := config.Load(h.ConfigPath())
 	if err != nil || !cfg.Embedder.AutoFetch || (cfg.Embedder.Provider != "auto" && cfg.Embedder.Provider != "minilm") {
 		return // a config that does not load is reported by the command
 	}
 	if cfg.Embedder.ModelDir != "" || os.Getenv("HIVEMEM_MODEL_DIR") != "" {
 		return
 	}
-	dir := app.ModelDir(cfg)
-	if dir == "" || app.ModelInstalled(dir) {
+	dir := wiring.ModelDir(cfg)
+	if dir == "" || wiring.ModelInstalled(dir) {
 		return
 	}
 	marker := filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+".fetch-failed")

@@ -13,10 +13,10 @@ import (
 
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/bench/locomo"
-	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/reflector"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 // benchCommon are the options every retrieval benchmark takes: the
@@ -88,10 +88,7 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 	if err != nil {
 		return err
 	}
-	// With --condense, the whole of each file is mined after Prepare
-	// (memory file and archive), so the reflector does not mine itself.
-	a, done, err := o.openHome(ctx, g, "locomo",
-		app.Options{Command: "bench", Extractive: true, ReflectorMinesNot: true})
+	a, done, err := o.openHome(ctx, g, "locomo", wiring.Options{Command: "bench"})
 	if err != nil {
 		return err
 	}
@@ -108,8 +105,10 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 	if o.condense {
 		enabled := a.Config
 		enabled.Reflector.Enabled = true
-		a.UseSettings(func() config.Config { return enabled })
-		r := a.Reflector
+		// The extractive summariser; the whole of each file is mined
+		// after Prepare (memory file and archive), so the reflector
+		// does not mine itself.
+		r := a.ScratchReflector(a.Home, enabled)
 		lo.Prepare = func(ctx context.Context, agent string) error {
 			res, err := r.Condense(ctx, agent, reflector.Options{Force: true})
 			if err != nil {
@@ -168,7 +167,7 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 // over a fresh temporary home (removed by done) without it, and says
 // (unless --json) when it runs lexical-only. Every mode embeds its
 // queries itself (no query cache): latency includes the model.
-func (c benchCommon) openHome(ctx context.Context, g *globals, name string, opts app.Options) (a *app.App, done func(), err error) {
+func (c benchCommon) openHome(ctx context.Context, g *globals, name string, opts wiring.Options) (a *app.App, done func(), err error) {
 	dir := c.keep
 	cleanup := func() {}
 	if dir == "" {
@@ -178,8 +177,12 @@ func (c benchCommon) openHome(ctx context.Context, g *globals, name string, opts
 		}
 		dir, cleanup = tmp, func() { os.RemoveAll(tmp) }
 	}
-	opts.Home, opts.Logger, opts.Create, opts.NoQueryCache = dir, g.logger, true, true
-	a, err = app.Open(ctx, opts)
+	opts.Logger = g.logger
+	h, cfg, err := wiring.LoadHome(dir, true)
+	if err == nil {
+		cfg.Search.QueryCache = 0 // every query embedded afresh
+		a, err = wiring.OpenLoaded(ctx, h, cfg, opts)
+	}
 	if err != nil {
 		cleanup()
 		return nil, nil, err

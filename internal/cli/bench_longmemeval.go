@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/bench/longmemeval"
 	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 type benchLMEOptions struct {
@@ -59,7 +59,7 @@ func runBenchLongMemEval(ctx context.Context, g *globals, o benchLMEOptions, pat
 	if err != nil {
 		return err
 	}
-	a, done, err := o.openHome(ctx, g, "longmemeval", app.Options{})
+	a, done, err := o.openHome(ctx, g, "longmemeval", wiring.Options{})
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/bench/updates"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 type benchUpdatesOptions struct {
@@ -54,7 +55,7 @@ func runBenchUpdates(ctx context.Context, g *globals, o benchUpdatesOptions) err
 			return fmt.Errorf("bench updates: --%s must be between 1 and 1000, got %d", n.name, n.v)
 		}
 	}
-	a, done, err := o.openHome(ctx, g, "updates", app.Options{})
+	a, done, err := o.openHome(ctx, g, "updates", wiring.Options{})
 	if err != nil {
 		return err
 	}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/store/postgres"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 // migrateReport is `hivemem migrate`.
@@ -32,7 +32,7 @@ func runMigrate(ctx context.Context, g *globals, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	st, err := app.OpenStore(ctx, h, cfg)
+	st, err := wiring.OpenStore(ctx, h, cfg)
 	if err != nil {
 		return err
 	}

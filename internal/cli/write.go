@@ -11,6 +11,7 @@ import (
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/hookinstall"
 	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 type rememberOptions struct {
@@ -108,7 +109,7 @@ func runRemember(ctx context.Context, g *globals, o rememberOptions, agent, text
 // first, the index after, so that an index that cannot be opened or
 // updated (a full disk, a damaged index) is a warning, never a lost note.
 func (g *globals) openForWrite(ctx context.Context) (*app.App, error) {
-	return app.Open(ctx, app.Options{Home: g.home, Logger: g.logger, Command: g.command, LockWaiting: g.lockWaiting, IndexLater: true})
+	return g.openWith(ctx, wiring.Options{Home: g.home, Logger: g.logger, Command: g.command, LockWaiting: g.lockWaiting, IndexLater: true})
 }
 
 // sayCreated tells that a write made a new agent, so that a mistyped agent
@@ -191,7 +192,7 @@ func newReindexCommand(g *globals) *cobra.Command {
 func runReindex(ctx context.Context, g *globals, asJSON bool) error {
 	// IndexLater: a damaged index does not stop the open; the reindex
 	// sets it aside and builds a new one.
-	a, err := app.Open(ctx, app.Options{Home: g.home, Logger: g.logger, Command: g.command, LockWaiting: g.lockWaiting, IndexLater: true})
+	a, err := g.openForWrite(ctx)
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/sqlite"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 // openHome initialises a lexical-only home with the given agent files and
@@ -41,7 +42,7 @@ func openHomeLogging(t *testing.T, lg *slog.Logger, configTOML string, files map
 	dir := t.TempDir()
 	t.Setenv("HIVEMEM_MODEL_DIR", filepath.Join(dir, "no-model"))
 	root := hometest.NewWith(t, configTOML, files).Root
-	a, err := app.Open(t.Context(), app.Options{Home: root, Logger: lg})
+	a, err := wiring.Open(t.Context(), wiring.Options{Home: root, Logger: lg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,7 +478,7 @@ func indexLines(t *testing.T, st store.Store) []string {
 func TestFilesMinedAfterTheModelFailsToLoadCarryTheHomesOrigin(t *testing.T) {
 	cfg := fmt.Sprintf("[embedder]\nprovider = \"minilm\"\nmodel_dir = %q\n", hometest.BrokenModelDir(t))
 	root := hometest.NewWith(t, cfg, map[string]string{"good": goodFile}).Root
-	a, err := app.Open(t.Context(), app.Options{Home: root})
+	a, err := wiring.Open(t.Context(), wiring.Options{Home: root})
 	if err != nil {
 		t.Fatal(err)
 	}

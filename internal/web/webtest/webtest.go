@@ -21,6 +21,7 @@ import (
 	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/reflector"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 // Today is the date the demo's newest sections carry; section dates count
@@ -133,7 +134,7 @@ func Open(ctx context.Context, root string) (*app.App, error) {
 	if err := Populate(root, time.Now()); err != nil {
 		return nil, err
 	}
-	a, err := app.Open(ctx, app.Options{Home: root})
+	a, err := wiring.Open(ctx, wiring.Options{Home: root})
 	if err != nil {
 		return nil, err
 	}
