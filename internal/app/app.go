@@ -28,7 +28,6 @@ import (
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/reflector"
 	"github.com/hivemem/hivemem/internal/store"
-	"github.com/hivemem/hivemem/internal/summarize"
 	"github.com/hivemem/hivemem/internal/writelock"
 )
 
@@ -222,13 +221,13 @@ func (a *App) UseLexicalOnly(ctx context.Context, cause error) error {
 // newReflector is the one place a reflector is built.
 func newReflector(d reflector.Deps) *reflector.Reflector { return reflector.New(d) }
 
-// ScratchReflector condenses in a scratch home h that is not a's (a
-// benchmark's copy), with settings cfg and the extractive summariser over
-// a's embedder: it logs no events and mines nothing.
+// ScratchReflector condenses in the home h (a's, or a benchmark's copy)
+// with settings cfg and the extractive summariser over a's embedder,
+// whatever cfg's summariser: it logs no events and mines nothing.
 func (a *App) ScratchReflector(h home.Home, cfg config.Config) *reflector.Reflector {
+	cfg.Summarizer = config.Summarizer{Provider: "extractive"} // over Deps.Embedder
 	return newReflector(reflector.Deps{
-		Home: h, Logger: a.Log, Summarizer: summarize.Extractive{Embedder: a.Palace.Embedder()},
-		Settings: func() config.Config { return cfg }, Embedder: a.Palace.Embedder(),
+		Home: h, Logger: a.Log, Settings: func() config.Config { return cfg }, Embedder: a.Palace.Embedder(),
 	})
 }
 
