@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -11,9 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/atomicio"
-	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/modelfetch"
 	"github.com/hivemem/hivemem/internal/wiring"
 )
@@ -40,11 +37,7 @@ func (g *globals) ensureModel(ctx context.Context) {
 		return
 	}
 	g.modelChecked = true
-	h, cfg, err := g.homeConfig()
-	if errors.Is(err, app.ErrNoHome) {
-		// `init` fetches before it creates the home: the defaults then.
-		cfg, err = config.Load(h.ConfigPath())
-	}
+	cfg, err := g.anyConfig() // `init` fetches before it makes the home
 	if err != nil || !cfg.Embedder.AutoFetch || (cfg.Embedder.Provider != "auto" && cfg.Embedder.Provider != "minilm") {
 		return // a config that does not load is reported by the command
 	}

@@ -244,6 +244,16 @@ func (g *globals) homeConfig() (home.Home, config.Config, error) {
 	return h, cfg, nil
 }
 
+// anyConfig is homeConfig's config, and for a home not made yet (init
+// comes next) the config at its path, or the defaults.
+func (g *globals) anyConfig() (config.Config, error) {
+	h, cfg, err := g.homeConfig()
+	if errors.Is(err, app.ErrNoHome) {
+		return config.Load(h.ConfigPath())
+	}
+	return cfg, err
+}
+
 func (g *globals) open(ctx context.Context, create bool) (*app.App, error) {
 	return g.openWith(ctx, wiring.Options{Home: g.home, Logger: g.logger, Create: create, Command: g.command, LockWaiting: g.lockWaiting})
 }
