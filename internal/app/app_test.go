@@ -14,6 +14,7 @@ import (
 	"github.com/hivemem/hivemem/internal/modelfetch"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/postgres"
 	"github.com/hivemem/hivemem/internal/store/sqlite"
 )
 
@@ -49,9 +50,9 @@ func openAt(t testing.TB, root string) *App {
 }
 
 // openTest builds an app over the home at root (created when create) as
-// internal/wiring does, which tests inside app cannot import: the SQLite
-// backend and, from config.toml and the environment, no embedder or
-// MiniLM (lexical-only when the model is not installed).
+// internal/wiring does, which tests inside app cannot import: from
+// config.toml and the environment, the SQLite or PostgreSQL backend and
+// no embedder or MiniLM (lexical-only when the model is not installed).
 func openTest(ctx context.Context, root string, create, later bool) (*App, error) {
 	h, err := home.Resolve(root)
 	if err != nil {
@@ -76,10 +77,7 @@ type testIndex struct {
 }
 
 func (x testIndex) Open(ctx context.Context) (store.Store, palace.Embedder, EmbedderInfo, error) {
-	if err := x.h.MkdirAll(x.h.PalaceDir()); err != nil {
-		return nil, nil, EmbedderInfo{}, err
-	}
-	st, err := sqlite.Open(ctx, filepath.Join(x.h.PalaceDir(), "palace.db"))
+	st, err := x.openStore(ctx)
 	if err != nil {
 		return nil, nil, EmbedderInfo{}, err
 	}
@@ -96,6 +94,18 @@ func (x testIndex) Open(ctx context.Context) (store.Store, palace.Embedder, Embe
 		return nil, nil, EmbedderInfo{}, err
 	}
 	return st, m, EmbedderInfo{Provider: "minilm", Model: m.ModelID(), Dim: m.Dim(), ModelDir: dir}, nil
+}
+
+// openStore opens the backend cfg names: SQLite in the home, or
+// PostgreSQL at palace.dsn.
+func (x testIndex) openStore(ctx context.Context) (store.Store, error) {
+	if x.cfg.Palace.Backend == "postgres" {
+		return postgres.Open(ctx, postgres.Options{DSN: x.cfg.Palace.DSN})
+	}
+	if err := x.h.MkdirAll(x.h.PalaceDir()); err != nil {
+		return nil, err
+	}
+	return sqlite.Open(ctx, filepath.Join(x.h.PalaceDir(), "palace.db"))
 }
 
 func (x testIndex) Damaged(err error) bool { return sqlite.Damaged(err) }
