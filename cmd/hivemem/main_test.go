@@ -15,10 +15,10 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/cli"
 	"github.com/hivemem/hivemem/internal/modelfetch"
 	"github.com/hivemem/hivemem/internal/store/postgres/pgtest"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 func TestMain(m *testing.M) {
@@ -65,7 +65,7 @@ func TestScripts(t *testing.T) {
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "model" {
-				return app.ModelInstalled(realModel), nil
+				return wiring.ModelInstalled(realModel), nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},

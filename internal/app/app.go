@@ -1,8 +1,10 @@
-// Package app is hivemem's application layer. Open, called once by the
-// composition root of a process (a CLI command, `hivemem run`, `hivemem
-// mcp`), builds everything a front end needs — home, config, index
-// backend, embedder, palace, the one reflector, the one palace write lock
-// and the event log — and the App it returns offers the product's
+// Package app is hivemem's application layer. New, called once by the
+// composition root of a process (internal/wiring, for a CLI command,
+// `hivemem run`, `hivemem mcp`), builds over the home, its config and the
+// index the root chose (an Index: the store and the embedder, taken as
+// interfaces) everything a front end needs — palace, the one reflector,
+// the one palace write lock and the event log — and the App it returns
+// offers the product's
 // operations (search, wake-up, remember, pin, mine, reindex, condense,
 // backups, restore, agents, events, status, settings, import), each taking
 // a request that validates itself and returning one result type with one
@@ -16,61 +18,39 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/home"
-	"github.com/hivemem/hivemem/internal/kernel"
-	"github.com/hivemem/hivemem/internal/minilm"
-	"github.com/hivemem/hivemem/internal/modelfetch"
-	"github.com/hivemem/hivemem/internal/openaiembed"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/reflector"
 	"github.com/hivemem/hivemem/internal/store"
-	"github.com/hivemem/hivemem/internal/store/postgres"
-	"github.com/hivemem/hivemem/internal/store/sqlite"
-	"github.com/hivemem/hivemem/internal/summarize"
 	"github.com/hivemem/hivemem/internal/writelock"
 )
 
-// Options says how to open the app.
+// Options says how to build the app over a home the composition root
+// (internal/wiring) resolved, with the config it loaded once.
 type Options struct {
-	Home   string // --home; "" uses HIVEMEM_HOME or the default
+	Home   home.Home
+	Config config.Config
 	Logger *slog.Logger
-	// Create initialises the home when it does not exist yet; otherwise a
-	// missing home is an error that says to run `hivemem init`.
-	Create bool
-	// LongRunning marks a server process (run, mcp): it keeps a warm
-	// in-memory BM25 index, which one-shot commands would only pay to build.
-	LongRunning bool
-	// NoQueryCache embeds every query afresh (search.query_cache ignored),
-	// so that a benchmark asking the same question in several modes times
-	// the model in each.
-	NoQueryCache bool
+	// Index opens the store and the embedder: the composition root
+	// chooses them, so that app takes them as interfaces.
+	Index Index
 	// Command names this process to other writers that wait for the
 	// palace write lock ("hivemem mine"); "" says "hivemem".
 	Command string
 	// LockWaiting is told when a write waits for the palace write lock
 	// another process holds (nil: silently).
 	LockWaiting func(LockHolder)
-	// Extractive makes the reflector condense with the built-in
-	// extractive summariser over the palace's embedder, whatever the
-	// settings say (benchmarks).
-	Extractive bool
-	// ReflectorMinesNot leaves the mine after a condensation to the caller
-	// (a benchmark that mines everything afterwards).
-	ReflectorMinesNot bool
 	// IndexLater is for a command that writes markdown (remember, pin):
-	// Open resolves the home and loads its config, and the index, the
-	// embedder and the palace are opened by the first Remember or Pin,
-	// after its write. An index that cannot be opened (a full disk, a
-	// damaged index) is then the write's mine error, so that it never
-	// stops a note from being saved. Only Remember and Pin may be called
-	// on such an App.
+	// New keeps the home and its config, and the index, the embedder and
+	// the palace are opened by the first Remember or Pin, after its write.
+	// An index that cannot be opened (a full disk, a damaged index) is then
+	// the write's mine error, so that it never stops a note from being
+	// saved. Only Remember and Pin may be called on such an App.
 	IndexLater bool
 	// MineHook, when set, runs every mine of the app (the manager's, the
 	// reflector's after a swap, the app's own): it is given the mine's
@@ -81,6 +61,21 @@ type Options struct {
 
 // MineHook runs one mine of path: it calls mine, or fails in its place.
 type MineHook func(ctx context.Context, path string, mine func(context.Context) (MineResult, error)) (MineResult, error)
+
+// Index is the home's index as the composition root opens it: the
+// configured backend and embedder.
+type Index interface {
+	// Open opens the store and the embedder (nil: lexical-only; info.Note
+	// says why).
+	Open(ctx context.Context) (store.Store, palace.Embedder, EmbedderInfo, error)
+	// Damaged reports whether err (from Open or from using the store) says
+	// the index is damaged: `hivemem reindex` then sets it aside and
+	// rebuilds it from the markdown.
+	Damaged(err error) bool
+	// SetAside moves a damaged index out of the way, kept beside it, so
+	// that the next Open starts an empty one; it returns where it went.
+	SetAside(now time.Time) (string, error)
+}
 
 // App is an open hivemem home.
 type App struct {
@@ -106,8 +101,7 @@ type App struct {
 	settings    liveSettings
 	mineHook    MineHook
 	skipped     skipLog
-	// noQueryCache is Options.NoQueryCache, for every palace the app builds.
-	noQueryCache bool
+	idx         Index
 }
 
 // EmbedderInfo describes the embedder in use, for status output.
@@ -120,29 +114,30 @@ type EmbedderInfo struct {
 	Note     string `json:"note,omitempty"` // why there is none, and how to get one
 }
 
-// Open resolves the home, loads config.toml and opens the palace.
-func Open(ctx context.Context, opts Options) (*App, error) {
-	h, cfg, err := OpenHome(opts)
-	if err != nil {
-		return nil, err
+// New builds the app over opts.Home and opts.Config and opens its index
+// through opts.Index (at once, or on first use with IndexLater).
+func New(ctx context.Context, opts Options) (*App, error) {
+	if opts.Index == nil {
+		return nil, errors.New("app: no index given")
 	}
 	lg := opts.Logger
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
-	a := &App{Home: h, Config: cfg, Events: openEvents(h), Log: lg, lockWaiting: holderFunc(opts.LockWaiting), mineHook: opts.MineHook}
+	h := opts.Home
+	a := &App{Home: h, Config: opts.Config, Events: openEvents(h), Log: lg, lockWaiting: holderFunc(opts.LockWaiting), mineHook: opts.MineHook, idx: opts.Index}
 	command := "hivemem"
 	if opts.Command != "" {
 		command += " " + opts.Command
 	}
 	a.Lock = writelock.New(h.PalaceDir(), command)
-	a.settings.set(cfg)
+	a.settings.set(opts.Config)
 	if opts.IndexLater {
-		a.later = &lazyIndex{opts: opts}
+		a.later = &lazyIndex{}
 		a.finishPendingPurges(ctx)
 		return a, nil
 	}
-	if err := a.openIndex(ctx, opts); err != nil {
+	if err := a.openIndex(ctx); err != nil {
 		return nil, err
 	}
 	a.finishPendingPurges(ctx)
@@ -152,7 +147,6 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 // lazyIndex is the index of an app opened with IndexLater: opened on first
 // use, once.
 type lazyIndex struct {
-	opts Options
 	once sync.Once
 	err  error
 }
@@ -163,50 +157,33 @@ func (a *App) index(ctx context.Context) error {
 	if a.later == nil {
 		return nil
 	}
-	a.later.once.Do(func() { a.later.err = a.openIndex(ctx, a.later.opts) })
+	a.later.once.Do(func() { a.later.err = a.openIndex(ctx) })
 	return a.later.err
 }
 
 // openIndex opens the index backend, the embedder and the palace over
 // them, and the reflector.
-func (a *App) openIndex(ctx context.Context, opts Options) (err error) {
-	h, cfg, lg := a.Home, a.Config, a.Log
+func (a *App) openIndex(ctx context.Context) (err error) {
 	defer func() {
-		if err != nil && IndexDamaged(err) {
+		if err != nil && a.indexDamaged(err) {
 			err = fmt.Errorf("%w (the index is damaged; `hivemem reindex` sets it aside and rebuilds it from the markdown)", err)
 		}
 	}()
-	st, err := OpenStore(ctx, h, cfg)
+	st, emb, info, err := a.idx.Open(ctx)
 	if err != nil {
-		return err
-	}
-	if w, ok := st.(interface{ WarmLexical() }); ok && opts.LongRunning {
-		w.WarmLexical()
-	}
-	emb, info, err := NewEmbedder(ctx, cfg)
-	if err != nil {
-		st.Close()
 		return err
 	}
 	if emb == nil && info.Note != "" {
-		lg.Info("search is lexical-only", "why", info.Note)
+		a.Log.Info("search is lexical-only", "why", info.Note)
 	}
-	a.noQueryCache = opts.NoQueryCache
 	p, err := a.newPalace(ctx, st, emb)
 	if err != nil {
 		st.Close()
 		return err
 	}
 	a.Store, a.Palace, a.Embedder = st, p, info
-	var miner palace.Miner
-	if !opts.ReflectorMinesNot {
-		miner = swapMiner{a}
-	}
-	deps := reflector.Deps{Home: h, Settings: a.Settings, Events: a.Events, Miner: miner, Logger: lg, Embedder: p.Embedder()}
-	if opts.Extractive {
-		deps.Summarizer = summarize.Extractive{Embedder: p.Embedder()}
-	}
-	a.Reflector = newReflector(deps)
+	a.Reflector = newReflector(reflector.Deps{Home: a.Home, Settings: a.Settings, Events: a.Events,
+		Miner: swapMiner{a}, Logger: a.Log, Embedder: p.Embedder()})
 	return nil
 }
 
@@ -226,7 +203,7 @@ func (a *App) newPalace(ctx context.Context, st store.Store, emb palace.Embedder
 	return palace.New(ctx, h, st, emb, palace.Options{
 		MaxFileBytes: cfg.Palace.MaxFileBytes, RRFK: cfg.Search.RRFK,
 		CandidatePool: cfg.Search.CandidatePool, VectorWeight: cfg.Search.VectorWeight, Fusion: cfg.Search.Fusion,
-		QueryCache: queryCache(cfg.Search.QueryCache, a.noQueryCache), Origin: origin, Logger: lg,
+		QueryCache: queryCache(cfg.Search.QueryCache), Origin: origin, Logger: lg,
 		Gate: a.gateFile,
 	})
 }
@@ -249,13 +226,13 @@ func (a *App) useLexicalOnly(ctx context.Context, cause error) error {
 // newReflector is the one place a reflector is built.
 func newReflector(d reflector.Deps) *reflector.Reflector { return reflector.New(d) }
 
-// ScratchReflector condenses in a scratch home h that is not a's (a
-// benchmark's copy), with settings cfg and the extractive summariser over
-// a's embedder: it logs no events and mines nothing.
+// ScratchReflector condenses in the home h (a's, or a benchmark's copy)
+// with settings cfg and the extractive summariser over a's embedder,
+// whatever cfg's summariser: it logs no events and mines nothing.
 func (a *App) ScratchReflector(h home.Home, cfg config.Config) *reflector.Reflector {
+	cfg.Summarizer = config.Summarizer{Provider: "extractive"} // over Deps.Embedder
 	return newReflector(reflector.Deps{
-		Home: h, Logger: a.Log, Summarizer: summarize.Extractive{Embedder: a.Palace.Embedder()},
-		Settings: func() config.Config { return cfg }, Embedder: a.Palace.Embedder(),
+		Home: h, Logger: a.Log, Settings: func() config.Config { return cfg }, Embedder: a.Palace.Embedder(),
 	})
 }
 
@@ -263,31 +240,6 @@ func (a *App) ScratchReflector(h home.Home, cfg config.Config) *reflector.Reflec
 // another process holds it.
 func (a *App) AcquireLock(ctx context.Context) (release func(), err error) {
 	return a.Lock.Acquire(ctx, a.lockWaiting)
-}
-
-// OpenHome is the first half of Open: it resolves the home (creating it
-// when opts.Create) and loads its config, without opening the index. A
-// command that writes markdown does so after OpenHome and before Open, so
-// that an index that cannot be opened (a full disk) never stops a note
-// from being saved.
-func OpenHome(opts Options) (home.Home, config.Config, error) {
-	h, err := home.Resolve(opts.Home)
-	if err != nil {
-		return home.Home{}, config.Config{}, err
-	}
-	if !h.Exists() {
-		if !opts.Create {
-			return h, config.Config{}, NoHome(h)
-		}
-		if err := h.Init(); err != nil {
-			return h, config.Config{}, err
-		}
-	}
-	cfg, err := config.Load(h.ConfigPath())
-	if err != nil {
-		return h, config.Config{}, err
-	}
-	return h, cfg, nil
 }
 
 // NoHome is the error of a command run on a home that does not exist: only
@@ -300,17 +252,10 @@ func NoHome(h home.Home) error {
 // ErrNoHome is what NoHome's errors wrap.
 var ErrNoHome = errors.New("no hivemem home")
 
-// IndexDamaged reports whether err (from Open or from using the index)
-// says the SQLite index file is damaged; `hivemem reindex` then sets it
-// aside and rebuilds it from the markdown.
-func IndexDamaged(err error) bool { return sqlite.Damaged(err) }
-
-// SetAsideIndex moves a damaged SQLite index out of the way (kept beside
-// it as palace.db.damaged-<time>) so that the next Open starts an empty
-// one. Only the SQLite backend keeps its index in the home.
-func SetAsideIndex(h home.Home, now time.Time) (string, error) {
-	return sqlite.SetAside(filepath.Join(h.PalaceDir(), "palace.db"), now)
-}
+// indexDamaged reports whether err (from opening or using the index)
+// says the index is damaged; `hivemem reindex` then sets it aside and
+// rebuilds it from the markdown.
+func (a *App) indexDamaged(err error) bool { return a.idx.Damaged(err) }
 
 // Close releases the index.
 func (a *App) Close() error {
@@ -320,131 +265,11 @@ func (a *App) Close() error {
 	return a.Store.Close()
 }
 
-// OpenStore opens the configured index backend.
-func OpenStore(ctx context.Context, h home.Home, cfg config.Config) (store.Store, error) {
-	switch cfg.Palace.Backend {
-	case "sqlite":
-		// The index is the home's too: never through a link out of it.
-		if err := h.MkdirAll(h.PalaceDir()); err != nil {
-			return nil, fmt.Errorf("open palace: %w", err)
-		}
-		db := filepath.Join(h.PalaceDir(), "palace.db")
-		if _, err := h.Contain(db); err != nil {
-			return nil, fmt.Errorf("open palace: %w", err)
-		}
-		return sqlite.Open(ctx, db)
-	case "postgres":
-		return postgres.Open(ctx, PostgresOptions(cfg))
-	default:
-		return nil, fmt.Errorf("open palace: backend %q is not available in this build", cfg.Palace.Backend)
-	}
-}
-
 // queryCache maps the config's "0 disables" onto the palace's "< 0
 // disables" (where 0 means the default).
-func queryCache(n int, off bool) int {
-	if n == 0 || off {
+func queryCache(n int) int {
+	if n == 0 {
 		return -1
 	}
 	return n
 }
-
-// PostgresOptions are the postgres store's options from the config.
-func PostgresOptions(cfg config.Config) postgres.Options {
-	p := cfg.Palace
-	return postgres.Options{DSN: p.DSN, MaxConns: p.MaxConns, StatementTimeout: p.StatementTimeout.Duration, VectorMode: p.VectorMode, EfSearch: p.HNSWEfSearch}
-}
-
-// ModelDir is where the MiniLM model is looked for.
-func ModelDir(cfg config.Config) string {
-	if cfg.Embedder.ModelDir != "" {
-		return cfg.Embedder.ModelDir
-	}
-	return modelfetch.DefaultDir()
-}
-
-// ModelInstalled reports whether the MiniLM files are present in dir.
-func ModelInstalled(dir string) bool {
-	if dir == "" {
-		return false
-	}
-	for _, f := range []string{"model.fp16.safetensors", "tokenizer.json", "config.json"} {
-		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || !st.Mode().IsRegular() {
-			return false
-		}
-	}
-	return true
-}
-
-// NewEmbedder builds the configured embedder. MiniLM is loaded lazily, on
-// the first text to embed, so commands that never embed pay nothing for it.
-// With provider "auto" and no model installed it returns nil (lexical-only)
-// and a note saying how to fetch the model.
-func NewEmbedder(ctx context.Context, cfg config.Config) (palace.Embedder, EmbedderInfo, error) {
-	ec := cfg.Embedder
-	switch ec.Provider {
-	case "none":
-		return nil, EmbedderInfo{Provider: "none", Note: "disabled by embedder.provider = none"}, nil
-	case "openai":
-		c, err := openaiembed.New(openaiembed.Config{BaseURL: ec.BaseURL, Model: ec.Model, APIKey: ec.APIKey, Timeout: ec.Timeout.Duration})
-		if err != nil {
-			return nil, EmbedderInfo{}, fmt.Errorf("embedder: %w", err)
-		}
-		if c.Dim() == 0 {
-			// Learn the dimension now: the index records it with the model id.
-			if _, err := c.Embed(ctx, []string{"dimension probe"}); err != nil {
-				return nil, EmbedderInfo{}, fmt.Errorf("embedder: %w", err)
-			}
-		}
-		return c, EmbedderInfo{Provider: "openai", Model: c.ModelID(), Dim: c.Dim()}, nil
-	case "auto", "minilm":
-		dir := ModelDir(cfg)
-		if !ModelInstalled(dir) {
-			note := fmt.Sprintf("MiniLM model not installed in %s: run `hivemem model fetch`", dir)
-			if ec.Provider == "minilm" {
-				return nil, EmbedderInfo{}, errors.New("embedder: " + note)
-			}
-			return nil, EmbedderInfo{Provider: "none", ModelDir: dir, Note: note}, nil
-		}
-		l := &lazyMiniLM{dir: dir}
-		return l, EmbedderInfo{Provider: "minilm", Model: l.ModelID(), Dim: l.Dim(), Kernel: kernel.Impl(), ModelDir: dir}, nil
-	}
-	return nil, EmbedderInfo{}, fmt.Errorf("embedder: unknown provider %q", ec.Provider)
-}
-
-// miniLMDim is all-MiniLM-L6-v2's vector size, known before loading.
-const miniLMDim = 384
-
-// lazyMiniLM loads the model on first use.
-type lazyMiniLM struct {
-	dir  string
-	once sync.Once
-	m    *minilm.Model
-	err  error
-}
-
-func (l *lazyMiniLM) load() (*minilm.Model, error) {
-	l.once.Do(func() {
-		l.m, l.err = minilm.Load(l.dir)
-		if l.err == nil && l.m.Dim() != miniLMDim {
-			l.m, l.err = nil, fmt.Errorf("model in %s has dimension %d, want %d", l.dir, l.m.Dim(), miniLMDim)
-		}
-	})
-	return l.m, l.err
-}
-
-func (l *lazyMiniLM) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	m, err := l.load()
-	if err != nil {
-		return nil, err
-	}
-	return m.Embed(ctx, texts)
-}
-
-// CPUBound says MiniLM runs on this machine's cores, so the palace orders
-// its calls, mining first (see palace.CPUBound).
-func (l *lazyMiniLM) CPUBound() bool { return true }
-
-// Dim and ModelID are fixed for the one model hivemem ships.
-func (l *lazyMiniLM) Dim() int        { return miniLMDim }
-func (l *lazyMiniLM) ModelID() string { return minilm.ID }

@@ -2,25 +2,27 @@ package app
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/hivemem/hivemem/internal/config"
+	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/hometest"
+	"github.com/hivemem/hivemem/internal/minilm"
 	"github.com/hivemem/hivemem/internal/modelfetch"
 	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/store/postgres"
+	"github.com/hivemem/hivemem/internal/store/sqlite"
 )
 
 // requireModel skips without the MiniLM model, except in CI, which
 // installs it (make test runs `hivemem model fetch` first).
 func requireModel(t testing.TB) {
 	t.Helper()
-	if ModelInstalled(modelfetch.DefaultDir()) {
+	if modelInstalled(modelfetch.DefaultDir()) {
 		return
 	}
 	if os.Getenv("CI") == "true" {
@@ -29,16 +31,87 @@ func requireModel(t testing.TB) {
 	t.Skipf("MiniLM model not installed in %s: run `hivemem model fetch`", modelfetch.DefaultDir())
 }
 
+// modelInstalled reports whether the MiniLM model's files are in dir.
+func modelInstalled(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "model.fp16.safetensors"))
+	return err == nil
+}
+
 // openAt opens (creating it) the home at root with the embedder the
 // environment configures; it is closed when the test ends.
 func openAt(t testing.TB, root string) *App {
 	t.Helper()
-	a, err := Open(context.Background(), Options{Home: root, Create: true})
+	a, err := openTest(context.Background(), root, true, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
 	return a
+}
+
+// openTest builds an app over the home at root (created when create) as
+// internal/wiring does, which tests inside app cannot import: from
+// config.toml and the environment, the SQLite or PostgreSQL backend and
+// no embedder or MiniLM (lexical-only when the model is not installed).
+func openTest(ctx context.Context, root string, create, later bool) (*App, error) {
+	h, err := home.Resolve(root)
+	if err != nil {
+		return nil, err
+	}
+	if create {
+		if err := h.Init(); err != nil {
+			return nil, err
+		}
+	}
+	cfg, err := config.Load(h.ConfigPath())
+	if err != nil {
+		return nil, err
+	}
+	return New(ctx, Options{Home: h, Config: cfg, Index: testIndex{h: h, cfg: cfg}, IndexLater: later})
+}
+
+// testIndex is Index over SQLite and the embedder cfg configures.
+type testIndex struct {
+	h   home.Home
+	cfg config.Config
+}
+
+func (x testIndex) Open(ctx context.Context) (store.Store, palace.Embedder, EmbedderInfo, error) {
+	st, err := x.openStore(ctx)
+	if err != nil {
+		return nil, nil, EmbedderInfo{}, err
+	}
+	dir := x.cfg.Embedder.ModelDir
+	if dir == "" {
+		dir = modelfetch.DefaultDir()
+	}
+	if x.cfg.Embedder.Provider == "none" || !modelInstalled(dir) {
+		return st, nil, EmbedderInfo{Provider: "none", Note: "no model in the test"}, nil
+	}
+	m, err := minilm.Load(dir)
+	if err != nil {
+		st.Close()
+		return nil, nil, EmbedderInfo{}, err
+	}
+	return st, m, EmbedderInfo{Provider: "minilm", Model: m.ModelID(), Dim: m.Dim(), ModelDir: dir}, nil
+}
+
+// openStore opens the backend cfg names: SQLite in the home, or
+// PostgreSQL at palace.dsn.
+func (x testIndex) openStore(ctx context.Context) (store.Store, error) {
+	if x.cfg.Palace.Backend == "postgres" {
+		return postgres.Open(ctx, postgres.Options{DSN: x.cfg.Palace.DSN})
+	}
+	if err := x.h.MkdirAll(x.h.PalaceDir()); err != nil {
+		return nil, err
+	}
+	return sqlite.Open(ctx, filepath.Join(x.h.PalaceDir(), "palace.db"))
+}
+
+func (x testIndex) Damaged(err error) bool { return sqlite.Damaged(err) }
+
+func (x testIndex) SetAside(now time.Time) (string, error) {
+	return sqlite.SetAside(filepath.Join(x.h.PalaceDir(), "palace.db"), now)
 }
 
 // TestParaphraseFindsSection is the end-to-end check that mining and
@@ -80,101 +153,5 @@ func TestParaphraseFindsSection(t *testing.T) {
 		if len(hits) == 0 || hits[0].Heading != "2026-11-02 — car" {
 			t.Fatalf("%s search for %q: top hit %+v, want the car section", mode, q, hits)
 		}
-	}
-}
-
-// TestOpenAIEmbedderWiring: with embedder.provider = openai the palace
-// embeds through any /v1/embeddings endpoint, learns its dimension at open,
-// and an unreachable endpoint is a clear error, not a lexical fallback.
-func TestOpenAIEmbedderWiring(t *testing.T) {
-	var calls atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/embeddings" {
-			http.NotFound(w, r)
-			return
-		}
-		calls.Add(1)
-		var req struct {
-			Input []string `json:"input"`
-			Model string   `json:"model"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Model != "toy" {
-			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
-			return
-		}
-		type item struct {
-			Index     int       `json:"index"`
-			Embedding []float32 `json:"embedding"`
-		}
-		out := struct {
-			Data []item `json:"data"`
-		}{}
-		for i, s := range req.Input {
-			v := make([]float32, 8)
-			for _, c := range strings.ToLower(s) {
-				v[int(c)%8]++
-			}
-			out.Data = append(out.Data, item{Index: i, Embedding: v})
-		}
-		json.NewEncoder(w).Encode(out)
-	}))
-	defer srv.Close()
-	t.Setenv("HIVEMEM_EMBEDDER_PROVIDER", "openai")
-	t.Setenv("HIVEMEM_EMBEDDER_BASE_URL", srv.URL)
-	t.Setenv("HIVEMEM_EMBEDDER_MODEL", "toy")
-	ctx := context.Background()
-	a := openAt(t, t.TempDir())
-	if a.Embedder.Provider != "openai" || a.Embedder.Dim != 8 || a.Palace.Mode() != palace.ModeHybrid {
-		t.Fatalf("embedder %+v, mode %s", a.Embedder, a.Palace.Mode())
-	}
-	if _, err := a.Remember(ctx, RememberRequest{Agent: "ann", Heading: "note", Text: "vectors from a remote endpoint"}); err != nil {
-		t.Fatal(err)
-	}
-	hits, err := a.Palace.Search(ctx, palace.Query{Text: "remote vectors", Mode: palace.ModeVector})
-	if err != nil || len(hits) != 1 {
-		t.Fatalf("vector search: %v, %v", hits, err)
-	}
-	if calls.Load() < 3 {
-		t.Fatalf("endpoint called %d times, want probe + mine + query", calls.Load())
-	}
-	srv.Close()
-	if _, err := Open(ctx, Options{Home: t.TempDir(), Create: true}); err == nil || !strings.Contains(err.Error(), "embedder") {
-		t.Fatalf("unreachable endpoint: err = %v, want a clear embedder error", err)
-	}
-}
-
-// TestOpenRefusesUnusableHome: a home whose hive/agents is a file, or whose
-// palace directory is a file, is refused with an error naming the path,
-// not a panic.
-func TestOpenRefusesUnusableHome(t *testing.T) {
-	t.Setenv("HIVEMEM_EMBEDDER_PROVIDER", "none")
-	for name, setup := range map[string]func(root string) error{
-		"agents-is-file": func(root string) error {
-			if err := os.MkdirAll(filepath.Join(root, "hive"), 0o755); err != nil {
-				return err
-			}
-			return os.WriteFile(filepath.Join(root, "hive", "agents"), []byte("x"), 0o644)
-		},
-		"palace-is-file": func(root string) error {
-			if err := os.MkdirAll(filepath.Join(root, "hive", "agents"), 0o755); err != nil {
-				return err
-			}
-			return os.WriteFile(filepath.Join(root, "palace"), []byte("x"), 0o644)
-		},
-	} {
-		t.Run(name, func(t *testing.T) {
-			root := filepath.Join(t.TempDir(), "home")
-			if err := setup(root); err != nil {
-				t.Fatal(err)
-			}
-			a, err := Open(context.Background(), Options{Home: root, Create: true})
-			if err == nil {
-				a.Close()
-				t.Fatal("opened an unusable home")
-			}
-			if !strings.Contains(err.Error(), root) {
-				t.Errorf("error does not name the path: %v", err)
-			}
-		})
 	}
 }

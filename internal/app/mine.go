@@ -136,20 +136,20 @@ type ReindexResult struct {
 func (a *App) Reindex(ctx context.Context, r ReindexRequest) (ReindexResult, error) {
 	rep, err := a.reindex(ctx, r)
 	var res ReindexResult
-	if err != nil && IndexDamaged(err) && a.later != nil {
+	if err != nil && a.indexDamaged(err) && a.later != nil {
 		// The index is disposable: set the damaged file aside and build a
 		// new one from the markdown.
 		if a.Store != nil {
 			a.Store.Close()
 			a.Store, a.Palace, a.Reflector = nil, nil, nil
 		}
-		moved, serr := SetAsideIndex(a.Home, time.Now())
+		moved, serr := a.idx.SetAside(time.Now())
 		if serr != nil {
 			return ReindexResult{}, errors.Join(err, serr)
 		}
 		a.Log.Warn("the index was damaged; moved it aside and rebuilding it from the markdown", "err", err, "moved_to", moved)
 		res.SetAside, res.Damage = moved, err.Error()
-		a.later = &lazyIndex{opts: a.later.opts}
+		a.later = &lazyIndex{}
 		rep, err = a.reindex(ctx, r)
 	}
 	if err != nil {

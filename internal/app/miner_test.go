@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemem/hivemem/internal/config"
+	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/writelock"
@@ -15,7 +17,15 @@ import (
 func openHooked(t *testing.T, hook MineHook) *App {
 	t.Helper()
 	t.Setenv("HIVEMEM_EMBEDDER_PROVIDER", "none")
-	a, err := Open(t.Context(), Options{Home: t.TempDir(), Create: true, MineHook: hook})
+	h := home.Home{Root: t.TempDir()}
+	if err := h.Init(); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(h.ConfigPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(t.Context(), Options{Home: h, Config: cfg, Index: testIndex{h: h, cfg: cfg}, MineHook: hook})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -356,7 +356,7 @@ func TestPurgeRemovesASetAsideIndexHoldingIt(t *testing.T) {
 	remember(t, a, RememberRequest{Agent: "alice", Heading: "pasted", Text: "Key " + secret + " here."})
 	a.Close()
 	h := a.Home
-	aside, err := SetAsideIndex(h, time.Now())
+	aside, err := testIndex{h: h}.SetAside(time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func TestDrawersWrittenBeforeTheModelAreCountedThenEmbedded(t *testing.T) {
 	root := t.TempDir()
 	t.Setenv("HIVEMEM_EMBEDDER_PROVIDER", "auto")
 	t.Setenv("HIVEMEM_MODEL_DIR", filepath.Join(t.TempDir(), "no-model"))
-	before, err := Open(ctx, Options{Home: root, Create: true})
+	before, err := openTest(ctx, root, true, false)
 	if err != nil {
 		t.Fatal(err)
 	}

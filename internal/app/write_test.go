@@ -102,10 +102,7 @@ func TestRememberAndPinAreSearchableAtOnce(t *testing.T) {
 func TestRememberBeforeTheIndex(t *testing.T) {
 	t.Setenv("HIVEMEM_EMBEDDER_PROVIDER", "none")
 	root := t.TempDir()
-	if _, _, err := OpenHome(Options{Home: root, Create: true}); err != nil {
-		t.Fatal(err)
-	}
-	a, err := Open(context.Background(), Options{Home: root, IndexLater: true})
+	a, err := openTest(context.Background(), root, true, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,10 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/config"
-	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/modelfetch"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 // Auto-fetch bounds: the whole first-use fetch, and how long a failed
@@ -37,19 +35,15 @@ func (g *globals) ensureModel(ctx context.Context) {
 		return
 	}
 	g.modelChecked = true
-	h, err := home.Resolve(g.home)
-	if err != nil {
-		return
-	}
-	cfg, err := config.Load(h.ConfigPath())
+	cfg, err := g.anyConfig() // `init` fetches before it makes the home
 	if err != nil || !cfg.Embedder.AutoFetch || (cfg.Embedder.Provider != "auto" && cfg.Embedder.Provider != "minilm") {
 		return // a config that does not load is reported by the command
 	}
 	if cfg.Embedder.ModelDir != "" || os.Getenv("HIVEMEM_MODEL_DIR") != "" {
 		return
 	}
-	dir := app.ModelDir(cfg)
-	if dir == "" || app.ModelInstalled(dir) {
+	dir := wiring.ModelDir(cfg)
+	if dir == "" || wiring.ModelInstalled(dir) {
 		return
 	}
 	local := os.Getenv("HIVEMEM_MODEL_SOURCE") != ""

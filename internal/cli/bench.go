@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 // benchCommon are the options every retrieval benchmark takes: the
@@ -43,7 +44,7 @@ func newBenchCommand(g *globals) *cobra.Command {
 // over a fresh temporary home (removed by done) without it, and says
 // (unless --json) when it runs lexical-only. Every mode embeds its
 // queries itself (no query cache): latency includes the model.
-func (c benchCommon) openHome(ctx context.Context, g *globals, name string, opts app.Options) (a *app.App, done func(), err error) {
+func (c benchCommon) openHome(ctx context.Context, g *globals, name string, opts wiring.Options) (a *app.App, done func(), err error) {
 	dir := c.keep
 	cleanup := func() {}
 	if dir == "" {
@@ -53,8 +54,12 @@ func (c benchCommon) openHome(ctx context.Context, g *globals, name string, opts
 		}
 		dir, cleanup = tmp, func() { os.RemoveAll(tmp) }
 	}
-	opts.Home, opts.Logger, opts.Create, opts.NoQueryCache = dir, g.logger, true, true
-	a, err = app.Open(ctx, opts)
+	opts.Logger = g.logger
+	h, cfg, err := wiring.LoadHome(dir, true)
+	if err == nil {
+		cfg.Search.QueryCache = 0 // every query embedded afresh
+		a, err = wiring.OpenLoaded(ctx, h, cfg, opts)
+	}
 	if err != nil {
 		cleanup()
 		return nil, nil, err

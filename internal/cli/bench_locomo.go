@@ -9,6 +9,7 @@ import (
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/bench/locomo"
 	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 type benchOptions struct {
@@ -52,10 +53,7 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 	if err != nil {
 		return err
 	}
-	// With --condense, the whole of each file is mined after Prepare
-	// (memory file and archive), so the reflector does not mine itself.
-	a, done, err := o.openHome(ctx, g, "locomo",
-		app.Options{Command: "bench", Extractive: true, ReflectorMinesNot: true})
+	a, done, err := o.openHome(ctx, g, "locomo", wiring.Options{Command: "bench"})
 	if err != nil {
 		return err
 	}
@@ -70,13 +68,12 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 	lo := locomo.Options{Modes: o.modes, Limit: o.limit, Dataset: path, NoCaptions: o.noCapt, AsSessions: o.sessions, NoQuestionDate: o.noDate}
 	condensed := 0
 	if o.condense {
-		// The bench's own home: condensing is switched on in its
-		// config.toml.
-		on := true
-		if _, err := a.UpdateSettings(ctx, app.SettingsRequest{Reflector: &app.ReflectorPatch{Enabled: &on}}); err != nil {
-			return err
-		}
-		lo.Prepare = locomo.CondenseEach(a.Reflector, &condensed)
+		enabled := a.Settings()
+		enabled.Reflector.Enabled = true
+		// The extractive summariser; the whole of each file is mined
+		// after Prepare (memory file and archive), so the reflector
+		// does not mine itself.
+		lo.Prepare = locomo.CondenseEach(a.ScratchReflector(a.Home, enabled), &condensed)
 	}
 	// On a terminal: the mining (drawers embedded), then the questions.
 	mctx, mined := g.mineProgress(ctx, "mining", o.asJSON)

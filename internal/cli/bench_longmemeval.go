@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/bench/longmemeval"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 type benchLMEOptions struct {
@@ -50,7 +50,7 @@ func runBenchLongMemEval(ctx context.Context, g *globals, o benchLMEOptions, pat
 	if err != nil {
 		return err
 	}
-	a, done, err := o.openHome(ctx, g, "longmemeval", app.Options{})
+	a, done, err := o.openHome(ctx, g, "longmemeval", wiring.Options{})
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/bench/updates"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 type benchUpdatesOptions struct {
@@ -46,7 +47,7 @@ func runBenchUpdates(ctx context.Context, g *globals, o benchUpdatesOptions) err
 	if err := updates.CheckRun(updates.GenOptions{Agents: o.agents, Subjects: o.subjects, Filler: o.filler}, o.pairsPerClass); err != nil {
 		return err
 	}
-	a, done, err := o.openHome(ctx, g, "updates", app.Options{})
+	a, done, err := o.openHome(ctx, g, "updates", wiring.Options{})
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/wiring"
 
 	"context"
 	"fmt"
@@ -45,7 +45,7 @@ func runMCP(ctx context.Context, g *globals, o mcpOptions) error {
 	if err := mcpserver.CheckIdentity(o.agent, o.scope); err != nil {
 		return err
 	}
-	a, err := app.Open(ctx, app.Options{Home: g.home, Logger: g.logger, LongRunning: true})
+	a, err := g.openWith(ctx, wiring.Options{Home: g.home, Logger: g.logger, LongRunning: true})
 	if err != nil {
 		return err
 	}

@@ -9,9 +9,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-
-	"github.com/hivemem/hivemem/internal/config"
-	"github.com/hivemem/hivemem/internal/home"
 )
 
 // MainAs runs the command line as the program named argv0 (os.Args[0]):
@@ -90,7 +87,7 @@ stderr and the palace's own model. $MEMPALACE_EMBEDDING_DEVICE is ignored.`,
 					}
 				}
 			}
-			if w := checkEmbeddingModel(g.home, os.Getenv("MEMPALACE_EMBEDDING_MODEL"), os.Getenv("MEMPALACE_EMBEDDING_DEVICE")); w != "" {
+			if w := checkEmbeddingModel(g, os.Getenv("MEMPALACE_EMBEDDING_MODEL"), os.Getenv("MEMPALACE_EMBEDDING_DEVICE")); w != "" {
 				fmt.Fprintln(g.stderr, w)
 			}
 			return nil
@@ -150,17 +147,15 @@ func miniLMName(name string) bool {
 // unknown name. The palace's own model is used, and the returned warning
 // says so, for one line on stderr; it names the MEMPALACE_EMBEDDING_DEVICE
 // asked for (device), which is ignored, when that is set.
-func checkEmbeddingModel(homeDir, model, device string) string {
+func checkEmbeddingModel(g *globals, model, device string) string {
 	if strings.TrimSpace(model) == "" {
 		return ""
 	}
 	provider, used := "auto", "all-MiniLM-L6-v2"
-	if h, err := home.Resolve(homeDir); err == nil {
-		if cfg, err := config.Load(h.ConfigPath()); err == nil {
-			provider = cfg.Embedder.Provider
-			if provider == "openai" {
-				used = cfg.Embedder.Model
-			}
+	if cfg, err := g.anyConfig(); err == nil {
+		provider = cfg.Embedder.Provider
+		if provider == "openai" {
+			used = cfg.Embedder.Model
 		}
 	}
 	switch provider {

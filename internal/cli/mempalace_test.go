@@ -68,7 +68,7 @@ func TestCheckEmbeddingModelNeverRefuses(t *testing.T) {
 		{openai, "other-model", "nomic-embed-text"},
 	}
 	for _, tc := range tests {
-		w := checkEmbeddingModel(tc.home, tc.model, "")
+		w := checkEmbeddingModel(&globals{home: tc.home}, tc.model, "")
 		if tc.warnUsing == "" {
 			if w != "" {
 				t.Errorf("checkEmbeddingModel(%q) warns %q, want no warning", tc.model, w)

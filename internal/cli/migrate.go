@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 // migrateReport is `hivemem migrate`.
@@ -38,7 +38,7 @@ func runMigrate(ctx context.Context, g *globals, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	st, err := app.OpenStore(ctx, h, cfg)
+	st, err := wiring.OpenStore(ctx, h, cfg)
 	if err != nil {
 		return err
 	}

@@ -9,11 +9,11 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/kernel"
 	"github.com/hivemem/hivemem/internal/modelfetch"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 func newModelCommand(g *globals) *cobra.Command {
@@ -41,7 +41,7 @@ func modelDir(g *globals, dir string) string {
 	}
 	if h, err := home.Resolve(g.home); err == nil {
 		if cfg, err := config.Load(h.ConfigPath()); err == nil {
-			return app.ModelDir(cfg)
+			return wiring.ModelDir(cfg)
 		}
 	}
 	return modelfetch.DefaultDir()
@@ -49,7 +49,7 @@ func modelDir(g *globals, dir string) string {
 
 func runModelFetch(ctx context.Context, g *globals, dir string) error {
 	dir = modelDir(g, dir)
-	if app.ModelInstalled(dir) {
+	if wiring.ModelInstalled(dir) {
 		info, err := modelfetch.Status(dir)
 		if err == nil && (info.Verified || info.Package == "") && len(info.Problems) == 0 {
 			fmt.Fprintf(g.stdout, "model already installed in %s\n", dir)

@@ -17,7 +17,7 @@ func newReindexCommand(g *globals) *cobra.Command {
 func runReindex(ctx context.Context, g *globals, asJSON bool) error {
 	// IndexLater: a damaged index does not stop the open; the reindex
 	// sets it aside and builds a new one.
-	a, err := app.Open(ctx, app.Options{Home: g.home, Logger: g.logger, Command: g.command, LockWaiting: g.lockWaiting, IndexLater: true})
+	a, err := g.openForWrite(ctx)
 	if err != nil {
 		return err
 	}

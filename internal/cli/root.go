@@ -19,6 +19,7 @@ import (
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 // globals are the flags every command shares.
@@ -38,6 +39,15 @@ type globals struct {
 	// command is the name of the command running, which holds the palace
 	// write lock as "hivemem <command>".
 	command string
+	// loaded is the home and its config once homeConfig has loaded them:
+	// the app this command opens uses the same (config.toml read once).
+	loaded *loadedHome
+}
+
+// loadedHome is a resolved home and the config loaded from it.
+type loadedHome struct {
+	h   home.Home
+	cfg config.Config
 }
 
 // Main runs the command line and returns the process exit code.
@@ -237,21 +247,46 @@ func (g *globals) existingHome() (home.Home, error) {
 }
 
 // homeConfig is existingHome with the home's config loaded, for the
-// commands that read the config without opening the palace.
+// commands that read the config before or without opening the palace. It
+// is loaded once per command: the app opened after it uses the same.
 func (g *globals) homeConfig() (home.Home, config.Config, error) {
-	h, err := g.existingHome()
-	if err != nil {
-		return home.Home{}, config.Config{}, err
+	if g.loaded != nil {
+		return g.loaded.h, g.loaded.cfg, nil
 	}
-	cfg, err := config.Load(h.ConfigPath())
+	h, cfg, err := wiring.LoadHome(g.home, false)
 	if err != nil {
-		return home.Home{}, config.Config{}, err
+		return h, config.Config{}, err
 	}
+	g.loaded = &loadedHome{h: h, cfg: cfg}
 	return h, cfg, nil
 }
 
+// anyConfig is homeConfig's config, and for a home not made yet (init
+// comes next) the config at its path, or the defaults.
+func (g *globals) anyConfig() (config.Config, error) {
+	h, cfg, err := g.homeConfig()
+	if errors.Is(err, app.ErrNoHome) {
+		return config.Load(h.ConfigPath())
+	}
+	return cfg, err
+}
+
 func (g *globals) open(ctx context.Context, create bool) (*app.App, error) {
-	return app.Open(ctx, app.Options{Home: g.home, Logger: g.logger, Create: create, Command: g.command, LockWaiting: g.lockWaiting})
+	return g.openWith(ctx, wiring.Options{Home: g.home, Logger: g.logger, Create: create, Command: g.command, LockWaiting: g.lockWaiting})
+}
+
+// openWith opens the app with opts, over the home and config homeConfig
+// loaded when it has, so that a command reads config.toml once.
+func (g *globals) openWith(ctx context.Context, opts wiring.Options) (*app.App, error) {
+	if g.loaded != nil {
+		return wiring.OpenLoaded(ctx, g.loaded.h, g.loaded.cfg, opts)
+	}
+	h, cfg, err := wiring.LoadHome(opts.Home, opts.Create)
+	if err != nil {
+		return nil, err
+	}
+	g.loaded = &loadedHome{h: h, cfg: cfg}
+	return wiring.OpenLoaded(ctx, h, cfg, opts)
 }
 
 // request opens the app, makes one request of it with op and closes it

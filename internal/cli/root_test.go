@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/chunk"
+	"github.com/hivemem/hivemem/internal/hometest"
 )
 
 // TestBoolFlagsShowNoValueInHelp: a switch is listed in --help without a
@@ -63,5 +66,29 @@ func TestSearchRoomHelpNamesEveryRoom(t *testing.T) {
 		if !strings.Contains(usage, room) {
 			t.Errorf("search --room help %q does not name room %q", usage, room)
 		}
+	}
+}
+
+// TestACommandReadsItsConfigOnce: the app a command opens is built from
+// the config the command loaded first (homeConfig), not from
+// config.toml read again, so a command sees one configuration.
+func TestACommandReadsItsConfigOnce(t *testing.T) {
+	h := hometest.NewWith(t, "[embedder]\nprovider = \"none\"\n", nil)
+	g := &globals{home: h.Root}
+	if _, cfg, err := g.homeConfig(); err != nil || cfg.Embedder.Provider != "none" {
+		t.Fatalf("homeConfig: provider %q, %v", cfg.Embedder.Provider, err)
+	}
+	// Read again, this config would fail the open (an unreachable endpoint).
+	again := "[embedder]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:1/v1\"\nmodel = \"m\"\n"
+	if err := os.WriteFile(h.ConfigPath(), []byte(again), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := g.open(t.Context(), false)
+	if err != nil {
+		t.Fatalf("open read config.toml again: %v", err)
+	}
+	defer a.Close()
+	if st, err := a.Status(t.Context(), app.StatusRequest{}); err != nil || st.Embedder.Provider != "none" {
+		t.Fatalf("status embedder %+v, %v: want the config loaded first (none)", st.Embedder, err)
 	}
 }

@@ -11,11 +11,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/httpguard"
 	"github.com/hivemem/hivemem/internal/manager"
 	"github.com/hivemem/hivemem/internal/mcpserver"
 	"github.com/hivemem/hivemem/internal/web"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 type runOptions struct {
@@ -61,12 +61,9 @@ func runRun(ctx context.Context, g *globals, o runOptions) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	h, err := home.Resolve(g.home)
+	h, _, err := g.homeConfig()
 	if err != nil {
 		return err
-	}
-	if !h.Exists() {
-		return app.NoHome(h)
 	}
 	// Claim the home before opening the index, so a refused second run
 	// touches nothing.
@@ -80,7 +77,7 @@ func runRun(ctx context.Context, g *globals, o runOptions) error {
 		}
 	}()
 	g.ensureModel(ctx)
-	a, err := app.Open(ctx, app.Options{Home: h.Root, Logger: g.logger, LongRunning: true, Command: "run"})
+	a, err := g.openWith(ctx, wiring.Options{Home: h.Root, Logger: g.logger, LongRunning: true, Command: "run"})
 	if err != nil {
 		return err
 	}

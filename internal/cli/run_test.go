@@ -20,12 +20,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/manager"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 const runMemory = "# Memory — Alice (alice)\n\n## 📌 Durable facts (pinned — never condensed)\n- the deploy key lives in vault\n## Recent\n\n## 2026-11-20 — fixed flaky login test\nThe session cookie expiry skew made the login test flaky.\n"
@@ -49,7 +49,7 @@ func startRunHome(t *testing.T, configTOML string, prepare func(h home.Home)) (a
 	if prepare != nil {
 		prepare(h)
 	}
-	a, err := app.Open(t.Context(), app.Options{Home: h.Root, LongRunning: true})
+	a, err := wiring.Open(t.Context(), wiring.Options{Home: h.Root, LongRunning: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,7 +412,7 @@ func TestRunLoginWithOddTokens(t *testing.T) {
 				if err := os.WriteFile(h.ConfigPath(), []byte(fmt.Sprintf("[manager]\ntoken = %q\n", tok)), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				a, err := app.Open(t.Context(), app.Options{Home: h.Root})
+				a, err := wiring.Open(t.Context(), wiring.Options{Home: h.Root})
 				if err == nil {
 					a.Close()
 				}

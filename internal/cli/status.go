@@ -109,7 +109,7 @@ func runStatus(ctx context.Context, g *globals, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	if asked := os.Getenv("MEMPALACE_EMBEDDING_MODEL"); checkEmbeddingModel(g.home, asked, "") != "" {
+	if asked := os.Getenv("MEMPALACE_EMBEDDING_MODEL"); checkEmbeddingModel(g, asked, "") != "" {
 		r.ModelAsked = asked
 	}
 	if asJSON {

@@ -16,12 +16,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/mcpserver"
 	"github.com/hivemem/hivemem/internal/redact/redacttest"
 	"github.com/hivemem/hivemem/internal/web"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 // surfaces is one home seen through the three front ends: the CLI (its
@@ -50,7 +50,7 @@ func newSurfaces(t *testing.T, files map[string]string) *surfaces {
 	}
 	s.cli("mine")
 	ctx := context.Background()
-	a, err := app.Open(ctx, app.Options{Home: s.root})
+	a, err := wiring.Open(ctx, wiring.Options{Home: s.root})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 // keepSecretsFlag adds --keep-secrets to a command that writes what.
@@ -26,7 +27,7 @@ func sayRedaction(g *globals, r app.Redaction) {
 // first, the index after, so that an index that cannot be opened or
 // updated (a full disk, a damaged index) is a warning, never a lost note.
 func (g *globals) openForWrite(ctx context.Context) (*app.App, error) {
-	return app.Open(ctx, app.Options{Home: g.home, Logger: g.logger, Command: g.command, LockWaiting: g.lockWaiting, IndexLater: true})
+	return g.openWith(ctx, wiring.Options{Home: g.home, Logger: g.logger, Command: g.command, LockWaiting: g.lockWaiting, IndexLater: true})
 }
 
 // sayCreated tells that a write made a new agent, so that a mistyped agent

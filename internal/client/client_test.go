@@ -24,6 +24,7 @@ import (
 	"github.com/hivemem/hivemem/internal/reflector"
 	"github.com/hivemem/hivemem/internal/web"
 	"github.com/hivemem/hivemem/internal/web/webtest"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 // server opens a lexical home with one mined agent and serves its API.
@@ -31,7 +32,7 @@ func server(t *testing.T) (*app.App, *client.Client) {
 	t.Helper()
 	t.Setenv("HIVEMEM_EMBEDDER_PROVIDER", "none")
 	ctx := context.Background()
-	a, err := app.Open(ctx, app.Options{Home: filepath.Join(t.TempDir(), "home"), Create: true})
+	a, err := wiring.Open(ctx, wiring.Options{Home: filepath.Join(t.TempDir(), "home"), Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

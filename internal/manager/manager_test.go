@@ -25,6 +25,7 @@ import (
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/sqlite"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 // openHome initialises a lexical-only home with the given agent files and
@@ -38,7 +39,7 @@ func openHome(t *testing.T, configTOML string, files map[string]string) *app.App
 // default).
 func openHomeLogging(t *testing.T, lg *slog.Logger, configTOML string, files map[string]string) *app.App {
 	t.Helper()
-	return openHomeWith(t, app.Options{Logger: lg}, configTOML, files)
+	return openHomeWith(t, wiring.Options{Logger: lg}, configTOML, files)
 }
 
 // openHomeHooked is openHome with hook run around every mine of the app
@@ -46,15 +47,15 @@ func openHomeLogging(t *testing.T, lg *slog.Logger, configTOML string, files map
 // palace with it.
 func openHomeHooked(t *testing.T, hook app.MineHook, configTOML string, files map[string]string) *app.App {
 	t.Helper()
-	return openHomeWith(t, app.Options{MineHook: hook}, configTOML, files)
+	return openHomeWith(t, wiring.Options{MineHook: hook}, configTOML, files)
 }
 
-func openHomeWith(t *testing.T, opts app.Options, configTOML string, files map[string]string) *app.App {
+func openHomeWith(t *testing.T, opts wiring.Options, configTOML string, files map[string]string) *app.App {
 	t.Helper()
 	dir := t.TempDir()
 	t.Setenv("HIVEMEM_MODEL_DIR", filepath.Join(dir, "no-model"))
 	opts.Home = hometest.NewWith(t, configTOML, files).Root
-	a, err := app.Open(t.Context(), opts)
+	a, err := wiring.Open(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,7 +492,7 @@ func indexLines(t *testing.T, st store.Store) []string {
 func TestFilesMinedAfterTheModelFailsToLoadCarryTheHomesOrigin(t *testing.T) {
 	cfg := fmt.Sprintf("[embedder]\nprovider = \"minilm\"\nmodel_dir = %q\n", hometest.BrokenModelDir(t))
 	root := hometest.NewWith(t, cfg, map[string]string{"good": goodFile}).Root
-	a, err := app.Open(t.Context(), app.Options{Home: root})
+	a, err := wiring.Open(t.Context(), wiring.Options{Home: root})
 	if err != nil {
 		t.Fatal(err)
 	}

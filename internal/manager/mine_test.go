@@ -11,6 +11,7 @@ import (
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/modelfetch"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 // TestManagerLogsASkipOnce: a file that stays skipped across scans is one
@@ -136,7 +137,7 @@ func TestAppMinesLogASkipOnce(t *testing.T) {
 // the model embeds them at its start, though no file changed.
 func TestRunStartEmbedsDrawersMinedWithoutTheModel(t *testing.T) {
 	model := modelfetch.DefaultDir()
-	if !app.ModelInstalled(model) {
+	if !wiring.ModelInstalled(model) {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("MiniLM model not installed in %s (CI must run `hivemem model fetch`)", model)
 		}
@@ -154,7 +155,7 @@ func TestRunStartEmbedsDrawersMinedWithoutTheModel(t *testing.T) {
 
 	t.Setenv("HIVEMEM_MODEL_DIR", model)
 	t.Setenv("HIVEMEM_EMBEDDER_PROVIDER", "auto")
-	a, err := app.Open(t.Context(), app.Options{Home: root})
+	a, err := wiring.Open(t.Context(), wiring.Options{Home: root})
 	if err != nil {
 		t.Fatal(err)
 	}

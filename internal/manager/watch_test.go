@@ -24,6 +24,7 @@ import (
 	"github.com/hivemem/hivemem/internal/filetest"
 	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 // freshDump mines a's hive into a new index and dumps it.
@@ -390,7 +391,7 @@ func TestNewHomeIDRemovesVanished(t *testing.T) {
 	if err := os.Remove(a1.Home.IDPath()); err != nil {
 		t.Fatal(err)
 	}
-	a, err := app.Open(t.Context(), app.Options{Home: root})
+	a, err := wiring.Open(t.Context(), wiring.Options{Home: root})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,11 +11,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/mcpserver"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 // benchQueries rotate so that no layer can answer from a cache.
@@ -36,7 +36,7 @@ func needModel(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if dir := app.ModelDir(cfg); !app.ModelInstalled(dir) {
+	if dir := wiring.ModelDir(cfg); !wiring.ModelInstalled(dir) {
 		b.Skipf("MiniLM model not installed in %s: run `hivemem model fetch`", dir)
 	}
 }

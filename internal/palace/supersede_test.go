@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/modelfetch"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 // changingFacts is an agent's notes in which two facts change (the
@@ -32,7 +32,7 @@ const changingFacts = "# Memory — Ops (ops)\n\n" +
 func changingFactsPalace(t *testing.T, withModel bool) *palace.Palace {
 	t.Helper()
 	if withModel {
-		if !app.ModelInstalled(modelfetch.DefaultDir()) {
+		if !wiring.ModelInstalled(modelfetch.DefaultDir()) {
 			t.Skipf("MiniLM model not installed in %s: run `hivemem model fetch`", modelfetch.DefaultDir())
 		}
 		t.Setenv("HIVEMEM_EMBEDDER_PROVIDER", "auto")
@@ -40,7 +40,7 @@ func changingFactsPalace(t *testing.T, withModel bool) *palace.Palace {
 		t.Setenv("HIVEMEM_MODEL_DIR", filepath.Join(t.TempDir(), "no-model"))
 	}
 	ctx := context.Background()
-	a, err := app.Open(ctx, app.Options{Home: t.TempDir(), Create: true})
+	a, err := wiring.Open(ctx, wiring.Options{Home: t.TempDir(), Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/web"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 // wantError checks an API error response: the wanted status, JSON, and a
@@ -627,7 +628,7 @@ func TestAnnouncedHugeBodyRefusedBySize(t *testing.T) {
 // a tokenizer or FTS error. Skipped without the model.
 func TestHybridQuerySyntax(t *testing.T) {
 	dir := modelfetch.DefaultDir()
-	if !app.ModelInstalled(dir) {
+	if !wiring.ModelInstalled(dir) {
 		t.Skipf("MiniLM model not installed in %s: run `hivemem model fetch`", dir)
 	}
 	root := filepath.Join(t.TempDir(), "home")
@@ -646,7 +647,7 @@ func TestHybridQuerySyntax(t *testing.T) {
 		hometest.WriteMemory(t, h, id, text)
 	}
 	ctx := context.Background()
-	a, err := app.Open(ctx, app.Options{Home: root})
+	a, err := wiring.Open(ctx, wiring.Options{Home: root})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 // BrokenModelApp opens a new home whose MiniLM embedder points at a
@@ -31,7 +32,7 @@ func ConfiguredApp(t testing.TB, cfg string) *app.App {
 	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	a, err := app.Open(context.Background(), app.Options{Home: root, Create: true})
+	a, err := wiring.Open(context.Background(), wiring.Options{Home: root, Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func openMined(t testing.TB, files map[string]string, lexical bool) *app.App {
 	}
 	h := hometest.NewWith(t, cfg, files)
 	ctx := context.Background()
-	a, err := app.Open(ctx, app.Options{Home: h.Root, Create: true})
+	a, err := wiring.Open(ctx, wiring.Options{Home: h.Root, Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/wiring"
 )
 
 // reflectorStateFile is the reflector's backoff record in the palace
@@ -143,7 +144,7 @@ func Open(ctx context.Context, root string) (*app.App, error) {
 	if err := Populate(root, time.Now()); err != nil {
 		return nil, err
 	}
-	a, err := app.Open(ctx, app.Options{Home: root})
+	a, err := wiring.Open(ctx, wiring.Options{Home: root})
 	if err != nil {
 		return nil, err
 	}
