@@ -97,6 +97,7 @@ func New(d Deps) *Handler {
 	if h.version == "" {
 		h.version = "dev"
 	}
+	h.cfg = d.App.Settings
 	h.pages = mustParsePages()
 	h.static = mustLoadStatic()
 	h.routes()
