@@ -119,8 +119,18 @@ type Model struct {
 }
 
 // Load reads the model (weights, tokenizer and config) from dir, as
-// installed by `hivemem model fetch`.
-func Load(dir string) (*Model, error) {
+// installed by `hivemem model fetch`. The Linear layers multiply in
+// bfloat16 where the CPU does so natively (kernel.PackBF16): twice the
+// speed, for vectors within about 4e-5 of the float32 ones in cosine distance
+// on the golden sentences.
+func Load(dir string) (*Model, error) { return load(dir, kernel.PackBF16) }
+
+// packFunc packs a Linear layer's weights and biases: kernel.Pack, or
+// kernel.PackBF16 where bfloat16 precision will do.
+type packFunc func(b, bias []float32, n, k int) (*kernel.Packed, error)
+
+// load is Load with the Linear layers packed by pack.
+func load(dir string, pack packFunc) (*Model, error) {
 	for _, name := range modelfetch.RequiredFiles {
 		_, err := os.Stat(filepath.Join(dir, name))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -147,7 +157,7 @@ func Load(dir string) (*Model, error) {
 		return nil, fmt.Errorf("load model: %w", err)
 	}
 	defer st.Close()
-	m, err := loadWeights(st, cfg)
+	m, err := loadWeights(st, cfg, pack)
 	if err != nil {
 		return nil, fmt.Errorf("load model: %w", err)
 	}
@@ -155,7 +165,7 @@ func Load(dir string) (*Model, error) {
 	return m, nil
 }
 
-func loadWeights(st *safetensors, cfg config) (*Model, error) {
+func loadWeights(st *safetensors, cfg config, pack packFunc) (*Model, error) {
 	H, I, L := cfg.HiddenSize, cfg.IntermediateSize, cfg.NumLayers
 	h, i := int64(H), int64(I)
 	// The arena holds the embeddings and the LayerNorm parameters; the
@@ -202,7 +212,7 @@ func loadWeights(st *safetensors, cfg config) (*Model, error) {
 				return nil, err
 			}
 		}
-		return kernel.Pack(wbuf[:n*int(in)], bbuf[:n], n, int(in))
+		return pack(wbuf[:n*int(in)], bbuf[:n], n, int(in))
 	}
 	for l := range m.layers {
 		p := fmt.Sprintf("encoder.layer.%d.", l)
