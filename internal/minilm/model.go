@@ -263,22 +263,73 @@ func (m *Model) Tokenizer() *Tokenizer { return m.tok }
 func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	ids := make([][]int32, len(texts))
+	total := 0
 	for i, t := range texts {
 		ids[i] = m.tok.encode32(t)
+		total += len(ids[i])
 	}
+	workers := max(1, runtime.GOMAXPROCS(0))
+	passTokens := maxBatchTokens
+	if workers > 1 && total > maxBatchTokens {
+		// Enough texts for several passes: one pass per core at a time,
+		// each on one goroutine (no hand-offs inside a pass), in a
+		// multiple of the cores' number of passes so that none idles at
+		// the end.
+		passes := (total + maxBatchTokens - 1) / maxBatchTokens
+		passes = (passes + workers - 1) / workers * workers
+		passTokens = (total + passes - 1) / passes
+	}
+	type pass struct{ start, end int }
+	var passes []pass
 	for start := 0; start < len(texts); {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("embed: %w", err)
-		}
 		end, tokens := start, 0
-		for end < len(texts) && end-start < maxBatchTexts && (end == start || tokens+len(ids[end]) <= maxBatchTokens) {
+		for end < len(texts) && end-start < maxBatchTexts && (end == start || tokens+len(ids[end]) <= passTokens) {
 			tokens += len(ids[end])
 			end++
 		}
-		if err := m.forward(ctx, ids[start:end], out[start:end]); err != nil {
-			return nil, fmt.Errorf("embed: %w", err)
-		}
+		passes = append(passes, pass{start, end})
 		start = end
+	}
+	if workers == 1 || len(passes) == 1 {
+		for _, p := range passes {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("embed: %w", err)
+			}
+			if err := m.forward(ctx, ids[p.start:p.end], out[p.start:p.end], workers); err != nil {
+				return nil, fmt.Errorf("embed: %w", err)
+			}
+		}
+		return out, nil
+	}
+	var (
+		next     atomic.Int64
+		errOnce  sync.Once
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	for range min(workers, len(passes)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(passes) {
+					return
+				}
+				p := passes[i]
+				err := ctx.Err()
+				if err == nil {
+					err = m.forward(ctx, ids[p.start:p.end], out[p.start:p.end], 1)
+				}
+				if err != nil {
+					errOnce.Do(func() { firstErr = err })
+					next.Store(int64(len(passes)))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, fmt.Errorf("embed: %w", firstErr)
 	}
 	return out, nil
 }
@@ -344,9 +395,10 @@ func (m *Model) putWorkspace(ws *workspace) {
 // back (so there is no padding to mask, and a sequence's result cannot
 // depend on its neighbours) and writes each sequence's pooled, normalised
 // vector to out. Large matrix multiplies run on the whole batch, which
-// kernel.MatMulT spreads across cores; the element-wise steps and attention
-// are shared out here.
-func (m *Model) forward(ctx context.Context, seqs [][]int32, out [][]float32) error {
+// kernel.MatMulPacked spreads across up to workers cores; the element-wise
+// steps and attention are shared out here. With one worker everything runs
+// on the calling goroutine.
+func (m *Model) forward(ctx context.Context, seqs [][]int32, out [][]float32, workers int) error {
 	H, I := m.cfg.HiddenSize, m.cfg.IntermediateSize
 	nh := m.cfg.NumHeads
 	offs := make([]int, len(seqs)+1)
@@ -354,8 +406,11 @@ func (m *Model) forward(ctx context.Context, seqs [][]int32, out [][]float32) er
 		offs[s+1] = offs[s] + len(ids)
 	}
 	T := offs[len(seqs)]
-	workers := max(1, runtime.GOMAXPROCS(0))
 	ws := m.getWorkspace(T, workers)
+	matMul := kernel.MatMulPacked
+	if workers == 1 {
+		matMul = kernel.MatMulPackedSerial
+	}
 	defer m.putWorkspace(ws)
 	for s, ids := range seqs {
 		for p := range ids {
@@ -389,7 +444,7 @@ func (m *Model) forward(ctx context.Context, seqs [][]int32, out [][]float32) er
 		ly := &m.layers[li]
 		// Q, K, V for every token, biases included.
 		qkv := wide[:T*3*H]
-		kernel.MatMulPacked(qkv, x, ly.qkv, T)
+		matMul(qkv, x, ly.qkv, T)
 		// Self-attention, one job per (sequence, head), into narrow.
 		parallel(workers, len(seqs)*nh, 1, func(w, lo, hi int) {
 			for job := lo; job < hi; job++ {
@@ -399,7 +454,7 @@ func (m *Model) forward(ctx context.Context, seqs [][]int32, out [][]float32) er
 		})
 		// Output projection (with its bias), + residual, LayerNorm.
 		proj := wide[:T*H]
-		kernel.MatMulPacked(proj, narrow, ly.out, T)
+		matMul(proj, narrow, ly.out, T)
 		parallel(workers, T, grain, func(_, lo, hi int) {
 			for t := lo; t < hi; t++ {
 				row, res := x[t*H:(t+1)*H], proj[t*H:(t+1)*H]
@@ -410,13 +465,13 @@ func (m *Model) forward(ctx context.Context, seqs [][]int32, out [][]float32) er
 		// Feed-forward: H → I (with bias), GELU, I → H (with bias),
 		// + residual, LayerNorm.
 		hid := wide[:T*I]
-		kernel.MatMulPacked(hid, x, ly.fc1, T)
+		matMul(hid, x, ly.fc1, T)
 		parallel(workers, T, grain, func(_, lo, hi int) {
 			for t := lo; t < hi; t++ {
 				gelu(hid[t*I : (t+1)*I])
 			}
 		})
-		kernel.MatMulPacked(narrow, hid, ly.fc2, T)
+		matMul(narrow, hid, ly.fc2, T)
 		parallel(workers, T, grain, func(_, lo, hi int) {
 			for t := lo; t < hi; t++ {
 				row := x[t*H : (t+1)*H]
