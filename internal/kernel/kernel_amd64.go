@@ -202,4 +202,20 @@ func expShiftAsm(x []float32, shift, scale float32) float32 {
 	return expShiftAVX2(&x[0], len(x), shift, scale)
 }
 
-func geluAsm(x []float32) { geluAVX2(&x[0], len(x)) }
+//go:noescape
+func geluAVX512(x *float32, n int)
+
+// geluAsm applies GELU to x (a multiple of 8 long), 16 lanes at a time
+// where AVX-512 is in use.
+func geluAsm(x []float32) {
+	if useAVX512 {
+		if n := len(x) &^ 15; n > 0 {
+			geluAVX512(&x[0], n)
+			x = x[n:]
+		}
+		if len(x) == 0 {
+			return
+		}
+	}
+	geluAVX2(&x[0], len(x))
+}
