@@ -341,6 +341,7 @@ type workspace struct {
 	x, wide, narrow []float32
 	scratch         [][]float32     // per worker, for attention's scores
 	keys, values    []kernel.Packed // per worker, one head's keys and values
+	qkv2            []float32       // forwardRows: Q|K|V of two layers
 	tokSeq          []int32         // sequence index of each packed token
 	tokPos          []int32         // position of each packed token in its sequence
 }
@@ -406,6 +407,9 @@ func (m *Model) forward(ctx context.Context, seqs [][]int32, out [][]float32, wo
 		offs[s+1] = offs[s] + len(ids)
 	}
 	T := offs[len(seqs)]
+	if workers > 1 && T >= workers*minRowsPerWorker {
+		return m.forwardRows(ctx, seqs, out, workers)
+	}
 	ws := m.getWorkspace(T, workers)
 	matMul := kernel.MatMulPacked
 	if workers == 1 {
@@ -481,8 +485,15 @@ func (m *Model) forward(ctx context.Context, seqs [][]int32, out [][]float32, wo
 		})
 	}
 
-	// Mean pooling over every token, [CLS] and [SEP] included; L2 norm.
-	for s := range seqs {
+	m.pool(x, offs, out)
+	return nil
+}
+
+// pool writes to out[s] the mean of sequence s's rows of x (every token,
+// [CLS] and [SEP] included), L2-normalised.
+func (m *Model) pool(x []float32, offs []int, out [][]float32) {
+	H := m.cfg.HiddenSize
+	for s := range out[:len(offs)-1] {
 		v := make([]float32, H)
 		for t := offs[s]; t < offs[s+1]; t++ {
 			addTo(v, x[t*H:(t+1)*H])
@@ -494,7 +505,6 @@ func (m *Model) forward(ctx context.Context, seqs [][]int32, out [][]float32, wo
 		kernel.Normalize(v)
 		out[s] = v
 	}
-	return nil
 }
 
 // attend computes head h of self-attention for the sequence in rows
@@ -503,15 +513,21 @@ func (m *Model) forward(ctx context.Context, seqs [][]int32, out [][]float32, wo
 // parallel over heads), scores = Q·Kᵀ, softmax, then scores·V straight into
 // cx.
 func attend(sc []float32, keys, values *kernel.Packed, qkv, cx []float32, off, L, h, H, d int, scale float32) {
+	attendRows(sc, keys, values, qkv, cx, off, L, 0, L, h, H, d, scale)
+}
+
+// attendRows is attend for the queries [qlo, qhi) of the sequence only.
+func attendRows(sc []float32, keys, values *kernel.Packed, qkv, cx []float32, off, L, qlo, qhi, h, H, d int, scale float32) {
 	base := qkv[off*3*H:]
 	keys.PackStrided(base[H+h*d:], L, d, 3*H, 1)     // key j, element i: row j
 	values.PackStrided(base[2*H+h*d:], d, L, 1, 3*H) // Vᵀ: element i of value j
-	s := sc[:L*L]
-	kernel.MatMulPackedStrided(s, L, base[h*d:], 3*H, keys, L)
-	for i := range L {
+	nq := qhi - qlo
+	s := sc[:nq*L]
+	kernel.MatMulPackedStrided(s, L, base[qlo*3*H+h*d:], 3*H, keys, nq)
+	for i := range nq {
 		softmax(s[i*L:(i+1)*L], scale)
 	}
-	kernel.MatMulPackedStrided(cx[off*H+h*d:], H, s, L, values, L)
+	kernel.MatMulPackedStrided(cx[(off+qlo)*H+h*d:], H, s, L, values, nq)
 }
 
 // parallel runs fn over [0, n) in chunks of grain, handing chunks out
