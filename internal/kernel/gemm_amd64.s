@@ -574,3 +574,215 @@ h256_store:
 h256_done:
 	VZEROUPPER
 	RET
+
+// The same for bfloat16 operands (AVX512_BF16): each VDPBF16PS adds two
+// products per lane, twice the multiply-adds of an FMA, at the cost of
+// rounding A and B to 8 significant bits (packed.go: PackBF16).
+
+// GEMM12X32BF16AVX512_STEP(off): one pair of k for the 12×32 tile, A at byte offset off.
+#define GEMM12X32BF16AVX512_STEP(off) \
+	PREFETCHT0   2048(DI); \
+	VMOVDQU32    0(DI), Z24; \
+	VMOVDQU32    64(DI), Z25; \
+	VPBROADCASTD off(SI), Z26; \
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc2; \
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xca; \
+	VPBROADCASTD off(SI)(R8*1), Z27; \
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd3; \
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xdb; \
+	VPBROADCASTD off(SI)(R8*2), Z28; \
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe4; \
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xec; \
+	VPBROADCASTD off(R9), Z29; \
+	BYTE $0x62; BYTE $0x92; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xf5; \
+	BYTE $0x62; BYTE $0x92; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xfd; \
+	VPBROADCASTD off(R9)(R8*1), Z30; \
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc6; \
+	BYTE $0x62; BYTE $0x12; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xce; \
+	VPBROADCASTD off(R9)(R8*2), Z31; \
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd7; \
+	BYTE $0x62; BYTE $0x12; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xdf; \
+	VPBROADCASTD off(R10), Z26; \
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe2; \
+	BYTE $0x62; BYTE $0x12; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xea; \
+	VPBROADCASTD off(R10)(R8*1), Z27; \
+	BYTE $0x62; BYTE $0x12; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xf3; \
+	BYTE $0x62; BYTE $0x12; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xfb; \
+	VPBROADCASTD off(R10)(R8*2), Z28; \
+	BYTE $0x62; BYTE $0x82; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xc4; \
+	BYTE $0x62; BYTE $0x82; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xcc; \
+	VPBROADCASTD off(R12), Z29; \
+	BYTE $0x62; BYTE $0x82; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xd5; \
+	BYTE $0x62; BYTE $0x82; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xdd; \
+	VPBROADCASTD off(R12)(R8*1), Z30; \
+	BYTE $0x62; BYTE $0x82; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xe6; \
+	BYTE $0x62; BYTE $0x82; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xee; \
+	VPBROADCASTD off(R12)(R8*2), Z31; \
+	BYTE $0x62; BYTE $0x82; BYTE $0x3e; BYTE $0x40; BYTE $0x52; BYTE $0xf7; \
+	BYTE $0x62; BYTE $0x82; BYTE $0x36; BYTE $0x40; BYTE $0x52; BYTE $0xff; \
+	ADDQ         $128, DI
+
+// func gemm12x32BF16AVX512(c *float32, ldc int, a *uint16, lda int, b *uint16, bias *float32, kp, rows int)
+//
+// A and B are bfloat16: A row-major (lda halves apart), B a panel of kp
+// pairs of k, each [nr][2]; the products are summed in float32.
+TEXT ·gemm12x32BF16AVX512(SB), NOSPLIT, $0-64
+	MOVQ c+0(FP), DX
+	MOVQ ldc+8(FP), R11
+	SHLQ $2, R11
+	MOVQ a+16(FP), SI
+	MOVQ lda+24(FP), R8
+	SHLQ $1, R8
+	MOVQ b+32(FP), DI
+	MOVQ bias+40(FP), AX
+	MOVQ kp+48(FP), CX
+	MOVQ rows+56(FP), BX
+	LEAQ (R8)(R8*2), R13
+	LEAQ (SI)(R13*1), R9
+	LEAQ (R9)(R13*1), R10
+	LEAQ (R10)(R13*1), R12
+	VMOVUPS 0(AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z1, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z1, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z1, Z9
+	VMOVAPS Z0, Z10
+	VMOVAPS Z1, Z11
+	VMOVAPS Z0, Z12
+	VMOVAPS Z1, Z13
+	VMOVAPS Z0, Z14
+	VMOVAPS Z1, Z15
+	VMOVAPS Z0, Z16
+	VMOVAPS Z1, Z17
+	VMOVAPS Z0, Z18
+	VMOVAPS Z1, Z19
+	VMOVAPS Z0, Z20
+	VMOVAPS Z1, Z21
+	VMOVAPS Z0, Z22
+	VMOVAPS Z1, Z23
+	CMPQ CX, $4
+	JLT  b512_one
+
+b512_four:
+	GEMM12X32BF16AVX512_STEP(0)
+	GEMM12X32BF16AVX512_STEP(4)
+	GEMM12X32BF16AVX512_STEP(8)
+	GEMM12X32BF16AVX512_STEP(12)
+	ADDQ $16, SI
+	ADDQ $16, R9
+	ADDQ $16, R10
+	ADDQ $16, R12
+	SUBQ $4, CX
+	CMPQ CX, $4
+	JGE  b512_four
+
+b512_one:
+	TESTQ CX, CX
+	JZ    b512_store
+	GEMM12X32BF16AVX512_STEP(0)
+	ADDQ $4, SI
+	ADDQ $4, R9
+	ADDQ $4, R10
+	ADDQ $4, R12
+	DECQ  CX
+	JMP   b512_one
+
+b512_store:
+	VMOVUPS Z0, 0(DX)
+	VMOVUPS Z1, 64(DX)
+	DECQ    BX
+	JZ      b512_done
+	ADDQ    R11, DX
+	VMOVUPS Z2, 0(DX)
+	VMOVUPS Z3, 64(DX)
+	DECQ    BX
+	JZ      b512_done
+	ADDQ    R11, DX
+	VMOVUPS Z4, 0(DX)
+	VMOVUPS Z5, 64(DX)
+	DECQ    BX
+	JZ      b512_done
+	ADDQ    R11, DX
+	VMOVUPS Z6, 0(DX)
+	VMOVUPS Z7, 64(DX)
+	DECQ    BX
+	JZ      b512_done
+	ADDQ    R11, DX
+	VMOVUPS Z8, 0(DX)
+	VMOVUPS Z9, 64(DX)
+	DECQ    BX
+	JZ      b512_done
+	ADDQ    R11, DX
+	VMOVUPS Z10, 0(DX)
+	VMOVUPS Z11, 64(DX)
+	DECQ    BX
+	JZ      b512_done
+	ADDQ    R11, DX
+	VMOVUPS Z12, 0(DX)
+	VMOVUPS Z13, 64(DX)
+	DECQ    BX
+	JZ      b512_done
+	ADDQ    R11, DX
+	VMOVUPS Z14, 0(DX)
+	VMOVUPS Z15, 64(DX)
+	DECQ    BX
+	JZ      b512_done
+	ADDQ    R11, DX
+	VMOVUPS Z16, 0(DX)
+	VMOVUPS Z17, 64(DX)
+	DECQ    BX
+	JZ      b512_done
+	ADDQ    R11, DX
+	VMOVUPS Z18, 0(DX)
+	VMOVUPS Z19, 64(DX)
+	DECQ    BX
+	JZ      b512_done
+	ADDQ    R11, DX
+	VMOVUPS Z20, 0(DX)
+	VMOVUPS Z21, 64(DX)
+	DECQ    BX
+	JZ      b512_done
+	ADDQ    R11, DX
+	VMOVUPS Z22, 0(DX)
+	VMOVUPS Z23, 64(DX)
+
+b512_done:
+	VZEROUPPER
+	RET
+
+// func toBF16AVX512(dst *uint16, src *float32, n int)
+//
+// dst[i] = src[i] rounded to bfloat16 (to nearest, ties to even; no NaNs
+// expected), for n a multiple of 16.
+TEXT ·toBF16AVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVL $1, AX
+	VPBROADCASTD AX, Z30
+	MOVL $0x7fff, AX
+	VPBROADCASTD AX, Z31
+	SHRQ $4, CX
+	JZ   cvt_done
+
+cvt_loop:
+	VMOVDQU32 (SI), Z0
+	VPSRLD    $16, Z0, Z1
+	VPANDD    Z30, Z1, Z1
+	VPADDD    Z31, Z0, Z0
+	VPADDD    Z1, Z0, Z0
+	VPSRLD    $16, Z0, Z0
+	VPMOVDW   Z0, (DI)
+	ADDQ      $64, SI
+	ADDQ      $32, DI
+	DECQ      CX
+	JNZ       cvt_loop
+
+cvt_done:
+	VZEROUPPER
+	RET

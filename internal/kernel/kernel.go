@@ -6,7 +6,8 @@
 // the matrix multiply of packed weights uses AVX-512 where the CPU has it.
 // Setting HIVEMEM_KERNEL=go in the environment forces the portable path, which
 // is the quickest way to rule the assembly out when results look wrong;
-// HIVEMEM_KERNEL=avx2 switches AVX-512 off.
+// HIVEMEM_KERNEL=avx2 switches AVX-512 off, and HIVEMEM_KERNEL=avx512 keeps
+// it to float32 (no bfloat16 products; see PackBF16).
 package kernel
 
 import (
@@ -24,12 +25,15 @@ var useAsm = hasAsm && os.Getenv("HIVEMEM_KERNEL") != "go"
 // HIVEMEM_KERNEL=avx2 keeps to AVX2 (to measure or rule out that path).
 var useAVX512 = useAsm && hasAVX512 && os.Getenv("HIVEMEM_KERNEL") != "avx2"
 
-// Impl names the kernels in use ("avx512", "avx2+fma" or "go") for status
+// Impl names the kernels in use ("avx512+bf16", "avx512", "avx2+fma" or
+// "go") for status
 // output, so a slow embedder on an old CPU can be explained.
 func Impl() string {
 	switch {
 	case !useAsm:
 		return "go"
+	case bf16On():
+		return "avx512+bf16"
 	case useAVX512:
 		return "avx512"
 	}

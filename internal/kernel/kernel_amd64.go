@@ -119,6 +119,37 @@ func gemm12x32F16AVX512(c *float32, ldc int, a *float32, lda int, b *uint16, bia
 //go:noescape
 func gemm6x16F16AVX2(c *float32, ldc int, a *float32, lda int, b *uint16, bias *float32, k, rows int)
 
+// gemm12x32BF16AVX512 is the micro-kernel for bfloat16 operands: a is
+// bfloat16 row-major (lda halves apart), b a panel of kp pairs of k.
+//
+//go:noescape
+func gemm12x32BF16AVX512(c *float32, ldc int, a *uint16, lda int, b *uint16, bias *float32, kp, rows int)
+
+// toBF16AVX512 rounds n float32s (a multiple of 16) to bfloat16.
+//
+//go:noescape
+func toBF16AVX512(dst *uint16, src *float32, n int)
+
+// hasBF16 reports whether the CPU has AVX512_BF16's VDPBF16PS.
+var hasBF16 = hasAVX512 && cpu.X86.HasAVX512BF16
+
+var gemmBF16Kernel = &bf16Kernel{mr: 12, nr: 32,
+	tile: func(c []float32, ldc int, a []uint16, lda int, b []uint16, bias []float32, kp, rows int) {
+		if rows < 1 || rows > 12 || kp < 1 || len(c) < (rows-1)*ldc+32 || len(a) < 11*lda+2*kp || len(b) < 64*kp || len(bias) < 32 {
+			panic(fmt.Sprintf("kernel: bf16 12×32 tile out of range (rows %d, kp %d, len c %d a %d b %d bias %d)", rows, kp, len(c), len(a), len(b), len(bias)))
+		}
+		gemm12x32BF16AVX512(&c[0], ldc, &a[0], lda, &b[0], &bias[0], kp, rows)
+	},
+	convert: func(dst []uint16, src []float32) int {
+		n := len(src) &^ 15
+		if n > 0 {
+			_ = dst[n-1]
+			toBF16AVX512(&dst[0], &src[0], n)
+		}
+		return n
+	},
+}
+
 // hasF16C reports whether the CPU converts halves (every AVX2 CPU so far).
 var hasF16C = cpu.X86.HasF16C
 
@@ -171,4 +202,20 @@ func expShiftAsm(x []float32, shift, scale float32) float32 {
 	return expShiftAVX2(&x[0], len(x), shift, scale)
 }
 
-func geluAsm(x []float32) { geluAVX2(&x[0], len(x)) }
+//go:noescape
+func geluAVX512(x *float32, n int)
+
+// geluAsm applies GELU to x (a multiple of 8 long), 16 lanes at a time
+// where AVX-512 is in use.
+func geluAsm(x []float32) {
+	if useAVX512 {
+		if n := len(x) &^ 15; n > 0 {
+			geluAVX512(&x[0], n)
+			x = x[n:]
+		}
+		if len(x) == 0 {
+			return
+		}
+	}
+	geluAVX2(&x[0], len(x))
+}

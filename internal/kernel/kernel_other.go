@@ -25,3 +25,7 @@ var (
 func expShiftAsm(x []float32, shift, scale float32) float32 { panic("kernel: no assembly") }
 
 func geluAsm(x []float32) { panic("kernel: no assembly") }
+
+const hasBF16 = false
+
+var gemmBF16Kernel *bf16Kernel

@@ -32,9 +32,9 @@ func withKernel(tb testing.TB, im impl, f func()) {
 	if im.avx512 && !hasAVX512 {
 		tb.Skip("no AVX-512 on this machine")
 	}
-	saved, saved512 := useAsm, useAVX512
-	useAsm, useAVX512 = im.asm, im.avx512
-	defer func() { useAsm, useAVX512 = saved, saved512 }()
+	saved, saved512, savedBF16 := useAsm, useAVX512, useBF16
+	useAsm, useAVX512, useBF16 = im.asm, im.avx512, false
+	defer func() { useAsm, useAVX512, useBF16 = saved, saved512, savedBF16 }()
 	f()
 }
 
@@ -295,6 +295,13 @@ func TestImpl(t *testing.T) {
 			want := map[string]string{"go": "go", "avx2": "avx2+fma", "avx512": "avx512"}[im.name]
 			if got := Impl(); got != want {
 				t.Errorf("Impl() on the %s path = %q, want %q", im.name, got, want)
+			}
+		})
+	}
+	if hasBF16 {
+		withBF16(t, true, func() {
+			if got := Impl(); got != "avx512+bf16" {
+				t.Errorf("Impl() with bfloat16 = %q, want avx512+bf16", got)
 			}
 		})
 	}

@@ -31,9 +31,11 @@ import (
 type Packed struct {
 	n, k   int
 	g      *gemmKernel
-	data   []float32 // ceil(n/nr) panels of k·nr floats, or nil
-	data16 []uint16  // the same as halves, or nil
-	bias   []float32 // ceil(n/nr)·nr floats, zero past n (and where no bias)
+	data   []float32   // ceil(n/nr) panels of k·nr floats, or nil
+	data16 []uint16    // the same as halves, or nil
+	bf     *bf16Kernel // set for a bfloat16 matrix (PackBF16), g unused
+	dataBF []uint16    // its panels: [kp][nr][2] bfloat16 each
+	bias   []float32   // ceil(n/nr)·nr floats, zero past n (and where no bias)
 }
 
 // gemmKernel is one micro-kernel: it sets the mr×nr tile of c to
@@ -110,6 +112,9 @@ func (p *Packed) K() int { return p.k }
 // Kernel names the micro-kernel the matrix was packed for, with "/f16"
 // when the weights are stored as halves.
 func (p *Packed) Kernel() string {
+	if p.bf != nil {
+		return "avx512/bf16"
+	}
 	if p.data16 != nil {
 		return p.g.name + "/f16"
 	}
@@ -146,7 +151,7 @@ func MatMulPackedStrided(c []float32, ldc int, a []float32, lda int, p *Packed, 
 func (p *Packed) PackStrided(b []float32, n, k, rowStride, colStride int) {
 	g := currentGemm()
 	panels := (n + g.nr - 1) / g.nr
-	p.n, p.k, p.g, p.data16 = n, k, g, nil
+	p.n, p.k, p.g, p.data16, p.bf = n, k, g, nil, nil
 	p.data = grow(p.data, panels*k*g.nr)
 	p.bias = grow(p.bias, panels*g.nr)
 	clear(p.bias)
@@ -201,6 +206,10 @@ func matMulPacked(c []float32, ldc int, a []float32, lda int, p *Packed, m, work
 		return
 	}
 	a = a[:(m-1)*lda+k]
+	if p.bf != nil {
+		matMulPackedBF16(c, ldc, a, lda, p, m, workers)
+		return
+	}
 	mr, nr := g.mr, g.nr
 	strips := (m + mr - 1) / mr
 	panels := (n + nr - 1) / nr
@@ -221,18 +230,8 @@ func matMulPacked(c []float32, ldc int, a []float32, lda int, p *Packed, m, work
 		}
 	}
 
-	blockStrips := max(1, blockBytes/(4*mr*k))
-	rowBlocks := (strips + blockStrips - 1) / blockStrips
-	// Share out columns too when rows alone give too few jobs for the
-	// workers to balance.
-	colPanels := panels
-	for workers > 1 && rowBlocks*((panels+colPanels-1)/colPanels) < 3*workers && colPanels > 1 {
-		colPanels = (colPanels + 1) / 2
-	}
-	colBlocks := (panels + colPanels - 1) / colPanels
-	jobs := rowBlocks * colBlocks
-
-	run := func(job int) {
+	rowBlocks, blockStrips, colBlocks, colPanels := blocking(strips, panels, 4*mr*k, workers)
+	runJobs(rowBlocks*colBlocks, workers, func(job int) {
 		rb, cb := job/colBlocks, job%colBlocks
 		s0, s1 := rb*blockStrips, min((rb+1)*blockStrips, strips)
 		p0, p1 := cb*colPanels, min((cb+1)*colPanels, panels)
@@ -264,7 +263,27 @@ func matMulPacked(c []float32, ldc int, a []float32, lda int, p *Packed, m, work
 				}
 			}
 		}
+	})
+}
+
+// blocking cuts the product into jobs: blocks of blockStrips strips of A
+// (each stripBytes) by runs of colPanels panels of B.
+func blocking(strips, panels, stripBytes, workers int) (rowBlocks, blockStrips, colBlocks, colPanels int) {
+	blockStrips = max(1, blockBytes/stripBytes)
+	rowBlocks = (strips + blockStrips - 1) / blockStrips
+	// Share out columns too when rows alone give too few jobs for the
+	// workers to balance.
+	colPanels = panels
+	for workers > 1 && rowBlocks*((panels+colPanels-1)/colPanels) < 3*workers && colPanels > 1 {
+		colPanels = (colPanels + 1) / 2
 	}
+	colBlocks = (panels + colPanels - 1) / colPanels
+	return rowBlocks, blockStrips, colBlocks, colPanels
+}
+
+// runJobs runs run(0..jobs-1) on up to workers goroutines (the caller's
+// among them), handing jobs out as workers free up.
+func runJobs(jobs, workers int, run func(job int)) {
 	nw := min(workers, jobs)
 	if nw <= 1 {
 		for j := range jobs {

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hivemem/hivemem/internal/kernel"
 )
 
 // A tiny random BERT (hidden 8, 2 heads, 2 layers, FFN 16) written to disk
@@ -223,11 +225,20 @@ func (tm *tinyModel) reference(ids []int) []float64 {
 	return pooled
 }
 
+// TestTinyModelMatchesReference checks the forward pass against a float64
+// reference, with the Linear layers in float32 (to 2e-4) and as Load packs
+// them, in bfloat16 where the CPU has it (to 2e-3).
 func TestTinyModelMatchesReference(t *testing.T) {
-	for _, dtype := range []string{"F32", "F16"} {
-		t.Run(dtype, func(t *testing.T) {
-			tm := newTinyModel(t, dtype)
-			m, err := Load(tm.dir)
+	for _, tc := range []struct {
+		dtype, pack string
+	}{{"F32", "exact"}, {"F16", "exact"}, {"F32", "Load"}, {"F16", "Load"}} {
+		t.Run(tc.dtype+"/"+tc.pack, func(t *testing.T) {
+			tm := newTinyModel(t, tc.dtype)
+			pack, tol := kernel.Pack, 2e-4
+			if tc.pack == "Load" {
+				pack, tol = kernel.PackBF16, 2e-3
+			}
+			m, err := load(tm.dir, pack)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -243,7 +254,7 @@ func TestTinyModelMatchesReference(t *testing.T) {
 				ids := m.Tokenizer().Encode(text)
 				want := tm.reference(ids)
 				for j := range want {
-					if math.Abs(float64(got[i][j])-want[j]) > 2e-4 {
+					if math.Abs(float64(got[i][j])-want[j]) > tol {
 						t.Errorf("%q (ids %v): got %v\nwant %v", text, ids, got[i], want)
 						break
 					}
