@@ -42,7 +42,7 @@ type SessionInfo struct {
 // none (no error).
 func (a *App) AgentFiles(ctx context.Context, agent string) (AgentFiles, error) {
 	var out AgentFiles
-	dir, err := a.Home.ArchiveDir(agent)
+	dir, err := a.home.ArchiveDir(agent)
 	if err != nil {
 		return out, invalid(err)
 	}
@@ -56,7 +56,7 @@ func (a *App) AgentFiles(ctx context.Context, agent string) (AgentFiles, error) 
 	if err := ctx.Err(); err != nil {
 		return out, err
 	}
-	ss, err := capture.List(a.Home, agent)
+	ss, err := capture.List(a.home, agent)
 	if err != nil {
 		return out, fmt.Errorf("sessions of %s: %w", agent, err)
 	}
@@ -85,12 +85,12 @@ func (a *App) ReadAgentFile(ctx context.Context, r AgentFileRequest) (Memory, er
 		return Memory{}, badRequest("%s file %q: want a file name ending in .md", r.Kind, r.Name)
 	}
 	var dir string
-	read := a.Home.ReadFile
+	read := a.home.ReadFile
 	switch r.Kind {
 	case AgentFileArchive:
-		dir, _ = a.Home.ArchiveDir(r.Agent)
+		dir, _ = a.home.ArchiveDir(r.Agent)
 	case AgentFileSession:
-		dir, _ = a.Home.SessionsDir(r.Agent)
+		dir, _ = a.home.SessionsDir(r.Agent)
 		read = atomicio.ReadRegular
 	default:
 		return Memory{}, badRequest("file kind %q: want %s or %s", r.Kind, AgentFileArchive, AgentFileSession)
@@ -106,5 +106,5 @@ func (a *App) ReadAgentFile(ctx context.Context, r AgentFileRequest) (Memory, er
 	if err := ctx.Err(); err != nil {
 		return Memory{}, err
 	}
-	return MemoryOf(MemoryFile{Agent: r.Agent, Source: a.Home.Rel(path), Path: path, Data: data}), nil
+	return MemoryOf(MemoryFile{Agent: r.Agent, Source: a.home.Rel(path), Path: path, Data: data}), nil
 }

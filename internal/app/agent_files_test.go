@@ -17,7 +17,7 @@ func TestReadAgentFileRefusesAndFinds(t *testing.T) {
 	if _, err := a.Remember(ctx, RememberRequest{Agent: "alice", Heading: "plan", Text: "A plan."}); err != nil {
 		t.Fatal(err)
 	}
-	dir, _ := a.Home.ArchiveDir("alice")
+	dir, _ := a.home.ArchiveDir("alice")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

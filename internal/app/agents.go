@@ -57,15 +57,15 @@ type AgentStatus struct {
 	Unparsed bool `json:"-"`
 }
 
-// CollectAgents describes every agent of the home, the one computation of
+// collectAgents describes every agent of the home, the one computation of
 // agent status behind `hivemem status`, the manager's status and MCP
 // memory_status: file size against the budget
 // in cfg, sections, pinned facts, drawers, last mine (from the index), last
 // condensation (condensed, as from LastCondensed) and reflector backoff
 // (from its state file). An agent whose file cannot be read or parsed gets
 // an Error, not a failure of the whole report.
-func (a *App) CollectAgents(ctx context.Context, cfg config.Config, st store.Stats, condensed map[string]time.Time) ([]AgentStatus, error) {
-	ids, err := a.Home.Agents()
+func (a *App) collectAgents(ctx context.Context, cfg config.Config, st store.Stats, condensed map[string]time.Time) ([]AgentStatus, error) {
+	ids, err := a.home.Agents()
 	if err != nil {
 		return nil, fmt.Errorf("status: %w", err)
 	}
@@ -73,21 +73,25 @@ func (a *App) CollectAgents(ctx context.Context, cfg config.Config, st store.Sta
 	for _, w := range st.Wings {
 		wingDrawers[w.Wing] = w.Drawers
 	}
-	states := a.Reflector.States()
+	states := a.reflector.States()
 	out := make([]AgentStatus, 0, len(ids))
 	for _, id := range ids {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		out = append(out, a.agentStatus(ctx, cfg, id, wingDrawers[id], states[id], condensed[id], a.Home.ReadFile))
+		out = append(out, a.agentStatus(ctx, cfg, id, wingDrawers[id], states[id], condensed[id], a.home.ReadFile))
 	}
 	return out, nil
 }
 
-// CollectAgent is CollectAgents for the one agent id (a valid id), whose
+// CollectAgent is collectAgents for the one agent id (a valid id), whose
 // memory file the caller has read (ReadMemory): it describes data rather
 // than reading the file again.
-func (a *App) CollectAgent(ctx context.Context, cfg config.Config, st store.Stats, id string, data []byte, condensed map[string]time.Time) AgentStatus {
+func (a *App) CollectAgent(ctx context.Context, cfg config.Config, id string, data []byte, condensed map[string]time.Time) (AgentStatus, error) {
+	st, err := a.store.Stats(ctx)
+	if err != nil {
+		return AgentStatus{}, fmt.Errorf("index stats: %w", err)
+	}
 	drawers := 0
 	for _, w := range st.Wings {
 		if w.Wing == id {
@@ -95,7 +99,7 @@ func (a *App) CollectAgent(ctx context.Context, cfg config.Config, st store.Stat
 		}
 	}
 	read := func(string) ([]byte, error) { return data, nil }
-	return a.agentStatus(ctx, cfg, id, drawers, a.Reflector.States()[id], condensed[id], read)
+	return a.agentStatus(ctx, cfg, id, drawers, a.reflector.States()[id], condensed[id], read), nil
 }
 
 // agentStatus describes one agent from its file (as read gives it), its
@@ -105,12 +109,12 @@ func (a *App) agentStatus(ctx context.Context, cfg config.Config, id string, dra
 	if state.Failures > 0 {
 		as.ReflectorBackoff = reflectorBackoffOf(state)
 	}
-	path, err := a.Home.MemoryPath(id)
+	path, err := a.home.MemoryPath(id)
 	if err != nil {
 		as.Error = err.Error()
 		return as
 	}
-	if f, err := a.Store.GetFile(ctx, a.Home.Rel(path)); err == nil {
+	if f, err := a.store.GetFile(ctx, a.home.Rel(path)); err == nil {
 		as.LastMined = f.MinedAt
 	}
 	data, err := read(path) // Home.ReadFile: symlinks stay in the home; never blocks on a FIFO

@@ -78,22 +78,25 @@ type Index interface {
 }
 
 // App is an open hivemem home.
+//
+// Its parts are its own: a front end calls its operations and reads the
+// few plain values it needs through Home, Logger and EmbedderInfo.
 type App struct {
-	Home     home.Home
-	Config   config.Config
-	Store    store.Store
-	Palace   *palace.Palace
-	Events   *eventlog.Log
-	Log      *slog.Logger
-	Embedder EmbedderInfo
-	// Lock is the palace write lock: every write to the index in this
+	home     home.Home
+	config   config.Config // as loaded at open; Settings are the live ones
+	store    store.Store
+	palace   *palace.Palace
+	events   *eventlog.Log
+	log      *slog.Logger
+	embedder EmbedderInfo
+	// lock is the palace write lock: every write to the index in this
 	// process takes it (AcquireLock, LockedMiner), so that one process at a
 	// time writes.
-	Lock *writelock.Lock
-	// Reflector condenses and restores, for every front end of this
+	lock *writelock.Lock
+	// reflector condenses and restores, for every front end of this
 	// process: condensations of one agent are serialised in process, and
 	// the mine that follows a swap takes the palace write lock.
-	Reflector *reflector.Reflector
+	reflector *reflector.Reflector
 
 	lockWaiting func(writelock.Holder)
 	later       *lazyIndex // the index of an IndexLater app
@@ -125,12 +128,12 @@ func New(ctx context.Context, opts Options) (*App, error) {
 		lg = slog.New(slog.DiscardHandler)
 	}
 	h := opts.Home
-	a := &App{Home: h, Config: opts.Config, Events: openEvents(h), Log: lg, lockWaiting: holderFunc(opts.LockWaiting), mineHook: opts.MineHook, idx: opts.Index}
+	a := &App{home: h, config: opts.Config, events: openEvents(h), log: lg, lockWaiting: holderFunc(opts.LockWaiting), mineHook: opts.MineHook, idx: opts.Index}
 	command := "hivemem"
 	if opts.Command != "" {
 		command += " " + opts.Command
 	}
-	a.Lock = writelock.New(h.PalaceDir(), command)
+	a.lock = writelock.New(h.PalaceDir(), command)
 	a.settings.set(opts.Config)
 	if opts.IndexLater {
 		a.later = &lazyIndex{}
@@ -174,16 +177,17 @@ func (a *App) openIndex(ctx context.Context) (err error) {
 		return err
 	}
 	if emb == nil && info.Note != "" {
-		a.Log.Info("search is lexical-only", "why", info.Note)
+		a.log.Info("search is lexical-only", "why", info.Note)
 	}
 	p, err := a.newPalace(ctx, st, emb)
 	if err != nil {
 		st.Close()
 		return err
 	}
-	a.Store, a.Palace, a.Embedder = st, p, info
-	a.Reflector = newReflector(reflector.Deps{Home: a.Home, Settings: a.Settings, Events: a.Events,
-		Miner: swapMiner{a}, Logger: a.Log, Embedder: p.Embedder()})
+	a.store, a.palace, a.embedder = st, p, info
+	a.tellPalaceBuilt(p)
+	a.reflector = newReflector(reflector.Deps{Home: a.home, Settings: a.Settings, Events: a.events,
+		Miner: swapMiner{a}, Logger: a.log, Embedder: p.Embedder()})
 	return nil
 }
 
@@ -191,7 +195,7 @@ func (a *App) openIndex(ctx context.Context) (err error) {
 // and the embedder emb (nil: lexical-only), with the settings, the query
 // cache, this home's origin and the gate of config.toml.
 func (a *App) newPalace(ctx context.Context, st store.Store, emb palace.Embedder) (*palace.Palace, error) {
-	h, cfg, lg := a.Home, a.Config, a.Log
+	h, cfg, lg := a.home, a.config, a.log
 	// Mined files carry this home's id, so that in a shared palace each
 	// machine removes only its own. A home that cannot keep an id (a
 	// read-only one) still searches; it mines as "no home", which claims
@@ -213,33 +217,25 @@ func (a *App) newPalace(ctx context.Context, st store.Store, emb palace.Embedder
 // manager goes on lexical-only rather than failing every mine. It is
 // called before the app's palace is in use (LoadEmbedder).
 func (a *App) useLexicalOnly(ctx context.Context, cause error) error {
-	p, err := a.newPalace(ctx, a.Store, nil)
+	p, err := a.newPalace(ctx, a.store, nil)
 	if err != nil {
 		return fmt.Errorf("lexical-only palace: %w", err)
 	}
-	a.Palace = p
-	a.Embedder = EmbedderInfo{Provider: "none", ModelDir: a.Embedder.ModelDir,
+	a.palace = p
+	a.tellPalaceBuilt(p)
+	a.embedder = EmbedderInfo{Provider: "none", ModelDir: a.embedder.ModelDir,
 		Note: "the MiniLM model failed to load (" + cause.Error() + "): run `hivemem model fetch`"}
 	return nil
 }
 
-// newReflector is the one place a reflector is built.
+// newReflector is the one place the app builds a reflector (a benchmark
+// builds its scratch one: locomo.ScratchCondenser).
 func newReflector(d reflector.Deps) *reflector.Reflector { return reflector.New(d) }
-
-// ScratchReflector condenses in the home h (a's, or a benchmark's copy)
-// with settings cfg and the extractive summariser over a's embedder,
-// whatever cfg's summariser: it logs no events and mines nothing.
-func (a *App) ScratchReflector(h home.Home, cfg config.Config) *reflector.Reflector {
-	cfg.Summarizer = config.Summarizer{Provider: "extractive"} // over Deps.Embedder
-	return newReflector(reflector.Deps{
-		Home: h, Logger: a.Log, Settings: func() config.Config { return cfg }, Embedder: a.Palace.Embedder(),
-	})
-}
 
 // AcquireLock takes the palace write lock, waiting (until ctx ends) while
 // another process holds it.
 func (a *App) AcquireLock(ctx context.Context) (release func(), err error) {
-	return a.Lock.Acquire(ctx, a.lockWaiting)
+	return a.lock.Acquire(ctx, a.lockWaiting)
 }
 
 // NoHome is the error of a command run on a home that does not exist: only
@@ -259,10 +255,10 @@ func (a *App) indexDamaged(err error) bool { return a.idx.Damaged(err) }
 
 // Close releases the index.
 func (a *App) Close() error {
-	if a.Store == nil {
+	if a.store == nil {
 		return nil
 	}
-	return a.Store.Close()
+	return a.store.Close()
 }
 
 // queryCache maps the config's "0 disables" onto the palace's "< 0

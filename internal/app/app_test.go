@@ -122,15 +122,15 @@ func TestParaphraseFindsSection(t *testing.T) {
 	t.Setenv("HIVEMEM_EMBEDDER_PROVIDER", "auto")
 	ctx := context.Background()
 	a := openAt(t, t.TempDir())
-	if a.Embedder.Provider != "minilm" || a.Palace.Mode() != palace.ModeHybrid {
-		t.Fatalf("embedder %+v, mode %s: want MiniLM and hybrid search", a.Embedder, a.Palace.Mode())
+	if a.embedder.Provider != "minilm" || a.palace.Mode() != palace.ModeHybrid {
+		t.Fatalf("embedder %+v, mode %s: want MiniLM and hybrid search", a.embedder, a.palace.Mode())
 	}
 	memory := "# Memory — Pat (pat)\n\n" +
 		"## 2026-11-01 — garden\nPlanted tomatoes and basil in the raised beds behind the house.\n\n" +
 		"## 2026-11-02 — car\nThe mechanic replaced the brake pads and rotated the tyres.\n\n" +
 		"## 2026-11-03 — money\nPaid the electricity bill and moved savings into an index fund.\n"
-	hometest.WriteMemory(t, a.Home, "pat", memory)
-	rep, err := a.Palace.Mine(ctx, a.Home.AgentsDir(), palace.MineOptions{})
+	hometest.WriteMemory(t, a.home, "pat", memory)
+	rep, err := a.palace.Mine(ctx, a.home.AgentsDir(), palace.MineOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestParaphraseFindsSection(t *testing.T) {
 		t.Fatalf("mine embedded %d drawers, want 3", rep.Embedded)
 	}
 	const q = "automobile repair shop visit"
-	lex, err := a.Palace.Search(ctx, palace.Query{Text: q, Mode: palace.ModeLexical})
+	lex, err := a.palace.Search(ctx, palace.Query{Text: q, Mode: palace.ModeLexical})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestParaphraseFindsSection(t *testing.T) {
 		t.Fatalf("the query shares a word with the hive after all: lexical hits %+v", lex)
 	}
 	for _, mode := range []string{palace.ModeVector, palace.ModeHybrid} {
-		hits, err := a.Palace.Search(ctx, palace.Query{Text: q, Mode: mode})
+		hits, err := a.palace.Search(ctx, palace.Query{Text: q, Mode: mode})
 		if err != nil {
 			t.Fatal(err)
 		}

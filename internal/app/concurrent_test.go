@@ -46,7 +46,7 @@ func appendByHand(path, day string, n int, errs chan<- error) {
 // rememberAndMine appends a note to agent's memory file and mines the
 // file, as Remember does once past its checks.
 func rememberAndMine(ctx context.Context, a *App, agent, text string) (memory.FileWrite, error) {
-	w, err := memory.Remember(ctx, a.Home, agent, "", text, time.Now())
+	w, err := memory.Remember(ctx, a.home, agent, "", text, time.Now())
 	if err != nil {
 		return w, err
 	}
@@ -56,7 +56,7 @@ func rememberAndMine(ctx context.Context, a *App, agent, text string) (memory.Fi
 // pinAndMine pins fact in agent's memory file and mines the file when
 // the fact was added, as Pin does once past its checks.
 func pinAndMine(ctx context.Context, a *App, agent, fact string) (memory.FileWrite, error) {
-	w, err := memory.Pin(ctx, a.Home, agent, fact)
+	w, err := memory.Pin(ctx, a.home, agent, fact)
 	if err != nil || !w.Added {
 		return w, err
 	}
@@ -64,11 +64,11 @@ func pinAndMine(ctx context.Context, a *App, agent, fact string) (memory.FileWri
 }
 
 func mineMemory(ctx context.Context, a *App, agent string) error {
-	path, err := a.Home.MemoryPath(agent)
+	path, err := a.home.MemoryPath(agent)
 	if err != nil {
 		return err
 	}
-	_, err = a.Palace.Mine(ctx, path, palace.MineOptions{})
+	_, err = a.palace.Mine(ctx, path, palace.MineOptions{})
 	return err
 }
 
@@ -89,7 +89,7 @@ func TestConcurrentRememberAndPinKeepEveryNote(t *testing.T) {
 	if _, err := rememberAndMine(ctx, shared, "alice", "first note\nFIRST"); err != nil {
 		t.Fatal(err)
 	}
-	path, _ := shared.Home.MemoryPath("alice")
+	path, _ := shared.home.MemoryPath("alice")
 
 	const writers, per = 6, 8
 	var wg sync.WaitGroup
@@ -99,7 +99,7 @@ func TestConcurrentRememberAndPinKeepEveryNote(t *testing.T) {
 	// Remember and Pin; so do these writers, each with its own Lock value
 	// (as separate processes would have).
 	locked := func(a *App, fn func() error) error {
-		release, err := writelock.New(a.Home.PalaceDir(), "test").Acquire(ctx, nil)
+		release, err := writelock.New(a.home.PalaceDir(), "test").Acquire(ctx, nil)
 		if err != nil {
 			return err
 		}

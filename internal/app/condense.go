@@ -115,8 +115,8 @@ func (a *App) Condense(ctx context.Context, r CondenseRequest) (CondenseResult, 
 	}
 	agent, _ := r.agent()
 	if r.IfMatch != "" {
-		path, _ := a.Home.MemoryPath(agent)
-		data, err := a.Home.ReadFile(path)
+		path, _ := a.home.MemoryPath(agent)
+		data, err := a.home.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			return CondenseResult{}, notFound("agent %s has no memory file", agent)
 		}
@@ -134,12 +134,12 @@ func (a *App) Condense(ctx context.Context, r CondenseRequest) (CondenseResult, 
 			return CondenseResult{}, fmt.Errorf("condense: %w", err)
 		}
 	}
-	res, err := a.Reflector.Condense(ctx, agent, reflector.Options{DryRun: r.DryRun, Force: r.Force})
+	res, err := a.reflector.Condense(ctx, agent, reflector.Options{DryRun: r.DryRun, Force: r.Force})
 	if err == nil && res.Status == reflector.StatusSkipped && res.Reason == reflector.SkipNoFile {
 		err = notFound("agent %s has no memory file", agent)
 	}
 	if res.Status == reflector.StatusCondensed {
-		a.Log.Info("condensed", "agent", agent, "old_bytes", res.OldBytes, "new_bytes", res.NewBytes, "backup", res.Backup)
+		a.log.Info("condensed", "agent", agent, "old_bytes", res.OldBytes, "new_bytes", res.NewBytes, "backup", res.Backup)
 	}
 	return condenseResult(res), err
 }
@@ -150,7 +150,7 @@ func (a *App) CondensePass(ctx context.Context) ([]CondenseResult, error) {
 	if err := a.RedactMemoryFiles(ctx); err != nil {
 		return nil, fmt.Errorf("condense: %w", err)
 	}
-	rs, err := a.Reflector.Pass(ctx)
+	rs, err := a.reflector.Pass(ctx)
 	out := make([]CondenseResult, len(rs))
 	for i, res := range rs {
 		out[i] = condenseResult(res)
@@ -168,7 +168,7 @@ type BackupInfo struct {
 }
 
 func (a *App) backupInfo(b reflector.Backup) BackupInfo {
-	return BackupInfo{Agent: b.Agent, Name: b.Name, Path: a.Home.Rel(b.Path), Size: b.Size, Time: b.Time}
+	return BackupInfo{Agent: b.Agent, Name: b.Name, Path: a.home.Rel(b.Path), Size: b.Size, Time: b.Time}
 }
 
 // BackupsRequest lists backups: one agent's, or with Agent "" every
@@ -188,15 +188,15 @@ func (a *App) Backups(ctx context.Context, r BackupsRequest) ([]BackupInfo, erro
 			return nil, invalid(err)
 		}
 	}
-	bs, err := reflector.Backups(a.Home, r.Agent)
+	bs, err := reflector.Backups(a.home, r.Agent)
 	if err != nil {
 		return nil, err
 	}
 	if r.Known && r.Agent != "" && len(bs) == 0 {
 		// An agent whose file is gone may still have backups to restore;
 		// one with neither is unknown.
-		path, _ := a.Home.MemoryPath(r.Agent)
-		if _, err := a.Home.ReadFile(path); errors.Is(err, fs.ErrNotExist) {
+		path, _ := a.home.MemoryPath(r.Agent)
+		if _, err := a.home.ReadFile(path); errors.Is(err, fs.ErrNotExist) {
 			return nil, notFound("agent %s has no memory file and no backups", r.Agent)
 		}
 	}
@@ -253,16 +253,16 @@ func (a *App) Backup(ctx context.Context, r BackupRequest) (BackupDetail, error)
 	if err := r.Validate(); err != nil {
 		return BackupDetail{}, err
 	}
-	b, err := reflector.FindBackup(a.Home, r.Agent, r.Name)
+	b, err := reflector.FindBackup(a.home, r.Agent, r.Name)
 	if err != nil {
 		return BackupDetail{}, backupKind(err)
 	}
-	data, err := a.Home.ReadFile(b.Path)
+	data, err := a.home.ReadFile(b.Path)
 	if err != nil {
 		return BackupDetail{}, fmt.Errorf("read backup %s of %s: %w", b.Name, r.Agent, err)
 	}
-	path, _ := a.Home.MemoryPath(r.Agent)
-	cur, err := a.Home.ReadFile(path)
+	path, _ := a.home.MemoryPath(r.Agent)
+	cur, err := a.home.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return BackupDetail{}, fmt.Errorf("read memory of %s: %w", r.Agent, err)
 	}
@@ -291,10 +291,10 @@ func (a *App) Restore(ctx context.Context, r RestoreRequest) (RestoreResult, err
 	if err := (BackupRequest{Agent: r.Agent, Name: r.Backup}).Validate(); err != nil {
 		return RestoreResult{}, fmt.Errorf("restore: %w", err)
 	}
-	res, err := a.Reflector.Restore(ctx, r.Agent, r.Backup)
+	res, err := a.reflector.Restore(ctx, r.Agent, r.Backup)
 	if err != nil {
 		return RestoreResult(res), backupKind(err)
 	}
-	a.Log.Info("restored", "agent", r.Agent, "backup", res.Backup, "pre_restore_backup", res.PreRestoreBackup)
+	a.log.Info("restored", "agent", r.Agent, "backup", res.Backup, "pre_restore_backup", res.PreRestoreBackup)
 	return RestoreResult(res), nil
 }

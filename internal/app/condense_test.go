@@ -16,7 +16,7 @@ import (
 func TestRequestsRefuseByKind(t *testing.T) {
 	a := openLexical(t)
 	ctx := context.Background()
-	hometest.WriteMemory(t, a.Home, "alice", "# Memory — alice\n\n## 2026-11-20 — a note\nbody\n")
+	hometest.WriteMemory(t, a.home, "alice", "# Memory — alice\n\n## 2026-11-20 — a note\nbody\n")
 	for _, c := range []struct {
 		name string
 		run  func() error
@@ -59,7 +59,7 @@ func TestRequestsRefuseByKind(t *testing.T) {
 		})
 	}
 	// With manager.mining off, a mine that asks IfMining is refused.
-	if err := os.WriteFile(a.Home.ConfigPath(), []byte("[manager]\nmining = false\n"), 0o600); err != nil {
+	if err := os.WriteFile(a.home.ConfigPath(), []byte("[manager]\nmining = false\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.ReloadSettings(); err != nil {

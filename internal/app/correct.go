@@ -67,7 +67,7 @@ func (a *App) sectionRef(ctx context.Context, agent, ref string) (string, error)
 	if err := a.index(ctx); err != nil {
 		return "", fmt.Errorf("drawer %s: the index is needed to find it (%w); name the section by its heading instead", ref, err)
 	}
-	ds, err := a.Store.Get(ctx, []string{ref})
+	ds, err := a.store.Get(ctx, []string{ref})
 	if err != nil {
 		return "", err
 	}
@@ -75,8 +75,8 @@ func (a *App) sectionRef(ctx context.Context, agent, ref string) (string, error)
 		return "", invalid(fmt.Errorf("no drawer %s in the index", ref))
 	}
 	d := ds[0]
-	path, _ := a.Home.MemoryPath(agent)
-	if d.Source != a.Home.Rel(path) {
+	path, _ := a.home.MemoryPath(agent)
+	if d.Source != a.home.Rel(path) {
 		return "", invalid(fmt.Errorf("drawer %s is in %s, not in agent %s's memory file", ref, d.Source, agent))
 	}
 	switch d.Room {
@@ -102,7 +102,7 @@ func noteText(s memfile.Section) string {
 // changed (nil for none), which the write reports so that the agent can
 // mark it replaced.
 func (a *App) findDuplicate(ctx context.Context, agent, text string, facts bool, skip string) (dup *Duplicate, restated *Restated, err error) {
-	path, _ := a.Home.MemoryPath(agent)
+	path, _ := a.home.MemoryPath(agent)
 	f, err := a.parseMemory(path)
 	if err != nil {
 		return nil, nil, nil // no file yet (or unreadable: the write says why)
@@ -157,10 +157,10 @@ func (a *App) findDuplicate(ctx context.Context, agent, text string, facts bool,
 // pinned fact (text) when facts, else the section ref (a heading) that
 // starts at line — when the index has the file as it is; else ref.
 func (a *App) noteID(ctx context.Context, path string, facts bool, ref, text string, line int) string {
-	if a.index(ctx) != nil || a.Store == nil {
+	if a.index(ctx) != nil || a.store == nil {
 		return ref
 	}
-	ds, err := a.Store.Drawers(ctx, a.Home.Rel(path))
+	ds, err := a.store.Drawers(ctx, a.home.Rel(path))
 	if err != nil {
 		return ref
 	}
@@ -184,8 +184,8 @@ func (r *Restated) resolve(ctx context.Context, a *App, path string) {
 
 // event logs an event of this app; a failure to log is a warning.
 func (a *App) event(typ, agent string, data map[string]any) {
-	if err := a.Events.Append(eventlog.Event{Kind: typ, Agent: agent, Data: data}); err != nil {
-		a.Log.Warn("cannot log event", "type", typ, "agent", agent, "err", err)
+	if err := a.events.Append(eventlog.Event{Kind: typ, Agent: agent, Data: data}); err != nil {
+		a.log.Warn("cannot log event", "type", typ, "agent", agent, "err", err)
 	}
 }
 
@@ -194,10 +194,10 @@ func (a *App) reflectorFor(ctx context.Context) (*reflector.Reflector, error) {
 	if err := a.index(ctx); err != nil {
 		return nil, err
 	}
-	if a.Reflector == nil {
+	if a.reflector == nil {
 		return nil, errors.New("no reflector in this process")
 	}
-	return a.Reflector, nil
+	return a.reflector, nil
 }
 
 // archiveFact files a pinned fact that stopped being true on the day of
@@ -221,5 +221,5 @@ func (a *App) archiveFact(ctx context.Context, r *reflector.Reflector, agent, fa
 	if len(written) == 0 {
 		return "", nil // the same fact archived the same day already
 	}
-	return a.Home.Rel(written[len(written)-1]), nil
+	return a.home.Rel(written[len(written)-1]), nil
 }

@@ -73,7 +73,7 @@ func TestAChangedNoteIsWrittenAndNamesWhatItRestates(t *testing.T) {
 	if conf.Duplicate != nil || !conf.Existing || conf.Supersedes == nil || conf.Section.Heading != neu.Section.Heading || conf.DrawersAdded != 0 {
 		t.Fatalf("confirmation: %+v; want the existing note to supersede the old one, nothing added", conf)
 	}
-	path, _ := a.Home.MemoryPath("ops")
+	path, _ := a.home.MemoryPath("ops")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +121,7 @@ func TestPinWritesAChangedFact(t *testing.T) {
 // line.
 func drawerAt(t *testing.T, a *App, agent string, line int) string {
 	t.Helper()
-	ds, err := a.Store.Drawers(context.Background(), "hive/agents/"+agent+"/memory.md")
+	ds, err := a.store.Drawers(context.Background(), "hive/agents/"+agent+"/memory.md")
 	if err != nil {
 		t.Fatal(err)
 	}

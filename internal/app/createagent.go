@@ -43,9 +43,9 @@ func (a *App) CreateAgent(ctx context.Context, r CreateAgentRequest) (CreateAgen
 	if err := r.Validate(); err != nil {
 		return CreateAgentResult{}, err
 	}
-	path, created, err := memory.Create(ctx, a.Home, r.Agent, r.Name)
+	path, created, err := memory.Create(ctx, a.home, r.Agent, r.Name)
 	if err != nil {
 		return CreateAgentResult{}, fmt.Errorf("create agent %s: %w", r.Agent, err)
 	}
-	return CreateAgentResult{Agent: r.Agent, Source: a.Home.Rel(path), Path: path, Created: created}, nil
+	return CreateAgentResult{Agent: r.Agent, Source: a.home.Rel(path), Path: path, Created: created}, nil
 }

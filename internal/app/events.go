@@ -113,7 +113,7 @@ func (a *App) ListEvents(ctx context.Context, r EventsRequest) (EventsResult, er
 	if r.Scope.Own {
 		f.Agent = r.Scope.Caller
 	}
-	path := a.Home.LogPath()
+	path := a.home.LogPath()
 	st, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return EventsResult{Events: []EventItem{}}, nil
@@ -155,7 +155,7 @@ func (a *App) ListEvents(ctx context.Context, r EventsRequest) (EventsResult, er
 // not events (see eventlog.ParseLine) are skipped and counted in skipped,
 // when it is not nil. A FIFO planted at the log is an error, not a hang.
 func (a *App) EventsFrom(off, limit int64, f EventFilter, skipped *int) ([]EventItem, int64, error) {
-	fh, err := atomicio.OpenRegular(a.Home.LogPath())
+	fh, err := atomicio.OpenRegular(a.home.LogPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
 	}
@@ -212,7 +212,7 @@ func (a *App) EventsFrom(off, limit int64, f EventFilter, skipped *int) ([]Event
 // HookError logs a problem of an agent hook (`hivemem hook NAME`) as a
 // hook-error event of the hive log.
 func (a *App) HookError(hook, agent string, problem error) error {
-	return appendHookError(a.Events, hook, agent, problem)
+	return appendHookError(a.events, hook, agent, problem)
 }
 
 // HomeHookError logs a hook's problem met before the app is open (hook

@@ -92,8 +92,8 @@ func (a *App) Forget(ctx context.Context, r ForgetRequest) (ForgetResult, error)
 		return ForgetResult{}, err
 	}
 	agent, _ := r.Scope.writeAgent(r.Agent)
-	path, _ := a.Home.MemoryPath(agent)
-	out := ForgetResult{Agent: agent, Source: a.Home.Rel(path)}
+	path, _ := a.home.MemoryPath(agent)
+	out := ForgetResult{Agent: agent, Source: a.home.Rel(path)}
 	// The file is backed up first: no secret an agent appended by hand
 	// may go into that backup.
 	if err := a.redactMemoryFiles(ctx, agent); err != nil {
@@ -134,7 +134,7 @@ func (a *App) Forget(ctx context.Context, r ForgetRequest) (ForgetResult, error)
 		out.Line = &li
 		text, lines = line.Text+"\n", fmt.Sprint(line.Number)
 	} else {
-		si := SectionOf(removed)
+		si := sectionOf(removed)
 		out.Section = &si
 		text, lines = removed.Raw, fmt.Sprintf("%d-%d", removed.StartLine, removed.EndLine)
 	}
@@ -143,7 +143,7 @@ func (a *App) Forget(ctx context.Context, r ForgetRequest) (ForgetResult, error)
 	if err != nil {
 		return out, fmt.Errorf("forget: the text is out of the memory file but could not be kept (it is in backup %s): %w", b.Name, err)
 	}
-	out.Kept = a.Home.Rel(kept)
+	out.Kept = a.home.Rel(kept)
 	n, err := a.reindexAgent(ctx, agent, false, r.LockWait)
 	out.DrawersRemoved = n
 	if err != nil {
@@ -193,13 +193,13 @@ func (a *App) reindexAgent(ctx context.Context, agent string, archive bool, wait
 		return 0, err
 	}
 	defer release()
-	mem, _ := a.Home.MemoryPath(agent)
+	mem, _ := a.home.MemoryPath(agent)
 	rep, err := a.mine(ctx, mem, palace.MineOptions{})
 	removed := rep.Removed
 	if err != nil || !archive {
 		return removed, err
 	}
-	arch, _ := a.Home.ArchiveDir(agent)
+	arch, _ := a.home.ArchiveDir(agent)
 	rep, err = a.mine(ctx, arch, palace.MineOptions{})
 	return removed + rep.Removed, err
 }
@@ -253,8 +253,8 @@ func (a *App) Unpin(ctx context.Context, r UnpinRequest) (UnpinResult, error) {
 
 // changePinned unpins fact, or replaces it with with, and archives it.
 func (a *App) changePinned(ctx context.Context, agent, fact, with string, now time.Time, wait time.Duration) (UnpinResult, error) {
-	path, _ := a.Home.MemoryPath(agent)
-	out := UnpinResult{Agent: agent, Source: a.Home.Rel(path), ReplacedBy: with}
+	path, _ := a.home.MemoryPath(agent)
+	out := UnpinResult{Agent: agent, Source: a.home.Rel(path), ReplacedBy: with}
 	op := "unpin"
 	// The file is backed up first: no secret an agent appended by hand
 	// may go into that backup.
@@ -314,6 +314,6 @@ func (a *App) changePinned(ctx context.Context, agent, fact, with string, now ti
 // mineArchive mines an archive file (relative to the home) under the
 // palace write lock.
 func (a *App) mineArchive(ctx context.Context, rel string, wait time.Duration) error {
-	_, err := a.mineWritten(ctx, a.Home.Abs(path.Clean(rel)), "archive", wait)
+	_, err := a.mineWritten(ctx, a.home.Abs(path.Clean(rel)), "archive", wait)
 	return err
 }

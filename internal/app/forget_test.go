@@ -62,21 +62,21 @@ func TestPurgeLeavesNoByteInTheHome(t *testing.T) {
 	if _, err := a.Unpin(ctx, UnpinRequest{Agent: "alice", Fact: "Invoices go out on the 1st"}); err != nil {
 		t.Fatal(err)
 	}
-	path, _ := a.Home.MemoryPath("alice")
+	path, _ := a.home.MemoryPath("alice")
 	data, _ := os.ReadFile(path)
 	f, _ := memfile.Parse(data)
 	i, err := f.FindSection("pasted key")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Reflector.Archive(ctx, "alice", []memfile.Section{f.Sections[i]}); err != nil {
+	if _, err := a.reflector.Archive(ctx, "alice", []memfile.Section{f.Sections[i]}); err != nil {
 		t.Fatal(err)
 	}
-	arch, _ := a.Home.ArchiveDir("alice")
-	if _, err := a.Palace.Mine(ctx, arch, palace.MineOptions{}); err != nil {
+	arch, _ := a.home.ArchiveDir("alice")
+	if _, err := a.palace.Mine(ctx, arch, palace.MineOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	before := filesHolding(t, a.Home.Root, secret)
+	before := filesHolding(t, a.home.Root, secret)
 	if len(before) < 4 {
 		t.Fatalf("the secret is in only %v before the purge: the test would show nothing", before)
 	}
@@ -92,7 +92,7 @@ func TestPurgeLeavesNoByteInTheHome(t *testing.T) {
 	if res.Kept != "" || len(res.Purged) < 2 || res.DrawersRemoved < 2 {
 		t.Errorf("result = %+v: want nothing kept, the backup and the archive purged, the drawers of both removed", res)
 	}
-	if left := filesHolding(t, a.Home.Root, secret); len(left) > 0 {
+	if left := filesHolding(t, a.home.Root, secret); len(left) > 0 {
 		t.Errorf("after the purge the secret is still in %v (was in %v)", left, before)
 	}
 	// The rest stays, and the index still answers.
@@ -108,7 +108,7 @@ func TestPurgeLeavesNoByteInTheHome(t *testing.T) {
 			t.Errorf("a purged drawer is still found: %+v", h.Hit)
 		}
 	}
-	if err := a.Store.Check(ctx); err != nil {
+	if err := a.store.Check(ctx); err != nil {
 		t.Errorf("index after the purge: %v", err)
 	}
 }
@@ -165,7 +165,7 @@ func TestCorrectionsKeepToTheCallersMemory(t *testing.T) {
 			}
 		})
 	}
-	path, _ := a.Home.MemoryPath("alice")
+	path, _ := a.home.MemoryPath("alice")
 	if got, _ := os.ReadFile(path); !bytes.Contains(got, []byte("Alice's plan.")) || !bytes.Contains(got, []byte("Alice's fact")) {
 		t.Errorf("alice's memory changed:\n%s", got)
 	}
@@ -179,7 +179,7 @@ func TestRepeatsAreNotWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path, _ := a.Home.MemoryPath("alice")
+	path, _ := a.home.MemoryPath("alice")
 	before, _ := os.ReadFile(path)
 	res, err := a.Remember(ctx, RememberRequest{Agent: "alice", Text: "deploy the shop with make deploy"})
 	if err != nil {
@@ -247,7 +247,7 @@ func TestRememberSupersedesByDrawerID(t *testing.T) {
 			t.Errorf("hit %q: superseded_by %q (%s), want the explicit mark only on the old note", h.Text, h.SupersededBy, h.SupersededReason)
 		}
 	}
-	evs, _ := a.Events.Read(0, nil)
+	evs, _ := a.events.Read(0, nil)
 	found := false
 	for _, e := range evs {
 		found = found || e.Kind == "supersede" && e.Agent == "alice"

@@ -97,15 +97,15 @@ func (a *App) Import(ctx context.Context, r ImportRequest) (ImportResult, error)
 		red.kept = nil
 		return out, err
 	}
-	res, err := capture.Import(ctx, a.Home, a.Palace, r.Paths, capture.Options{
-		Agent: r.Agent, Format: r.Format, Events: a.Events,
+	res, err := capture.Import(ctx, a.home, a.palace, r.Paths, capture.Options{
+		Agent: r.Agent, Format: r.Format, Events: a.events,
 		MaxSessionBytes: min(cfg.Capture.SessionMaxBytes, cfg.Palace.MaxFileBytes), RetentionDays: cfg.Capture.RetentionDays,
 		Redact: redactText,
 	})
 	res.Redacted, res.SecretsKept, res.Purged = red.res.Redacted, red.res.Kept, red.res.Purged
 	if err == nil && res.TurnsAdded > 0 {
-		dir, _ := a.Home.SessionsDir(r.Agent)
-		a.logRedaction(r.Agent, a.Home.Rel(dir), "import", red.res)
+		dir, _ := a.home.SessionsDir(r.Agent)
+		a.logRedaction(r.Agent, a.home.Rel(dir), "import", red.res)
 	}
 	return importResultOf(res), err
 }

@@ -6,8 +6,8 @@ import "context"
 // sessions; archives aside), in the order of their files: a scan mines
 // those whose directory has gone, so that their drawers go too.
 func (a *App) IndexedAgents(ctx context.Context) ([]string, error) {
-	h := a.Home
-	files, err := a.Store.Files(ctx, "hive/agents/")
+	h := a.home
+	files, err := a.store.Files(ctx, "hive/agents/")
 	if err != nil {
 		return nil, err
 	}

@@ -44,7 +44,7 @@ func (a *App) SettingsError() error {
 // (search results, the reflector, the manager's intervals) apply at once;
 // the index, the embedder and the search tuning keep what Open built.
 func (a *App) ReloadSettings() (config.Config, error) {
-	cfg, err := config.Load(a.Home.ConfigPath())
+	cfg, err := config.Load(a.home.ConfigPath())
 	a.settings.mu.Lock()
 	defer a.settings.mu.Unlock()
 	if err != nil {

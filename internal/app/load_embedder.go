@@ -29,15 +29,15 @@ type EmbedderLoad struct {
 // kept (it may come back). The error is the failure, if any; the result
 // says what was done either way.
 func (a *App) LoadEmbedder(ctx context.Context) (EmbedderLoad, error) {
-	out := EmbedderLoad{Provider: a.Embedder.Provider}
-	emb := a.Palace.Embedder()
+	out := EmbedderLoad{Provider: a.embedder.Provider}
+	emb := a.palace.Embedder()
 	if emb == nil {
-		out.Note = a.Embedder.Note
+		out.Note = a.embedder.Note
 		return out, nil
 	}
 	start := time.Now()
 	if _, err := emb.Embed(ctx, []string{"hivemem warm-up"}); err != nil {
-		if a.Embedder.Provider != "minilm" {
+		if a.embedder.Provider != "minilm" {
 			return out, err
 		}
 		if perr := a.useLexicalOnly(ctx, err); perr != nil {
@@ -51,4 +51,4 @@ func (a *App) LoadEmbedder(ctx context.Context) (EmbedderLoad, error) {
 }
 
 // SearchMode is how searches run: hybrid, or lexical without an embedder.
-func (a *App) SearchMode() string { return a.Palace.Mode() }
+func (a *App) SearchMode() string { return a.palace.Mode() }

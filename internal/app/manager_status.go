@@ -73,14 +73,14 @@ type ManagerStatus struct {
 // than a failed request.
 func (a *App) ManagerStatus(ctx context.Context, rt Runtime) ManagerStatus {
 	cfg := a.Settings()
-	s := ManagerStatus{Runtime: rt, Backend: a.Store.Backend(), SearchMode: a.Palace.Mode(), Embedder: a.Embedder, Mining: cfg.Manager.Mining}
+	s := ManagerStatus{Runtime: rt, Backend: a.store.Backend(), SearchMode: a.palace.Mode(), Embedder: a.embedder, Mining: cfg.Manager.Mining}
 	s.Problems = append([]Problem{}, rt.Problems...)
-	st, err := a.Store.Stats(ctx)
+	st, err := a.store.Stats(ctx)
 	if err != nil {
 		s.Problems = append(s.Problems, Problem{Time: time.Now().UTC(), What: "index stats", Error: err.Error()})
 	}
 	s.Index = indexStatsOf(st)
-	agents, err := a.CollectAgents(ctx, cfg, st, a.condensed.Read(a.Home.LogPath()))
+	agents, err := a.collectAgents(ctx, cfg, st, a.condensed.Read(a.home.LogPath()))
 	if err != nil {
 		s.Problems = append(s.Problems, Problem{Time: time.Now().UTC(), What: "agents", Error: err.Error()})
 	}

@@ -37,14 +37,14 @@ func (a *App) ReadMemory(ctx context.Context, r MemoryRequest) (MemoryFile, erro
 	if err != nil {
 		return MemoryFile{}, err
 	}
-	path, err := a.Home.MemoryPath(agent)
+	path, err := a.home.MemoryPath(agent)
 	if err != nil {
 		return MemoryFile{}, err
 	}
 	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() && st.Size() > MaxMemoryRead {
 		return MemoryFile{}, fmt.Errorf("read %s: memory file is %d bytes, too large to read here", agent, st.Size())
 	}
-	data, err := a.Home.ReadFile(path)
+	data, err := a.home.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return MemoryFile{}, notFound("agent %s has no memory file", agent)
 	}
@@ -54,5 +54,5 @@ func (a *App) ReadMemory(ctx context.Context, r MemoryRequest) (MemoryFile, erro
 	if err := ctx.Err(); err != nil {
 		return MemoryFile{}, err
 	}
-	return MemoryFile{Agent: agent, Source: a.Home.Rel(path), Path: path, Data: data}, nil
+	return MemoryFile{Agent: agent, Source: a.home.Rel(path), Path: path, Data: data}, nil
 }

@@ -69,16 +69,16 @@ func (a *App) Mine(ctx context.Context, r MineRequest) (MineResult, error) {
 	path := r.Path
 	switch {
 	case r.Agent != "":
-		mp, err := a.Home.MemoryPath(r.Agent)
+		mp, err := a.home.MemoryPath(r.Agent)
 		if err != nil {
 			return MineResult{}, invalid(err)
 		}
 		path = filepath.Dir(mp)
 		if st, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) || err == nil && !st.IsDir() {
-			return MineResult{}, notFound("no agent %s (no directory %s)", r.Agent, a.Home.Rel(path))
+			return MineResult{}, notFound("no agent %s (no directory %s)", r.Agent, a.home.Rel(path))
 		}
 	case path == "":
-		path = a.Home.HiveDir()
+		path = a.home.HiveDir()
 	}
 	release, err := a.LockFor(ctx, "mine", r.LockWait)
 	if err != nil {
@@ -101,14 +101,14 @@ func (a *App) Mine(ctx context.Context, r MineRequest) (MineResult, error) {
 		rep.Skipped = []palace.Skip{}
 	}
 	if r.By != "" && (rep.Changed > 0 || rep.FilesRemoved > 0) {
-		if err := a.Events.Append(eventlog.Event{Kind: "mine", Agent: r.Agent, Data: map[string]any{
+		if err := a.events.Append(eventlog.Event{Kind: "mine", Agent: r.Agent, Data: map[string]any{
 			"drawersAdded": rep.Added, "drawersRemoved": rep.Removed, "drawersKept": rep.Kept,
 			"embedded": rep.Embedded, "filesRemoved": rep.FilesRemoved, "seconds": rep.Seconds, "by": r.By,
 		}}); err != nil {
-			a.Log.Warn("cannot log the mine event", "err", err)
+			a.log.Warn("cannot log the mine event", "err", err)
 		}
 	}
-	return MineResult{Agent: r.Agent, Path: a.Home.Rel(path), Report: mineReportOf(rep)}, nil
+	return MineResult{Agent: r.Agent, Path: a.home.Rel(path), Report: mineReportOf(rep)}, nil
 }
 
 // ReindexRequest rebuilds the index from the markdown.
@@ -139,15 +139,15 @@ func (a *App) Reindex(ctx context.Context, r ReindexRequest) (ReindexResult, err
 	if err != nil && a.indexDamaged(err) && a.later != nil {
 		// The index is disposable: set the damaged file aside and build a
 		// new one from the markdown.
-		if a.Store != nil {
-			a.Store.Close()
-			a.Store, a.Palace, a.Reflector = nil, nil, nil
+		if a.store != nil {
+			a.store.Close()
+			a.store, a.palace, a.reflector = nil, nil, nil
 		}
 		moved, serr := a.idx.SetAside(time.Now())
 		if serr != nil {
 			return ReindexResult{}, errors.Join(err, serr)
 		}
-		a.Log.Warn("the index was damaged; moved it aside and rebuilding it from the markdown", "err", err, "moved_to", moved)
+		a.log.Warn("the index was damaged; moved it aside and rebuilding it from the markdown", "err", err, "moved_to", moved)
 		res.SetAside, res.Damage = moved, err.Error()
 		a.later = &lazyIndex{}
 		rep, err = a.reindex(ctx, r)
@@ -171,5 +171,5 @@ func (a *App) reindex(ctx context.Context, r ReindexRequest) (palace.MineReport,
 		return palace.MineReport{}, err
 	}
 	defer release()
-	return a.Palace.Reindex(ctx, palace.ReindexOptions(r.Options))
+	return a.palace.Reindex(ctx, palace.ReindexOptions(r.Options))
 }

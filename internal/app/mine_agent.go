@@ -36,7 +36,7 @@ type MineAgentResult struct {
 // that is gone is mined all the same when the index still has its files,
 // so that they lose their drawers.
 func (a *App) MineAgent(ctx context.Context, r MineAgentRequest) (MineAgentResult, error) {
-	h := a.Home
+	h := a.home
 	var path, prefix string
 	var err error
 	if r.Whole {
@@ -57,7 +57,7 @@ func (a *App) MineAgent(ctx context.Context, r MineAgentRequest) (MineAgentResul
 		}
 		if errors.Is(err, os.ErrNotExist) {
 			// Nothing to mine; drawers of a deleted file are removed below.
-			known, ferr := a.Store.Files(ctx, prefix)
+			known, ferr := a.store.Files(ctx, prefix)
 			if ferr == nil && len(known) == 0 {
 				a.reportSkips(path, nil, true) // a skipped file gone with it
 				return MineAgentResult{Gone: true}, nil
@@ -65,7 +65,7 @@ func (a *App) MineAgent(ctx context.Context, r MineAgentRequest) (MineAgentResul
 		}
 		paths = []string{path}
 	}
-	release, err := a.Lock.Acquire(ctx, nil)
+	release, err := a.lock.Acquire(ctx, nil)
 	if err != nil {
 		return MineAgentResult{}, err
 	}

@@ -11,11 +11,11 @@ import (
 // MineArchives brings the index in step with the archives of every agent
 // (hive/archive), under the palace write lock: a scan's last step.
 func (a *App) MineArchives(ctx context.Context) error {
-	root := a.Home.ArchiveRoot()
+	root := a.home.ArchiveRoot()
 	if _, err := os.Stat(root); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	release, err := a.Lock.Acquire(ctx, nil)
+	release, err := a.lock.Acquire(ctx, nil)
 	if err != nil {
 		return err
 	}

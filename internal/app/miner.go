@@ -26,15 +26,15 @@ func (a *App) mine(ctx context.Context, path string, opts palace.MineOptions) (p
 
 func (a *App) minePalace(ctx context.Context, path string, opts palace.MineOptions) (palace.MineReport, error) {
 	if a.mineHook == nil {
-		return a.Palace.Mine(ctx, path, opts)
+		return a.palace.Mine(ctx, path, opts)
 	}
 	// The hook sees the app's result; the palace's report of the mine it
 	// let run (none when it failed instead) goes back to the caller.
 	var rep palace.MineReport
 	_, err := a.mineHook(ctx, path, func(ctx context.Context) (MineResult, error) {
-		r, err := a.Palace.Mine(ctx, path, opts)
+		r, err := a.palace.Mine(ctx, path, opts)
 		rep = r
-		return MineResult{Path: a.Home.Rel(path), Report: mineReportOf(r)}, err
+		return MineResult{Path: a.home.Rel(path), Report: mineReportOf(r)}, err
 	})
 	return rep, err
 }

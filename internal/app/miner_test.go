@@ -42,15 +42,15 @@ func TestSwapMineHoldsThePalaceWriteLock(t *testing.T) {
 	a = openHooked(t, func(ctx context.Context, path string, mine func(context.Context) (MineResult, error)) (MineResult, error) {
 		done, cancel := context.WithCancel(ctx)
 		cancel()
-		release, err := writelock.New(a.Home.PalaceDir(), "probe").Acquire(done, nil)
+		release, err := writelock.New(a.home.PalaceDir(), "probe").Acquire(done, nil)
 		if err == nil {
 			release()
 		}
 		held, probed = errors.Is(err, writelock.ErrBusy), true
 		return mine(ctx)
 	})
-	hometest.WriteMemory(t, a.Home, "alice", "# Memory — alice\n\n## 2026-11-20 — a note\nbody\n")
-	mem, _ := a.Home.MemoryPath("alice")
+	hometest.WriteMemory(t, a.home, "alice", "# Memory — alice\n\n## 2026-11-20 — a note\nbody\n")
+	mem, _ := a.home.MemoryPath("alice")
 	rep, err := swapMiner{a}.Mine(t.Context(), mem, palace.MineOptions{})
 	if err != nil || rep.Files != 1 {
 		t.Fatalf("Mine = %+v, %v", rep, err)
@@ -60,7 +60,7 @@ func TestSwapMineHoldsThePalaceWriteLock(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 	defer cancel()
-	release, err := writelock.New(a.Home.PalaceDir(), "after").Acquire(ctx, nil)
+	release, err := writelock.New(a.home.PalaceDir(), "after").Acquire(ctx, nil)
 	if err != nil {
 		t.Fatalf("lock still held after the mine: %v", err)
 	}
@@ -89,8 +89,8 @@ func TestKeepSwapMinesOutlivesItsCaller(t *testing.T) {
 		got <- s
 		return MineResult{}, ctx.Err()
 	})
-	hometest.WriteMemory(t, a.Home, "alice", "# Memory — alice\n\n## 2026-11-20 — a note\nbody\n")
-	mem, _ := a.Home.MemoryPath("alice")
+	hometest.WriteMemory(t, a.home, "alice", "# Memory — alice\n\n## 2026-11-20 — a note\nbody\n")
+	mem, _ := a.home.MemoryPath("alice")
 	tests := []struct {
 		name string
 		keep bool

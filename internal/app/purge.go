@@ -94,12 +94,12 @@ func (a *App) purgeTexts(ctx context.Context, texts []purge.Text, dryRun bool, w
 		if err != nil {
 			return out, err
 		}
-		rep, err := purge.ScrubHome(ctx, a.Home, m, true)
+		rep, err := purge.ScrubHome(ctx, a.home, m, true)
 		out.fill(rep)
 		if err != nil {
 			return out, err
 		}
-		if err := a.index(ctx); err == nil && a.Store != nil {
+		if err := a.index(ctx); err == nil && a.store != nil {
 			ds, err := a.drawersHolding(ctx, m)
 			if err != nil {
 				return out, fmt.Errorf("purge: %w", err)
@@ -111,13 +111,13 @@ func (a *App) purgeTexts(ctx context.Context, texts []purge.Text, dryRun bool, w
 		}
 		return out, nil
 	}
-	st := purge.Open(a.Home.PalaceDir())
+	st := purge.Open(a.home.PalaceDir())
 	unlock, err := a.purgeLock(ctx, st, wait)
 	if err != nil {
 		return out, err
 	}
 	defer unlock()
-	before, _ := purge.Load(a.Home.PalaceDir())
+	before, _ := purge.Load(a.home.PalaceDir())
 	for _, r := range before.Purges {
 		if !r.Done {
 			out.Finished++
@@ -147,7 +147,7 @@ func (a *App) purgeLock(ctx context.Context, st purge.Store, wait time.Duration)
 // purge lock): the files of the home, then the index, then marks them
 // done.
 func (a *App) finishPurges(ctx context.Context, st purge.Store, out PurgeResult, wait time.Duration) (PurgeResult, error) {
-	s, err := purge.Load(a.Home.PalaceDir())
+	s, err := purge.Load(a.home.PalaceDir())
 	if err != nil {
 		return out, err
 	}
@@ -161,7 +161,7 @@ func (a *App) finishPurges(ctx context.Context, st purge.Store, out PurgeResult,
 			recorded = append(recorded, r.Drawers...)
 		}
 	}
-	rep, err := purge.ScrubHome(ctx, a.Home, m, false)
+	rep, err := purge.ScrubHome(ctx, a.home, m, false)
 	out.fill(rep)
 	if err != nil {
 		return out, fmt.Errorf("purge: the files are partly clean (run the purge again, or any command finishes it): %w", err)
@@ -194,7 +194,7 @@ func (out *PurgeResult) fill(rep purge.Report) {
 // drawersHolding lists the index's drawers whose text, heading or
 // superseded-by holds a text m finds.
 func (a *App) drawersHolding(ctx context.Context, m *purge.Matcher) ([]store.Drawer, error) {
-	ds, err := a.Store.List(ctx, store.Filter{}, 0)
+	ds, err := a.store.List(ctx, store.Filter{}, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +216,7 @@ func (a *App) purgeIndex(ctx context.Context, st purge.Store, m *purge.Matcher, 
 	if err := a.index(ctx); err != nil {
 		return 0, err
 	}
-	if a.Store == nil {
+	if a.store == nil {
 		return 0, errors.New("no index")
 	}
 	release, err := a.LockFor(ctx, "purge", wait)
@@ -247,37 +247,37 @@ func (a *App) purgeIndex(ctx context.Context, st purge.Store, m *purge.Matcher, 
 	// name (its old one left the index above).
 	for _, p := range rep.Places {
 		if p.Renamed && (p.Kind == "memory" || p.Kind == "session" || p.Kind == "archive") {
-			if _, err := a.mine(ctx, a.Home.Abs(p.Path), palace.MineOptions{}); err != nil {
-				a.Log.Warn("purge: mining a renamed file failed; the next mine catches up", "source", p.Path, "err", err)
+			if _, err := a.mine(ctx, a.home.Abs(p.Path), palace.MineOptions{}); err != nil {
+				a.log.Warn("purge: mining a renamed file failed; the next mine catches up", "source", p.Path, "err", err)
 			}
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return len(ds), err
 	}
-	return len(ds), a.Store.Scrub(ctx, hashes)
+	return len(ds), a.store.Scrub(ctx, hashes)
 }
 
 // remineOrDrop mines a source again from its cleaned file; a source that
 // is not a file of this home, or whose drawers still hold a text, leaves
 // the index.
 func (a *App) remineOrDrop(ctx context.Context, src string, m *purge.Matcher) error {
-	path := a.Home.Abs(src)
+	path := a.home.Abs(src)
 	inHome := !filepath.IsAbs(filepath.FromSlash(src))
 	if st, err := os.Stat(path); inHome && err == nil && st.Mode().IsRegular() {
 		if _, err := a.mine(ctx, path, palace.MineOptions{}); err != nil {
-			a.Log.Warn("purge: mining a cleaned file failed; its drawers leave the index", "source", src, "err", err)
+			a.log.Warn("purge: mining a cleaned file failed; its drawers leave the index", "source", src, "err", err)
 		}
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: %w", src, err)
 	}
-	ds, err := a.Store.Drawers(ctx, src)
+	ds, err := a.store.Drawers(ctx, src)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("%s: %w", src, err)
 	}
 	for _, d := range ds {
 		if drawerHolds(d, m) {
-			return a.Store.DeleteFile(ctx, src)
+			return a.store.DeleteFile(ctx, src)
 		}
 	}
 	return nil
@@ -299,10 +299,10 @@ func drawerHolds(d store.Drawer, m *purge.Matcher) bool {
 // another process is finishing right now is left to it; a failure is
 // logged and left for the next command.
 func (a *App) finishPendingPurges(ctx context.Context) {
-	if !purge.Pending(a.Home.PalaceDir()) {
+	if !purge.Pending(a.home.PalaceDir()) {
 		return
 	}
-	st := purge.Open(a.Home.PalaceDir())
+	st := purge.Open(a.home.PalaceDir())
 	lctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	unlock, err := st.Lock(lctx)
 	cancel()
@@ -311,7 +311,7 @@ func (a *App) finishPendingPurges(ctx context.Context) {
 	}
 	defer func() { _ = unlock() }()
 	if _, err := a.finishPurges(ctx, st, PurgeResult{}, 0); err != nil {
-		a.Log.Warn("an interrupted purge is not finished yet; the next command tries again", "err", err)
+		a.log.Warn("an interrupted purge is not finished yet; the next command tries again", "err", err)
 	}
 }
 
@@ -405,7 +405,7 @@ func (a *App) forgetPurgeTexts(ctx context.Context, r ForgetRequest, agent strin
 			if a.index(ctx) != nil || r.Line != "" {
 				return nil, err
 			}
-			ds, gerr := a.Store.Get(ctx, []string{r.Drawer})
+			ds, gerr := a.store.Get(ctx, []string{r.Drawer})
 			if gerr != nil || len(ds) == 0 || ds[0].Agent != agent {
 				return nil, err
 			}
@@ -419,8 +419,8 @@ func (a *App) forgetPurgeTexts(ctx context.Context, r ForgetRequest, agent strin
 			return texts, nil
 		}
 	}
-	path, _ := a.Home.MemoryPath(agent)
-	data, err := a.Home.ReadFile(path)
+	path, _ := a.home.MemoryPath(agent)
+	data, err := a.home.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("agent %s has no memory file", agent)
 	}
@@ -455,7 +455,7 @@ func (a *App) forgetPurgeTexts(ctx context.Context, r ForgetRequest, agent strin
 	if err != nil {
 		return nil, err
 	}
-	si := SectionOf(removed)
+	si := sectionOf(removed)
 	out.Section = &si
 	return sectionPurgeTexts(removed.Raw, removed.Heading, removed.Body()), nil
 }
@@ -463,8 +463,8 @@ func (a *App) forgetPurgeTexts(ctx context.Context, r ForgetRequest, agent strin
 // sectionElsewhere finds the section ref names in the agent's archive or
 // forgotten text, and the file it is in (relative to the home).
 func (a *App) sectionElsewhere(agent, ref string) (memfile.Section, string, bool) {
-	arch, _ := a.Home.ArchiveDir(agent)
-	forgotten, _ := a.Home.ForgottenDir(agent)
+	arch, _ := a.home.ArchiveDir(agent)
+	forgotten, _ := a.home.ForgottenDir(agent)
 	for _, dir := range []string{arch, forgotten} {
 		ents, err := os.ReadDir(dir)
 		if err != nil {
@@ -475,7 +475,7 @@ func (a *App) sectionElsewhere(agent, ref string) (memfile.Section, string, bool
 				continue
 			}
 			p := filepath.Join(dir, e.Name())
-			data, err := a.Home.ReadFile(p)
+			data, err := a.home.ReadFile(p)
 			if err != nil {
 				continue
 			}
@@ -484,7 +484,7 @@ func (a *App) sectionElsewhere(agent, ref string) (memfile.Section, string, bool
 				continue
 			}
 			if i, err := f.FindSection(ref); err == nil {
-				return f.Sections[i], a.Home.Rel(p), true
+				return f.Sections[i], a.home.Rel(p), true
 			}
 		}
 	}

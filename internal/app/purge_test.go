@@ -51,7 +51,7 @@ func backupNow(t *testing.T, a *App, agent, fact string) {
 // requireNowhere fails the test when any file of the home holds s.
 func requireNowhere(t *testing.T, a *App, s string, before []string) {
 	t.Helper()
-	if left := filesHolding(t, a.Home.Root, s); len(left) > 0 {
+	if left := filesHolding(t, a.home.Root, s); len(left) > 0 {
 		t.Errorf("after the purge %q is still in %v (was in %v)", s, left, before)
 	}
 }
@@ -69,13 +69,13 @@ func TestInterruptedPurgeIsFinished(t *testing.T) {
 	remember(t, a, RememberRequest{Agent: "alice", Heading: "pasted key", Text: "The key is " + secret + " today."})
 	backupNow(t, a, "alice", "Invoices go out on the 1st")
 	// A leftover of an interrupted write beside the memory file.
-	mem, _ := a.Home.MemoryPath("alice")
+	mem, _ := a.home.MemoryPath("alice")
 	if err := os.WriteFile(filepath.Join(filepath.Dir(mem), ".memory.md.123.tmp"), []byte("copy: "+secret+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	before := filesHolding(t, root, secret)
 	// What a purge killed right after recording leaves: the intent only.
-	st := purge.Open(a.Home.PalaceDir())
+	st := purge.Open(a.home.PalaceDir())
 	unlock, err := st.Lock(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func TestInterruptedPurgeIsFinished(t *testing.T) {
 	a.Close()
 	b := openAt(t, root) // any command
 	requireNowhere(t, b, secret, before)
-	if purge.Pending(b.Home.PalaceDir()) {
+	if purge.Pending(b.home.PalaceDir()) {
 		t.Error("the purge is still pending after the next open finished it")
 	}
 	hits, err := b.Search(ctx, SearchRequest{Query: "key today", Results: 10})
@@ -146,21 +146,21 @@ func TestPurgeReachesTextThatLeftTheMemoryFile(t *testing.T) {
 	if _, err := a.Forget(ctx, ForgetRequest{Agent: "coder", Heading: "old aws"}); err != nil {
 		t.Fatal(err)
 	}
-	mem, _ := a.Home.MemoryPath("coder")
+	mem, _ := a.home.MemoryPath("coder")
 	data, _ := os.ReadFile(mem)
 	f, _ := memfile.Parse(data)
 	i, err := f.FindSection("aws key")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Reflector.Archive(ctx, "coder", []memfile.Section{f.Sections[i]}); err != nil {
+	if _, err := a.reflector.Archive(ctx, "coder", []memfile.Section{f.Sections[i]}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.Forget(ctx, ForgetRequest{Agent: "coder", Heading: "aws key"}); err != nil {
 		t.Fatal(err)
 	}
-	arch, _ := a.Home.ArchiveDir("coder")
-	if _, err := a.Palace.Mine(ctx, arch, palace.MineOptions{}); err != nil {
+	arch, _ := a.home.ArchiveDir("coder")
+	if _, err := a.palace.Mine(ctx, arch, palace.MineOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	chat := filepath.Join(t.TempDir(), "chat.jsonl")
@@ -173,7 +173,7 @@ func TestPurgeReachesTextThatLeftTheMemoryFile(t *testing.T) {
 	if data, _ := os.ReadFile(mem); strings.Contains(string(data), secret) {
 		t.Fatal("setup: the memory file still holds the secret")
 	}
-	before := filesHolding(t, a.Home.Root, secret)
+	before := filesHolding(t, a.home.Root, secret)
 	kinds := strings.Join(before, " ")
 	for _, want := range []string{"archive", "forgotten", "sessions"} {
 		if !strings.Contains(kinds, want) {
@@ -206,7 +206,7 @@ func TestPurgeReachesTextThatLeftTheMemoryFile(t *testing.T) {
 	if _, err := a.Forget(ctx, ForgetRequest{Agent: "coder", Heading: "old aws", Purge: true, Confirm: "coder"}); err != nil {
 		t.Fatalf("forget --purge of a forgotten section: %v", err)
 	}
-	if left := filesHolding(t, a.Home.Root, "before rotation"); len(left) > 0 {
+	if left := filesHolding(t, a.home.Root, "before rotation"); len(left) > 0 {
 		t.Errorf("the forgotten section is still in %v", left)
 	}
 	if _, err := a.Purge(ctx, PurgeRequest{Text: secret}); err != nil {
@@ -229,7 +229,7 @@ func TestPurgedSectionLeavesNoShortLineInBackups(t *testing.T) {
 	backupNow(t, a, "alice", "Invoices go out on the 1st")
 	// The section grows after the backup: the backup's copy is no longer
 	// the section word for word.
-	mem, _ := a.Home.MemoryPath("alice")
+	mem, _ := a.home.MemoryPath("alice")
 	data, _ := os.ReadFile(mem)
 	grown := strings.Replace(string(data), "xq7z\n", "xq7z\nrotate yearly\n", 1)
 	if grown == string(data) {
@@ -238,7 +238,7 @@ func TestPurgedSectionLeavesNoShortLineInBackups(t *testing.T) {
 	if err := os.WriteFile(mem, []byte(grown), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	before := filesHolding(t, a.Home.Root, "xq7z")
+	before := filesHolding(t, a.home.Root, "xq7z")
 	if !slices.ContainsFunc(before, func(p string) bool { return strings.HasPrefix(p, "hive/backups/") }) {
 		t.Fatalf("setup: no backup holds the section: %v", before)
 	}
@@ -264,7 +264,7 @@ func TestPurgedSupersededSectionLeavesNoHeading(t *testing.T) {
 	if old.Supersedes == nil {
 		t.Fatalf("setup: nothing superseded: %+v", old)
 	}
-	before := filesHolding(t, a.Home.Root, "QX77-hdr")
+	before := filesHolding(t, a.home.Root, "QX77-hdr")
 	if len(before) < 3 {
 		t.Fatalf("setup: the heading is only in %v", before)
 	}
@@ -272,7 +272,7 @@ func TestPurgedSupersededSectionLeavesNoHeading(t *testing.T) {
 		t.Fatal(err)
 	}
 	requireNowhere(t, a, "QX77-hdr", before)
-	mem, _ := a.Home.MemoryPath("alice")
+	mem, _ := a.home.MemoryPath("alice")
 	if got, _ := os.ReadFile(mem); !strings.Contains(string(got), "rotated to tok-10a") {
 		t.Errorf("the replacing section went too:\n%s", got)
 	}
@@ -294,7 +294,7 @@ func TestPurgeScrubsTheEventLog(t *testing.T) {
 	if _, err := a.Unpin(ctx, UnpinRequest{Agent: "alice", Fact: "The admin password is " + secret + " still"}); err != nil {
 		t.Fatal(err)
 	}
-	evs, err := a.Events.Read(0, nil)
+	evs, err := a.events.Read(0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +317,7 @@ func TestPurgeScrubsTheEventLog(t *testing.T) {
 	if _, err := a.Purge(ctx, PurgeRequest{Text: secret}); err != nil {
 		t.Fatal(err)
 	}
-	evs, err = a.Events.Read(0, nil)
+	evs, err = a.events.Read(0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +355,7 @@ func TestPurgeRemovesASetAsideIndexHoldingIt(t *testing.T) {
 	secret := "sk-live-SETASIDE-31"
 	remember(t, a, RememberRequest{Agent: "alice", Heading: "pasted", Text: "Key " + secret + " here."})
 	a.Close()
-	h := a.Home
+	h := a.home
 	aside, err := testIndex{h: h}.SetAside(time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -385,7 +385,7 @@ func TestPurgeReachesEveryAgentsCopy(t *testing.T) {
 		RememberRequest{Agent: "alice", Heading: "pasted key", Text: "Billing key " + secret + " for the shop."},
 		RememberRequest{Agent: "bob", Heading: "notes", Text: "Alice told me the billing key " + secret + " today."},
 		RememberRequest{Agent: "bob", Heading: "lunch", Text: "Lunch is at noon."})
-	before := filesHolding(t, a.Home.Root, secret)
+	before := filesHolding(t, a.home.Root, secret)
 	res, err := a.Forget(ctx, ForgetRequest{Agent: "alice", Heading: "pasted key", Purge: true, Confirm: "alice"})
 	if err != nil {
 		t.Fatal(err)
@@ -394,7 +394,7 @@ func TestPurgeReachesEveryAgentsCopy(t *testing.T) {
 	if res.Purge == nil || !slices.Equal(res.Purge.Agents, []string{"alice", "bob"}) {
 		t.Errorf("purge report = %+v, want agents alice and bob", res.Purge)
 	}
-	bob, _ := a.Home.MemoryPath("bob")
+	bob, _ := a.home.MemoryPath("bob")
 	if got, _ := os.ReadFile(bob); !strings.Contains(string(got), "Alice told me the billing key "+purge.Marker+" today.") || !strings.Contains(string(got), "Lunch is at noon.") {
 		t.Errorf("bob's memory after the purge:\n%s", got)
 	}
@@ -426,7 +426,7 @@ func TestPurgedTextIsRedactedOnTheWayIn(t *testing.T) {
 		t.Errorf("import left out %d purged texts, want 1", res.Purged)
 	}
 	requireNowhere(t, a, secret, nil)
-	mem, _ := a.Home.MemoryPath("alice")
+	mem, _ := a.home.MemoryPath("alice")
 	if got, _ := os.ReadFile(mem); strings.Count(string(got), purge.Marker) < 2 {
 		t.Errorf("the note and the fact are not written redacted:\n%s", got)
 	}
@@ -441,18 +441,18 @@ func TestPurgeDryRunAndShortText(t *testing.T) {
 	remember(t, a,
 		RememberRequest{Agent: "alice", Heading: "pasted", Text: "Key " + secret + " here."},
 		RememberRequest{Agent: "bob", Heading: "copy", Text: "Copy " + secret + "."})
-	before := filesHolding(t, a.Home.Root, secret)
+	before := filesHolding(t, a.home.Root, secret)
 	res, err := a.Purge(ctx, PurgeRequest{Text: secret, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := filesHolding(t, a.Home.Root, secret); !slices.Equal(got, before) {
+	if got := filesHolding(t, a.home.Root, secret); !slices.Equal(got, before) {
 		t.Errorf("a dry run changed files: %v, was %v", got, before)
 	}
 	if !res.DryRun || len(res.Files) != 2 || res.Drawers != 2 || res.Places != 3 || !slices.Equal(res.Agents, []string{"alice", "bob"}) {
 		t.Errorf("dry run = %+v, want both memory files and 2 drawers", res)
 	}
-	if _, err := os.Stat(purge.Path(a.Home.PalaceDir())); err == nil {
+	if _, err := os.Stat(purge.Path(a.home.PalaceDir())); err == nil {
 		t.Error("a dry run recorded a purge")
 	}
 	for _, short := range []string{"the", "", "   ", "1234567"} {
@@ -460,7 +460,7 @@ func TestPurgeDryRunAndShortText(t *testing.T) {
 			t.Errorf("purge %q: err = %v, want a bad request", short, err)
 		}
 	}
-	if got := filesHolding(t, a.Home.Root, secret); !slices.Equal(got, before) {
+	if got := filesHolding(t, a.home.Root, secret); !slices.Equal(got, before) {
 		t.Errorf("refused purges changed files: %v", got)
 	}
 }
@@ -480,7 +480,7 @@ func TestPurgeInASharedPostgresPalace(t *testing.T) {
 	remember(t, a, RememberRequest{Agent: "alice", Heading: "pasted", Text: "Key " + secret + " here."})
 	remember(t, b, RememberRequest{Agent: "bob", Heading: "copy", Text: "Bob has " + secret + " too."})
 	holding := func() int {
-		ds, err := a.Store.List(ctx, store.Filter{}, 0)
+		ds, err := a.store.List(ctx, store.Filter{}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -512,7 +512,7 @@ func TestPurgeInASharedPostgresPalace(t *testing.T) {
 		}
 	}
 	requireNowhere(t, a, secret, nil)
-	if left := filesHolding(t, b.Home.Root, secret); len(left) == 0 {
+	if left := filesHolding(t, b.home.Root, secret); len(left) == 0 {
 		t.Error("the other home's files changed: a purge reaches only its own home")
 	}
 }
@@ -559,7 +559,7 @@ func TestSectionPurgeLeavesOrdinaryLinesElsewhere(t *testing.T) {
 	}
 	requireNowhere(t, a, key, nil)
 	for _, agent := range []string{"alice", "bob"} {
-		mem, _ := a.Home.MemoryPath(agent)
+		mem, _ := a.home.MemoryPath(agent)
 		if got, _ := os.ReadFile(mem); !strings.Contains(string(got), line) {
 			t.Errorf("%s's other section lost its line %q:\n%s", agent, line, got)
 		}

@@ -24,8 +24,8 @@ func opsPalace(t testing.TB) *App {
 		"## 2026-10-06 — team\nThe team lunch moved to Thursday; the team wiki page for the team rota needs an owner; team photo next week.\n\n" +
 		"## 2026-10-07 — kids\nTook the kids to the museum; they loved the dinosaur bones. [shared an image: a photo of a red kayak on a river]\n\n" +
 		"## 2026-10-08 — incident\nThe checkout API returned 503s for half an hour; the load balancer sent traffic to a drained node. Ticket OPS-4417.\n"
-	hometest.WriteMemory(t, a.Home, "ops", memory)
-	if _, err := a.Palace.Mine(context.Background(), a.Home.AgentsDir(), palace.MineOptions{}); err != nil {
+	hometest.WriteMemory(t, a.home, "ops", memory)
+	if _, err := a.palace.Mine(context.Background(), a.home.AgentsDir(), palace.MineOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return a
@@ -59,7 +59,7 @@ func TestHybridRankingBehaviour(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			hits, err := a.Palace.Search(ctx, palace.Query{Text: tt.query, Mode: palace.ModeHybrid})
+			hits, err := a.palace.Search(ctx, palace.Query{Text: tt.query, Mode: palace.ModeHybrid})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +85,7 @@ func BenchmarkRepeatedQuery(b *testing.B) {
 			ctx := context.Background()
 			q := palace.Query{Text: "which martial arts does the agent do", Mode: palace.ModeHybrid}
 			for b.Loop() {
-				if _, err := a.Palace.Search(ctx, q); err != nil {
+				if _, err := a.palace.Search(ctx, q); err != nil {
 					b.Fatal(err)
 				}
 			}

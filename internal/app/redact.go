@@ -106,7 +106,7 @@ func (a *App) writeRedactor(keep bool) (*writeRedaction, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redact: %w", err)
 	}
-	bl, err := purge.LoadBlocklist(a.Home.PalaceDir())
+	bl, err := purge.LoadBlocklist(a.home.PalaceDir())
 	if err != nil {
 		return nil, fmt.Errorf("purge block list: %w", err)
 	}
@@ -183,7 +183,7 @@ func (a *App) keepSecrets(ctx context.Context, w *writeRedaction) error {
 // keptPath lists the SHA-256 hashes of the secrets kept as asked
 // (keep_secrets), one a line: beside the index, not in the hive, which
 // holds only what agents and people wrote.
-func (a *App) keptPath() string { return filepath.Join(a.Home.PalaceDir(), "kept-secrets") }
+func (a *App) keptPath() string { return filepath.Join(a.home.PalaceDir(), "kept-secrets") }
 
 // keptHashes are the hashes of keptPath (none when it is missing).
 func (a *App) keptHashes() (map[string]bool, error) {
@@ -262,7 +262,7 @@ func (a *App) gateFile(ctx context.Context, path string, data []byte) ([]byte, b
 	}
 	// A text purged from this home that a hand edit brought back is
 	// left out too, whatever redact.enabled says.
-	bl, err := purge.LoadBlocklist(a.Home.PalaceDir())
+	bl, err := purge.LoadBlocklist(a.home.PalaceDir())
 	if err != nil {
 		return nil, false, fmt.Errorf("purge block list: %w", err)
 	}
@@ -301,7 +301,7 @@ func (a *App) gateFile(ctx context.Context, path string, data []byte) ([]byte, b
 		return out, nil
 	})
 	if err != nil {
-		return nil, false, fmt.Errorf("redact %s in place: %w", a.Home.Rel(path), err)
+		return nil, false, fmt.Errorf("redact %s in place: %w", a.home.Rel(path), err)
 	}
 	a.logGate(path, fs, purged, true)
 	return out, true, nil
@@ -312,27 +312,27 @@ func (a *App) logGate(path string, fs []redact.Finding, purged int, rewritten bo
 	if len(fs) == 0 && purged == 0 {
 		return
 	}
-	agent, _, ok := a.Home.AgentFromPath(path)
+	agent, _, ok := a.home.AgentFromPath(path)
 	if !ok {
-		agent, _ = a.Home.SessionFromPath(path)
+		agent, _ = a.home.SessionFromPath(path)
 	}
 	lines := make([]map[string]any, 0, len(fs))
 	for _, f := range fs {
 		lines = append(lines, map[string]any{"line": f.Line, "kind": f.Kind})
 	}
-	data := map[string]any{"path": a.Home.Rel(path), "by": "mine", "rewritten": rewritten,
+	data := map[string]any{"path": a.home.Rel(path), "by": "mine", "rewritten": rewritten,
 		"redacted": map[string]int(redact.CountOf(fs)), "secrets": lines}
 	if purged > 0 {
 		data["purged"] = purged
 	}
 	a.event("redact", agent, data)
-	a.Log.Warn("redacted secrets in a mined file", "path", a.Home.Rel(path), "secrets", len(fs), "purged", purged, "rewritten", rewritten)
+	a.log.Warn("redacted secrets in a mined file", "path", a.home.Rel(path), "secrets", len(fs), "purged", purged, "rewritten", rewritten)
 }
 
 // inHive says whether path is a file of the home's hive (one hivemem may
 // rewrite).
 func (a *App) inHive(path string) bool {
-	rel, err := filepath.Rel(a.Home.HiveDir(), path)
+	rel, err := filepath.Rel(a.home.HiveDir(), path)
 	return err == nil && rel != "." && !strings.HasPrefix(rel, "..") && !filepath.IsAbs(rel)
 }
 
@@ -347,13 +347,13 @@ func (a *App) RedactMemoryFiles(ctx context.Context) error { return a.redactMemo
 func (a *App) redactMemoryFiles(ctx context.Context, agents ...string) error {
 	if len(agents) == 0 {
 		var err error
-		if agents, err = a.Home.Agents(); err != nil {
+		if agents, err = a.home.Agents(); err != nil {
 			return err
 		}
 	}
 	var errs []error
 	for _, id := range agents {
-		path, err := a.Home.MemoryPath(id)
+		path, err := a.home.MemoryPath(id)
 		if err != nil {
 			continue
 		}
@@ -457,7 +457,7 @@ func (a *App) Scan(ctx context.Context, req ScanRequest) (ScanResult, error) {
 	// values are the secrets found, by hash: what a purge takes. They
 	// never leave this function.
 	values := map[string]string{}
-	err = filepath.WalkDir(a.Home.HiveDir(), func(path string, d os.DirEntry, err error) error {
+	err = filepath.WalkDir(a.home.HiveDir(), func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return nil
@@ -476,7 +476,7 @@ func (a *App) Scan(ctx context.Context, req ScanRequest) (ScanResult, error) {
 		}
 		out.Files++
 		for _, f := range r.Find(string(data)) {
-			out.Findings = append(out.Findings, ScanFinding{File: a.Home.Rel(path), Line: f.Line, Kind: f.Kind, Hash: f.Hash})
+			out.Findings = append(out.Findings, ScanFinding{File: a.home.Rel(path), Line: f.Line, Kind: f.Kind, Hash: f.Hash})
 			values[f.Hash] = string(data[f.Start:f.End])
 		}
 		return nil

@@ -53,7 +53,7 @@ func assertHomeClean(t *testing.T, root string, ss []redacttest.Secret, looks []
 
 func logHas(t *testing.T, a *app.App, s string) bool {
 	t.Helper()
-	data, err := os.ReadFile(a.Home.LogPath())
+	data, err := os.ReadFile(a.Home().LogPath())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestRememberKeepsSecretsOutOfEveryByteOfTheHome(t *testing.T) {
 		t.Errorf("search for the marker: %v, %d hits", err, len(hits.Hits))
 	}
 	a.Close()
-	assertHomeClean(t, a.Home.Root, ss, looks, apptest.MemoryPath(t, a, "alice"))
+	assertHomeClean(t, a.Home().Root, ss, looks, apptest.MemoryPath(t, a, "alice"))
 }
 
 // TestRedactionRunsBeforeTheDuplicateCheck: the same note with another
@@ -129,7 +129,7 @@ func TestPinRedactsAndReplacesByTheRedactedFact(t *testing.T) {
 	if res.Replaced == "" {
 		t.Errorf("the redacted fact was not replaced: %+v", res)
 	}
-	hometest.AssertNoneInHome(t, a.Home.Root, key)
+	hometest.AssertNoneInHome(t, a.Home().Root, key)
 }
 
 // TestKeepSecretsWritesThemAndSaysSo: the per-write escape hatch keeps
@@ -210,7 +210,7 @@ func TestImportKeepsSecretsOutOfEveryByteOfTheHome(t *testing.T) {
 		t.Errorf("redacted %v, want at least %d", res.Redacted, len(ss))
 	}
 	a.Close()
-	assertHomeClean(t, a.Home.Root, ss, looks, res.Sessions[0].Path)
+	assertHomeClean(t, a.Home().Root, ss, looks, res.Sessions[0].Path)
 }
 
 // TestMinerRedactsWhatAnAgentAppendedByHand: a secret appended to
@@ -240,7 +240,7 @@ func TestMinerRedactsWhatAnAgentAppendedByHand(t *testing.T) {
 		t.Errorf("second mine: %+v, %v", rep.Report, err)
 	}
 	a.Close()
-	assertHomeClean(t, a.Home.Root, ss, looks, path)
+	assertHomeClean(t, a.Home().Root, ss, looks, path)
 }
 
 // TestMinerDoesNotWriteFilesOutsideTheHome: a directory mined by path
@@ -262,7 +262,7 @@ func TestMinerDoesNotWriteFilesOutsideTheHome(t *testing.T) {
 		t.Errorf("a file outside the home was rewritten:\n%s", b)
 	}
 	a.Close()
-	hometest.AssertNoneInHome(t, a.Home.Root, key)
+	hometest.AssertNoneInHome(t, a.Home().Root, key)
 }
 
 // TestScanListsSecretsWithoutTheirValues: secrets written while
@@ -361,7 +361,7 @@ func TestNoteAndTranscriptLeaveNoSecretInTheHome(t *testing.T) {
 		t.Errorf("remember redacted %v, want %d secrets at least", rem.Redacted, len(issueKinds))
 	}
 	a.Close()
-	hometest.AssertNoneInHome(t, a.Home.Root, needles(ss)...)
+	hometest.AssertNoneInHome(t, a.Home().Root, needles(ss)...)
 	var hive string
 	for _, p := range []string{apptest.MemoryPath(t, a, "alice"), imp.Sessions[0].Path} {
 		b, err := os.ReadFile(p)
@@ -433,5 +433,5 @@ func TestImportRedactsOnlyWhatItWrites(t *testing.T) {
 	if err != nil || again.TurnsAdded != 0 || again.Redacted != nil {
 		t.Fatalf("second import: %d turns, redacted %v, %v", again.TurnsAdded, again.Redacted, err)
 	}
-	hometest.AssertNoneInHome(t, a.Home.Root, key, strings.ToLower(key[4:16])) // a file name is a slug
+	hometest.AssertNoneInHome(t, a.Home().Root, key, strings.ToLower(key[4:16])) // a file name is a slug
 }

@@ -59,7 +59,7 @@ func (a *App) Reflect(ctx context.Context, r ReflectRequest) (ReflectResult, err
 		agents := r.Agents
 		if !named {
 			var err error
-			if agents, err = a.Home.Agents(); err != nil {
+			if agents, err = a.home.Agents(); err != nil {
 				return out, err
 			}
 		}

@@ -38,7 +38,7 @@ func TestReflectCondensesEveryAgentOrTheNamedOnes(t *testing.T) {
 	a := openLexical(t)
 	ctx := context.Background()
 	for _, agent := range []string{"alice", "bob"} {
-		hometest.WriteMemory(t, a.Home, agent, "# Memory — "+agent+"\n\n## 2026-11-20 — a note\nbody\n")
+		hometest.WriteMemory(t, a.home, agent, "# Memory — "+agent+"\n\n## 2026-11-20 — a note\nbody\n")
 	}
 	for _, c := range []struct {
 		name    string

@@ -11,7 +11,7 @@ import (
 // those no process uses any more, and says how many went. One still in
 // use (a process of an earlier version) is kept.
 func (a *App) RemoveLegacyLocks(ctx context.Context) (int, error) {
-	h := a.Home
+	h := a.home
 	n, err := atomicio.RemoveLegacyLocks(ctx, h.HiveDir())
 	if ok, cerr := atomicio.RemoveLegacyLockOf(ctx, h.ConfigPath()); ok {
 		n++

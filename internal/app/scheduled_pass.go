@@ -14,23 +14,23 @@ import (
 // logged; the error is the pass's.
 func (a *App) ScheduledPass(ctx context.Context) error {
 	if err := a.RedactMemoryFiles(ctx); err != nil {
-		a.Log.Warn("reflector pass: redacting secrets in memory files", "err", err)
+		a.log.Warn("reflector pass: redacting secrets in memory files", "err", err)
 	}
-	results, err := a.Reflector.Pass(ctx)
+	results, err := a.reflector.Pass(ctx)
 	if err != nil {
 		return err
 	}
 	for _, r := range results {
 		switch r.Status {
 		case reflector.StatusCondensed:
-			a.Log.Info("condensed", "agent", r.Agent, "old_bytes", r.OldBytes, "new_bytes", r.NewBytes,
+			a.log.Info("condensed", "agent", r.Agent, "old_bytes", r.OldBytes, "new_bytes", r.NewBytes,
 				"evicted", r.Evicted, "kept", r.Kept, "backup", r.Backup)
 		case reflector.StatusAborted:
 			if r.Reason != reflector.ReasonCanceled && !reflector.Benign(r.Reason) {
-				a.Log.Warn("condensation aborted", "agent", r.Agent, "reason", r.Reason, "msg", r.Message, "failures", r.Failures)
+				a.log.Warn("condensation aborted", "agent", r.Agent, "reason", r.Reason, "msg", r.Message, "failures", r.Failures)
 			}
 		default:
-			a.Log.Debug("not condensed", "agent", r.Agent, "reason", r.Reason)
+			a.log.Debug("not condensed", "agent", r.Agent, "reason", r.Reason)
 		}
 	}
 	return nil

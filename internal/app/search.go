@@ -117,7 +117,7 @@ func (a *App) Search(ctx context.Context, r SearchRequest) (SearchResult, error)
 			r.Results = min(r.Results, r.MaxResults)
 		}
 	}
-	hits, err := a.Palace.Search(ctx, r.query())
+	hits, err := a.palace.Search(ctx, r.query())
 	if r.Scope.Caller != "" && (errors.Is(err, palace.ErrUnknownWing) && r.Wing == r.Scope.Caller ||
 		errors.Is(err, palace.ErrUnknownAgent) && r.Agent == r.Scope.Caller) {
 		hits, err = nil, nil
@@ -129,8 +129,8 @@ func (a *App) Search(ctx context.Context, r SearchRequest) (SearchResult, error)
 		return SearchResult{}, withKind(err)
 	}
 	mode := r.Mode
-	if mode == "" || a.Palace.Embedder() == nil {
-		mode = a.Palace.Mode()
+	if mode == "" || a.palace.Embedder() == nil {
+		mode = a.palace.Mode()
 	}
 	res := SearchResult{Query: r.Query, Mode: mode, Results: r.Results, Hits: make([]SearchHit, len(hits))}
 	for i, h := range hits {
@@ -203,6 +203,6 @@ func (a *App) WakeUp(ctx context.Context, r WakeUpRequest) (WakeUpResult, error)
 			budget = min(budget, r.MaxBudget)
 		}
 	}
-	d, err := a.Palace.WakeUp(ctx, wing, budget)
+	d, err := a.palace.WakeUp(ctx, wing, budget)
 	return wakeUpResultOf(d), withKind(err) // what was built, as the palace gives it, even with ctx done
 }

@@ -20,9 +20,9 @@ type SearchChoices struct {
 // be read (the index unreachable) is left empty: the form still works.
 func (a *App) SearchChoices(ctx context.Context) SearchChoices {
 	c := SearchChoices{Rooms: []string{chunk.RoomRecent, chunk.RoomPinned, chunk.RoomCondensed, chunk.RoomArchive, chunk.RoomHeader},
-		Lexical: a.Palace.Embedder() == nil}
-	c.Agents, _ = a.Home.Agents()
-	if st, err := a.Store.Stats(ctx); err == nil {
+		Lexical: a.palace.Embedder() == nil}
+	c.Agents, _ = a.home.Agents()
+	if st, err := a.store.Stats(ctx); err == nil {
 		for _, w := range st.Wings {
 			c.Wings = append(c.Wings, w.Wing)
 		}

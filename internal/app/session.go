@@ -49,7 +49,7 @@ func (a *App) SessionContext(ctx context.Context, r SessionContextRequest) (stri
 	var b strings.Builder
 	fmt.Fprintf(&b, "hivemem: long-term memory of agent %s (search it: hivemem search \"…\" --wing %s; add to it: hivemem remember %s \"…\").\n\n", agent, agent, agent)
 	var problem error
-	mem, _ := a.Home.MemoryPath(agent)
+	mem, _ := a.home.MemoryPath(agent)
 	switch _, err := os.Stat(mem); {
 	case errors.Is(err, fs.ErrNotExist):
 		b.WriteString("Nothing remembered yet: this is the agent's first session with hivemem.\n")
@@ -61,10 +61,10 @@ func (a *App) SessionContext(ctx context.Context, r SessionContextRequest) (stri
 		}
 		b.WriteString(d.Text)
 	}
-	if ss, err := capture.List(a.Home, agent); err == nil && len(ss) > 0 {
+	if ss, err := capture.List(a.home, agent); err == nil && len(ss) > 0 {
 		b.WriteString("\nRecent sessions:\n")
 		for _, s := range ss[:min(3, len(ss))] {
-			fmt.Fprintf(&b, "- %s — last: %s (%s)\n", s.Title, s.Last, a.Home.Rel(s.Path))
+			fmt.Fprintf(&b, "- %s — last: %s (%s)\n", s.Title, s.Last, a.home.Rel(s.Path))
 		}
 	}
 	return b.String(), problem

@@ -77,12 +77,12 @@ type SettingsResult struct {
 func (a *App) ReadSettings() SettingsResult {
 	cfg := a.Settings()
 	resp := SettingsResult{
-		ConfigPath: a.Home.ConfigPath(), Reflector: reflectorSettings(cfg.Reflector),
+		ConfigPath: a.home.ConfigPath(), Reflector: reflectorSettings(cfg.Reflector),
 		Manager:      ManagerSettings{Mining: cfg.Manager.Mining},
 		EnvOverrides: settingsEnvOverrides(),
 		Summarizer:   map[string]any{"provider": cfg.Summarizer.Provider, "model": cfg.Summarizer.Model, "timeout": ShortDuration(cfg.Summarizer.Timeout.Duration)},
 		Search: map[string]any{
-			"mode": a.Palace.Mode(), "results": cfg.Search.Results, "wake_up_budget": cfg.Search.WakeUpBudget,
+			"mode": a.palace.Mode(), "results": cfg.Search.Results, "wake_up_budget": cfg.Search.WakeUpBudget,
 			"fusion": cfg.Search.Fusion, "vector_weight": cfg.Search.VectorWeight,
 		},
 		Editable: true,
@@ -236,7 +236,7 @@ func (a *App) UpdateSettings(ctx context.Context, r SettingsRequest) (SettingsRe
 	if err != nil {
 		return SettingsResult{}, err
 	}
-	path := a.Home.ConfigPath()
+	path := a.home.ConfigPath()
 	if len(sets) > 0 {
 		if err := updateConfigTable(ctx, path, "reflector", sets); err != nil {
 			return SettingsResult{}, err
@@ -250,9 +250,9 @@ func (a *App) UpdateSettings(ctx context.Context, r SettingsRequest) (SettingsRe
 	// A running manager sees the file change too, and acts on what
 	// changed (mining switched on: a scan).
 	if _, err := a.ReloadSettings(); err != nil {
-		a.Log.Warn("settings: saved settings do not load", "err", err) // shown as config_error
+		a.log.Warn("settings: saved settings do not load", "err", err) // shown as config_error
 	}
-	a.Log.Info("settings saved", "path", path, "keys", len(sets)+len(managerSets))
+	a.log.Info("settings saved", "path", path, "keys", len(sets)+len(managerSets))
 	resp := a.ReadSettings()
 	env := map[string]bool{}
 	for _, k := range resp.EnvOverrides {

@@ -19,7 +19,7 @@ func TestUpdateSettingsRefusesLayouts(t *testing.T) {
 		"unknown section": "[nonsense]\nx = 1\n",
 	}
 	a := openLexical(t)
-	p, keep := a.Home.ConfigPath(), 4
+	p, keep := a.home.ConfigPath(), 4
 	for name, doc := range cases {
 		t.Run(name, func(t *testing.T) {
 			if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
@@ -44,7 +44,7 @@ func TestUpdateSettingsRefusesLayouts(t *testing.T) {
 // App without a live configuration (no manager) loads the saved file.
 func TestMiningSwitchSaved(t *testing.T) {
 	a := openLexical(t)
-	p := a.Home.ConfigPath()
+	p := a.home.ConfigPath()
 	doc := "[manager]\nhttp = \"127.0.0.1:7777\" # loopback\n\n[reflector]\nrecent_keep = 3\n"
 	if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func TestMiningSwitchSaved(t *testing.T) {
 // range are bad input, and write nothing.
 func TestSettingsRequestRefusesBadInput(t *testing.T) {
 	a := openLexical(t)
-	before, _ := os.ReadFile(a.Home.ConfigPath())
+	before, _ := os.ReadFile(a.home.ConfigPath())
 	zero, huge, iv := 0, 1<<40, "1ms"
 	for name, r := range map[string]SettingsRequest{
 		"empty":            {},
@@ -88,7 +88,7 @@ func TestSettingsRequestRefusesBadInput(t *testing.T) {
 			if _, err := a.UpdateSettings(t.Context(), r); !errors.Is(err, ErrInvalid) {
 				t.Errorf("UpdateSettings = %v, want bad input", err)
 			}
-			if now, _ := os.ReadFile(a.Home.ConfigPath()); string(now) != string(before) {
+			if now, _ := os.ReadFile(a.home.ConfigPath()); string(now) != string(before) {
 				t.Errorf("config.toml changed to %q", now)
 			}
 		})

@@ -50,11 +50,11 @@ func (a *App) reportSkips(path string, skipped []palace.Skip, complete bool) {
 	}
 	l.mu.Unlock()
 	for _, s := range news {
-		a.Log.Warn("mine: skipping file", "path", s.path, "reason", s.reason)
+		a.log.Warn("mine: skipping file", "path", s.path, "reason", s.reason)
 	}
 	slices.Sort(gone)
 	for _, p := range gone {
-		a.Log.Info("mine: no longer skipping file", "path", p)
+		a.log.Info("mine: no longer skipping file", "path", p)
 	}
 }
 

@@ -58,15 +58,15 @@ type Status struct {
 
 // Status reports the home under the live settings (App.Settings).
 func (a *App) Status(ctx context.Context, r StatusRequest) (Status, error) {
-	st, err := a.Store.Stats(ctx)
+	st, err := a.store.Stats(ctx)
 	if err != nil {
 		return Status{}, fmt.Errorf("status: %w", err)
 	}
 	cfg := a.Settings()
-	out := Status{Home: a.Home.Root, Backend: a.Store.Backend(), Search: a.Palace.Mode(), Embedder: a.Embedder, Index: indexStatsOf(st),
-		Condense: CondenseInfo{Enabled: cfg.Reflector.Enabled, Summarizer: a.Reflector.Summarizer()},
+	out := Status{Home: a.home.Root, Backend: a.store.Backend(), Search: a.palace.Mode(), Embedder: a.embedder, Index: indexStatsOf(st),
+		Condense: CondenseInfo{Enabled: cfg.Reflector.Enabled, Summarizer: a.reflector.Summarizer()},
 		Mining:   cfg.Manager.Mining, Redact: redactInfo(cfg.Redact), Agents: []AgentStatus{}}
-	if id, err := a.Home.ID(); err == nil {
+	if id, err := a.home.ID(); err == nil {
 		out.HomeID = id
 	}
 	out.WithoutVectors = max(st.Drawers-st.Vectors, 0)
@@ -79,7 +79,7 @@ func (a *App) Status(ctx context.Context, r StatusRequest) (Status, error) {
 			out.Index.Wings = append(out.Index.Wings, WingStats(w))
 		}
 	}
-	agents, err := a.CollectAgents(ctx, cfg, st, a.condensed.Read(a.Home.LogPath()))
+	agents, err := a.collectAgents(ctx, cfg, st, a.condensed.Read(a.home.LogPath()))
 	if err != nil {
 		return Status{}, err
 	}

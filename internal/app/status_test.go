@@ -33,8 +33,8 @@ func TestDrawersWrittenBeforeTheModelAreCountedThenEmbedded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if before.Palace.Mode() != palace.ModeLexical {
-		t.Fatalf("mode without the model = %s, want lexical", before.Palace.Mode())
+	if before.palace.Mode() != palace.ModeLexical {
+		t.Fatalf("mode without the model = %s, want lexical", before.palace.Mode())
 	}
 	before.Close()
 
@@ -49,7 +49,7 @@ func TestDrawersWrittenBeforeTheModelAreCountedThenEmbedded(t *testing.T) {
 			st.Search, st.Index.Drawers, st.Index.Vectors, st.WithoutVectors)
 	}
 	const q = "automobile repair shop visit" // shares no word with the note
-	if hits, err := a.Palace.Search(ctx, palace.Query{Text: q, Mode: palace.ModeVector}); err != nil || len(hits) != 0 {
+	if hits, err := a.palace.Search(ctx, palace.Query{Text: q, Mode: palace.ModeVector}); err != nil || len(hits) != 0 {
 		t.Fatalf("vector search before any vector: %v, %v", hits, err)
 	}
 
@@ -67,7 +67,7 @@ func TestDrawersWrittenBeforeTheModelAreCountedThenEmbedded(t *testing.T) {
 	if st.Index.Vectors != 2 || st.WithoutVectors != 0 {
 		t.Errorf("status after the mine: %d vectors, %d without; want 2 and 0", st.Index.Vectors, st.WithoutVectors)
 	}
-	hits, err := a.Palace.Search(ctx, palace.Query{Text: q, Mode: palace.ModeVector})
+	hits, err := a.palace.Search(ctx, palace.Query{Text: q, Mode: palace.ModeVector})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func (a *App) WriteWakeUpFile(ctx context.Context, r WakeUpFileRequest) (WakeUpF
 	if r.Path == "" {
 		return WakeUpFileResult{}, badRequest("wake-up file: %w", errors.New("no file given"))
 	}
-	path, err := a.Home.MemoryPath(r.Agent)
+	path, err := a.home.MemoryPath(r.Agent)
 	if err != nil {
 		return WakeUpFileResult{}, badRequest("wake-up file: %w", err)
 	}

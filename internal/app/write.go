@@ -104,8 +104,8 @@ type SectionInfo struct {
 	Date      string `json:"date,omitempty"`
 }
 
-// SectionOf is s's location.
-func SectionOf(s memfile.Section) SectionInfo {
+// sectionOf is s's location.
+func sectionOf(s memfile.Section) SectionInfo {
 	return SectionInfo{Heading: s.Heading, Kind: s.Kind.String(), StartLine: s.StartLine, EndLine: s.EndLine, Date: s.Date}
 }
 
@@ -151,7 +151,7 @@ func (a *App) Remember(ctx context.Context, r RememberRequest) (RememberResult, 
 	if now.IsZero() {
 		now = time.Now()
 	}
-	path, _ := a.Home.MemoryPath(agent)
+	path, _ := a.home.MemoryPath(agent)
 	// Secrets out first: the duplicate check, the file, the index and the
 	// embedder see only markers.
 	red, err := a.writeRedactor(r.KeepSecrets)
@@ -173,7 +173,7 @@ func (a *App) Remember(ctx context.Context, r RememberRequest) (RememberResult, 
 			return RememberResult{}, err
 		}
 		if dup != nil && (ref == "" || dup.Heading == "") {
-			return RememberResult{Agent: agent, Source: a.Home.Rel(path), Duplicate: dup, Redaction: red.res}, nil
+			return RememberResult{Agent: agent, Source: a.home.Rel(path), Duplicate: dup, Redaction: red.res}, nil
 		}
 		restated = re
 		if dup != nil {
@@ -187,27 +187,27 @@ func (a *App) Remember(ctx context.Context, r RememberRequest) (RememberResult, 
 	}
 	var w memory.FileWrite
 	if r.Supersedes != "" {
-		w, err = memory.Supersede(ctx, a.Home, agent, ref, r.Heading, r.Text, now)
+		w, err = memory.Supersede(ctx, a.home, agent, ref, r.Heading, r.Text, now)
 		if err != nil {
 			err = fmt.Errorf("remember: %w", badInput(err))
 		}
 	} else {
-		w, err = memory.Remember(ctx, a.Home, agent, r.Heading, r.Text, now)
+		w, err = memory.Remember(ctx, a.home, agent, r.Heading, r.Text, now)
 	}
 	if err != nil {
 		return RememberResult{}, err
 	}
 	// The section written, as the write left the file: a later write (an
 	// agent's own append, a concurrent forget) cannot make it another one.
-	out := RememberResult{Agent: agent, Created: w.Created, Source: a.Home.Rel(path), Section: SectionOf(w.Section), Redaction: red.res}
+	out := RememberResult{Agent: agent, Created: w.Created, Source: a.home.Rel(path), Section: sectionOf(w.Section), Redaction: red.res}
 	a.logRedaction(agent, out.Source, "remember", red.res)
 	if r.Supersedes != "" {
-		old := SectionOf(w.Superseded)
+		old := sectionOf(w.Superseded)
 		out.Supersedes = &old
 	}
 	rep, err := a.mineWritten(ctx, path, "remember", r.LockWait)
 	if err != nil {
-		a.Log.Warn("remember: the note is saved, mining it failed; the next mine catches up", "agent", agent, "err", err)
+		a.log.Warn("remember: the note is saved, mining it failed; the next mine catches up", "agent", agent, "err", err)
 		out.MineError = err.Error()
 	}
 	out.DrawersAdded = rep.Added
@@ -226,16 +226,16 @@ func (a *App) Remember(ctx context.Context, r RememberRequest) (RememberResult, 
 // agent wrote the note, then said what it replaces. A dup that does not
 // come after ref is a refused repeat, as without supersedes.
 func (a *App) confirmSupersedes(ctx context.Context, r RememberRequest, agent, path, ref string, dup *Duplicate) (RememberResult, error) {
-	w, err := memory.MarkSuperseded(ctx, a.Home, agent, ref, dup.Heading)
+	w, err := memory.MarkSuperseded(ctx, a.home, agent, ref, dup.Heading)
 	if err != nil {
-		a.Log.Debug("remember --supersedes: the repeat cannot be the replacement", "err", err)
-		return RememberResult{Agent: agent, Source: a.Home.Rel(path), Duplicate: dup}, nil
+		a.log.Debug("remember --supersedes: the repeat cannot be the replacement", "err", err)
+		return RememberResult{Agent: agent, Source: a.home.Rel(path), Duplicate: dup}, nil
 	}
-	old := SectionOf(w.Superseded)
-	out := RememberResult{Agent: agent, Source: a.Home.Rel(path), Section: SectionOf(w.Section), Supersedes: &old, Existing: true}
+	old := sectionOf(w.Superseded)
+	out := RememberResult{Agent: agent, Source: a.home.Rel(path), Section: sectionOf(w.Section), Supersedes: &old, Existing: true}
 	rep, err := a.mineWritten(ctx, path, "remember", r.LockWait)
 	if err != nil {
-		a.Log.Warn("remember: the mark is saved, mining it failed; the next mine catches up", "agent", agent, "err", err)
+		a.log.Warn("remember: the mark is saved, mining it failed; the next mine catches up", "agent", agent, "err", err)
 		out.MineError = err.Error()
 	}
 	out.DrawersAdded = rep.Added
@@ -331,8 +331,8 @@ func (a *App) Pin(ctx context.Context, r PinRequest) (PinResult, error) {
 		restated = re
 		// A fact pinned word for word is "already pinned", as always.
 		if dup != nil && memfile.NormalizeFact(dup.Text) != memfile.NormalizeFact(r.Fact) {
-			path, _ := a.Home.MemoryPath(agent)
-			return PinResult{Agent: agent, Source: a.Home.Rel(path), Fact: r.Fact, Duplicate: dup, Redaction: red.res}, nil
+			path, _ := a.home.MemoryPath(agent)
+			return PinResult{Agent: agent, Source: a.home.Rel(path), Fact: r.Fact, Duplicate: dup, Redaction: red.res}, nil
 		}
 	}
 	if err := a.keepSecrets(ctx, red); err != nil {
@@ -347,18 +347,18 @@ func (a *App) Pin(ctx context.Context, r PinRequest) (PinResult, error) {
 		return PinResult{Agent: agent, Source: u.Source, Fact: r.Fact, Added: true, Pinned: u.Pinned, MineError: u.MineError,
 			Replaced: u.Fact, Archive: u.Archive, Backup: u.Backup, Redaction: red.res}, nil
 	}
-	w, err := memory.Pin(ctx, a.Home, agent, r.Fact)
+	w, err := memory.Pin(ctx, a.home, agent, r.Fact)
 	if err != nil {
 		return PinResult{}, err
 	}
-	path, _ := a.Home.MemoryPath(agent)
-	out := PinResult{Agent: agent, Created: w.Created, Source: a.Home.Rel(path), Fact: r.Fact, Added: w.Added, Pinned: w.Pinned, Redaction: red.res}
+	path, _ := a.home.MemoryPath(agent)
+	out := PinResult{Agent: agent, Created: w.Created, Source: a.home.Rel(path), Fact: r.Fact, Added: w.Added, Pinned: w.Pinned, Redaction: red.res}
 	if w.Added {
 		a.logRedaction(agent, out.Source, "pin", red.res)
 	}
 	if w.Added {
 		if _, err := a.mineWritten(ctx, path, "pin", r.LockWait); err != nil {
-			a.Log.Warn("pin: the fact is saved, mining it failed; the next mine catches up", "agent", agent, "err", err)
+			a.log.Warn("pin: the fact is saved, mining it failed; the next mine catches up", "agent", agent, "err", err)
 			out.MineError = err.Error()
 		}
 		if restated != nil {
@@ -371,7 +371,7 @@ func (a *App) Pin(ctx context.Context, r PinRequest) (PinResult, error) {
 
 // parseMemory reads (never blocking on a FIFO) and parses a memory file.
 func (a *App) parseMemory(path string) (*memfile.File, error) {
-	data, err := a.Home.ReadFile(path)
+	data, err := a.home.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

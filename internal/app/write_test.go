@@ -57,7 +57,7 @@ func TestWriteRequestsRefuseBadInput(t *testing.T) {
 			}
 		})
 	}
-	if ids, err := a.Home.Agents(); err != nil || len(ids) != 0 {
+	if ids, err := a.home.Agents(); err != nil || len(ids) != 0 {
 		t.Fatalf("refused writes made agents %v (%v)", ids, err)
 	}
 }
@@ -108,7 +108,7 @@ func TestRememberBeforeTheIndex(t *testing.T) {
 	}
 	defer a.Close()
 	// A directory where the index file goes: the index cannot be opened.
-	if err := os.MkdirAll(a.Home.PalaceDir()+"/palace.db/x", 0o755); err != nil {
+	if err := os.MkdirAll(a.home.PalaceDir()+"/palace.db/x", 0o755); err != nil {
 		t.Fatal(err)
 	}
 	res, err := a.Remember(context.Background(), RememberRequest{Agent: "alice", Text: "kept whatever the index does"})
@@ -118,7 +118,7 @@ func TestRememberBeforeTheIndex(t *testing.T) {
 	if res.MineError == "" || res.DrawersAdded != 0 || res.Section.StartLine == 0 {
 		t.Fatalf("remember = %+v; want the section written and the index's failure in mine_error", res)
 	}
-	data, err := os.ReadFile(a.Home.Abs(res.Source))
+	data, err := os.ReadFile(a.home.Abs(res.Source))
 	if err != nil || !strings.Contains(string(data), "kept whatever the index does") {
 		t.Fatalf("note not saved: %v\n%s", err, data)
 	}
@@ -139,7 +139,7 @@ func TestConcurrentWritesReportWhatTheyWrote(t *testing.T) {
 	if _, err := apps[0].Remember(ctx, RememberRequest{Agent: "alice", Text: "first note"}); err != nil {
 		t.Fatal(err)
 	}
-	path, _ := apps[0].Home.MemoryPath("alice")
+	path, _ := apps[0].home.MemoryPath("alice")
 	day := time.Now().UTC().Format("2006-01-02") + " — "
 
 	const writers, per = 4, 12

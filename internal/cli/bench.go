@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/wiring"
 )
 
@@ -41,16 +40,17 @@ func newBenchCommand(g *globals) *cobra.Command {
 }
 
 // openHome opens the app for the benchmark name over --keep-home, or
-// over a fresh temporary home (removed by done) without it, and says
+// over a fresh temporary home (removed by done) without it, with the
+// index the benchmark measures on (wiring.OpenBench), and says
 // (unless --json) when it runs lexical-only. Every mode embeds its
 // queries itself (no query cache): latency includes the model.
-func (c benchCommon) openHome(ctx context.Context, g *globals, name string, opts wiring.Options) (a *app.App, done func(), err error) {
+func (c benchCommon) openHome(ctx context.Context, g *globals, name string, opts wiring.Options) (b wiring.Bench, done func(), err error) {
 	dir := c.keep
 	cleanup := func() {}
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "hivemem-"+name+"-")
 		if err != nil {
-			return nil, nil, err
+			return wiring.Bench{}, nil, err
 		}
 		dir, cleanup = tmp, func() { os.RemoveAll(tmp) }
 	}
@@ -58,14 +58,14 @@ func (c benchCommon) openHome(ctx context.Context, g *globals, name string, opts
 	h, cfg, err := wiring.LoadHome(dir, true)
 	if err == nil {
 		cfg.Search.QueryCache = 0 // every query embedded afresh
-		a, err = wiring.OpenLoaded(ctx, h, cfg, opts)
+		b, err = wiring.OpenBench(ctx, h, cfg, opts)
 	}
 	if err != nil {
 		cleanup()
-		return nil, nil, err
+		return wiring.Bench{}, nil, err
 	}
-	if a.Embedder.Note != "" && !c.asJSON {
-		fmt.Fprintf(g.stderr, "note: %s — running lexical only\n", a.Embedder.Note)
+	if b.App.EmbedderInfo().Note != "" && !c.asJSON {
+		fmt.Fprintf(g.stderr, "note: %s — running lexical only\n", b.App.EmbedderInfo().Note)
 	}
-	return a, func() { a.Close(); cleanup() }, nil
+	return b, func() { b.App.Close(); cleanup() }, nil
 }

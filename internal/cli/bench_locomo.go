@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/bench/locomo"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/wiring"
@@ -53,17 +52,18 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 	if err != nil {
 		return err
 	}
-	a, done, err := o.openHome(ctx, g, "locomo", wiring.Options{Command: "bench"})
+	b, done, err := o.openHome(ctx, g, "locomo", wiring.Options{Command: "bench"})
 	if err != nil {
 		return err
 	}
 	defer done()
-	dir := a.Home.Root
+	a := b.App
+	dir := a.Home().Root
 	if o.coverage {
 		if !o.condense {
 			return fmt.Errorf("bench locomo: --coverage measures condensed files: give --condense too")
 		}
-		return runBenchCoverage(ctx, g, o, a, samples, dir)
+		return runBenchCoverage(ctx, g, o, b, samples, dir)
 	}
 	lo := locomo.Options{Modes: o.modes, Limit: o.limit, Dataset: path, NoCaptions: o.noCapt, AsSessions: o.sessions, NoQuestionDate: o.noDate}
 	condensed := 0
@@ -73,7 +73,7 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 		// The extractive summariser; the whole of each file is mined
 		// after Prepare (memory file and archive), so the reflector
 		// does not mine itself.
-		lo.Prepare = locomo.CondenseEach(a.ScratchReflector(a.Home, enabled), &condensed)
+		lo.Prepare = locomo.CondenseEach(locomo.ScratchCondenser(b.Palace, a.Home(), enabled, g.logger), &condensed)
 	}
 	// On a terminal: the mining (drawers embedded), then the questions.
 	mctx, mined := g.mineProgress(ctx, "mining", o.asJSON)
@@ -85,7 +85,7 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 		}
 		qbar.set(done, total)
 	}
-	res, err := locomo.Run(mctx, a.Palace, samples, lo)
+	res, err := locomo.Run(mctx, b.Palace, samples, lo)
 	mined()
 	qbar.finish()
 	if err != nil {
@@ -104,12 +104,12 @@ func runBenchLocomo(ctx context.Context, g *globals, o benchOptions, path string
 // runBenchCoverage measures, per word budget, how many answers a
 // force-condensed memory file still holds, condensed with the configured
 // settings (only the budget changed).
-func runBenchCoverage(ctx context.Context, g *globals, o benchOptions, a *app.App, samples []locomo.Sample, dir string) error {
+func runBenchCoverage(ctx context.Context, g *globals, o benchOptions, b wiring.Bench, samples []locomo.Sample, dir string) error {
 	cov, err := locomo.MeasureCondensedCoverage(ctx, samples, dir, !o.noCapt, func(h home.Home, budget int) locomo.Condenser {
-		cfg := a.Config
+		cfg := b.App.Settings()
 		cfg.Reflector.Enabled = true
 		cfg.Reflector.WordBudget = budget
-		return a.ScratchReflector(h, cfg)
+		return locomo.ScratchCondenser(b.Palace, h, cfg, g.logger)
 	}, g.stderr)
 	if err != nil {
 		return err

@@ -50,7 +50,7 @@ func runBenchLongMemEval(ctx context.Context, g *globals, o benchLMEOptions, pat
 	if err != nil {
 		return err
 	}
-	a, done, err := o.openHome(ctx, g, "longmemeval", wiring.Options{})
+	b, done, err := o.openHome(ctx, g, "longmemeval", wiring.Options{})
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func runBenchLongMemEval(ctx context.Context, g *globals, o benchLMEOptions, pat
 		sample = -1
 	}
 	p := newPhaseProgress(g, !o.asJSON)
-	res, err := longmemeval.Run(ctx, a.Palace, qs, longmemeval.Options{
+	res, err := longmemeval.Run(ctx, b.Palace, qs, longmemeval.Options{
 		Modes: o.modes, Dataset: path, AssistantTurns: o.assistant, NoQuestionDate: o.noDate, Results: o.results, EmbedSample: sample, Progress: p.report,
 	})
 	p.finish()

@@ -47,13 +47,13 @@ func runBenchUpdates(ctx context.Context, g *globals, o benchUpdatesOptions) err
 	if err := updates.CheckRun(updates.GenOptions{Agents: o.agents, Subjects: o.subjects, Filler: o.filler}, o.pairsPerClass); err != nil {
 		return err
 	}
-	a, done, err := o.openHome(ctx, g, "updates", wiring.Options{})
+	b, done, err := o.openHome(ctx, g, "updates", wiring.Options{})
 	if err != nil {
 		return err
 	}
 	defer done()
 	bar := countBar{}
-	res, err := updates.Run(ctx, a.Palace, updates.Options{
+	res, err := updates.Run(ctx, b.Palace, updates.Options{
 		Gen:   updates.GenOptions{Seed: o.seed, Agents: o.agents, Subjects: o.subjects, Filler: o.filler},
 		Modes: o.modes,
 		Progress: func(done, total int) {
@@ -69,7 +69,7 @@ func runBenchUpdates(ctx context.Context, g *globals, o benchUpdatesOptions) err
 	}
 	var pairs *updates.PairResult
 	if o.pairsPerClass > 0 {
-		pr, err := updates.RunPairs(ctx, updates.PairOptions{Seed: o.seed, PerClass: o.pairsPerClass}, rememberPair(a))
+		pr, err := updates.RunPairs(ctx, updates.PairOptions{Seed: o.seed, PerClass: o.pairsPerClass}, rememberPair(b.App))
 		if err != nil {
 			return err
 		}

@@ -245,7 +245,7 @@ func runHookSave(ctx context.Context, g *globals, o hookOptions) {
 		hookWarn(g, a, "save", agent, fmt.Errorf("saved, not indexed yet: %w", res.MineErr))
 	}
 	for _, s := range res.Sessions {
-		fmt.Fprintf(g.stderr, "hivemem: saved %d new turns of session %s to %s\n", s.TurnsAdded, in.SessionID, a.Home.Rel(s.Path))
+		fmt.Fprintf(g.stderr, "hivemem: saved %d new turns of session %s to %s\n", s.TurnsAdded, in.SessionID, a.Home().Rel(s.Path))
 	}
 	if r := (app.Redaction{Redacted: res.Redacted, Kept: res.SecretsKept}); r.Any() {
 		fmt.Fprintf(g.stderr, "hivemem: %s\n", r)

@@ -102,10 +102,10 @@ func (g *globals) printImport(a *app.App, res app.ImportResult, asJSON bool) err
 		case s.TurnsAdded > 0:
 			state = fmt.Sprintf("+%d turns (%d already there)", s.TurnsAdded, s.TurnsKept)
 		}
-		fmt.Fprintf(g.stdout, "%s: %s\n", a.Home.Rel(s.Path), state)
+		fmt.Fprintf(g.stdout, "%s: %s\n", a.Home().Rel(s.Path), state)
 	}
 	for _, p := range res.Expired {
-		fmt.Fprintf(g.stdout, "%s: removed (capture.retention_days)\n", a.Home.Rel(p))
+		fmt.Fprintf(g.stdout, "%s: removed (capture.retention_days)\n", a.Home().Rel(p))
 	}
 	fmt.Fprintf(g.stdout, "imported %d turns into %d session files\n", res.TurnsAdded, len(res.Sessions))
 	return nil

@@ -26,15 +26,15 @@ func runInit(ctx context.Context, g *globals, asJSON bool) error {
 	}
 	defer a.Close()
 	if asJSON {
-		return writeJSON(g.stdout, map[string]any{"home": h.Root, "created": !existed, "embedder": a.Embedder})
+		return writeJSON(g.stdout, map[string]any{"home": h.Root, "created": !existed, "embedder": a.EmbedderInfo()})
 	}
 	if existed {
 		fmt.Fprintf(g.stdout, "hivemem home already initialised at %s\n", h.Root)
 	} else {
 		fmt.Fprintf(g.stdout, "initialised hivemem home at %s\n", h.Root)
 	}
-	if a.Embedder.Note != "" {
-		fmt.Fprintf(g.stdout, "note: %s\n", a.Embedder.Note)
+	if a.EmbedderInfo().Note != "" {
+		fmt.Fprintf(g.stdout, "note: %s\n", a.EmbedderInfo().Note)
 	}
 	return nil
 }

@@ -54,7 +54,7 @@ func runMCP(ctx context.Context, g *globals, o mcpOptions) error {
 	if err != nil {
 		return err
 	}
-	g.logger.Info("mcp server on stdio", "agent", o.agent, "scope", o.scope, "home", a.Home.Root, "search", a.Palace.Mode())
+	g.logger.Info("mcp server on stdio", "agent", o.agent, "scope", o.scope, "home", a.Home().Root, "search", a.SearchMode())
 	ss, err := srv.Connect(ctx, mcpserver.StdioTransport(g.stdin, g.stdout, g.logger), nil)
 	if err != nil {
 		return fmt.Errorf("mcp: %w", err)

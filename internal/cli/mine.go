@@ -77,8 +77,8 @@ func runMine(ctx context.Context, g *globals, o mineOptions, args []string) erro
 	fmt.Fprintf(g.stdout, "mined %s (%d unchanged, %d changed, %d removed): drawers +%d =%d -%d, embedded %d (cache %d), skipped %d, %.2fs\n",
 		plural(rep.Files, "file"), rep.Unchanged, rep.Changed, rep.FilesRemoved, rep.Added, rep.Kept, rep.Removed,
 		rep.Embedded, rep.CacheHits, len(rep.Skipped), rep.Seconds)
-	if a.Embedder.Note != "" && rep.Added > 0 {
-		fmt.Fprintf(g.stdout, "note: lexical-only index (%s)\n", a.Embedder.Note)
+	if a.EmbedderInfo().Note != "" && rep.Added > 0 {
+		fmt.Fprintf(g.stdout, "note: lexical-only index (%s)\n", a.EmbedderInfo().Note)
 	}
 	return nil
 }

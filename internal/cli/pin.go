@@ -45,7 +45,7 @@ func runPin(ctx context.Context, g *globals, agent, fact string, o pinOptions) e
 		sayDuplicate(g, res.Duplicate)
 		return nil
 	}
-	warnMineFailed(g, "fact", a.Home.Abs(res.Source), res.MineError)
+	warnMineFailed(g, "fact", a.Home().Abs(res.Source), res.MineError)
 	if asJSON {
 		return writeJSON(g.stdout, res)
 	}

@@ -61,7 +61,7 @@ func runRemember(ctx context.Context, g *globals, o rememberOptions, agent, text
 		sayDuplicate(g, res.Duplicate)
 		return nil
 	}
-	path := a.Home.Abs(res.Source)
+	path := a.Home().Abs(res.Source)
 	warnMineFailed(g, "note", path, res.MineError)
 	if o.asJSON {
 		return writeJSON(g.stdout, res)

@@ -120,7 +120,7 @@ func runRun(ctx context.Context, g *globals, o runOptions) error {
 // themselves (the UI keeps /login and /static reachable without a token).
 func serveHandlers(m *manager.Manager, guard httpguard.Config) (http.Handler, error) {
 	a := m.App()
-	h, err := mcpserver.HTTPHandler(mcpserver.Deps{App: a, Logger: a.Log, Version: Version}, guard)
+	h, err := mcpserver.HTTPHandler(mcpserver.Deps{App: a, Logger: a.Logger(), Version: Version}, guard)
 	if err != nil {
 		return nil, fmt.Errorf("mount /mcp: %w", err)
 	}
@@ -128,7 +128,7 @@ func serveHandlers(m *manager.Manager, guard httpguard.Config) (http.Handler, er
 	mux.Handle("/mcp", h)
 	w := web.New(web.Deps{App: a,
 		ManagerStatus: m.Status,
-		Guard:         &guard, Logger: a.Log, Version: Version})
+		Guard:         &guard, Logger: a.Logger(), Version: Version})
 	m.OnShutdown(w.Close)
 	mux.Handle("/", w)
 	return mux, nil

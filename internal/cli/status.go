@@ -58,7 +58,7 @@ func newStatusCommand(g *globals) *cobra.Command {
 func collectStatus(ctx context.Context, a *app.App) (statusReport, error) {
 	var r statusReport
 	var ms *app.ManagerStatus
-	inst, running, err := manager.Running(a.Home)
+	inst, running, err := manager.Running(a.Home())
 	switch {
 	case err != nil:
 		r.Manager.Error = err.Error()
@@ -67,7 +67,7 @@ func collectStatus(ctx context.Context, a *app.App) (statusReport, error) {
 		if !inst.Started.IsZero() {
 			r.Manager.UptimeSeconds = time.Since(inst.Started).Seconds()
 		}
-		got, err := fetchManagerStatus(ctx, inst.HTTP, a.Config.Manager.Token)
+		got, err := fetchManagerStatus(ctx, inst.HTTP, a.Settings().Manager.Token)
 		if err != nil {
 			r.Manager.Error = err.Error()
 			break

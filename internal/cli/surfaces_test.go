@@ -188,7 +188,7 @@ func TestSurfacesReturnTheSameObjects(t *testing.T) {
 		"api": keep(apiStatus, common...),
 		"mcp": keep(mcpStatus, common...),
 	})
-	// Agent status is one computation (app.CollectAgents): every surface
+	// Agent status is one computation (app.AgentStatus): every surface
 	// lists the same agents with the same fields. (The API's /api/v1/agents
 	// adds the dashboard's health grades.)
 	sameObject(t, "status agents", map[string]map[string]any{

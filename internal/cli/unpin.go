@@ -21,7 +21,7 @@ func newUnpinCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			warnMineFailed(g, "change", a.Home.Abs(res.Source), res.MineError)
+			warnMineFailed(g, "change", a.Home().Abs(res.Source), res.MineError)
 			if asJSON {
 				return writeJSON(g.stdout, res)
 			}

@@ -20,7 +20,6 @@ import (
 	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/manager"
-	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/reflector"
 	"github.com/hivemem/hivemem/internal/web"
 	"github.com/hivemem/hivemem/internal/web/webtest"
@@ -37,8 +36,8 @@ func server(t *testing.T) (*app.App, *client.Client) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	path := hometest.WriteMemory(t, a.Home, "alice", "# Memory — Alice (alice)\n\n## 2026-11-20 — fixed flaky login test\nThe login test was flaky.\n\n## 2026-11-21 — login rate limit\nRate limit on login.\n")
-	if _, err := a.Palace.Mine(ctx, path, palace.MineOptions{}); err != nil {
+	path := hometest.WriteMemory(t, a.Home(), "alice", "# Memory — Alice (alice)\n\n## 2026-11-20 — fixed flaky login test\nThe login test was flaky.\n\n## 2026-11-21 — login rate limit\nRate limit on login.\n")
+	if _, err := a.Mine(ctx, app.MineRequest{Path: path}); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(web.New(web.Deps{App: a}))
@@ -96,8 +95,8 @@ func TestClientSearchAndWakeUpAreTheAppsAnswers(t *testing.T) {
 func TestClientSearchSendsIncludeSuperseded(t *testing.T) {
 	a, c := server(t)
 	ctx := context.Background()
-	path := hometest.WriteMemory(t, a.Home, "bob", "# Memory — Bob (bob)\n\n## 2026-11-02 — deploy command\n> superseded by: 2026-12-01 — deploy command\nDeploy the shop with make deploy.\n\n## 2026-12-01 — deploy command\nDeploy the shop with make ship.\n")
-	if _, err := a.Palace.Mine(ctx, path, palace.MineOptions{}); err != nil {
+	path := hometest.WriteMemory(t, a.Home(), "bob", "# Memory — Bob (bob)\n\n## 2026-11-02 — deploy command\n> superseded by: 2026-12-01 — deploy command\nDeploy the shop with make deploy.\n\n## 2026-12-01 — deploy command\nDeploy the shop with make ship.\n")
+	if _, err := a.Mine(ctx, app.MineRequest{Path: path}); err != nil {
 		t.Fatal(err)
 	}
 	got, want := searchBoth(t, a, c, app.SearchRequest{Query: "deploy shop", Wing: "bob", IncludeSuperseded: true})
@@ -207,7 +206,7 @@ func TestClientCoversEveryRoute(t *testing.T) {
 	st, err := c.Status(ctx)
 	check("Status", err, len(st.Agents) == len(webtest.Agents) && st.Manager != nil, st)
 	ms, err := c.Manager(ctx)
-	check("Manager", err, ms.Home == a.Home.Root && len(ms.Agents) == len(webtest.Agents), ms)
+	check("Manager", err, ms.Home == a.Home().Root && len(ms.Agents) == len(webtest.Agents), ms)
 	as, err := c.Agents(ctx)
 	check("Agents", err, len(as) == len(webtest.Agents) && as[0].Agent == webtest.Agents[0], as)
 	one, err := c.Agent(ctx, "planner")
@@ -230,7 +229,7 @@ func TestClientCoversEveryRoute(t *testing.T) {
 	defer stream.Close()
 	mr, err := c.Mine(ctx, app.MineRequest{Agent: "coder"})
 	check("Mine", err, mr.Agent == "coder" && mr.Path != "", mr)
-	if err := a.Events.Append(eventlog.Event{Kind: "note", Agent: "coder"}); err != nil {
+	if err := a.AppendEvent(eventlog.Event{Kind: "note", Agent: "coder"}); err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan string, 1)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/app/apptest"
+	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/memfile"
 )
 
@@ -89,7 +90,7 @@ scan_interval = "200ms"
 	// recent_keep sections (or given up on after an abort, which backs it
 	// off for a minute).
 	waitUntil(t, 20*time.Second, "the manager to condense every agent after the appends", func() (bool, string) {
-		evs, err := a.Events.Read(0, nil)
+		evs, err := eventlog.Open(a.Home().LogPath()).Read(0, nil)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -128,7 +129,7 @@ scan_interval = "200ms"
 			t.Errorf("%s: %v", ag, err)
 		}
 		all := string(data)
-		dir, _ := a.Home.ArchiveDir(ag)
+		dir, _ := a.Home().ArchiveDir(ag)
 		ents, _ := os.ReadDir(dir)
 		for _, e := range ents {
 			if strings.HasSuffix(e.Name(), ".md") {
@@ -156,7 +157,7 @@ scan_interval = "200ms"
 			}
 		}
 	}
-	evs, _ := a.Events.Read(0, nil)
+	evs, _ := eventlog.Open(a.Home().LogPath()).Read(0, nil)
 	counts := map[string]int{}
 	for _, ev := range evs {
 		if strings.HasPrefix(ev.Kind, "condense") {

@@ -21,7 +21,7 @@ func TestServerTimesOutIdleConnections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewClaim(a.Home, "test")
+	c, err := NewClaim(a.Home(), "test")
 	if err != nil {
 		t.Fatal(err)
 	}

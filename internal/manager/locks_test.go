@@ -19,7 +19,7 @@ import (
 // holds.
 func TestRunStartRemovesUnusedOldLockFiles(t *testing.T) {
 	a := openHome(t, "", map[string]string{"coder": goodFile})
-	h := a.Home
+	h := a.Home()
 	mem, err := h.MemoryPath("coder")
 	if err != nil {
 		t.Fatal(err)

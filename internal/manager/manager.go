@@ -65,7 +65,7 @@ type Options struct {
 	// (web.Deps.Guard, mcpserver.HTTPHandler). Without it the server
 	// answers /healthz only.
 	Handler func(m *Manager, guard httpguard.Config) (http.Handler, error)
-	// Logger receives the manager's log; nil uses App.Log.
+	// Logger receives the manager's log; nil uses the app's (App.Logger).
 	Logger *slog.Logger
 	// Version is recorded in the pid file and the status.
 	Version string
@@ -158,13 +158,13 @@ func New(opts Options) (*Manager, error) {
 	}
 	lg := opts.Logger
 	if lg == nil {
-		lg = opts.App.Log
+		lg = opts.App.Logger()
 	}
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
 	m := &Manager{
-		app: opts.App, home: opts.App.Home, opts: opts, log: lg, claim: opts.Claim, seen: opts.App.Settings(),
+		app: opts.App, home: opts.App.Home(), opts: opts, log: lg, claim: opts.Claim, seen: opts.App.Settings(),
 		reloadCh:   make(chan struct{}, 1),
 		cfgChanged: make(chan struct{}, 1),
 		retryCh:    make(chan retry, 64),

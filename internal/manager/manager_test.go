@@ -166,7 +166,7 @@ func TestFailingAgentBacksOffWhileOthersGoOn(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	evs, err := a.Events.Read(0, nil)
+	evs, err := eventlog.Open(a.Home().LogPath()).Read(0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestHTTPRoutes(t *testing.T) {
 func TestReloadKeepsTheLastGoodSettings(t *testing.T) {
 	a := openHome(t, "", map[string]string{"good": goodFile})
 	m, stop := running(t, a)
-	cfgPath := a.Home.ConfigPath()
+	cfgPath := a.Home().ConfigPath()
 	steps := []struct {
 		name, toml   string
 		wantDebounce time.Duration
@@ -367,11 +367,11 @@ func TestMiningSwitch(t *testing.T) {
 	if n := mines.Load(); n != 0 {
 		t.Errorf("%d mines with mining off", n)
 	}
-	if evs, _ := a.Events.Read(0, func(ev eventlog.Event) bool { return ev.Kind == "condense" }); len(evs) != 0 {
+	if evs, _ := eventlog.Open(a.Home().LogPath()).Read(0, func(ev eventlog.Event) bool { return ev.Kind == "condense" }); len(evs) != 0 {
 		t.Errorf("condensed with mining off: %+v", evs)
 	}
 
-	if err := os.WriteFile(a.Home.ConfigPath(), []byte("[manager]\nmining = true\n"), 0o644); err != nil {
+	if err := os.WriteFile(a.Home().ConfigPath(), []byte("[manager]\nmining = true\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	m.Reload()
@@ -381,7 +381,7 @@ func TestMiningSwitch(t *testing.T) {
 		return s.Mining && good.Drawers == 1, fmt.Sprintf("mining %v, good %+v", s.Mining, good)
 	})
 	m.pass(t.Context())
-	if evs, _ := a.Events.Read(0, func(ev eventlog.Event) bool { return ev.Kind == "condense" && ev.Agent == "big" }); len(evs) != 1 {
+	if evs, _ := eventlog.Open(a.Home().LogPath()).Read(0, func(ev eventlog.Event) bool { return ev.Kind == "condense" && ev.Agent == "big" }); len(evs) != 1 {
 		t.Errorf("condense events with mining on = %+v, want one", evs)
 	}
 	if err := stop(); err != nil {
@@ -412,7 +412,7 @@ func TestShutdownDuringTheMineAfterASwapKeepsTheIndexTrue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem, err = a.Home.MemoryPath("alice")
+	mem, err = a.Home().MemoryPath("alice")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,23 +438,23 @@ func TestShutdownDuringTheMineAfterASwapKeepsTheIndexTrue(t *testing.T) {
 			t.Fatalf("Run: %v", err)
 		}
 	case <-time.After(20 * time.Second):
-		evs, _ := a.Events.Read(0, nil)
+		evs, _ := eventlog.Open(a.Home().LogPath()).Read(0, nil)
 		t.Fatalf("no condensation and shutdown within 20s: %+v; events %+v", agentStatus(m.Status(t.Context()), "alice"), evs)
 	}
 	if !fired.Load() {
 		t.Fatal("the reflector did not mine a condensed file")
 	}
-	got := indexLines(t, a.Store)
+	got := indexLines(t, apptest.Index(t, a))
 	fresh, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "fresh.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fresh.Close()
-	fp, err := palace.New(t.Context(), a.Home, fresh, nil, palace.Options{})
+	fp, err := palace.New(t.Context(), a.Home(), fresh, nil, palace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fp.Mine(t.Context(), a.Home.HiveDir(), palace.MineOptions{}); err != nil {
+	if _, err := fp.Mine(t.Context(), a.Home().HiveDir(), palace.MineOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if want := indexLines(t, fresh); !slices.Equal(got, want) {
@@ -497,22 +497,23 @@ func TestFilesMinedAfterTheModelFailsToLoadCarryTheHomesOrigin(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	origin, err := a.Home.ID()
+	origin, err := a.Home().ID()
 	if err != nil || origin == "" {
 		t.Fatalf("home id %q, %v", origin, err)
 	}
 	m, _ := running(t, a)
+	idx := apptest.Index(t, a)
 	waitUntil(t, time.Minute, "the good agent's file to be mined", func() (bool, string) {
-		fs, err := a.Store.Files(t.Context(), "")
+		fs, err := idx.Files(t.Context(), "")
 		if err != nil {
 			return false, err.Error()
 		}
 		return len(fs) > 0, fmt.Sprintf("%d files mined", len(fs))
 	})
-	if got := m.App().Embedder.Provider; got != "none" {
+	if got := m.App().EmbedderInfo().Provider; got != "none" {
 		t.Fatalf("embedder after a failed load is %q, want none (lexical-only)", got)
 	}
-	fs, err := a.Store.Files(t.Context(), "")
+	fs, err := idx.Files(t.Context(), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/modelfetch"
 	"github.com/hivemem/hivemem/internal/wiring"
@@ -22,7 +23,7 @@ import (
 func TestManagerLogsASkipOnce(t *testing.T) {
 	var log strings.Builder // the mines below run on this goroutine alone
 	a := openHomeLogging(t, slog.New(slog.NewTextHandler(&log, nil)), "", map[string]string{"good": goodFile})
-	h := a.Home
+	h := a.Home()
 	m, err := New(Options{App: a, HTTP: HTTPOff})
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +99,7 @@ func TestAppMinesLogASkipOnce(t *testing.T) {
 	if _, err := New(Options{App: a, HTTP: HTTPOff}); err != nil {
 		t.Fatal(err)
 	}
-	path, err := a.Home.MemoryPath("big")
+	path, err := a.Home().MemoryPath("big")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,10 +148,10 @@ func TestRunStartEmbedsDrawersMinedWithoutTheModel(t *testing.T) {
 	if _, err := lexical.Mine(t.Context(), app.MineRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := lexical.Store.Stats(t.Context()); err != nil || st.Drawers == 0 || st.Vectors != 0 {
+	if st, err := apptest.Index(t, lexical).Stats(t.Context()); err != nil || st.Drawers == 0 || st.Vectors != 0 {
 		t.Fatalf("mined without the model: %+v, %v; want drawers and no vectors", st, err)
 	}
-	root := lexical.Home.Root
+	root := lexical.Home().Root
 	lexical.Close()
 
 	t.Setenv("HIVEMEM_MODEL_DIR", model)
@@ -161,8 +162,9 @@ func TestRunStartEmbedsDrawersMinedWithoutTheModel(t *testing.T) {
 	}
 	t.Cleanup(func() { a.Close() })
 	running(t, a)
+	idx := apptest.Index(t, a)
 	waitUntil(t, time.Minute, "run's start to embed every drawer", func() (bool, string) {
-		st, err := a.Store.Stats(t.Context())
+		st, err := idx.Stats(t.Context())
 		if err != nil {
 			return false, err.Error()
 		}

@@ -16,7 +16,7 @@ func TestShutdownMinesChangesStillSettling(t *testing.T) {
 		map[string]string{"ann": "# Memory\n\n## 2026-11-01 — a\nannfirst\n"})
 	m, stop := running(t, a)
 	waitUntil(t, 10*time.Second, "the start's scan", func() (bool, string) { return searchableCount(t, a, "annfirst") == 1, "" })
-	p, _ := a.Home.MemoryPath("ann")
+	p, _ := a.Home().MemoryPath("ann")
 	filetest.Append(t, p, "## 2026-11-02 — b\nwrittenbeforestop\n")
 	waitUntil(t, 10*time.Second, "the change to wait out its debounce", func() (bool, string) {
 		m.mu.Lock()

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/app"
+	"github.com/hivemem/hivemem/internal/app/apptest"
+	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/filetest"
 	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/palace"
@@ -30,7 +32,7 @@ import (
 // freshDump mines a's hive into a new index and dumps it.
 func freshDump(t *testing.T, a *app.App) map[string]string {
 	t.Helper()
-	_, st := hometest.FreshPalace(t, a.Home, nil, palace.Options{})
+	_, st := hometest.FreshPalace(t, a.Home(), nil, palace.Options{})
 	defer st.Close()
 	d, err := hometest.Drawers(context.Background(), st)
 	if err != nil {
@@ -60,8 +62,9 @@ func indexDifferences(got, want map[string]string) []string {
 // waitConverged waits until the manager's index equals a fresh mine.
 func waitConverged(t *testing.T, a *app.App, within time.Duration, what string) {
 	t.Helper()
+	idx := apptest.Index(t, a)
 	waitUntil(t, within, what, func() (bool, string) {
-		got, err := hometest.Drawers(t.Context(), a.Store)
+		got, err := hometest.Drawers(t.Context(), idx)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -75,7 +78,7 @@ func waitConverged(t *testing.T, a *app.App, within time.Duration, what string) 
 
 func searchableCount(t *testing.T, a *app.App, word string) int {
 	t.Helper()
-	hits, err := a.Palace.Search(t.Context(), palace.Query{Text: word, Mode: palace.ModeLexical, Results: 50})
+	hits, err := apptest.IndexPalace(t, a).Search(t.Context(), palace.Query{Text: word, Mode: palace.ModeLexical, Results: 50})
 	if err != nil {
 		t.Fatalf("search %q: %v", word, err)
 	}
@@ -108,7 +111,7 @@ func TestRandomChurnConverges(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	ids := []string{"ann", "bob", "cat", "dan"}
 	content := map[string][]string{"ann": {"## 2026-11-01 — first\nannseed\n"}}
-	path := func(id string) string { p, _ := a.Home.MemoryPath(id); return p }
+	path := func(id string) string { p, _ := a.Home().MemoryPath(id); return p }
 	render := func(id string) string {
 		return fmt.Sprintf("# Memory — %s (%s)\n\n", id, id) + strings.Join(content[id], "")
 	}
@@ -187,7 +190,7 @@ func TestRandomChurnConverges(t *testing.T) {
 	}
 	// Wake-up: the hive lists exactly the live agents, each agent's digest
 	// starts its newest sections with the file's last section.
-	d, err := a.Palace.WakeUp(t.Context(), "", 0)
+	d, err := a.WakeUp(t.Context(), app.WakeUpRequest{Hive: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +206,7 @@ func TestRandomChurnConverges(t *testing.T) {
 		t.Errorf("hive wake-up lists %v, the live agents are %v", listed, live)
 	}
 	for id, secs := range content {
-		wd, err := a.Palace.WakeUp(t.Context(), id, 0)
+		wd, err := a.WakeUp(t.Context(), app.WakeUpRequest{Wing: id})
 		if err != nil {
 			t.Errorf("wake-up %s: %v", id, err)
 			continue
@@ -219,7 +222,7 @@ func TestRandomChurnConverges(t *testing.T) {
 	// Under load a file can vanish between the worker's check and its mine,
 	// which counts as a failure (5 s backoff): only logged here, as it
 	// depends on timing; TestFileVanishesBeforeMine pins it.
-	evs, err := a.Events.Read(0, nil)
+	evs, err := eventlog.Open(a.Home().LogPath()).Read(0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,10 +255,10 @@ func TestAgentsDirRecreatedIsWatchedAgain(t *testing.T) {
 	m, stop := running(t, a)
 	waitUntil(t, 10*time.Second, "ann to be mined", func() (bool, string) { return searchableCount(t, a, "annfirst") == 1, "" })
 
-	if err := os.RemoveAll(a.Home.AgentsDir()); err != nil {
+	if err := os.RemoveAll(a.Home().AgentsDir()); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Mkdir(a.Home.AgentsDir(), 0o755); err != nil {
+	if err := os.Mkdir(a.Home().AgentsDir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	recreated := time.Now()
@@ -264,7 +267,7 @@ func TestAgentsDirRecreatedIsWatchedAgain(t *testing.T) {
 		return searchableCount(t, a, "annfirst") == 0 && s.LastScan.After(recreated.Add(250*time.Millisecond)), fmt.Sprintf("last scan %v", s.LastScan)
 	})
 	// From now on only the watcher can mine a new agent quickly.
-	if err := os.WriteFile(a.Home.ConfigPath(), []byte("[manager]\ndebounce = \"20ms\"\nscan_interval = \"1h\"\n[reflector]\ninterval = \"0s\"\n"), 0o644); err != nil {
+	if err := os.WriteFile(a.Home().ConfigPath(), []byte("[manager]\ndebounce = \"20ms\"\nscan_interval = \"1h\"\n[reflector]\ninterval = \"0s\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	m.Reload()
@@ -272,7 +275,7 @@ func TestAgentsDirRecreatedIsWatchedAgain(t *testing.T) {
 		s := m.Status(t.Context())
 		return m.Config().Manager.ScanInterval.Duration == time.Hour && time.Until(s.NextScan) > 30*time.Minute, ""
 	})
-	p, _ := a.Home.MemoryPath("newbie")
+	p, _ := a.Home().MemoryPath("newbie")
 	filetest.Write(t, p, "# Memory\n\n## 2026-11-02 — n\nnewbiearrived\n")
 	waitUntil(t, 3*time.Second, "the new agent in the recreated hive/agents to be mined (by the watcher)", func() (bool, string) {
 		return searchableCount(t, a, "newbiearrived") == 1, fmt.Sprintf("watching %d dirs", m.Status(t.Context()).Watching)
@@ -297,7 +300,7 @@ func TestScanCatchesWatcherMiss(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			a := openHome(t, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"300ms\"\n[reflector]\ninterval = \"0s\"\n", nil)
-			dir, _ := a.Home.AgentDir("ann")
+			dir, _ := a.Home().AgentDir("ann")
 			p := filepath.Join(dir, filepath.FromSlash(tc.file))
 			filetest.Write(t, p, tc.content)
 			alias := filepath.Join(t.TempDir(), "alias.md")
@@ -324,7 +327,7 @@ func TestScanCatchesWatcherMiss(t *testing.T) {
 func TestFIFOMemoryFileIsSkipped(t *testing.T) {
 	a := openHome(t, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"300ms\"\n[reflector]\ninterval = \"0s\"\n",
 		map[string]string{"bob": "# Memory\n\n## 2026-11-01 — b\nbobfirst\n"})
-	fifo, _ := a.Home.MemoryPath("alice")
+	fifo, _ := a.Home().MemoryPath("alice")
 	// Release whatever blocks on the FIFO when the test ends, so the
 	// manager can be stopped and the test process exit.
 	release := filetest.FIFO(t, fifo)
@@ -335,7 +338,7 @@ func TestFIFOMemoryFileIsSkipped(t *testing.T) {
 	_, stop := start(t, m)
 	t.Cleanup(release) // runs before start's cleanup stops the manager
 
-	bobFile, _ := a.Home.MemoryPath("bob")
+	bobFile, _ := a.Home().MemoryPath("bob")
 	deadline := time.Now().Add(3 * time.Second)
 	for searchableCount(t, a, "bobfirst") != 1 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
@@ -383,12 +386,12 @@ func TestNewHomeIDRemovesVanished(t *testing.T) {
 		"ann": "# Memory\n\n## 2026-11-01 — a\nannkeeps\n",
 		"bob": "# Memory\n\n## 2026-11-01 — b\nbobvanishes\n",
 	})
-	if _, err := a1.Palace.Mine(t.Context(), a1.Home.HiveDir(), palace.MineOptions{}); err != nil {
+	if _, err := a1.Mine(t.Context(), app.MineRequest{Path: a1.Home().HiveDir()}); err != nil {
 		t.Fatal(err)
 	}
-	root := a1.Home.Root
+	root := a1.Home().Root
 	a1.Close()
-	if err := os.Remove(a1.Home.IDPath()); err != nil {
+	if err := os.Remove(a1.Home().IDPath()); err != nil {
 		t.Fatal(err)
 	}
 	a, err := wiring.Open(t.Context(), wiring.Options{Home: root})
@@ -402,7 +405,7 @@ func TestNewHomeIDRemovesVanished(t *testing.T) {
 	}
 	m.backoffMin = 20 * time.Millisecond
 	_, stop := start(t, m)
-	p, _ := a.Home.MemoryPath("bob")
+	p, _ := a.Home().MemoryPath("bob")
 	if err := os.RemoveAll(filepath.Dir(p)); err != nil {
 		t.Fatal(err)
 	}
@@ -448,7 +451,7 @@ func TestFileVanishesBeforeMine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bob, _ = a.Home.MemoryPath("bob")
+	bob, _ = a.Home().MemoryPath("bob")
 	// bob's directory is there already: a new agent directory is mined
 	// whole, a new memory.md in a known one alone.
 	if err := os.Mkdir(filepath.Dir(bob), 0o755); err != nil {
@@ -475,7 +478,7 @@ func TestFileVanishesBeforeMine(t *testing.T) {
 	if failures != 0 {
 		t.Errorf("a memory file that vanished before its first mine counts as a mining failure (%d, %q): bob now backs off", failures, lastErr)
 	}
-	evs, err := a.Events.Read(0, nil)
+	evs, err := eventlog.Open(a.Home().LogPath()).Read(0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -498,7 +501,7 @@ func sessionFile(word string) string {
 // sessionHits searches for word and reports the rooms of its hits.
 func sessionHits(t *testing.T, a *app.App, word string) []string {
 	t.Helper()
-	hits, err := a.Palace.Search(t.Context(), palace.Query{Text: word, Mode: palace.ModeLexical, Results: 50})
+	hits, err := apptest.IndexPalace(t, a).Search(t.Context(), palace.Query{Text: word, Mode: palace.ModeLexical, Results: 50})
 	if err != nil {
 		t.Fatalf("search %q: %v", word, err)
 	}
@@ -523,7 +526,7 @@ func TestWatcherMinesSessionFiles(t *testing.T) {
 	waitUntil(t, 10*time.Second, "the start-up scan", func() (bool, string) {
 		return !m.Status(t.Context()).LastScan.IsZero(), ""
 	})
-	sessions, err := a.Home.SessionsDir("alice")
+	sessions, err := a.Home().SessionsDir("alice")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -561,13 +564,13 @@ func TestWatcherMinesSessionFiles(t *testing.T) {
 			}
 		}, "yakherd", 0},
 		{"a file in hive/agents named like an agent (no agent: not mined; the final check tells)", func() {
-			filetest.Write(t, filepath.Join(a.Home.AgentsDir(), "stray"), "# Memory\n\n## 2026-11-01 — s\nstrayword\n")
+			filetest.Write(t, filepath.Join(a.Home().AgentsDir(), "stray"), "# Memory\n\n## 2026-11-01 — s\nstrayword\n")
 		}, "strayword", 0},
 		{"an agent directory moved in with its sessions inside", func() {
 			outside := filepath.Join(t.TempDir(), "bob")
 			filetest.Write(t, filepath.Join(outside, "memory.md"), "# Memory\n\n## 2026-11-01 — b\nbobnote\n")
 			filetest.Write(t, filepath.Join(outside, "sessions", "2026-12-01-otter.md"), sessionFile("otterpond"))
-			if err := os.Rename(outside, filepath.Join(a.Home.AgentsDir(), "bob")); err != nil {
+			if err := os.Rename(outside, filepath.Join(a.Home().AgentsDir(), "bob")); err != nil {
 				t.Skipf("rename into the home: %v", err) // another file system
 			}
 		}, "otterpond", 1},
@@ -607,11 +610,11 @@ func TestWatcherMinesOnlyTheChangedSessionFile(t *testing.T) {
 		return res, err
 	}
 	a := openHomeHooked(t, hook, "[manager]\ndebounce = \"20ms\"\nscan_interval = \"1h\"\n[reflector]\ninterval = \"0s\"\n", files)
-	sessions, err := a.Home.SessionsDir("alice")
+	sessions, err := a.Home().SessionsDir("alice")
 	if err != nil {
 		t.Fatal(err)
 	}
-	memory, _ := a.Home.MemoryPath("alice")
+	memory, _ := a.Home().MemoryPath("alice")
 	dir := filepath.Dir(memory)
 	conv := func(name string) string { return filepath.Join(sessions, "2026-12-01-"+name+".md") }
 	for _, name := range []string{"zebra", "yak", "otter"} {

@@ -59,7 +59,7 @@ func TestToolsRefuseBadAgentIDs(t *testing.T) {
 			})
 		}
 	}
-	ents, _ := os.ReadDir(a.Home.AgentsDir())
+	ents, _ := os.ReadDir(a.Home().AgentsDir())
 	if len(ents) != 2 {
 		t.Errorf("agents dir now holds %d entries", len(ents))
 	}
@@ -219,10 +219,10 @@ func TestRememberBlankHeading(t *testing.T) {
 // a sane result, never a protocol error or a panic.
 func TestBrokenMemoryFilesAreToolErrors(t *testing.T) {
 	a := newHome(t, testFiles, true)
-	hometest.WriteMemory(t, a.Home, "badutf8", "# M\n\n## 2026-11-01 — caf\xe9\nbody\n")
-	hometest.WriteMemory(t, a.Home, "binary", "\x00\x01\x02 binary\n")
-	hometest.WriteMemory(t, a.Home, "empty", "")
-	if err := os.MkdirAll(filepath.Join(a.Home.AgentsDir(), "dirfile", "memory.md"), 0o755); err != nil {
+	hometest.WriteMemory(t, a.Home(), "badutf8", "# M\n\n## 2026-11-01 — caf\xe9\nbody\n")
+	hometest.WriteMemory(t, a.Home(), "binary", "\x00\x01\x02 binary\n")
+	hometest.WriteMemory(t, a.Home(), "empty", "")
+	if err := os.MkdirAll(filepath.Join(a.Home().AgentsDir(), "dirfile", "memory.md"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	cs := connect(t, mcpserver.Deps{App: a})
@@ -347,7 +347,7 @@ func TestRememberWithBrokenEmbedder(t *testing.T) {
 func TestUnreachableSummarizerLeavesFile(t *testing.T) {
 	a := apptest.ConfiguredApp(t, "[embedder]\nprovider = \"none\"\n[summarizer]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:1/v1\"\nmodel = \"m\"\ntimeout = \"2s\"\n"+
 		"[reflector]\nmin_bytes = 0\nrecent_keep = 1\n")
-	hometest.WriteMemory(t, a.Home, "alice", testFiles["alice"])
+	hometest.WriteMemory(t, a.Home(), "alice", testFiles["alice"])
 	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
 	done := make(chan *mcp.CallToolResult, 1)
 	go func() { done <- call(t, cs, mcpserver.ToolCondense, map[string]any{"force": true}) }()

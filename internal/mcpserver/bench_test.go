@@ -114,10 +114,18 @@ func BenchmarkSearchHTTP(b *testing.B) {
 // palace, without MCP.
 func BenchmarkSearchPalace(b *testing.B) {
 	needModel(b)
-	a := newHome(b, demoFiles(b), false)
 	ctx := context.Background()
+	h, cfg, err := wiring.LoadHome(preparedHome(b, demoFiles(b), false), false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bh, err := wiring.OpenBench(ctx, h, cfg, wiring.Options{}) // the app's own palace
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bh.App.Close()
 	search := func(i int) {
-		if _, err := a.Palace.Search(ctx, palace.Query{Text: benchQueries[i%len(benchQueries)], Results: 5, Filter: store.Filter{}}); err != nil {
+		if _, err := bh.Palace.Search(ctx, palace.Query{Text: benchQueries[i%len(benchQueries)], Results: 5, Filter: store.Filter{}}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -18,7 +18,7 @@ not json at all
 {"time":"2026-12-01T10:00:02Z","type":"restore","agent":"alice","data":{"backup":"x"}}
 {"ts":1796119203000,"kind":"drain","agentId":"alice"}
 `
-	if err := os.WriteFile(a.Home.LogPath(), []byte(lines), 0o644); err != nil {
+	if err := os.WriteFile(a.Home().LogPath(), []byte(lines), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	all := ok[mcpserver.EventsOutput](t, connect(t, mcpserver.Deps{App: a}), mcpserver.ToolEvents, nil)

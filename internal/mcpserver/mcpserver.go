@@ -49,9 +49,9 @@ const (
 
 // Deps is what a server needs. App is required; the rest have defaults.
 type Deps struct {
-	// App is the open home: palace, config, event log.
+	// App is the open home; every tool is one of its operations.
 	App *app.App
-	// memory_condense runs through App.Reflector; remember and pin are
+	// memory_condense is App.Condense; remember and pin are
 	// App.Remember and App.Pin, which mine under App's palace write lock.
 	// Agent is the agent the server acts for: remember, pin and condense
 	// write to it by default and refuse any other agent. "" binds none:
@@ -59,7 +59,7 @@ type Deps struct {
 	Agent string
 	// Scope is ScopeAll (default) or ScopeOwn (requires Agent).
 	Scope string
-	// Logger receives one line per tool call; nil uses App.Log.
+	// Logger receives one line per tool call; nil uses the app's (App.Logger).
 	Logger *slog.Logger
 	// Version is reported to clients as the server version ("dev" if empty).
 	Version string
@@ -101,7 +101,7 @@ func (d Deps) withDefaults() Deps {
 		d.Scope = ScopeAll
 	}
 	if d.Logger == nil {
-		d.Logger = d.App.Log
+		d.Logger = d.App.Logger()
 	}
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)

@@ -516,7 +516,7 @@ func TestCondense(t *testing.T) {
 	if int64(len(after)) != done.NewBytes || len(after) >= len(before) || !strings.Contains(after, memfile.HeadingCondensed) {
 		t.Fatalf("file not condensed: %d → %d bytes", len(before), len(after))
 	}
-	if _, err := os.Stat(filepath.Join(a.Home.Root, filepath.FromSlash(done.Archive))); err != nil && !filepath.IsAbs(done.Archive) {
+	if _, err := os.Stat(filepath.Join(a.Home().Root, filepath.FromSlash(done.Archive))); err != nil && !filepath.IsAbs(done.Archive) {
 		t.Fatalf("archive: %v", err)
 	}
 	// Evicted sections stay searchable (in the archive).
@@ -626,7 +626,7 @@ func TestScoping(t *testing.T) {
 func TestWritesTakeThePalaceLock(t *testing.T) {
 	a := newHome(t, testFiles, true)
 	cs := connect(t, mcpserver.Deps{App: a, Agent: "alice"})
-	release, err := writelock.New(a.Home.PalaceDir(), "test holder").Acquire(context.Background(), nil)
+	release, err := writelock.New(a.Home().PalaceDir(), "test holder").Acquire(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -658,7 +658,7 @@ func TestWritesTakeThePalaceLock(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("%s still waiting after the lock was released", c.tool)
 		}
-		if release, err = writelock.New(a.Home.PalaceDir(), "test holder").Acquire(context.Background(), nil); err != nil {
+		if release, err = writelock.New(a.Home().PalaceDir(), "test holder").Acquire(context.Background(), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -678,7 +678,7 @@ func TestSymlinkOutOfTheHomeIsRefused(t *testing.T) {
 	if err := os.WriteFile(outside, []byte(orig), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mem, _ := a.Home.MemoryPath("x")
+	mem, _ := a.Home().MemoryPath("x")
 	if err := os.MkdirAll(filepath.Dir(mem), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func TestSearchDefaultResults(t *testing.T) {
 	setResults := func(n int) {
 		t.Helper()
 		toml := fmt.Sprintf("[embedder]\nprovider = \"none\"\n[search]\nresults = %d\n", n)
-		if err := os.WriteFile(a.Home.ConfigPath(), []byte(toml), 0o600); err != nil {
+		if err := os.WriteFile(a.Home().ConfigPath(), []byte(toml), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := a.ReloadSettings(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/modelfetch"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
@@ -40,25 +41,30 @@ func changingFactsPalace(t *testing.T, withModel bool) *palace.Palace {
 		t.Setenv("HIVEMEM_MODEL_DIR", filepath.Join(t.TempDir(), "no-model"))
 	}
 	ctx := context.Background()
-	a, err := wiring.Open(ctx, wiring.Options{Home: t.TempDir(), Create: true})
+	h, cfg, err := wiring.LoadHome(t.TempDir(), true)
 	if err != nil {
 		t.Fatal(err)
 	}
+	b, err := wiring.OpenBench(ctx, h, cfg, wiring.Options{}) // the app's own palace
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := b.App
 	t.Cleanup(func() { a.Close() })
-	if got := a.Palace.Embedder() != nil; got != withModel {
+	if got := b.Palace.Embedder() != nil; got != withModel {
 		t.Fatalf("embedder present %v, want %v", got, withModel)
 	}
-	dir := filepath.Join(a.Home.AgentsDir(), "ops")
+	dir := filepath.Join(a.Home().AgentsDir(), "ops")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "memory.md"), []byte(changingFacts), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Palace.Mine(ctx, a.Home.AgentsDir(), palace.MineOptions{}); err != nil {
+	if _, err := a.Mine(ctx, app.MineRequest{Path: a.Home().AgentsDir()}); err != nil {
 		t.Fatal(err)
 	}
-	return a.Palace
+	return b.Palace
 }
 
 // TestSupersessionOrdering pins what supersession does and where it stops:

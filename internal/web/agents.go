@@ -78,15 +78,15 @@ func (h *Handler) agentSummaries(ctx context.Context, agents []app.AgentStatus, 
 // agentSummary is one agent's summary (a valid id), from its memory file
 // as agentFile read it (data: not read again).
 func (h *Handler) agentSummary(ctx context.Context, id string, data []byte) (AgentSummary, error) {
-	st, err := h.app.Store.Stats(ctx)
-	if err != nil {
-		return AgentSummary{}, fmt.Errorf("index stats: %w", err)
-	}
 	sc, err := h.newSummaryContext(ctx, h.managerStatus(ctx))
 	if err != nil {
 		return AgentSummary{}, err
 	}
-	return sc.summarize(h.app.CollectAgent(ctx, sc.cfg, st, id, data, h.lastCondensed())), nil
+	as, err := h.app.CollectAgent(ctx, sc.cfg, id, data, h.lastCondensed())
+	if err != nil {
+		return AgentSummary{}, err
+	}
+	return sc.summarize(as), nil
 }
 
 // summarize grades one agent's status, with the manager's view of it.

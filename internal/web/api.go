@@ -20,7 +20,7 @@ type StatusReport struct {
 	Version string    `json:"version"`
 	Time    time.Time `json:"time"`
 	// Status is the app's: the home, the index, the condensation set-up,
-	// mining and every agent (app.CollectAgents), the object `hivemem
+	// mining and every agent (app.AgentStatus), the object `hivemem
 	// status --json` and MCP memory_status report; /api/v1/agents adds
 	// the dashboard's health grades.
 	app.Status
@@ -237,8 +237,8 @@ var archiveNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.md$`)
 // its archive files or one of its session files) at lines from..to, with the query's terms marked;
 // "" for a source outside the hive.
 func (h *Handler) viewURL(source string, from, to int, q string) string {
-	id, archive, ok := h.app.Home.AgentFromPath(h.app.Home.Abs(source))
-	sid, session := h.app.Home.SessionFromPath(h.app.Home.Abs(source))
+	id, archive, ok := h.app.Home().AgentFromPath(h.app.Home().Abs(source))
+	sid, session := h.app.Home().SessionFromPath(h.app.Home().Abs(source))
 	if session {
 		id, ok = sid, true
 	}

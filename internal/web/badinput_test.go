@@ -28,7 +28,6 @@ import (
 	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/httpguard"
 	"github.com/hivemem/hivemem/internal/modelfetch"
-	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/web"
 	"github.com/hivemem/hivemem/internal/wiring"
@@ -338,7 +337,7 @@ func TestMalformedBodiesRefused(t *testing.T) {
 		{"restore array", "POST", "/api/v1/agents/planner/backups/latest/restore", `[]`, "application/json", 400, "bad JSON"},
 		{"restore oversize", "POST", "/api/v1/agents/planner/backups/latest/restore", `{"x": "` + strings.Repeat("a", 70<<10) + `"}`, "application/json", 413, "over"},
 	}
-	cfgBefore, _ := os.ReadFile(e.a.Home.ConfigPath())
+	cfgBefore, _ := os.ReadFile(e.a.Home().ConfigPath())
 	memBefore := apptest.ReadMemory(t, e.a, "coder")
 	planBefore := apptest.ReadMemory(t, e.a, "planner")
 	for _, c := range cases {
@@ -347,7 +346,7 @@ func TestMalformedBodiesRefused(t *testing.T) {
 			wantError(t, e.do(t, req{method: c.method, target: c.target, body: c.body, hdr: hdr}), c.status, c.want)
 		})
 	}
-	if now, _ := os.ReadFile(e.a.Home.ConfigPath()); string(now) != string(cfgBefore) {
+	if now, _ := os.ReadFile(e.a.Home().ConfigPath()); string(now) != string(cfgBefore) {
 		t.Error("a refused settings update changed config.toml")
 	}
 	if apptest.ReadMemory(t, e.a, "coder") != memBefore || apptest.ReadMemory(t, e.a, "planner") != planBefore {
@@ -429,7 +428,7 @@ func TestBrokenMemoryFilesShownRaw(t *testing.T) {
 		"longline": []byte("# M\n\n## 2026-11-01 — long\n" + strings.Repeat("word ", 300000) + "\n"),
 	}
 	for id, data := range files {
-		dir := filepath.Join(e.a.Home.AgentsDir(), id)
+		dir := filepath.Join(e.a.Home().AgentsDir(), id)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -438,7 +437,7 @@ func TestBrokenMemoryFilesShownRaw(t *testing.T) {
 		}
 	}
 	// memory.md that is a directory.
-	if err := os.MkdirAll(filepath.Join(e.a.Home.AgentsDir(), "dirfile", "memory.md"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(e.a.Home().AgentsDir(), "dirfile", "memory.md"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for id := range files {
@@ -549,7 +548,7 @@ func TestConcurrentRequests(t *testing.T) {
 	if err := json.Unmarshal(w.Body.Bytes(), &s); err != nil || s.ConfigError != "" || s.Reflector.RecentKeep < 3 || s.Reflector.RecentKeep > 14 {
 		t.Errorf("settings after concurrent updates: %v %+v", err, s)
 	}
-	raw, _ := os.ReadFile(e.a.Home.ConfigPath())
+	raw, _ := os.ReadFile(e.a.Home().ConfigPath())
 	if n := strings.Count(string(raw), "recent_keep"); n != 1 {
 		t.Errorf("config.toml has %d recent_keep lines:\n%s", n, raw)
 	}
@@ -652,7 +651,7 @@ func TestHybridQuerySyntax(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	if _, err := a.Palace.Mine(ctx, h.HiveDir(), palace.MineOptions{}); err != nil {
+	if _, err := a.Mine(ctx, app.MineRequest{Path: h.HiveDir()}); err != nil {
 		t.Fatal(err)
 	}
 	hd := web.New(web.Deps{App: a})
@@ -757,8 +756,8 @@ func TestLoginNextRedirectStaysOnSite(t *testing.T) {
 func TestSearchPageCaseFolding(t *testing.T) {
 	e := newEnv(t, web.Deps{})
 	text := "# Memory — stroke (stroke)\n\n## 2026-11-01 — alphabet notes\n" + strings.Repeat("Ⱥ", 400) + " zebracorn marker\n"
-	p := hometest.WriteMemory(t, e.a.Home, "stroke", text)
-	if _, err := e.a.Palace.Mine(context.Background(), p, palace.MineOptions{}); err != nil {
+	p := hometest.WriteMemory(t, e.a.Home(), "stroke", text)
+	if _, err := e.a.Mine(context.Background(), app.MineRequest{Path: p}); err != nil {
 		t.Fatal(err)
 	}
 	// The API finds the section.
@@ -789,8 +788,8 @@ func TestSearchPageMarksSupersededHits(t *testing.T) {
 		"## 2026-03-10 — payments\n- The zebracorn payment request timeout is 30 seconds.\n\n" +
 		"## 2026-04-15 — billing\n- Reviewed the billing dashboard with Ana.\n\n" +
 		"## 2026-06-20 — payments again\n- Raised the zebracorn payment request timeout from 30 to 45 seconds.\n"
-	p := hometest.WriteMemory(t, e.a.Home, "payops", text)
-	if _, err := e.a.Palace.Mine(context.Background(), p, palace.MineOptions{}); err != nil {
+	p := hometest.WriteMemory(t, e.a.Home(), "payops", text)
+	if _, err := e.a.Mine(context.Background(), app.MineRequest{Path: p}); err != nil {
 		t.Fatal(err)
 	}
 	w := e.do(t, req{target: "/search?q=zebracorn+payment+request+timeout&wing=payops"})

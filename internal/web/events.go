@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/hivemem/hivemem/internal/app"
-	"github.com/hivemem/hivemem/internal/eventlog"
 )
 
 // EventItem is one logged event with its position in the log.
@@ -63,7 +62,7 @@ func (h *Handler) apiEventStream(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, statusOf(err), apiError{Error: err.Error()})
 		return
 	}
-	path := h.app.Home.LogPath()
+	path := h.app.Home().LogPath()
 	var off int64 = -1
 	for _, s := range []string{r.Header.Get("Last-Event-ID"), r.URL.Query().Get("from")} {
 		if s == "" {
@@ -107,12 +106,8 @@ func (h *Handler) apiEventStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	var notify <-chan eventlog.Event
-	if h.app.Events != nil {
-		ch, cancel := h.app.Events.Subscribe()
-		defer cancel()
-		notify = ch
-	}
+	notify, cancel := h.app.SubscribeEvents()
+	defer cancel()
 	tick := time.NewTicker(h.poll)
 	defer tick.Stop()
 	beat := time.NewTicker(sseHeartbeat)

@@ -83,7 +83,7 @@ func TestEventStreamEndsWhenClientGoes(t *testing.T) {
 // counted, never an error.
 func TestEventsShowTheHarnessLines(t *testing.T) {
 	e := newEnv(t, web.Deps{})
-	f, err := os.OpenFile(e.a.Home.LogPath(), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(e.a.Home().LogPath(), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func TestMineNow(t *testing.T) {
 	if err != nil || r.Agent != "coder" || r.Path != "hive/agents/coder" || r.Report.Changed != 1 || r.Report.Added < 1 {
 		t.Fatalf("mine coder = %v %+v", err, r)
 	}
-	evs, _ := e.a.Events.Read(1, func(ev eventlog.Event) bool { return ev.Kind == "mine" })
+	evs, _ := eventlog.Open(e.a.Home().LogPath()).Read(1, func(ev eventlog.Event) bool { return ev.Kind == "mine" })
 	if len(evs) != 1 || evs[0].Agent != "coder" || evs[0].Data["by"] != "api" {
 		t.Errorf("mine events = %+v", evs)
 	}

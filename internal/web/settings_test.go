@@ -26,7 +26,7 @@ func TestSettingsShowConfigError(t *testing.T) {
 	h := New(Deps{App: a})
 	t.Cleanup(h.Close)
 	want := m.Config().Reflector.RecentKeep
-	if err := os.WriteFile(a.Home.ConfigPath(), []byte("[reflector\n"), 0o600); err != nil {
+	if err := os.WriteFile(a.Home().ConfigPath(), []byte("[reflector\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if m.ReloadConfig() == nil { // what the manager's watcher does

@@ -622,7 +622,7 @@ func (h *Handler) pageBackups(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := backupsData{Agent: id, Backups: bs}
-	if p, err := h.app.Home.MemoryPath(id); err == nil {
+	if p, err := h.app.Home().MemoryPath(id); err == nil {
 		if st, err := os.Stat(p); err == nil {
 			d.Exists, d.Size = true, st.Size()
 		}
@@ -656,7 +656,7 @@ func (h *Handler) pageEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := eventsData{Agent: f.Agent, Type: f.Kind, Types: eventTypes, Events: reverse(ev.Events), Offset: ev.Offset}
-	d.Agents, _ = h.app.Home.Agents()
+	d.Agents, _ = h.app.Home().Agents()
 	h.render(w, r, http.StatusOK, "events", "Events", d)
 }
 

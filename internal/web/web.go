@@ -107,7 +107,7 @@ func New(d Deps) *Handler {
 // lastCondensed is each agent's last condensation in the event log, read
 // incrementally.
 func (h *Handler) lastCondensed() map[string]time.Time {
-	return h.condensed.Read(h.app.Home.LogPath())
+	return h.condensed.Read(h.app.Home().LogPath())
 }
 
 // Close ends every live event stream; the handler keeps serving other

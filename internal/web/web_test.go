@@ -17,7 +17,6 @@ import (
 
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/app/apptest"
-	"github.com/hivemem/hivemem/internal/capture"
 	"github.com/hivemem/hivemem/internal/client"
 	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/eventlog"
@@ -397,7 +396,7 @@ func TestCondenseAndRestore(t *testing.T) {
 	if after != dry.Output {
 		t.Error("the applied file differs from the preview")
 	}
-	evs, _ := e.a.Events.Read(1, nil)
+	evs, _ := eventlog.Open(e.a.Home().LogPath()).Read(1, nil)
 	if len(evs) != 1 || evs[0].Kind != "condense" || evs[0].Agent != "coder" {
 		t.Errorf("last event = %+v", evs)
 	}
@@ -441,7 +440,7 @@ func TestCondenseAndRestore(t *testing.T) {
 
 func TestSettingsUpdate(t *testing.T) {
 	e := newEnv(t, web.Deps{})
-	path := e.a.Home.ConfigPath()
+	path := e.a.Home().ConfigPath()
 	cases := []struct {
 		name   string
 		body   string
@@ -587,10 +586,10 @@ func TestEventStream(t *testing.T) {
 
 	next := stream(t, ctx, srv.URL+"/api/v1/events/stream?agent=coder", nil)
 	// Appended through this process's log: delivered at once.
-	if err := e.a.Events.Append(eventlog.Event{Kind: "condense", Agent: "tester"}); err != nil {
+	if err := e.a.AppendEvent(eventlog.Event{Kind: "condense", Agent: "tester"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.a.Events.Append(eventlog.Event{Kind: "condense", Agent: "coder", Data: map[string]any{"n": 1}}); err != nil {
+	if err := e.a.AppendEvent(eventlog.Event{Kind: "condense", Agent: "coder", Data: map[string]any{"n": 1}}); err != nil {
 		t.Fatal(err)
 	}
 	id1, data := next()
@@ -599,7 +598,7 @@ func TestEventStream(t *testing.T) {
 	}
 	// Written by another process (another Log on the same file): found by
 	// polling the file.
-	other := eventlog.Open(e.a.Home.LogPath())
+	other := eventlog.Open(e.a.Home().LogPath())
 	if err := other.Append(eventlog.Event{Kind: "restore", Agent: "coder"}); err != nil {
 		t.Fatal(err)
 	}
@@ -712,7 +711,7 @@ func TestSessionPages(t *testing.T) {
 	if err := os.WriteFile(src, []byte(transcript), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err := capture.Import(context.Background(), e.a.Home, e.a.Palace, []string{src}, capture.Options{Agent: "planner", Format: "generic"})
+	res, err := e.a.Import(context.Background(), app.ImportRequest{Agent: "planner", Format: "generic", Paths: []string{src}})
 	if err != nil || res.MineErr != nil {
 		t.Fatal(err, res.MineErr)
 	}
@@ -850,7 +849,7 @@ func TestPages(t *testing.T) {
 // two different objects is not a duplicate.
 func TestSettingsPatchRefusesDuplicateKeys(t *testing.T) {
 	e := newEnv(t, web.Deps{})
-	before, _ := os.ReadFile(e.a.Home.ConfigPath())
+	before, _ := os.ReadFile(e.a.Home().ConfigPath())
 	for _, body := range []string{
 		`{"reflector": {"recent_keep": 3, "recent_keep": 0}}`,
 		`{"reflector": {"recent_keep": 3, "Recent_Keep": 7}}`,
@@ -860,7 +859,7 @@ func TestSettingsPatchRefusesDuplicateKeys(t *testing.T) {
 		w := e.do(t, req{method: "PATCH", target: "/api/v1/settings", body: body, hdr: map[string]string{"Content-Type": "application/json"}})
 		wantError(t, w, http.StatusBadRequest, "given twice")
 	}
-	if now, _ := os.ReadFile(e.a.Home.ConfigPath()); string(now) != string(before) {
+	if now, _ := os.ReadFile(e.a.Home().ConfigPath()); string(now) != string(before) {
 		t.Error("a refused settings update changed config.toml")
 	}
 	w := e.do(t, req{method: "POST", target: "/api/v1/agents/coder/condense", body: `{"dry_run": true, "dry_run": false}`, hdr: map[string]string{"Content-Type": "application/json"}})
@@ -876,7 +875,7 @@ func TestSettingsPatchRefusesDuplicateKeys(t *testing.T) {
 // ends.
 func TestEventsWithAFIFOLog(t *testing.T) {
 	e := newEnv(t, web.Deps{})
-	path := e.a.Home.LogPath()
+	path := e.a.Home().LogPath()
 	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}

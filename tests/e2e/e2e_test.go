@@ -27,6 +27,7 @@ import (
 
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/config"
+	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/httpguard"
 	"github.com/hivemem/hivemem/internal/web"
 	"github.com/hivemem/hivemem/internal/web/webtest"
@@ -100,7 +101,7 @@ func TestDashboardBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	coderPath, _ := a.Home.MemoryPath("coder")
+	coderPath, _ := a.Home().MemoryPath("coder")
 	coderBefore, err := os.ReadFile(coderPath)
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +139,7 @@ func TestDashboardBrowser(t *testing.T) {
 	if !bytes.Equal(after, coderBefore) {
 		t.Errorf("after condense and restore, coder's memory differs from the original (%d → %d bytes)", len(coderBefore), len(after))
 	}
-	evs, err := a.Events.Read(0, nil)
+	evs, err := eventlog.Open(a.Home().LogPath()).Read(0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,11 +152,11 @@ func TestDashboardBrowser(t *testing.T) {
 	if !seen["condense"] || !seen["restore"] {
 		t.Errorf("event log lacks the coder condense/restore the browser made: %v", seen)
 	}
-	raw, err := os.ReadFile(a.Home.ConfigPath())
+	raw, err := os.ReadFile(a.Home().ConfigPath())
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Load(a.Home.ConfigPath())
+	cfg, err := config.Load(a.Home().ConfigPath())
 	if err != nil {
 		t.Fatalf("config.toml after the settings page saved it: %v", err)
 	}
@@ -204,7 +205,7 @@ func TestServeDemo(t *testing.T) {
 		h.Close()
 		_ = srv.Close()
 	}()
-	t.Logf("serving the demo home %s at http://%s/", a.Home.Root, addr)
+	t.Logf("serving the demo home %s at http://%s/", a.Home().Root, addr)
 	if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
 		t.Fatal(err)
 	}

@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/hivemem/hivemem/internal/app"
 	"github.com/hivemem/hivemem/internal/hometest"
 	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/wiring"
 )
 
@@ -57,7 +59,7 @@ func MinedHome(t testing.TB, files map[string]string, lexical bool) string {
 	t.Helper()
 	a := openMined(t, files, lexical)
 	defer a.Close()
-	return a.Home.Root
+	return a.Home().Root
 }
 
 func openMined(t testing.TB, files map[string]string, lexical bool) *app.App {
@@ -72,7 +74,7 @@ func openMined(t testing.TB, files map[string]string, lexical bool) *app.App {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Palace.Mine(ctx, a.Home.AgentsDir(), palace.MineOptions{}); err != nil {
+	if _, err := a.Mine(ctx, app.MineRequest{Path: a.Home().AgentsDir()}); err != nil {
 		a.Close()
 		t.Fatal(err)
 	}
@@ -83,7 +85,7 @@ func openMined(t testing.TB, files map[string]string, lexical bool) *app.App {
 // the test on a bad agent id.
 func MemoryPath(t testing.TB, a *app.App, agent string) string {
 	t.Helper()
-	p, err := a.Home.MemoryPath(agent)
+	p, err := a.Home().MemoryPath(agent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,4 +100,47 @@ func ReadMemory(t testing.TB, a *app.App, agent string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// Index opens a second handle on the index of a's home (the backend a's
+// settings name), for a test to inspect what the app wrote there; it is
+// closed when the test ends.
+func Index(t testing.TB, a *app.App) store.Store {
+	t.Helper()
+	st := openIndex(t, a)
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func openIndex(t testing.TB, a *app.App) store.Store {
+	t.Helper()
+	st, err := wiring.OpenStore(context.Background(), a.Home(), a.Settings())
+	if err != nil {
+		t.Fatalf("open the index of %s: %v", a.Home().Root, err)
+	}
+	return st
+}
+
+// IndexPalace is a lexical-only palace over a second handle on the index
+// of a's home (as Index): a test searches the app's index with it as it
+// is, at any depth. It is opened once per test and app, and closed when
+// the test ends, so that a test may poll with it.
+func IndexPalace(t testing.TB, a *app.App) *palace.Palace {
+	t.Helper()
+	k := indexKey{t, a}
+	if p, ok := indexPalaces.Load(k); ok {
+		return p.(*palace.Palace)
+	}
+	p := hometest.PalaceOver(t, a.Home(), openIndex(t, a), nil, palace.Options{}) // closed by PalaceOver
+	indexPalaces.Store(k, p)
+	t.Cleanup(func() { indexPalaces.Delete(k) })
+	return p
+}
+
+// indexPalaces are the palaces IndexPalace opened, by test and app.
+var indexPalaces sync.Map
+
+type indexKey struct {
+	t testing.TB
+	a *app.App
 }

@@ -5,17 +5,31 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 
+	"github.com/hivemem/hivemem/internal/config"
 	"github.com/hivemem/hivemem/internal/home"
 	"github.com/hivemem/hivemem/internal/memfile"
+	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/reflector"
 )
 
 // Condenser condenses an agent's memory file: a reflector.
 type Condenser interface {
 	Condense(ctx context.Context, agent string, opts reflector.Options) (reflector.Result, error)
+}
+
+// ScratchCondenser condenses in the home h (the benchmark's, or a copy of
+// it) with settings cfg and the extractive summariser over p's embedder,
+// whatever cfg's summariser: it logs no events and mines nothing (the
+// benchmark mines the whole of each file after).
+func ScratchCondenser(p *palace.Palace, h home.Home, cfg config.Config, lg *slog.Logger) Condenser {
+	cfg.Summarizer = config.Summarizer{Provider: "extractive"} // over Deps.Embedder
+	return reflector.New(reflector.Deps{
+		Home: h, Logger: lg, Settings: func() config.Config { return cfg }, Embedder: p.Embedder(),
+	})
 }
 
 // CondenseEach is a Prepare that force-condenses each conversation's
