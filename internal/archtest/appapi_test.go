@@ -1,6 +1,7 @@
 package archtest
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -49,6 +50,83 @@ func TestAppAPIMentionsNoNewDomainType(t *testing.T) {
 	}
 	got := apiDomainMentions(pkgs[0].Types, apiSkipped)
 	checkRatchet(t, "testdata/app-api-domain-types.txt", got, "app's API speaks in app's own types")
+}
+
+// TestAppHasNoExportedFields is issue #30's "App is closed": App's parts
+// (the store, the palace, the reflector, the lock, the event log, the
+// config) are its own, so that a front end calls an App operation and
+// nothing below it; the few plain values a front end needs are methods
+// (Home, Logger, EmbedderInfo, Settings).
+func TestAppHasNoExportedFields(t *testing.T) {
+	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedTypes, Context: t.Context()}
+	pkgs, err := packages.Load(cfg, module+"internal/app")
+	if err != nil {
+		t.Fatalf("load app: %v", err)
+	}
+	if len(pkgs) != 1 || len(pkgs[0].Errors) > 0 || pkgs[0].Types == nil {
+		t.Fatalf("load app: %d packages, errors %v", len(pkgs), pkgs[0].Errors)
+	}
+	got, err := exportedFields(pkgs[0].Types, "App")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range got {
+		t.Errorf("app.App exports its field %s: unexport it, and give front ends an App operation instead (issue #30)", f)
+	}
+}
+
+// TestExportedFieldsAreFoundEmbeddedOrNamed: the field finder reports a
+// struct's exported fields, named or embedded (an exported embedded type
+// is an exported field), and none of its unexported ones.
+func TestExportedFieldsAreFoundEmbeddedOrNamed(t *testing.T) {
+	pkg := checkSources(t, map[string]string{"internal/app": `package app
+type Part struct{}
+type part struct{}
+type App struct {
+	Part
+	part
+	Store int
+	store int
+	*Other
+}
+type Other struct{}
+type Closed struct{ a, b int }
+`}, "internal/app")
+	for _, tc := range []struct {
+		typ  string
+		want []string
+	}{
+		{"App", []string{"Part", "Store", "Other"}},
+		{"Closed", nil},
+	} {
+		got, err := exportedFields(pkg, tc.typ)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("exportedFields(%s) = %q, %v; want %q", tc.typ, got, err, tc.want)
+		}
+	}
+	if _, err := exportedFields(pkg, "Missing"); err == nil {
+		t.Error("exportedFields of a missing type: no error")
+	}
+}
+
+// exportedFields names the exported fields of the struct type name of
+// pkg, in order.
+func exportedFields(pkg *types.Package, name string) ([]string, error) {
+	obj, ok := pkg.Scope().Lookup(name).(*types.TypeName)
+	if !ok {
+		return nil, fmt.Errorf("%s.%s: no such type", pkg.Path(), name)
+	}
+	st, ok := obj.Type().Underlying().(*types.Struct)
+	if !ok {
+		return nil, fmt.Errorf("%s.%s is not a struct", pkg.Path(), name)
+	}
+	var out []string
+	for f := range st.Fields() {
+		if f.Exported() {
+			out = append(out, f.Name())
+		}
+	}
+	return out, nil
 }
 
 // TestAPIMentionsAreFoundThroughEveryExportedPath: the walker finds a
