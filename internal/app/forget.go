@@ -287,6 +287,9 @@ func (a *App) changePinned(ctx context.Context, agent, fact, with string, now ti
 		out.Pinned, err = memfile.CountPinned(res) // under the file's lock
 		return res, err
 	})
+	if errors.Is(err, memfile.ErrNotPinned) { // the file it is not in, by name
+		return out, invalid(fmt.Errorf("%s: %q is %w of %s", op, fact, memfile.ErrNotPinned, out.Source))
+	}
 	if err != nil {
 		return out, fmt.Errorf("%s: %w", op, badInput(err))
 	}

@@ -293,7 +293,7 @@ func TestCorrectionsNameWhatIsMissing(t *testing.T) {
 		{"unpin", func() error {
 			_, err := a.Unpin(ctx, UnpinRequest{Agent: "alice", Fact: "no such fact"})
 			return err
-		}, `unpin: "no such fact" is not a pinned fact of this file`, nil},
+		}, `unpin: "no such fact" is not a pinned fact of hive/agents/alice/memory.md`, nil},
 		{"forget, no file", func() error {
 			_, err := a.Forget(ctx, ForgetRequest{Agent: "nobody", Heading: "x"})
 			return err

@@ -32,11 +32,14 @@ type ImportRequest struct {
 // MaxTranscriptBytes bounds the transcript a hook imports.
 const MaxTranscriptBytes = capture.MaxSourceBytes
 
-// Validate checks the agent and that every path is there; the formats
-// and files are checked as they are read (capture.Import), before
-// anything is written. It needs no home, so that a command that makes one
+// Validate checks the format, the agent and that every path is there, in
+// that order; the files' formats and contents are checked as they are
+// read (capture.Import), before anything is written. It needs no home, so that a command that makes one
 // for its sessions (import, hook save) can refuse such input first.
 func (r ImportRequest) Validate() error {
+	if err := CheckImportFormat(r.Format); err != nil {
+		return err
+	}
 	if err := home.ValidateAgentID(r.Agent); err != nil {
 		return invalid(err)
 	}

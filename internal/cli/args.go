@@ -40,20 +40,14 @@ func unknownSubcommand(cmd *cobra.Command, name string) error {
 // note, a fact, a query), which may begin with '-'.
 const textArgs = "hivemem/text-args"
 
-// takesText marks cmd's positional arguments as text (see textAfterDash)
-// and adds to an unknown-flag error how to pass text that begins with '-'.
+// takesText marks cmd's positional arguments as text (see textAfterDash);
+// an unknown flag close to none of cmd's then says how to pass text that
+// begins with '-' (flagError).
 func takesText(cmd *cobra.Command) *cobra.Command {
 	if cmd.Annotations == nil {
 		cmd.Annotations = map[string]string{}
 	}
 	cmd.Annotations[textArgs] = "true"
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		var ne *pflag.NotExistError
-		if errors.As(err, &ne) {
-			return fmt.Errorf("%w (to pass text that begins with '-', put -- before it)", err)
-		}
-		return err
-	})
 	return cmd
 }
 

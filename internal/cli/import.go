@@ -42,6 +42,9 @@ func agentOrEnv(agent string) (string, error) {
 }
 
 func runImport(ctx context.Context, g *globals, format string, paths []string, agent string, asJSON, keepSecrets bool) error {
+	if err := app.CheckImportFormat(format); err != nil { // the first argument first
+		return err
+	}
 	agent, err := agentOrEnv(agent)
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
@@ -98,16 +101,16 @@ func (g *globals) printImport(a *app.App, res app.ImportResult, asJSON bool) err
 		state := "unchanged"
 		switch {
 		case s.TurnsAdded > 0 && s.TurnsKept == 0:
-			state = fmt.Sprintf("+%d turns", s.TurnsAdded)
+			state = "+" + plural(s.TurnsAdded, "turn")
 		case s.TurnsAdded > 0:
-			state = fmt.Sprintf("+%d turns (%d already there)", s.TurnsAdded, s.TurnsKept)
+			state = fmt.Sprintf("+%s (%d already there)", plural(s.TurnsAdded, "turn"), s.TurnsKept)
 		}
 		fmt.Fprintf(g.stdout, "%s: %s\n", a.Home().Rel(s.Path), state)
 	}
 	for _, p := range res.Expired {
 		fmt.Fprintf(g.stdout, "%s: removed (capture.retention_days)\n", a.Home().Rel(p))
 	}
-	fmt.Fprintf(g.stdout, "imported %d turns into %d session files\n", res.TurnsAdded, len(res.Sessions))
+	fmt.Fprintf(g.stdout, "imported %s into %s\n", plural(res.TurnsAdded, "turn"), plural(len(res.Sessions), "session file"))
 	return nil
 }
 

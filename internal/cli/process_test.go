@@ -31,6 +31,7 @@ import (
 	"github.com/hivemem/hivemem/internal/atomicio"
 	"github.com/hivemem/hivemem/internal/filetest"
 	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/hometest/testenv"
 	"github.com/hivemem/hivemem/internal/memfile"
 )
 
@@ -42,6 +43,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(procChildEnv) == "main" {
 		os.Exit(procChildMain())
 	}
+	testenv.Clear() // a child keeps what its parent gave it
 	os.Exit(m.Run())
 }
 

@@ -11,7 +11,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -60,6 +59,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 // printing it prefixed with the program name.
 func execute(ctx context.Context, root *cobra.Command, prog string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	withUsage(root)
+	root.SetFlagErrorFunc(flagError)
 	root.SetArgs(textAfterDash(root, args))
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -105,11 +105,7 @@ func withUsage(cmd *cobra.Command) {
 		return
 	}
 	cmd.Args = func(c *cobra.Command, args []string) error {
-		err := check(c, args)
-		if err == nil || strings.Contains(err.Error(), "usage: ") {
-			return err
-		}
-		return fmt.Errorf("%w\nusage: %s", err, c.UseLine())
+		return withUsageLine(c, check(c, args))
 	}
 }
 
@@ -129,9 +125,9 @@ func newRootCommand(g *globals) *cobra.Command {
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			g.command = cmd.Name()
 			if err := checkNonEmpty(cmd); err != nil {
-				return err
+				return withUsageLine(cmd, err)
 			}
-			return g.setLogger()
+			return withUsageLine(cmd, g.setLogger())
 		},
 	}
 	pf := root.PersistentFlags()

@@ -198,7 +198,7 @@ func printManager(w io.Writer, m managerInfo) {
 	}
 	fmt.Fprintf(w, "manager:  running, pid %d, up %s, %s", m.PID, (time.Duration(m.UptimeSeconds) * time.Second).String(), where)
 	if m.Pending > 0 {
-		fmt.Fprintf(w, ", %d changes pending", m.Pending)
+		fmt.Fprintf(w, ", %s pending", plural(m.Pending, "change"))
 	}
 	if m.MineLagSeconds > 0 {
 		fmt.Fprintf(w, ", last mine lag %.1fs", m.MineLagSeconds)

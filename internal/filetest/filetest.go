@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hivemem/hivemem/internal/hometest/testenv"
 )
 
 // Write writes content to path, making its directory first.
@@ -213,6 +215,7 @@ func StartPiped(t testing.TB, cmd *exec.Cmd) (io.WriteCloser, *bufio.Reader) {
 func ChildMain(m *testing.M, env string, roles map[string]func() error) {
 	role := os.Getenv(env)
 	if role == "" {
+		testenv.Clear() // a child keeps what its parent gave it
 		os.Exit(m.Run())
 	}
 	run, ok := roles[role]

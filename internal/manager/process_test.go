@@ -29,6 +29,7 @@ import (
 	"github.com/hivemem/hivemem/internal/client"
 	"github.com/hivemem/hivemem/internal/filetest"
 	"github.com/hivemem/hivemem/internal/hometest"
+	"github.com/hivemem/hivemem/internal/hometest/testenv"
 	"github.com/hivemem/hivemem/internal/manager"
 	"github.com/hivemem/hivemem/internal/reflector"
 	"github.com/hivemem/hivemem/internal/store"
@@ -41,6 +42,7 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	testenv.Clear()
 	os.Exit(func() int {
 		dir, err := os.MkdirTemp("", "hivemem-manager-test-")
 		if err != nil {

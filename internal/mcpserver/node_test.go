@@ -13,6 +13,7 @@ import (
 
 	"github.com/hivemem/hivemem/internal/app/apptest"
 	"github.com/hivemem/hivemem/internal/filetest"
+	"github.com/hivemem/hivemem/internal/hometest/testenv"
 	"github.com/hivemem/hivemem/internal/mcpserver"
 )
 
@@ -25,6 +26,7 @@ import (
 var hivemem filetest.Built
 
 func TestMain(m *testing.M) {
+	testenv.Clear()
 	code := m.Run()
 	hivemem.Remove()
 	os.Exit(code)

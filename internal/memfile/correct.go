@@ -405,6 +405,10 @@ func RemoveLinesContaining(data []byte, needle string) ([]byte, int) {
 	return []byte(b.String()), n
 }
 
+// ErrNotPinned is the error of RemovePinned and ReplacePinned for a fact
+// the file does not pin.
+var ErrNotPinned = errors.New("not a pinned fact")
+
 // RemovePinned removes fact (matched by NormalizeFact) from the file: its
 // line in a pinned region, or a 📌 line anywhere. A pinned region left
 // without facts gets the placeholder back. It returns the new file and the
@@ -477,7 +481,7 @@ func replacePinned(data []byte, fact, with string) ([]byte, string, error) {
 		scan(s.Raw, i, s.Kind == KindPinned, true)
 	}
 	if len(hits) == 0 {
-		return nil, "", fmt.Errorf("%q is not a pinned fact of this file", fact)
+		return nil, "", fmt.Errorf("%q is %w of this file", fact, ErrNotPinned)
 	}
 	// Every copy goes (duplicate regions are merged on read); the first
 	// takes the replacement.

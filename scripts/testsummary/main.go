@@ -2,8 +2,9 @@
 // prints what plain `go test` prints (the "ok" and "FAIL" line of each
 // package, the output of failing tests, build errors), then a summary of
 // every skipped test with its reason, so that a run whose tests skipped
-// whole areas does not look like a full pass. It exits with go test's
-// status.
+// whole areas does not look like a full pass, and last the packages that
+// failed with their failing tests, so that the end of a long run says
+// what to look at. It exits with go test's status.
 //
 // Usage: go run ./scripts/testsummary [go test flags] [packages]
 package main
@@ -23,11 +24,12 @@ import (
 
 // event is one line of `go test -json` (cmd/test2json).
 type event struct {
-	Action     string
-	Package    string
-	Test       string
-	Output     string
-	ImportPath string // build-output
+	Action      string
+	Package     string
+	Test        string
+	Output      string
+	ImportPath  string // build-output
+	FailedBuild string // a package's fail: the package that did not build
 }
 
 func main() {
@@ -48,6 +50,7 @@ func main() {
 	}
 	werr := gotest.Wait()
 	s.printSkips()
+	s.printFailures()
 	var ee *exec.ExitError
 	switch {
 	case errors.As(werr, &ee):
@@ -72,6 +75,16 @@ type summary struct {
 	buf    map[key][]string // output of a running test
 	skips  []skip
 	failed bool
+	// failures are the packages that failed, in the order they did, with
+	// their failed tests (or why the package failed without one).
+	failures []failure
+}
+
+// failure is a package that failed and the tests in it that did.
+type failure struct {
+	pkg   string
+	tests []string
+	why   string // when no test failed: "build failed", ...
 }
 
 func newSummary(w io.Writer) *summary { return &summary{w: w, buf: map[key][]string{}} }
@@ -113,6 +126,9 @@ func (s *summary) event(e event) {
 		if e.Test != "" {
 			s.failed = true
 			fmt.Fprint(s.w, strings.Join(s.buf[k], ""))
+			s.failedTest(e.Package, e.Test)
+		} else {
+			s.failedPackage(e)
 		}
 		delete(s.buf, k)
 	case "skip":
@@ -153,7 +169,7 @@ func (s *summary) printSkips() {
 	}
 	byReason := map[string][]string{}
 	for _, sk := range s.skips {
-		name := strings.TrimPrefix(sk.pkg, "github.com/hivemem/hivemem/") + " " + sk.test
+		name := shortPkg(sk.pkg) + " " + sk.test
 		byReason[sk.reason] = append(byReason[sk.reason], name)
 	}
 	reasons := make([]string, 0, len(byReason))
@@ -167,7 +183,7 @@ func (s *summary) printSkips() {
 		}
 		return reasons[i] < reasons[j]
 	})
-	fmt.Fprintf(s.w, "\n%d tests skipped:\n", len(s.skips))
+	fmt.Fprintf(s.w, "\n%s skipped:\n", plural(len(s.skips), "test"))
 	for _, r := range reasons {
 		names := byReason[r]
 		sort.Strings(names)
@@ -177,4 +193,88 @@ func (s *summary) printSkips() {
 		}
 		fmt.Fprintf(s.w, "  %3d  %s\n       (%s)\n", len(names), r, strings.Join(list, ", "))
 	}
+}
+
+// failedTest notes test of pkg as failed (a subtest as well as its
+// parent: the subtest says which case).
+func (s *summary) failedTest(pkg, test string) {
+	f := s.failure(pkg)
+	f.tests = append(f.tests, test)
+}
+
+// failedPackage notes the package of e, which failed: with no test failed
+// in it, because it did not build or its test binary failed on its own.
+func (s *summary) failedPackage(e event) {
+	s.failed = true
+	f := s.failure(e.Package)
+	switch {
+	case e.FailedBuild != "":
+		f.why = "build failed"
+	case len(f.tests) == 0:
+		f.why = "no test failed: see the package's output above"
+	}
+}
+
+// failure is pkg's entry in s.failures, added when it is not there yet.
+func (s *summary) failure(pkg string) *failure {
+	for i := range s.failures {
+		if s.failures[i].pkg == pkg {
+			return &s.failures[i]
+		}
+	}
+	s.failures = append(s.failures, failure{pkg: pkg})
+	return &s.failures[len(s.failures)-1]
+}
+
+// printFailures prints the packages that failed, each with its failed
+// tests (innermost first, the first four), as the run's last lines.
+func (s *summary) printFailures() {
+	if len(s.failures) == 0 {
+		return
+	}
+	fmt.Fprintf(s.w, "\n%s failed:\n", plural(len(s.failures), "package"))
+	for _, f := range s.failures {
+		line := "  FAIL " + shortPkg(f.pkg)
+		switch {
+		case len(f.tests) > 0:
+			tests := leafTests(f.tests)
+			if len(tests) > 4 {
+				tests = append(tests[:4:4], fmt.Sprintf("and %d more", len(tests)-4))
+			}
+			line += " (" + strings.Join(tests, ", ") + ")"
+		case f.why != "":
+			line += " (" + f.why + ")"
+		}
+		fmt.Fprintln(s.w, line)
+	}
+}
+
+// leafTests are the failed tests without the parents of failed subtests,
+// which failed because of them.
+func leafTests(tests []string) []string {
+	var out []string
+	for _, t := range tests {
+		parent := false
+		for _, u := range tests {
+			if strings.HasPrefix(u, t+"/") {
+				parent = true
+				break
+			}
+		}
+		if !parent {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// shortPkg is pkg without this module's path.
+func shortPkg(pkg string) string { return strings.TrimPrefix(pkg, "github.com/hivemem/hivemem/") }
+
+// plural is n and word, with an "s" unless n is 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hivemem/hivemem/internal/hometest/testenv"
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/store/storetest"
 )
@@ -40,6 +41,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	testenv.Clear()
 	code := m.Run()
 	if warmStore != nil {
 		warmStore.Close()
