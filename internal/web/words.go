@@ -118,7 +118,7 @@ func managerFacts(ms *app.ManagerStatus, now time.Time) []fact {
 	if !ms.Started.IsZero() {
 		out = append(out, fact{Label: "Running since", At: ms.Started})
 	}
-	lag := fact{Label: "Last mine lag", Text: "no change mined yet"}
+	lag := fact{Label: "Mine lag", Text: "no change mined yet"}
 	if !ms.LastMineLag.IsZero() || ms.MineLagSeconds > 0 {
 		lag.Text, lag.At = seconds(ms.MineLagSeconds)+", finished", ms.LastMineLag
 	}

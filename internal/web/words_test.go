@@ -150,7 +150,7 @@ func TestManagerFactsReadAsWords(t *testing.T) {
 	want := map[string]string{
 		"Mining":              "on",
 		"Running since":       "3 hours ago",
-		"Last mine lag":       "0.81 s, finished 2 minutes ago",
+		"Mine lag":            "0.81 s, finished 2 minutes ago",
 		"Waiting to be mined": "2 agents, oldest change 12 s old",
 		"Watching":            "6 directories",
 		"Last scan":           "1 minute ago",
