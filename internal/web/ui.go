@@ -611,8 +611,8 @@ type eventsData struct {
 	Offset      int64
 }
 
-var eventTypes = []string{"condense", "condense-abort", "restore", "mine", "remember", "pin",
-	"supersede", "pin-replace", "unpin", "forget", "purge",
+var eventTypes = []string{"condense", "condense-abort", "restore", "mine", "mine-failed", "remember", "pin",
+	"supersede", "pin-replace", "unpin", "forget", "purge", "redact", "import", "session-expire", "hook-error",
 	// the harness's own, in the shared hive log
 	"spawn", "session", "drain", "drop", "archive", "app-start"}
 

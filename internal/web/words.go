@@ -63,7 +63,7 @@ func plural(n int, noun string) string {
 }
 
 // seconds says a duration in seconds the way a person reads it: "0.04 s",
-// "1.2 s", "12 s", and minutes or hours past two minutes ("3 min").
+// "1.2 s", "12 s", and from two minutes on a short duration ("3m", "1h30m").
 func seconds(s float64) string {
 	switch {
 	case s < 0 || math.IsNaN(s):
@@ -132,10 +132,11 @@ func managerFacts(ms *app.ManagerStatus, now time.Time) []fact {
 	default:
 		out = append(out, fact{Label: "Waiting to be mined", Text: plural(ms.Pending, "agent")})
 	}
-	out = append(out, fact{Label: "Watching", Text: plural(ms.Watching, "directory")})
+	dirs := "1 directory"
 	if ms.Watching != 1 {
-		out[len(out)-1].Text = strconv.Itoa(ms.Watching) + " directories"
+		dirs = strconv.Itoa(ms.Watching) + " directories"
 	}
+	out = append(out, fact{Label: "Watching", Text: dirs})
 	for _, t := range []struct {
 		label string
 		at    time.Time
@@ -161,8 +162,9 @@ func managerFacts(ms *app.ManagerStatus, now time.Time) []fact {
 }
 
 // eventSentence says what an event did, without its agent and time (the
-// page shows those beside it): "mined 3 drawers added, 1 removed, in
-// 0.04 s". A kind it does not know is said generically from its data.
+// page shows those beside it): "mined its memory: 3 drawers added, 41
+// drawers unchanged, 0.04 s". A kind it does not know is said generically
+// from its data.
 func eventSentence(ev app.EventItem) string {
 	d := eventData{ev.Data}
 	var s string
