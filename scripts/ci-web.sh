@@ -9,7 +9,8 @@
 #
 # Usage: scripts/ci-web.sh [test [go test flags...]]
 # With "test" it then runs the dashboard's handler and browser tests with
-# CI=true (screenshots in $HIVEMEM_ARTIFACTS, default tests/e2e/artifacts).
+# CI=true (screenshots in $HIVEMEM_ARTIFACTS, default tests/e2e/artifacts;
+# with HIVEMEM_TEST_SCREENS=docs/screens also the documentation's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

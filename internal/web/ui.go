@@ -8,7 +8,6 @@ import (
 	"crypto/subtle"
 	"embed"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -135,8 +134,12 @@ var templateFuncs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04 UTC")
 	},
-	"bar": sizeBar,
-	"add": func(a, b int) int { return a + b },
+	"ago":       func(t time.Time) string { return relTime(t, time.Now()) },
+	"sentence":  eventSentence,
+	"kindwords": words,
+	"icon":      icon,
+	"bar":       sizeBar,
+	"add":       func(a, b int) int { return a + b },
 	"pathesc": func(s string) string {
 		return strings.ReplaceAll(template.URLQueryEscaper(s), "+", "%20")
 	},
@@ -220,51 +223,7 @@ type overviewData struct {
 	}
 	Events       []EventItem
 	EventsOffset int64
-	Manager      []kv
-}
-
-// kv is one line of a manager status listing.
-type kv struct{ Key, Value string }
-
-// flatten turns a manager's status into key/value lines: its scalar
-// fields as they are, lists as counts (nested objects are left to the
-// JSON API), "*_seconds" as durations.
-func flatten(v any) []kv {
-	if v == nil {
-		return nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return []kv{{"status", fmt.Sprint(v)}}
-	}
-	var m map[string]any
-	if json.Unmarshal(b, &m) != nil {
-		return []kv{{"status", string(b)}}
-	}
-	out := make([]kv, 0, len(m))
-	for k, x := range m {
-		key := strings.ReplaceAll(k, "_", " ")
-		val := ""
-		switch x := x.(type) {
-		case string:
-			val = x
-		case bool:
-			val = strconv.FormatBool(x)
-		case float64:
-			val = strconv.FormatFloat(x, 'f', -1, 64)
-			if strings.HasSuffix(k, "_seconds") {
-				key = strings.TrimSuffix(key, " seconds")
-				val = duration(time.Duration(x) * time.Second)
-			}
-		case []any:
-			val = strconv.Itoa(len(x))
-		default:
-			continue
-		}
-		out = append(out, kv{key, val})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
-	return out
+	Manager      []fact
 }
 
 func (h *Handler) pageOverview(w http.ResponseWriter, r *http.Request) {
@@ -283,7 +242,7 @@ func (h *Handler) pageOverview(w http.ResponseWriter, r *http.Request) {
 	sort.SliceStable(as, func(i, j int) bool { return rank[as[i].Health] < rank[as[j].Health] })
 	d := overviewData{Status: st, Agents: as}
 	if st.Manager != nil {
-		d.Manager = flatten(st.Manager)
+		d.Manager = managerFacts(st.Manager, time.Now())
 	}
 	for _, a := range as {
 		d.Totals.Bytes += a.Bytes
@@ -402,6 +361,7 @@ type memoryData struct {
 type regionView struct {
 	Region   string // header, pinned, condensed, recent, plain
 	Label    string
+	Icon     string // drawn before Label (icons.go), "" for none
 	Note     string
 	Sections []sectionView
 }
@@ -411,6 +371,9 @@ type sectionView struct {
 	SectionView
 	HeadingHTML template.HTML
 	BodyHTML    template.HTML
+	// Icon stands for the emoji the heading starts with, drawn before
+	// HeadingHTML, and Title is the heading without it (icons.go).
+	Icon, Title string
 	Hit         bool
 	Marker      bool // the "## Recent" marker itself
 }
@@ -423,11 +386,15 @@ type rawLine struct {
 
 var regionLabels = map[string][2]string{
 	"header":    {"Header", "the lines before the first section"},
-	"pinned":    {"📌 Pinned", "durable facts: never condensed"},
-	"condensed": {"🗜 Condensed history", "a rolling summary of evicted sections"},
+	"pinned":    {"Pinned facts", "durable facts: never condensed"},
+	"condensed": {"Condensed history", "a rolling summary of evicted sections"},
 	"recent":    {"Recent", "the newest sections, verbatim"},
 	"plain":     {"Sections", "not condensed yet: every section verbatim"},
 }
+
+// regionIcons are the icons of the regions whose marker heading starts
+// with an emoji.
+var regionIcons = map[string]string{"pinned": "pin", "condensed": "clamp"}
 
 func (h *Handler) pageMemory(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("agent")
@@ -554,7 +521,8 @@ func (h *Handler) fillRegions(d *memoryData) {
 	plain := !slices.ContainsFunc(v.Sections, SectionView.Marker)
 	for _, s := range v.Sections {
 		sv := sectionView{SectionView: s, Marker: s.Marker()}
-		sv.HeadingHTML = mdhtml.Inline(s.Heading, o)
+		sv.Icon, sv.Title = splitIcon(s.Heading)
+		sv.HeadingHTML = mdhtml.Inline(sv.Title, o)
 		// A hit that covers the heading marks the whole section; one that
 		// starts inside it (a piece of a long section) marks its blocks.
 		sv.Hit = o.From > 0 && o.From <= s.StartLine && s.StartLine <= o.To
@@ -575,7 +543,7 @@ func (h *Handler) fillRegions(d *memoryData) {
 			continue
 		}
 		lbl := regionLabels[region]
-		d.Regions = append(d.Regions, regionView{Region: region, Label: lbl[0], Note: lbl[1], Sections: []sectionView{sv}})
+		d.Regions = append(d.Regions, regionView{Region: region, Label: lbl[0], Icon: regionIcons[region], Note: lbl[1], Sections: []sectionView{sv}})
 	}
 }
 
@@ -643,8 +611,8 @@ type eventsData struct {
 	Offset      int64
 }
 
-var eventTypes = []string{"condense", "condense-abort", "restore", "mine", "remember", "pin",
-	"supersede", "pin-replace", "unpin", "forget", "purge",
+var eventTypes = []string{"condense", "condense-abort", "restore", "mine", "mine-failed", "remember", "pin",
+	"supersede", "pin-replace", "unpin", "forget", "purge", "redact", "import", "session-expire", "hook-error",
 	// the harness's own, in the shared hive log
 	"spawn", "session", "drain", "drop", "archive", "app-start"}
 

@@ -171,7 +171,7 @@ func TestReadEndpoints(t *testing.T) {
 			}
 		}},
 		{"overview shows the manager", req{target: "/"}, 200, func(t *testing.T, w *httptest.ResponseRecorder) {
-			for _, want := range []string{"<dt>pid</dt><dd>4242</dd>", "<dt>uptime</dt><dd>3h</dd>", "<dt>problems</dt><dd>0</dd>"} {
+			for _, want := range []string{"<dt>Process</dt><dd>pid 4242</dd>", "<dt>Problems</dt><dd>none</dd>", "<dt>Mining</dt><dd>off: nothing is mined"} {
 				if !strings.Contains(w.Body.String(), want) {
 					t.Errorf("overview lacks %q", want)
 				}
@@ -759,7 +759,7 @@ func TestPages(t *testing.T) {
 		{"search form", "/search", 200, []string{`name="q"`, `<option value="coder"`}},
 		{"search", "/search?q=flaky+login&agent=tester", 200, []string{"<mark>flaky</mark>", "Open in viewer", `href="/agents/tester?from=`}},
 		{"search error", "/search?q=x&since=yesterday", 400, []string{"since"}},
-		{"viewer", "/agents/planner", 200, []string{"region-pinned", "region-condensed", "region-recent", `id="L1"`, "never on a Friday", "<table>"}},
+		{"viewer", "/agents/planner", 200, []string{"region-pinned", "region-condensed", "region-recent", `id="L1"`, "never on a Friday", "<table>", `icon-pin" viewBox`, "</svg>Pinned facts", "</svg>Durable facts"}},
 		{"viewer hit", "/agents/tester?from=250&to=255&q=login#L250", 200, []string{"md-section kind-section hit", "<mark>login</mark>"}},
 		{"viewer raw", "/agents/planner?view=raw", 200, []string{`class="raw"`, `<span class="lno">1</span>`}},
 		{"archive", "/agents/planner/archive/2026-11.md", 200, []string{"kickoff for the memory project", "current memory"}},
@@ -768,7 +768,7 @@ func TestPages(t *testing.T) {
 		{"condense", "/agents/coder/condense", 200, []string{`id="preview"`, `data-sha="`}},
 		{"backups", "/agents/planner/backups", 200, []string{"act-restore", `<dialog id="confirm-restore"`}},
 		{"backups none", "/agents/nobody/backups", 404, nil},
-		{"events", "/events?agent=tester", 200, []string{"summarize-failed", `data-stream="/api/v1/events/stream?from=`}},
+		{"events", "/events?agent=tester", 200, []string{"condensation stopped (summarize failed): claude-cli: exit status 1: rate limited; failure 2 in a row", `data-stream="/api/v1/events/stream?from=`}},
 		{"events bad filter", "/events?type=Bad", 400, nil},
 		{"settings", "/settings", 200, []string{`name="budget_bytes" value="49152"`, `value="30m"`}},
 		{"login without token", "/login", 200, []string{"needs no token"}},

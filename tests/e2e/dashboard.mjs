@@ -8,7 +8,9 @@
 //
 // Environment: HIVEMEM_URL (server without token), HIVEMEM_TOKEN_URL and
 // HIVEMEM_TOKEN (server with one), HIVEMEM_CHROMIUM, HIVEMEM_ARTIFACTS,
-// optional HIVEMEM_DASHBOARD_PNG (where to save the README screenshot).
+// optional HIVEMEM_DASHBOARD_PNG (where to save the README screenshot) and
+// HIVEMEM_TEST_SCREENS (a directory for the documentation's screenshots:
+// overview, agent, search, events).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -25,20 +27,28 @@ const tokenBase = env('HIVEMEM_TOKEN_URL');
 const token = env('HIVEMEM_TOKEN');
 const artifacts = env('HIVEMEM_ARTIFACTS');
 const readme = process.env.HIVEMEM_DASHBOARD_PNG || '';
+const screens = process.env.HIVEMEM_TEST_SCREENS || '';
+if (screens) fs.mkdirSync(screens, { recursive: true });
+// docShot saves a documentation screenshot (the visible window) when asked.
+async function docShot(page, name) {
+  if (screens) await page.screenshot({ path: path.join(screens, name + '.png'), fullPage: false });
+}
 const marker = '__hivememPwned';
 fs.mkdirSync(artifacts, { recursive: true });
 
 const flags = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
   '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-quic'];
 const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hivemem-e2e-profile-'));
-const context = await chromium.launchPersistentContext(userDataDir, {
+const launch = (dir, extra = {}) => chromium.launchPersistentContext(dir, {
   executablePath: env('HIVEMEM_CHROMIUM', '/usr/bin/chromium'),
   headless: true,
   args: flags,
   viewport: { width: 1440, height: 960 },
   colorScheme: 'light',
   timeout: 60000,
+  ...extra,
 });
+const context = await launch(userDataDir);
 context.setDefaultTimeout(15000);
 
 const problems = [];
@@ -87,6 +97,102 @@ try {
     if (readme) await page.screenshot({ path: readme, fullPage: false });
   });
 
+  // What a person reads: words, not the status JSON's keys and stamps.
+  const rawStamp = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)/;
+  const camel = /\b[a-z]+[A-Z][a-zA-Z]*\b/;
+  const boolWord = /\b(true|false)\b/;
+  await run('the manager panel reads as words', async () => {
+    await page.goto(base + '/');
+    const panel = page.locator('#manager');
+    const text = await panel.innerText();
+    assert.doesNotMatch(text, boolWord, `no true/false in the manager panel:\n${text}`);
+    assert.doesNotMatch(text, rawStamp, `no raw timestamps in the manager panel:\n${text}`);
+    const dd = async (label) => (await panel.locator('div', { has: page.locator('dt', { hasText: label }) }).locator('dd').innerText()).trim();
+    assert.equal(await dd('Mining'), 'on');
+    assert.match(await dd('Mine lag'), /^0\.84 s, finished 2 minutes ago$/);
+    assert.match(await dd('Running since'), /^3 hours ago$/);
+    assert.match(await dd('Next scan'), /^in [34] minutes$/);
+    assert.equal(await dd('Problems'), 'none');
+    // Each line keeps to one line of the panel: nothing wraps over three.
+    for (const row of await panel.locator('dd').all()) {
+      const box = await row.boundingBox();
+      const lh = await row.evaluate((e) => parseFloat(getComputedStyle(e).lineHeight) || 20);
+      assert.ok(box.height <= lh * 2.2, `"${await row.innerText()}" wraps over ${Math.round(box.height / lh)} lines`);
+    }
+    await docShot(page, 'overview');
+  });
+
+  await run('events read as sentences with their agent and time', async () => {
+    await page.goto(base + '/events');
+    const rows = page.locator('#timeline .event .ev-text');
+    assert.ok(await rows.count() >= 4, 'events listed');
+    for (const row of await rows.all()) {
+      const text = (await row.innerText()).trim();
+      assert.doesNotMatch(text, camel, `no camelCase keys: "${text}"`);
+      assert.doesNotMatch(text, boolWord, `no true/false: "${text}"`);
+      assert.doesNotMatch(text, rawStamp, `no raw timestamps: "${text}"`);
+      assert.match(text, / — (just now|in a moment|(in )?\d+ \w+( ago)?|\d{4}-\d\d-\d\d)$/, `ends with a relative time: "${text}"`);
+    }
+    const mine = (await page.locator('#timeline .event.type-mine .ev-text').first().innerText()).trim();
+    assert.match(mine, /^coder: mined its memory: 3 drawers added, 41 drawers unchanged — 4 minutes ago$/);
+    const abort = (await page.locator('#timeline .event.type-condense-abort .ev-text').first().innerText()).trim();
+    assert.match(abort, /^tester: condensation stopped \(summarize failed\): claude-cli: exit status 1: rate limited; failure 2 in a row — \d+ (minutes|hours) ago$/);
+    await docShot(page, 'events');
+  });
+
+  await run('region headings read right without an emoji font', async () => {
+    // Visible text of the headings: words only, the emoji drawn as icons.
+    const emoji = /\p{Extended_Pictographic}/u;
+    const headingText = async (p) => {
+      await p.goto(base + '/agents/planner');
+      const out = {};
+      for (const sel of ['.region-pinned .region-name', '.region-condensed .region-name', '.region-pinned .section-heading', '.region-condensed .section-heading']) {
+        const t = (await p.locator(sel).first().innerText()).replace(/^#/, '').trim();
+        assert.doesNotMatch(t, emoji, `${sel} shows no emoji: "${t}"`);
+        const icon = await p.locator(sel).first().locator('svg.icon').boundingBox();
+        assert.ok(icon && icon.width >= 8 && icon.height >= 8, `${sel} has its icon drawn (${JSON.stringify(icon)})`);
+        out[sel] = t;
+      }
+      for (const a of await p.locator('.toc a').allInnerTexts()) assert.doesNotMatch(a, emoji, `contents entry "${a}" shows no emoji`);
+      return out;
+    };
+    // The width the emoji takes in text: its glyph with an emoji font,
+    // a fallback box without one.
+    const pinWidth = (p) => p.evaluate(() => {
+      const c = document.createElement('canvas').getContext('2d');
+      c.font = '40px sans-serif';
+      return c.measureText('\u{1F4CC}').width;
+    });
+    const withFont = await headingText(page);
+    assert.match(withFont['.region-pinned .region-name'], /^pinned facts$/i); // shown in capitals
+    assert.match(withFont['.region-condensed .region-name'], /^condensed history$/i);
+    assert.equal(withFont['.region-pinned .section-heading'], 'Durable facts (pinned — never condensed)');
+    assert.equal(withFont['.region-condensed .section-heading'], 'Condensed history');
+    await docShot(page, 'agent');
+
+    // The same page in a browser whose fontconfig hides every emoji font.
+    const conf = path.join(userDataDir + '-fonts.conf');
+    fs.writeFileSync(conf, `<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd">
+<fontconfig><include ignore_missing="yes">/etc/fonts/fonts.conf</include>
+<selectfont><rejectfont><glob>*Emoji*</glob><glob>*emoji*</glob><pattern><patelt name="color"><bool>true</bool></patelt></pattern></rejectfont></selectfont></fontconfig>
+`);
+    const bareDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hivemem-e2e-noemoji-'));
+    const bare = await launch(bareDir, { env: { ...process.env, FONTCONFIG_FILE: conf } });
+    try {
+      const p = watch(bare.pages()[0] || await bare.newPage(), 'no-emoji-font');
+      const without = await headingText(p);
+      assert.deepEqual(without, withFont, 'the headings read the same without an emoji font');
+      const [w1, w2] = [await pinWidth(page), await pinWidth(p)];
+      console.log(`     📌 is ${w1.toFixed(1)} px wide with the emoji font, ${w2.toFixed(1)} px without`);
+      assert.notEqual(w1, w2, 'the second browser really lacks the emoji font');
+      await snap(p, 'viewer-no-emoji-font', false);
+    } finally {
+      await bare.close();
+      fs.rmSync(bareDir, { recursive: true, force: true });
+      fs.rmSync(conf, { force: true });
+    }
+  });
+
   await run('search finds a section with highlighted matches', async () => {
     await page.goto(base + '/search');
     await page.fill('input[name="q"]', 'flaky login test');
@@ -96,6 +202,7 @@ try {
     assert.match(await hits.first().locator('.hit-title').textContent(), /flaky login test/);
     assert.ok(await hits.first().locator('mark').count() >= 2, 'query terms marked');
     await snap(page, 'search');
+    await docShot(page, 'search');
   });
 
   await run('a hit opens in the viewer at its line', async () => {

@@ -3,8 +3,13 @@
 // scripts/ci-web.sh), against internal/web serving a demo home.
 //
 // TestDashboardBrowser skips with a message saying how to install them
-// when they are missing, and fails instead when CI=true. TestServeDemo
-// serves the demo home for a person to look at:
+// when they are missing, and fails instead when CI=true. With HIVEMEM_TEST_SCREENS set
+// (a directory, from the repository's root) the browser test also saves
+// the screenshots of docs/screens:
+//
+//	HIVEMEM_TEST_SCREENS=docs/screens bash scripts/ci-web.sh test -run TestDashboardBrowser
+//
+// TestServeDemo serves the demo home for a person to look at:
 //
 //	HIVEMEM_DEMO_ADDR=127.0.0.1:7788 go test ./tests/e2e -run TestServeDemo -timeout 0
 package e2e
@@ -61,12 +66,30 @@ func serve(t *testing.T, a *app.App, token string) string {
 	if err := g.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	h := web.New(web.Deps{App: a, Guard: &g, Logger: testLogger(t), PollInterval: 200 * time.Millisecond, Version: "e2e"})
+	h := web.New(web.Deps{App: a, Guard: &g, Logger: testLogger(t), PollInterval: 200 * time.Millisecond, Version: "e2e",
+		ManagerStatus: demoManager(a, time.Now())})
 	srv.Config.Handler = h
 	srv.Start()
 	t.Cleanup(srv.Close)
 	t.Cleanup(h.Close) // runs first: ends the event streams so Close does not wait on them
 	return srv.URL
+}
+
+// demoManager is a running manager's status for the overview's Manager
+// panel: the app's status of the demo home under a runtime such as a
+// manager that started three hours before reports.
+func demoManager(a *app.App, start time.Time) func(context.Context) app.ManagerStatus {
+	return func(ctx context.Context) app.ManagerStatus {
+		now := time.Now()
+		return a.ManagerStatus(ctx, app.Runtime{
+			PID: os.Getpid(), Started: start.Add(-3 * time.Hour), Version: "e2e", HTTP: "127.0.0.1:7788",
+			UptimeSeconds: now.Sub(start.Add(-3 * time.Hour)).Seconds(), Watching: 6,
+			MineLagSeconds: 0.8412345, LastMineLag: start.Add(-2 * time.Minute),
+			LastScan: start.Add(-time.Minute), NextScan: start.Add(4 * time.Minute),
+			LastPass: start.Add(-20 * time.Minute), NextPass: start.Add(10 * time.Minute),
+			Problems: []app.Problem{},
+		})
+	}
 }
 
 func testLogger(t *testing.T) *slog.Logger {
@@ -118,10 +141,22 @@ func TestDashboardBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// HIVEMEM_TEST_SCREENS=docs/screens (from the repository's root) asks for
+	// the documentation's screenshots of the overview, an agent, search
+	// and events.
+	screens := os.Getenv("HIVEMEM_TEST_SCREENS")
+	if screens != "" && !filepath.IsAbs(screens) {
+		screens = filepath.Join("..", "..", screens)
+	}
+	if screens != "" {
+		if screens, err = filepath.Abs(screens); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cmd := exec.CommandContext(ctx, node, "dashboard.mjs")
 	cmd.Env = append(os.Environ(),
 		"HIVEMEM_URL="+url, "HIVEMEM_TOKEN_URL="+tokenURL, "HIVEMEM_TOKEN="+token,
-		"HIVEMEM_CHROMIUM="+chromium, "HIVEMEM_ARTIFACTS="+artifacts)
+		"HIVEMEM_CHROMIUM="+chromium, "HIVEMEM_ARTIFACTS="+artifacts, "HIVEMEM_TEST_SCREENS="+screens)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = 10 * time.Second
@@ -198,7 +233,7 @@ func TestServeDemo(t *testing.T) {
 	if err := g.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	h := web.New(web.Deps{App: a, Guard: &g, Logger: slog.Default(), Version: "demo"})
+	h := web.New(web.Deps{App: a, Guard: &g, Logger: slog.Default(), Version: "demo", ManagerStatus: demoManager(a, time.Now())})
 	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	go func() {
 		<-ctx.Done()

@@ -47,18 +47,23 @@
     return n + ' B';
   }
 
+  // relTime mirrors relTime in internal/web/words.go: "just now",
+  // "3 minutes ago", "in 2 hours", a date past 45 days.
   function relTime(iso) {
     const t = Date.parse(iso);
     if (!iso || Number.isNaN(t)) return '';
-    const s = Math.round((Date.now() - t) / 1000);
-    const a = Math.abs(s);
+    const ms = Date.now() - t;
+    const future = ms < 0;
+    const s = Math.floor(Math.abs(ms) / 1000);
+    if (s < 10) return future ? 'in a moment' : 'just now';
+    const n = (k, noun) => k + ' ' + noun + (k === 1 ? '' : 's');
     let v;
-    if (a < 45) return s >= 0 ? 'just now' : 'in a moment';
-    if (a < 3600) v = Math.round(a / 60) + ' min';
-    else if (a < 86400) v = Math.round(a / 3600) + ' h';
-    else if (a < 86400 * 45) v = Math.round(a / 86400) + ' d';
+    if (s < 60) v = n(s, 'second');
+    else if (s < 3600) v = n(Math.floor(s / 60), 'minute');
+    else if (s < 86400) v = n(Math.floor(s / 3600), 'hour');
+    else if (s < 86400 * 45) v = n(Math.floor(s / 86400), 'day');
     else return new Date(t).toISOString().slice(0, 10);
-    return s >= 0 ? v + ' ago' : 'in ' + v;
+    return future ? 'in ' + v : v + ' ago';
   }
 
   // upgradeTimes shows <time datetime> as relative times, the absolute
@@ -97,59 +102,47 @@
     return { add, del };
   }
 
-  // eventItem builds a timeline row like the server's "event" template.
-  function eventItem(ev) {
-    const data = ev.data || {};
-    return el('li', { class: 'event type-' + String(ev.kind).replace(/[^a-z0-9-]/g, ''), 'data-offset': ev.offset },
-      el('span', { class: 'ev-type' }, ev.kind),
-      ev.agent ? el('a', { class: 'ev-agent', href: '/agents/' + encodeURIComponent(ev.agent) }, ev.agent) : null,
-      el('time', { class: 'ev-time', datetime: ev.time }, ev.time),
-      ev.reason ? el('span', { class: 'ev-reason' }, ev.reason) : null,
-      Object.keys(data).length ? el('span', { class: 'ev-data' },
-        Object.keys(data).sort().map((k) => [el('span', { class: 'ev-kv' }, el('span', { class: 'k' }, k), ' ' + fmtValue(data[k])), ' '])) : null);
-  }
-
-  function fmtValue(v) {
-    if (v === null || v === undefined) return '';
-    if (typeof v === 'object') return JSON.stringify(v);
-    return String(v);
-  }
-
   // liveTimeline keeps a timeline list up to date from the event stream;
-  // EventSource resumes from the last event id after a reconnect.
-  function liveTimeline(list, onEvent) {
+  // EventSource resumes from the last event id after a reconnect. The
+  // server renders the events (as sentences): on news, the page is fetched
+  // again and the list and the other selectors swapped in.
+  function liveTimeline(list, also = []) {
     if (!list || !window.EventSource) return;
     const live = $('#live');
     const es = new EventSource(list.dataset.stream);
     es.onopen = () => { if (live) { live.hidden = false; live.classList.remove('off'); } };
     es.onerror = () => { if (live) live.classList.add('off'); };
-    es.onmessage = (m) => {
-      let ev;
-      try { ev = JSON.parse(m.data); } catch (_) { return; }
-      for (const e of $$('.empty-row', list)) e.remove();
-      const item = eventItem(ev);
-      item.classList.add('fresh');
-      list.prepend(item);
-      upgradeTimes(item);
-      while (list.children.length > 300) list.lastElementChild.remove();
-      if (onEvent) onEvent(ev);
-    };
+    const refresh = debounce(() => refreshFragments(['#' + list.id, ...also]).catch(() => {}), 300);
+    es.onmessage = () => refresh();
     window.addEventListener('pagehide', () => es.close());
   }
 
-  // refreshFragment re-fetches this page and swaps in the fresh copy of
-  // one element, so server-rendered parts stay the single source of markup.
-  async function refreshFragment(sel) {
+  // refreshFragments re-fetches this page and swaps in the fresh copy of
+  // each selected element, so server-rendered parts stay the single source
+  // of markup. A timeline keeps its element (its stream stays open): its
+  // rows are swapped, the new ones marked fresh.
+  async function refreshFragments(sels) {
     const res = await fetch(location.href, { credentials: 'same-origin', headers: { Accept: 'text/html' } });
     if (!res.ok) return;
     const doc = new DOMParser().parseFromString(await res.text(), 'text/html');
-    const fresh = doc.querySelector(sel);
-    const cur = $(sel);
-    if (fresh && cur) {
-      cur.replaceWith(document.importNode(fresh, true));
-      upgradeTimes($(sel));
+    for (const sel of sels) {
+      const fresh = doc.querySelector(sel);
+      const cur = $(sel);
+      if (!fresh || !cur) continue;
+      if (cur.classList.contains('timeline')) {
+        const seen = new Set($$('.event', cur).map((e) => e.dataset.offset));
+        const rows = Array.from(fresh.children).map((e) => document.importNode(e, true));
+        for (const r of rows) if (r.dataset.offset && !seen.has(r.dataset.offset)) r.classList.add('fresh');
+        cur.replaceChildren(...rows);
+        upgradeTimes(cur);
+      } else {
+        cur.replaceWith(document.importNode(fresh, true));
+        upgradeTimes($(sel));
+      }
     }
   }
+
+  const refreshFragment = (sel) => refreshFragments([sel]);
 
   function debounce(fn, ms) {
     let t;
@@ -158,9 +151,8 @@
 
   const pages = {
     overview() {
-      const refresh = debounce(() => refreshFragment('#agents').catch(() => {}), 400);
-      liveTimeline($('#timeline'), refresh);
-      setInterval(refresh, 60000);
+      liveTimeline($('#timeline'), ['#agents', '#manager']);
+      setInterval(() => refreshFragments(['#agents', '#manager']).catch(() => {}), 60000);
     },
 
     events() {
