@@ -12,7 +12,6 @@ import (
 	"github.com/hivemem/hivemem/internal/dedup"
 	"github.com/hivemem/hivemem/internal/eventlog"
 	"github.com/hivemem/hivemem/internal/memfile"
-	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/reflector"
 )
 
@@ -40,7 +39,7 @@ type Restated struct {
 
 // checkRef validates a section reference (a drawer id or a heading).
 func checkRef(what, ref string) error {
-	if err := palace.CheckText(what, ref, 400); err != nil {
+	if err := memfile.CheckText(what, ref, 400); err != nil {
 		return invalid(err)
 	}
 	if strings.ContainsAny(ref, "\r\n") {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/palace"
 	"github.com/hivemem/hivemem/internal/store"
 )
@@ -172,7 +173,7 @@ func (r WakeUpRequest) Validate() error {
 	case r.Hive && r.Wing != "":
 		return bad(errors.New("give wing or hive, not both"))
 	}
-	if err := palace.CheckText("wing", r.Wing, palace.MaxNameBytes); err != nil {
+	if err := memfile.CheckText("wing", r.Wing, memfile.MaxNameBytes); err != nil {
 		return bad(err)
 	}
 	if r.Scope.Own {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hivemem/hivemem/internal/palace"
+	"github.com/hivemem/hivemem/internal/memfile"
 )
 
 // openLexical opens a new home with no embedder.
@@ -37,12 +37,12 @@ func TestWriteRequestsRefuseBadInput(t *testing.T) {
 		{"remember: another agent than the caller", RememberRequest{Agent: "alice", Text: "x", Scope: bound}, `writes only to agent "carol"`},
 		{"remember: blank text", RememberRequest{Agent: "alice", Text: " \n"}, "text is empty"},
 		{"remember: NUL", RememberRequest{Agent: "alice", Text: "a\x00b"}, "NUL"},
-		{"remember: too long", RememberRequest{Agent: "alice", Text: strings.Repeat("x", palace.MaxRememberBytes+1)}, "at most"},
+		{"remember: too long", RememberRequest{Agent: "alice", Text: strings.Repeat("x", MaxRememberBytes+1)}, "at most"},
 		{"remember: two-line heading", RememberRequest{Agent: "alice", Text: "x", Heading: "a\nb"}, "one line"},
 		{"pin: no agent, no caller", PinRequest{Fact: "x"}, "agent is required"},
 		{"pin: another agent than the caller", PinRequest{Agent: "bob", Fact: "x", Scope: bound}, `writes only to agent "carol"`},
 		{"pin: two lines", PinRequest{Agent: "alice", Fact: "a\nb"}, "one line"},
-		{"pin: too long", PinRequest{Agent: "alice", Fact: strings.Repeat("f", palace.MaxFactBytes+1)}, "at most"},
+		{"pin: too long", PinRequest{Agent: "alice", Fact: strings.Repeat("f", memfile.MaxFactBytes+1)}, "at most"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var err error

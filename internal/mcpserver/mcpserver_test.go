@@ -238,7 +238,7 @@ func TestRemember(t *testing.T) {
 		{"no text", map[string]any{}, "text"},
 		{"empty text", map[string]any{"text": ""}, "text"},
 		{"blank text", map[string]any{"text": " \n\t"}, "text is empty"},
-		{"text too long", map[string]any{"text": strings.Repeat("x", palace.MaxRememberBytes+1)}, "text"},
+		{"text too long", map[string]any{"text": strings.Repeat("x", app.MaxRememberBytes+1)}, "text"},
 		{"NUL in text", map[string]any{"text": "a\x00b"}, "NUL"},
 		{"two-line heading", map[string]any{"text": "x", "heading": "a\nb"}, "one line"},
 		{"heading too long", map[string]any{"text": "x", "heading": strings.Repeat("h", 201)}, "heading"},

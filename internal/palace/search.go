@@ -12,6 +12,7 @@ import (
 
 	"github.com/hivemem/hivemem/internal/chunk"
 	"github.com/hivemem/hivemem/internal/home"
+	"github.com/hivemem/hivemem/internal/memfile"
 	"github.com/hivemem/hivemem/internal/rank"
 	"github.com/hivemem/hivemem/internal/store"
 	"github.com/hivemem/hivemem/internal/when"
@@ -144,10 +145,10 @@ func (q Query) Validate(maxResults int) error {
 	default:
 		return bad("unknown mode %q (want hybrid, lexical or vector)", q.Mode)
 	}
-	if err := CheckText("wing", f.Wing, MaxNameBytes); err != nil {
+	if err := memfile.CheckText("wing", f.Wing, memfile.MaxNameBytes); err != nil {
 		return badQuery{err}
 	}
-	if err := CheckText("room", f.Room, MaxNameBytes); err != nil {
+	if err := memfile.CheckText("room", f.Room, memfile.MaxNameBytes); err != nil {
 		return badQuery{err}
 	}
 	if f.Room != "" && !roomRE.MatchString(f.Room) {
